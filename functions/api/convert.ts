@@ -1,0 +1,16 @@
+import type { z } from 'zod';
+import type { SendInput } from '../../lib/domain/model.js';
+import type { SendBody } from './schemas.js';
+
+/** A validated send body as the service's input (deliverAt normalised to epoch ms). */
+export const toSendInput = (body: z.output<typeof SendBody>): SendInput => ({
+  body: body.body,
+  encoding: body.encoding,
+  tag: body.tag,
+  keys: body.keys ?? [],
+  properties: body.properties ?? {},
+  shardKey: body.shardKey,
+  delaySeconds: body.delaySeconds,
+  deliverAt: typeof body.deliverAt === 'string' ? Date.parse(body.deliverAt) : body.deliverAt,
+  dedupId: body.dedupId,
+});

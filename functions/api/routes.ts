@@ -1,0 +1,42 @@
+/**
+ * The v1 route table: one Lambda handler module per route. The local gateway
+ * serves it, the CDK stack deploys it, the OpenAPI document describes it.
+ */
+import type { z } from 'zod';
+import * as s from './schemas.js';
+
+export interface RouteDef {
+  /** Stable identifier; also the handler module's file name under functions/api/. */
+  entry: string;
+  method: 'GET' | 'PUT' | 'POST' | 'DELETE';
+  path: string;
+  summary: string;
+  /** false only for /health. */
+  auth: boolean;
+  params?: z.ZodType;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  status: number;
+  response?: z.ZodType;
+  /** Problem codes this route answers with besides validation and auth errors. */
+  errors?: number[];
+}
+
+export const routes: RouteDef[] = [
+  { entry: 'health', method: 'GET', path: '/health', summary: 'Liveness check (no authentication).', auth: false, status: 200, response: s.HealthSchema },
+  { entry: 'openapi', method: 'GET', path: '/v1/openapi.json', summary: 'This API description (OpenAPI 3.1).', auth: true, status: 200 },
+  { entry: 'list-topics', method: 'GET', path: '/v1/topics', summary: 'List topics.', auth: true, query: s.PageQuery, status: 200, response: s.TopicListSchema },
+  { entry: 'put-topic', method: 'PUT', path: '/v1/topics/{topic}', summary: 'Create or update a topic.', auth: true, params: s.TopicParams, body: s.PutTopicBody, status: 200, response: s.TopicSchema, errors: [409] },
+  { entry: 'get-topic', method: 'GET', path: '/v1/topics/{topic}', summary: 'Get a topic with counts.', auth: true, params: s.TopicParams, status: 200, response: s.TopicDetailSchema, errors: [404] },
+  { entry: 'delete-topic', method: 'DELETE', path: '/v1/topics/{topic}', summary: 'Delete a topic and its messages.', auth: true, params: s.TopicParams, status: 204, errors: [404] },
+  { entry: 'send-message', method: 'POST', path: '/v1/topics/{topic}/messages', summary: 'Send a message.', auth: true, params: s.TopicParams, body: s.SendBody, status: 201, response: s.SendResultSchema, errors: [404, 413, 429, 503] },
+  { entry: 'send-batch', method: 'POST', path: '/v1/topics/{topic}/messages/batch', summary: 'Send up to 100 messages.', auth: true, params: s.TopicParams, body: s.SendBatchBody, status: 200, response: s.SendBatchResultSchema, errors: [404, 413, 429, 503] },
+  { entry: 'list-messages', method: 'GET', path: '/v1/topics/{topic}/messages', summary: 'Find messages by key, newest first.', auth: true, params: s.TopicParams, query: s.KeyQuery, status: 200, response: s.MessageListSchema, errors: [404] },
+  { entry: 'get-message', method: 'GET', path: '/v1/topics/{topic}/messages/{messageId}', summary: 'Get a message and its delivery state per group.', auth: true, params: s.MessageParams, status: 200, response: s.MessageDetailSchema, errors: [404] },
+  { entry: 'list-groups', method: 'GET', path: '/v1/groups', summary: 'List consumer groups.', auth: true, query: s.PageQuery, status: 200, response: s.GroupListSchema },
+  { entry: 'put-group', method: 'PUT', path: '/v1/groups/{group}', summary: 'Create or update a consumer group.', auth: true, params: s.GroupParams, body: s.PutGroupBody, status: 200, response: s.GroupSchema, errors: [404, 409] },
+  { entry: 'get-group', method: 'GET', path: '/v1/groups/{group}', summary: 'Get a consumer group with statistics.', auth: true, params: s.GroupParams, status: 200, response: s.GroupDetailSchema, errors: [404] },
+  { entry: 'receive', method: 'POST', path: '/v1/groups/{group}/receive', summary: 'Receive messages (long polling with waitSeconds).', auth: true, params: s.GroupParams, body: s.ReceiveBody, status: 200, response: s.ReceiveResultSchema, errors: [404, 429, 503] },
+  { entry: 'visibility', method: 'POST', path: '/v1/groups/{group}/visibility', summary: 'Extend or release a lease.', auth: true, params: s.GroupParams, body: s.VisibilityBody, status: 204, errors: [404, 409] },
+  { entry: 'commit', method: 'POST', path: '/v1/groups/{group}/commit', summary: 'Commit received messages.', auth: true, params: s.GroupParams, body: s.CommitBody, status: 200, response: s.CommitResultSchema, errors: [404, 429, 503] },
+];

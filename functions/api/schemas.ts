@@ -1,0 +1,209 @@
+/**
+ * Request and response schemas of the v1 API. The handlers validate with
+ * them and `openapi.ts` generates the OpenAPI 3.1 document from them.
+ */
+import { z } from 'zod';
+import { Limits, NAME_PATTERN } from '../../lib/domain/model.js';
+
+export const Name = z
+  .string()
+  .regex(NAME_PATTERN, 'must be 1-128 characters of A-Z a-z 0-9 . _ -');
+
+const shortText = (max: number) => z.string().min(1).max(max);
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+export const TopicParams = z.strictObject({ topic: Name });
+export const GroupParams = z.strictObject({ group: Name });
+export const MessageParams = z.strictObject({ topic: Name, messageId: shortText(512) });
+
+export const PageQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(100),
+  nextToken: shortText(2048).optional(),
+});
+export const KeyQuery = z.strictObject({
+  key: shortText(Limits.keyMaxLength),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  nextToken: shortText(2048).optional(),
+});
+
+export const PutTopicBody = z.strictObject({
+  type: z.enum(['standard', 'fifo']),
+  retentionSeconds: z.number().int().min(Limits.retentionMinSeconds).max(Limits.retentionMaxSeconds).optional(),
+  maxDelaySeconds: z.number().int().min(0).max(Limits.retentionMaxSeconds).optional(),
+  orderGroup: Name.optional(),
+});
+
+export const Subscription = z.strictObject({
+  topic: Name,
+  tags: z.array(shortText(Limits.tagMaxLength)).min(1).max(Limits.tagsPerSubscriptionMax).optional(),
+});
+
+export const PutGroupBody = z.strictObject({
+  subscriptions: z.array(Subscription).min(1).max(Limits.subscriptionsMax),
+  deliveryMode: z.enum(['serialized', 'protected', 'concurrent']).optional(),
+  visibilityTimeoutSeconds: z.number().int().min(1).max(Limits.visibilityMaxSeconds).optional(),
+  maxDeliveries: z.number().int().min(1).max(Limits.maxDeliveriesMax).optional(),
+  deadLetterTopic: Name.optional(),
+});
+
+const sendShape = {
+  body: z.string(),
+  encoding: z.enum(['utf8', 'base64']).default('utf8'),
+  tag: shortText(Limits.tagMaxLength).optional(),
+  keys: z.array(shortText(Limits.keyMaxLength)).max(Limits.keysMax).optional(),
+  properties: z
+    .record(shortText(Limits.propertyKeyMaxLength), z.string().max(Limits.propertyValueMaxLength))
+    .optional()
+    .refine((p) => p === undefined || Object.keys(p).length <= Limits.propertiesMax, {
+      message: `at most ${Limits.propertiesMax} properties`,
+    }),
+  shardKey: shortText(Limits.shardKeyMaxLength).optional(),
+  delaySeconds: z.number().int().min(0).max(Limits.retentionMaxSeconds).optional(),
+  deliverAt: z
+    .union([z.iso.datetime({ offset: true }), z.number().int().min(0)])
+    .optional()
+    .describe('RFC 3339 date-time or epoch milliseconds'),
+  dedupId: shortText(128).optional(),
+  transaction: z
+    .strictObject({ producerGroup: Name, checkAfterSeconds: z.number().int().min(1).max(3600).optional() })
+    .optional(),
+};
+
+const sendChecks = <T extends z.ZodType<{ body: string; encoding: string; delaySeconds?: number; deliverAt?: unknown }>>(schema: T) =>
+  schema
+    .refine((m) => m.encoding !== 'base64' || BASE64.test(m.body), { message: 'is not valid base64', path: ['body'] })
+    .refine((m) => m.delaySeconds === undefined || m.deliverAt === undefined, {
+      message: 'give either delaySeconds or deliverAt, not both',
+      path: ['deliverAt'],
+    });
+
+export const SendBody = sendChecks(z.strictObject(sendShape));
+export const SendBatchBody = z.strictObject({
+  entries: z.array(SendBody).min(1).max(Limits.batchMaxEntries),
+});
+
+export const ReceiveBody = z.strictObject({
+  maxMessages: z.number().int().min(1).max(Limits.receiveMaxMessages).default(10),
+  visibilityTimeoutSeconds: z.number().int().min(0).max(Limits.visibilityMaxSeconds).optional(),
+  waitSeconds: z.number().int().min(0).max(Limits.receiveMaxWaitSeconds).default(0),
+  topics: z.array(Name).min(1).max(Limits.subscriptionsMax).optional(),
+});
+
+export const VisibilityBody = z.strictObject({
+  receiptHandle: shortText(2048),
+  visibilityTimeoutSeconds: z.number().int().min(0).max(Limits.visibilityMaxSeconds),
+});
+
+export const CommitBody = z.strictObject({
+  entries: z.array(z.strictObject({ receiptHandle: shortText(2048) })).min(1).max(Limits.batchMaxEntries),
+});
+
+// ── responses (documentation) ──────────────────────────────────────────
+
+export const ProblemSchema = z.object({
+  type: z.string(),
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string(),
+  code: z.string(),
+  errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+});
+
+export const TopicSchema = z.object({
+  name: z.string(),
+  type: z.enum(['standard', 'fifo']),
+  retentionSeconds: z.number().int(),
+  maxDelaySeconds: z.number().int(),
+  orderGroup: z.string().nullable(),
+  createdAt: z.string(),
+});
+export const TopicDetailSchema = TopicSchema.extend({
+  approximateMessages: z.number().int().nullable(),
+  subscribers: z.array(z.string()),
+});
+export const TopicListSchema = z.object({ topics: z.array(TopicSchema), nextToken: z.string().nullable() });
+
+export const GroupSchema = z.object({
+  name: z.string(),
+  subscriptions: z.array(z.object({ topic: z.string(), tags: z.array(z.string()).optional() })),
+  deliveryMode: z.enum(['serialized', 'protected', 'concurrent']),
+  visibilityTimeoutSeconds: z.number().int(),
+  maxDeliveries: z.number().int(),
+  deadLetterTopic: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export const GroupDetailSchema = GroupSchema.extend({
+  backlog: z.number().int(),
+  inFlight: z.number().int(),
+  pending: z.number().int(),
+  oldestMessageAgeSeconds: z.number().int(),
+  deadLettered: z.number().int(),
+  committed: z.number().int(),
+});
+export const GroupListSchema = z.object({ groups: z.array(GroupSchema), nextToken: z.string().nullable() });
+
+export const SendResultSchema = z.object({
+  messageId: z.string(),
+  state: z.enum(['deliverable', 'scheduled', 'prepared']),
+  sequence: z.number().int().optional(),
+  deliverAt: z.string().optional(),
+  transactionId: z.string().optional(),
+});
+export const SendBatchResultSchema = z.object({
+  results: z.array(
+    z.union([SendResultSchema.extend({ index: z.number().int() }), z.object({ index: z.number().int(), error: ProblemSchema })]),
+  ),
+});
+
+export const DeliveredSchema = z.object({
+  messageId: z.string(),
+  receiptHandle: z.string(),
+  topic: z.string(),
+  body: z.string(),
+  encoding: z.enum(['utf8', 'base64']),
+  tag: z.string().nullable(),
+  keys: z.array(z.string()),
+  properties: z.record(z.string(), z.string()),
+  shardKey: z.string().nullable(),
+  sequence: z.number().int().nullable(),
+  sentAt: z.string(),
+  deliverableAt: z.string(),
+  deliveryCount: z.number().int(),
+});
+export const ReceiveResultSchema = z.object({ messages: z.array(DeliveredSchema) });
+export const CommitResultSchema = z.object({
+  results: z.array(
+    z.union([
+      z.object({ receiptHandle: z.string(), status: z.enum(['committed', 'pending']) }),
+      z.object({ receiptHandle: z.string(), error: ProblemSchema }),
+    ]),
+  ),
+});
+export const MessageSchema = z.object({
+  messageId: z.string(),
+  topic: z.string(),
+  state: z.string(),
+  body: z.string(),
+  encoding: z.enum(['utf8', 'base64']),
+  tag: z.string().nullable(),
+  keys: z.array(z.string()),
+  properties: z.record(z.string(), z.string()),
+  shardKey: z.string().nullable(),
+  sequence: z.number().int().nullable(),
+  sentAt: z.string(),
+  deliverableAt: z.string(),
+  expiresAt: z.string(),
+});
+export const MessageDetailSchema = MessageSchema.extend({
+  groups: z.array(
+    z.object({
+      group: z.string(),
+      state: z.string(),
+      deliveryCount: z.number().int().nullable(),
+      committedAt: z.string().nullable(),
+    }),
+  ),
+});
+export const MessageListSchema = z.object({ messages: z.array(MessageSchema), nextToken: z.string().nullable() });
+export const HealthSchema = z.object({ status: z.literal('ok') });

@@ -1,0 +1,98 @@
+/**
+ * The HTTP edge shared by every API handler: parse and validate the request
+ * with the route's zod schemas, run the handler, turn errors into problem+json.
+ */
+import middy from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { z } from 'zod';
+import { Limits } from '../../lib/domain/model.js';
+import { HttpProblemError, toProblem } from '../../lib/http/problem.js';
+import { container } from './container.js';
+
+export type HttpResult = APIGatewayProxyStructuredResultV2;
+
+export interface RouteSchemas<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
+  params?: P;
+  query?: Q;
+  body?: B;
+}
+
+export interface Input<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  event: APIGatewayProxyEventV2;
+}
+
+export const json = (statusCode: number, body: unknown, headers: Record<string, string> = {}): HttpResult => ({
+  statusCode,
+  headers: { 'content-type': 'application/json', ...headers },
+  body: JSON.stringify(body),
+});
+
+export const noContent = (): HttpResult => ({ statusCode: 204, headers: {}, body: '' });
+
+const invalid = (message: string, issues: Array<{ path: string; message: string }>) =>
+  new HttpProblemError(400, 'InvalidArgument', 'Invalid argument', message, issues);
+
+export const issuesOf = (error: z.ZodError, prefix: string) =>
+  error.issues.map((issue) => ({
+    path: [prefix, ...issue.path.map(String)].filter((p) => p !== '').join('/'),
+    message: issue.message,
+  }));
+
+function validate<T extends z.ZodType>(schema: T, value: unknown, where: string): z.output<T> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issues = issuesOf(parsed.error, where === 'body' ? '' : where);
+  const first = issues[0];
+  throw invalid(
+    first ? `Invalid ${where}: ${first.path || '(root)'} ${first.message}.` : `Invalid ${where}.`,
+    issues,
+  );
+}
+
+function parseBody(event: APIGatewayProxyEventV2): unknown {
+  const raw = event.body ?? '';
+  const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+  if (Buffer.byteLength(text, 'utf8') > Limits.requestMaxBytes) {
+    throw new HttpProblemError(413, 'PayloadTooLarge', 'Payload too large', `Request bodies are limited to ${Limits.requestMaxBytes} bytes.`);
+  }
+  const contentType = event.headers?.['content-type'] ?? event.headers?.['Content-Type'];
+  if (contentType !== undefined && !/^application\/(?:[\w.+-]+\+)?json\b/i.test(contentType)) {
+    throw new HttpProblemError(415, 'UnsupportedMediaType', 'Unsupported media type', `Send JSON with content-type application/json, not '${contentType}'.`);
+  }
+  if (text.trim() === '') throw invalid('The request needs a JSON body.', [{ path: '', message: 'body is empty' }]);
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : 'not JSON';
+    throw invalid(`The request body is not valid JSON: ${reason}.`, [{ path: '', message: 'malformed JSON' }]);
+  }
+}
+
+/** Wraps a handler: validation before, problem+json on error, opaque 500 for the unexpected. */
+export function route<P extends z.ZodType = z.ZodType<Record<string, string>>, Q extends z.ZodType = z.ZodType<Record<string, string>>, B extends z.ZodType = z.ZodType<undefined>>(
+  schemas: RouteSchemas<P, Q, B>,
+  handler: (input: Input<z.output<P>, z.output<Q>, z.output<B>>) => Promise<HttpResult>,
+) {
+  const { logger } = container();
+  return middy<APIGatewayProxyEventV2, HttpResult>()
+    .use({
+      onError: async (request) => {
+        const { problem, headers, unexpected } = toProblem(request.error);
+        if (unexpected) logger.error('request failed', { error: request.error as Error, route: request.event.routeKey });
+        request.response = {
+          statusCode: problem.status,
+          headers: { 'content-type': 'application/problem+json', ...headers },
+          body: JSON.stringify(problem),
+        };
+      },
+    })
+    .handler(async (event) => {
+      const params = schemas.params ? validate(schemas.params, event.pathParameters ?? {}, 'path') : {};
+      const query = schemas.query ? validate(schemas.query, event.queryStringParameters ?? {}, 'query') : {};
+      const body = schemas.body ? validate(schemas.body, parseBody(event), 'body') : undefined;
+      return handler({ params, query, body, event } as Input<z.output<P>, z.output<Q>, z.output<B>>);
+    });
+}

@@ -1,0 +1,279 @@
+/**
+ * Topics and consumer groups. All topics live in one item collection
+ * (pk "TOPIC", sk name) and all groups in another (pk "GROUP"), so listing
+ * them is a Query, never a Scan.
+ */
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DeliveryMode, Group, Subscription, Topic, TopicType } from '../../domain/model.js';
+import { ConflictError, InvalidArgumentError, TopicNotFoundError } from '../../domain/errors.js';
+import { call } from './call.js';
+import { isConditionalFailure } from './errors.js';
+
+const TOPIC_PK = 'TOPIC';
+const GROUP_PK = 'GROUP';
+
+export interface TopicSpec {
+  name: string;
+  type: TopicType;
+  retentionSeconds: number;
+  maxDelaySeconds: number;
+  orderGroup: string | undefined;
+  partitions: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextToken: string | undefined;
+}
+
+const encodeToken = (key: Record<string, unknown> | undefined) =>
+  key ? Buffer.from(JSON.stringify(key), 'utf8').toString('base64url') : undefined;
+export const encodePageToken = encodeToken;
+/** Page tokens are the last evaluated key; a token for another collection is refused (400). */
+export const decodePageToken = (token: string | undefined, pk: string): Record<string, unknown> | undefined => {
+  if (token === undefined) return undefined;
+  try {
+    const key = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
+    if (typeof key === 'object' && key !== null && (key as { pk?: unknown }).pk === pk) return key as Record<string, unknown>;
+  } catch {
+    // reported below
+  }
+  throw new InvalidArgumentError('nextToken is not a page token returned by this listing.', {
+    issues: [{ path: 'nextToken', message: 'malformed page token' }],
+  });
+};
+
+const toTopic = (item: Record<string, unknown>): Topic => ({
+  name: String(item.sk),
+  type: item.type as TopicType,
+  retentionSeconds: Number(item.retentionSeconds),
+  maxDelaySeconds: Number(item.maxDelaySeconds),
+  orderGroup: item.orderGroup === undefined ? undefined : String(item.orderGroup),
+  partitions: Number(item.partitions),
+  createdAt: Number(item.createdAt),
+  generation: Number(item.generation),
+});
+
+const toGroup = (item: Record<string, unknown>): Group => ({
+  name: String(item.sk),
+  subscriptions: (item.subscriptions as Subscription[]).map((s) => ({ topic: s.topic, tags: s.tags ?? undefined })),
+  deliveryMode: item.deliveryMode as DeliveryMode,
+  visibilityTimeoutSeconds: Number(item.visibilityTimeoutSeconds),
+  maxDeliveries: Number(item.maxDeliveries),
+  deadLetterTopic: String(item.deadLetterTopic),
+  createdAt: Number(item.createdAt),
+  updatedAt: Number(item.updatedAt),
+});
+
+export class Catalog {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {}
+
+  async getTopic(name: string): Promise<Topic | undefined> {
+    const { Item } = await call(() =>
+      this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: TOPIC_PK, sk: name }, ConsistentRead: true })),
+    );
+    return Item && Item.deleted !== true ? toTopic(Item) : undefined;
+  }
+
+  async getTopics(names: readonly string[]): Promise<Map<string, Topic>> {
+    const out = new Map<string, Topic>();
+    const unique = [...new Set(names)];
+    for (let i = 0; i < unique.length; i += 100) {
+      const keys = unique.slice(i, i + 100).map((sk) => ({ pk: TOPIC_PK, sk }));
+      const result = await call(() =>
+        this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } })),
+      );
+      for (const item of result.Responses?.[this.table] ?? []) if (item.deleted !== true) out.set(String(item.sk), toTopic(item));
+      const left = result.UnprocessedKeys?.[this.table]?.Keys ?? [];
+      for (const key of left) {
+        const topic = await this.getTopic(String(key.sk));
+        if (topic) out.set(topic.name, topic);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Creates a topic, or updates the mutable settings of an existing one.
+   * `type` and `orderGroup` of a live topic never change (409). A deleted
+   * topic is re-created with the next generation, so its old messages stay dead.
+   */
+  async putTopic(spec: TopicSpec, now: number): Promise<{ topic: Topic; created: boolean }> {
+    try {
+      const item = { pk: TOPIC_PK, sk: spec.name, ...spec, createdAt: now, generation: 1, updatedAt: now, deleted: false };
+      delete (item as { name?: string }).name;
+      await call(() =>
+        this.doc.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })),
+      );
+      return { topic: toTopic(item), created: true };
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw error;
+    }
+    const sameShape =
+      '#type = :type AND ' + (spec.orderGroup === undefined ? 'attribute_not_exists(orderGroup)' : 'orderGroup = :og');
+    const live = await this.updateTopic(
+      spec.name,
+      'SET retentionSeconds = :r, maxDelaySeconds = :d, updatedAt = :now',
+      `deleted <> :true AND ${sameShape}`,
+      { ':r': spec.retentionSeconds, ':d': spec.maxDelaySeconds, ':now': now, ':true': true, ':type': spec.type, ...(spec.orderGroup === undefined ? {} : { ':og': spec.orderGroup }) },
+    );
+    if (live) return { topic: live, created: false };
+    const revived = await this.updateTopic(
+      spec.name,
+      'SET retentionSeconds = :r, maxDelaySeconds = :d, updatedAt = :now, createdAt = :now, #type = :type, ' +
+        'partitions = :p, deleted = :false, generation = generation + :one' +
+        (spec.orderGroup === undefined ? ' REMOVE orderGroup' : ', orderGroup = :og'),
+      'deleted = :true',
+      {
+        ':r': spec.retentionSeconds,
+        ':d': spec.maxDelaySeconds,
+        ':now': now,
+        ':type': spec.type,
+        ':p': spec.partitions,
+        ':true': true,
+        ':false': false,
+        ':one': 1,
+        ...(spec.orderGroup === undefined ? {} : { ':og': spec.orderGroup }),
+      },
+    );
+    if (revived) return { topic: revived, created: true };
+    throw new ConflictError(
+      `Topic '${spec.name}' already exists with a different type or orderGroup; delete it first to change them.`,
+    );
+  }
+
+  /** A conditional update of a topic item; undefined when the condition failed. */
+  private async updateTopic(
+    name: string,
+    update: string,
+    condition: string,
+    values: Record<string, unknown>,
+  ): Promise<Topic | undefined> {
+    try {
+      const { Attributes } = await call(() =>
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { pk: TOPIC_PK, sk: name },
+            UpdateExpression: update,
+            ConditionExpression: `attribute_exists(pk) AND ${condition}`,
+            ExpressionAttributeNames: update.includes('#type') || condition.includes('#type') ? { '#type': 'type' } : undefined,
+            ExpressionAttributeValues: values,
+            ReturnValues: 'ALL_NEW',
+          }),
+        ),
+      );
+      return Attributes ? toTopic(Attributes) : undefined;
+    } catch (error) {
+      if (isConditionalFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /** Marks a topic deleted; its messages expire by TTL and are never delivered again. */
+  async deleteTopic(name: string, now: number): Promise<void> {
+    try {
+      await call(() =>
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { pk: TOPIC_PK, sk: name },
+            UpdateExpression: 'SET deleted = :true, updatedAt = :now',
+            ConditionExpression: 'attribute_exists(pk) AND deleted <> :true',
+            ExpressionAttributeValues: { ':true': true, ':now': now },
+          }),
+        ),
+      );
+    } catch (error) {
+      if (isConditionalFailure(error)) throw new TopicNotFoundError(name);
+      throw error;
+    }
+  }
+
+  async listTopics(limit: number, token: string | undefined): Promise<Page<Topic>> {
+    return this.list(TOPIC_PK, limit, token, (item) => (item.deleted === true ? undefined : toTopic(item)));
+  }
+
+  async getGroup(name: string): Promise<Group | undefined> {
+    const { Item } = await call(() =>
+      this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: GROUP_PK, sk: name }, ConsistentRead: true })),
+    );
+    return Item ? toGroup(Item) : undefined;
+  }
+
+  async putGroup(group: Omit<Group, 'createdAt' | 'updatedAt'>, now: number): Promise<Group> {
+    const { Attributes } = await call(() =>
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: GROUP_PK, sk: group.name },
+          UpdateExpression:
+            'SET subscriptions = :subs, deliveryMode = :mode, visibilityTimeoutSeconds = :vt, maxDeliveries = :md, ' +
+            'deadLetterTopic = :dlq, updatedAt = :now, createdAt = if_not_exists(createdAt, :now)',
+          ExpressionAttributeValues: {
+            ':subs': group.subscriptions.map((s) => (s.tags === undefined ? { topic: s.topic } : { topic: s.topic, tags: s.tags })),
+            ':mode': group.deliveryMode,
+            ':vt': group.visibilityTimeoutSeconds,
+            ':md': group.maxDeliveries,
+            ':dlq': group.deadLetterTopic,
+            ':now': now,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+    return toGroup(Attributes ?? {});
+  }
+
+  async listGroups(limit: number, token: string | undefined): Promise<Page<Group>> {
+    return this.list(GROUP_PK, limit, token, toGroup);
+  }
+
+  /** Every group (admin paths only: stats and message query need the subscribers of a topic). */
+  async allGroups(): Promise<Group[]> {
+    const out: Group[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.listGroups(100, token);
+      out.push(...page.items);
+      token = page.nextToken;
+    } while (token !== undefined);
+    return out;
+  }
+
+  private async list<T>(
+    pk: string,
+    limit: number,
+    token: string | undefined,
+    map: (item: Record<string, unknown>) => T | undefined,
+  ): Promise<Page<T>> {
+    const start = decodePageToken(token, pk);
+    const items: T[] = [];
+    let key = start;
+    // Deleted topics are filtered out, so keep reading until the page is full.
+    do {
+      const result = await call(() =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': pk },
+            Limit: limit - items.length,
+            ExclusiveStartKey: key,
+            ConsistentRead: true,
+          }),
+        ),
+      );
+      for (const item of result.Items ?? []) {
+        const mapped = map(item);
+        if (mapped !== undefined) items.push(mapped);
+      }
+      key = result.LastEvaluatedKey;
+    } while (key !== undefined && items.length < limit);
+    return { items, nextToken: encodeToken(key) };
+  }
+}

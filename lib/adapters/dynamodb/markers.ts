@@ -1,0 +1,76 @@
+/**
+ * Small side items written in the same transaction as a segment:
+ *
+ *   dedup  pk "U#<topic>#<dedupId>", sk "U"  {r: send result, x: expires (ms), ttl}
+ *   key    pk "K#<topic>#<key>", sk "<13-digit deliverableAt>#<messageId>"  {ttl}
+ */
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { SendResult } from '../../domain/model.js';
+import { call } from './call.js';
+import { decodePageToken, encodePageToken } from './catalog.js';
+import type { TransactItem } from './stream-log.js';
+
+const dedupKey = (topic: string, dedupId: string) => ({ pk: `U#${topic}#${dedupId}`, sk: 'U' });
+const keyPk = (topic: string, key: string) => `K#${topic}#${key}`;
+
+export class Markers {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {}
+
+  /** Claims a dedup id for `result`; fails its condition when the id is already claimed and not expired. */
+  dedupItem(topic: string, dedupId: string, result: SendResult, now: number, windowSeconds: number): TransactItem {
+    const expires = now + windowSeconds * 1000;
+    return {
+      Put: {
+        TableName: this.table,
+        Item: { ...dedupKey(topic, dedupId), r: result, x: expires, ttl: Math.ceil(expires / 1000) },
+        ConditionExpression: 'attribute_not_exists(pk) OR x < :now',
+        ExpressionAttributeValues: { ':now': now },
+      },
+    };
+  }
+
+  async dedupResult(topic: string, dedupId: string, now: number): Promise<SendResult | undefined> {
+    const { Item } = await call(() =>
+      this.doc.send(new GetCommand({ TableName: this.table, Key: dedupKey(topic, dedupId), ConsistentRead: true })),
+    );
+    return Item && Number(Item.x) >= now ? (Item.r as SendResult) : undefined;
+  }
+
+  keyItem(topic: string, key: string, messageId: string, deliverableAt: number, expiresAt: number): TransactItem {
+    return {
+      Put: {
+        TableName: this.table,
+        Item: {
+          pk: keyPk(topic, key),
+          sk: `${deliverableAt.toString().padStart(13, '0')}#${messageId}`,
+          ttl: Math.ceil(expiresAt / 1000),
+        },
+      },
+    };
+  }
+
+  /** Message ids carrying `key`, newest first. */
+  async byKey(topic: string, key: string, limit: number, token: string | undefined) {
+    const pk = keyPk(topic, key);
+    const result = await call(() =>
+      this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': pk },
+          ScanIndexForward: false,
+          Limit: limit,
+          ExclusiveStartKey: decodePageToken(token, pk),
+        }),
+      ),
+    );
+    return {
+      messageIds: (result.Items ?? []).map((item) => String(item.sk).slice(14)),
+      nextToken: encodePageToken(result.LastEvaluatedKey),
+    };
+  }
+}

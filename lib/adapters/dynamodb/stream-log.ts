@@ -1,0 +1,236 @@
+/**
+ * Stream logs: append-only, gap-free sequences of messages (docs/design.md §Streams).
+ *
+ * Items of stream S:
+ *   pk = "S#<S>", sk = "#"                 sentinel {base}: the epoch, never expires
+ *   pk = "S#<S>", sk = <16-digit seq>      segment {n, m: [records]}: messages seq … seq+n-1
+ *
+ * Append reads the head (the highest item, strongly consistent) and puts the
+ * next segment with `attribute_not_exists(pk)`. Whoever loses the race reads
+ * again. Because seq k+1 can only be written by someone who saw seq k, a reader
+ * that sees k+1 knows every earlier message of the stream is already there:
+ * cursors never skip a late writer. When every segment has expired and been
+ * removed, the sentinel tells the next writer to open a new epoch above every
+ * sequence number ever used, in one transaction with its first segment.
+ */
+import { TransactWriteCommand, PutCommand, QueryCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { MessageRecord } from '../../domain/model.js';
+import { MAX_SEQ, padSeq } from '../../domain/streams.js';
+import { ThrottledError } from '../../domain/errors.js';
+import type { Clock } from '../../ports/clock.js';
+import { cancellationReasons, isConditionalFailure, translateAwsError } from './errors.js';
+import { call } from './call.js';
+import { fromStored, toStored, type StoredRecord } from './records.js';
+
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+export type Head =
+  | { kind: 'none' }
+  | { kind: 'sentinel'; base: number }
+  | { kind: 'segment'; seq: number; count: number };
+
+export interface Segment {
+  stream: string;
+  seq: number;
+  count: number;
+  records: MessageRecord[];
+}
+
+/** An extra item written atomically with a segment failed its condition (e.g. a dedup id already used). */
+export class ExtraConditionFailedError extends Error {
+  constructor(readonly index: number) {
+    super(`transaction item ${index} failed its condition`);
+  }
+}
+
+export interface AppendPlan {
+  records: MessageRecord[];
+  /** Items written in the same transaction as the segment (dedup markers, key index, cursor updates). */
+  extras: TransactItem[];
+}
+
+const streamPk = (stream: string) => `S#${stream}`;
+const SENTINEL_SK = '#';
+const MIN_SK = padSeq(0);
+const MAX_SK = padSeq(MAX_SEQ);
+const APPEND_ATTEMPTS = 12;
+
+export class StreamLog {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly table: string,
+    private readonly clock: Clock,
+  ) {}
+
+  async head(stream: string): Promise<Head> {
+    const { Items } = await call(() => this.doc.send(
+      new QueryCommand({
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': streamPk(stream) },
+        ScanIndexForward: false,
+        Limit: 1,
+        ConsistentRead: true,
+        ProjectionExpression: 'sk, n, eb',
+      })),
+    );
+    const item = Items?.[0];
+    if (!item) return { kind: 'none' };
+    if (item.sk === SENTINEL_SK) return { kind: 'sentinel', base: Number(item.eb) };
+    return { kind: 'segment', seq: Number(item.sk), count: Number(item.n) };
+  }
+
+  /** The sequence number the next appended message would get. */
+  static nextAfter(head: Head): number {
+    if (head.kind === 'segment') return head.seq + head.count;
+    if (head.kind === 'sentinel') return head.base + 1;
+    return 1;
+  }
+
+  /**
+   * Appends one segment built by `plan(firstSeq)`; retries lost races.
+   * Returns the first sequence number. Throws {@link ExtraConditionFailedError}
+   * when one of the plan's extra items fails its own condition.
+   */
+  async append(stream: string, plan: (firstSeq: number) => AppendPlan): Promise<{ seq: number; records: MessageRecord[] }> {
+    for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
+      const head = await this.head(stream);
+      const opening = head.kind !== 'segment';
+      // A new epoch starts above every sequence number the stream could ever have used
+      // (each epoch holds far fewer than 1000 messages per millisecond of its life).
+      const base = head.kind === 'none' ? 0 : head.kind === 'sentinel' ? Math.max(this.clock.now() * 1000, head.base + 1) : 0;
+      const seq = opening ? base + 1 : StreamLog.nextAfter(head);
+      const { records, extras } = plan(seq);
+      const segment = {
+        pk: streamPk(stream),
+        sk: padSeq(seq),
+        n: records.length,
+        m: records.map(toStored),
+        ttl: Math.ceil(Math.max(...records.map((r) => r.expiresAt)) / 1000),
+      };
+      try {
+        if (!opening && extras.length === 0) {
+          await this.doc.send(
+            new PutCommand({ TableName: this.table, Item: segment, ConditionExpression: 'attribute_not_exists(pk)' }),
+          );
+        } else {
+          const items: TransactItem[] = [];
+          if (opening) {
+            items.push({
+              Put: {
+                TableName: this.table,
+                Item: { pk: streamPk(stream), sk: SENTINEL_SK, eb: base },
+                ConditionExpression: head.kind === 'none' ? 'attribute_not_exists(pk)' : 'eb = :old',
+                ...(head.kind === 'sentinel' ? { ExpressionAttributeValues: { ':old': head.base } } : {}),
+              },
+            });
+          }
+          items.push({
+            Put: { TableName: this.table, Item: segment, ConditionExpression: 'attribute_not_exists(pk)' },
+          });
+          const offset = items.length;
+          items.push(...extras);
+          try {
+            await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
+          } catch (error) {
+            const reasons = cancellationReasons(error);
+            if (!reasons) throw error;
+            const extra = reasons.findIndex((code, index) => index >= offset && code === 'ConditionalCheckFailed');
+            if (extra >= 0) throw new ExtraConditionFailedError(extra - offset);
+            if (reasons.slice(0, offset).some((code) => code === 'ConditionalCheckFailed')) {
+              await this.backoff(attempt);
+              continue;
+            }
+            throw error;
+          }
+        }
+        return { seq, records };
+      } catch (error) {
+        if (error instanceof ExtraConditionFailedError) throw error;
+        if (isConditionalFailure(error)) {
+          await this.backoff(attempt);
+          continue;
+        }
+        throw translateAwsError(error);
+      }
+    }
+    throw new ThrottledError('Too many concurrent writers on one stream; retry the request.');
+  }
+
+  /** Segments from the one starting at `fromSeq` on, oldest first. */
+  async read(stream: string, fromSeq: number, limit: number): Promise<Segment[]> {
+    const { Items } = await call(() => this.doc.send(
+      new QueryCommand({
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': padSeq(fromSeq), ':to': MAX_SK },
+        Limit: limit,
+        ConsistentRead: true,
+      })),
+    );
+    return (Items ?? []).map((item) => this.toSegment(stream, item));
+  }
+
+  /** The segment holding `seq`, if it still exists. */
+  async segmentContaining(stream: string, seq: number): Promise<Segment | undefined> {
+    const { Items } = await call(() => this.doc.send(
+      new QueryCommand({
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': MIN_SK, ':to': padSeq(seq) },
+        ScanIndexForward: false,
+        Limit: 1,
+        ConsistentRead: true,
+      })),
+    );
+    const item = Items?.[0];
+    if (!item) return undefined;
+    const segment = this.toSegment(stream, item);
+    return seq < segment.seq + segment.count ? segment : undefined;
+  }
+
+  /** The oldest segment still stored (for counts and ages). */
+  async first(stream: string): Promise<Segment | undefined> {
+    const [segment] = await this.read(stream, 0, 1);
+    return segment;
+  }
+
+  /** Fetches segments by (stream, first seq); missing ones (expired) are left out. */
+  async getSegments(keys: Array<{ stream: string; seq: number }>): Promise<Segment[]> {
+    const unique = [...new Map(keys.map((key) => [`${key.stream}\u0000${key.seq}`, key])).values()];
+    const out: Segment[] = [];
+    for (let i = 0; i < unique.length; i += 100) {
+      let request: Record<string, unknown>[] = unique
+        .slice(i, i + 100)
+        .map((key) => ({ pk: streamPk(key.stream), sk: padSeq(key.seq) }));
+      for (let round = 0; request.length > 0 && round < 8; round++) {
+        const result = await call(() =>
+          this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: request, ConsistentRead: true } } })),
+        );
+        for (const item of result.Responses?.[this.table] ?? []) {
+          out.push(this.toSegment(String(item.pk).slice(2), item));
+        }
+        request = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
+        if (request.length > 0) await this.backoff(round);
+      }
+      if (request.length > 0) throw new ThrottledError('The message store is busy; retry the request.');
+    }
+    return out;
+  }
+
+  private toSegment(stream: string, item: Record<string, unknown>): Segment {
+    return {
+      stream,
+      seq: Number(item.sk),
+      count: Number(item.n),
+      records: ((item.m as StoredRecord[] | undefined) ?? []).map(fromStored),
+    };
+  }
+
+  private backoff(attempt: number): Promise<void> {
+    const ms = Math.min(50, 2 ** attempt) * (0.5 + Math.random());
+    return new Promise((resolve) => setTimeout(resolve, ms));
+  }
+}

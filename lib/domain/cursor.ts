@@ -1,0 +1,75 @@
+/**
+ * A cursor is one consumer group's position in one stream, together with the
+ * leases it has handed out there. Leases live inside the cursor item, so a
+ * receive of N messages from a stream is one conditional write, and a commit
+ * of N messages of a stream is one conditional write (docs/design.md).
+ *
+ * Lease timeline of one message in one group:
+ *
+ *   receive            visibility timeout            receive again
+ *   ──●───────────────────────────────────────────────●──────────▶
+ *     lease{token A, d=1, e=t0+vt}                    lease{token B, d=2}
+ *         commit(A) ✔ until B replaces A;  commit(A) after that ✘ ReceiptHandleExpired
+ */
+export interface Lease {
+  seq: number;
+  /** Lease expiry (ms). */
+  expiresAt: number;
+  /** Fencing token: only the handle carrying it may commit or change visibility. */
+  token: string;
+  /** How many times the message has been delivered to this group (this delivery included). */
+  deliveries: number;
+  /** First sequence number of the segment holding the message (to fetch it again). */
+  segment: number;
+  /** The message's topic when the stream spans several topics (time-order groups). */
+  topic: string | undefined;
+}
+
+export const DoneOutcome = { committed: 'committed', deadLettered: 'dead-lettered', expired: 'expired' } as const;
+export type DoneOutcome = (typeof DoneOutcome)[keyof typeof DoneOutcome];
+
+/** A recently completed message, kept so that a repeated commit answers "committed" again. */
+export interface DoneEntry {
+  seq: number;
+  token: string;
+  at: number;
+  outcome: DoneOutcome;
+  deliveries: number;
+}
+
+export interface CursorState {
+  group: string;
+  stream: string;
+  /** Next sequence number never yet delivered to this group. */
+  next: number;
+  /** First sequence number of the segment that holds `next` (or `next` at a segment boundary). */
+  segmentStart: number;
+  leases: Map<number, Lease>;
+  done: Map<number, DoneEntry>;
+  committed: number;
+  deadLettered: number;
+}
+
+/** How many completed entries a cursor remembers for idempotent repeats of commit. */
+export const DONE_MEMORY = 16;
+
+export const leaseToken = (deliveries: number, random: string): string => `${deliveries}.${random}`;
+export const deliveriesOfToken = (token: string): number => {
+  const n = Number(token.split('.', 1)[0]);
+  return Number.isInteger(n) && n > 0 ? n : 1;
+};
+
+/** Leases whose visibility timeout has passed, oldest message first. */
+export const expiredLeases = (cursor: CursorState, now: number): Lease[] =>
+  [...cursor.leases.values()].filter((lease) => lease.expiresAt <= now).sort((a, b) => a.seq - b.seq);
+
+/** Done entries to forget so that at most DONE_MEMORY remain after adding `adding` more. */
+export const doneToForget = (cursor: CursorState, adding: number): number[] => {
+  const seqs = [...cursor.done.keys()].sort((a, b) => a - b);
+  const excess = seqs.length + adding - DONE_MEMORY;
+  return excess > 0 ? seqs.slice(0, excess) : [];
+};
+
+/** Does a message with `tag` pass a subscription's tag filter? (No filter: everything.) */
+export const tagMatches = (filter: readonly string[] | undefined, tag: string | undefined): boolean =>
+  filter === undefined || filter.length === 0 || filter.includes('*') || (tag !== undefined && filter.includes(tag));

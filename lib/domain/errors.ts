@@ -1,0 +1,87 @@
+/**
+ * Domain errors. Every error the core raises on purpose is a {@link SluiceError}
+ * with a stable machine `code`; the HTTP edge maps them to problem+json by
+ * `instanceof` (see `lib/http/problem.ts`). They know nothing of HTTP.
+ */
+export interface FieldIssue {
+  path: string;
+  message: string;
+}
+
+export abstract class SluiceError extends Error {
+  abstract readonly code: string;
+  readonly issues: FieldIssue[] | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; issues?: FieldIssue[] }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.issues = options?.issues;
+  }
+}
+
+export class InvalidArgumentError extends SluiceError {
+  readonly code = 'InvalidArgument';
+}
+export class PayloadTooLargeError extends SluiceError {
+  readonly code = 'PayloadTooLarge';
+}
+export class DelayTooLongError extends SluiceError {
+  readonly code = 'DelayTooLong';
+}
+export class ShardKeyRequiredError extends SluiceError {
+  readonly code = 'ShardKeyRequired';
+}
+export class NotFoundError extends SluiceError {
+  readonly code: string = 'NotFound';
+}
+export class TopicNotFoundError extends NotFoundError {
+  override readonly code = 'TopicNotFound';
+  constructor(readonly topic: string) {
+    super(`Topic '${topic}' does not exist.`);
+  }
+}
+export class GroupNotFoundError extends NotFoundError {
+  override readonly code = 'GroupNotFound';
+  constructor(readonly group: string) {
+    super(`Consumer group '${group}' does not exist.`);
+  }
+}
+export class MessageNotFoundError extends NotFoundError {
+  override readonly code = 'MessageNotFound';
+}
+/** A resource exists in a shape that the request may not change (e.g. a topic's type). */
+export class ConflictError extends SluiceError {
+  readonly code: string = 'Conflict';
+}
+/** The receipt handle is not the latest lease of its message: it cannot commit or change visibility. */
+export class ReceiptHandleExpiredError extends SluiceError {
+  readonly code = 'ReceiptHandleExpired';
+}
+export class TransactionAlreadyResolvedError extends ConflictError {
+  override readonly code = 'TransactionAlreadyResolved';
+}
+export class UnauthorizedError extends SluiceError {
+  readonly code = 'Unauthorized';
+}
+/** The store is overloaded or a conditional write kept losing races; the client should retry. */
+export class ThrottledError extends SluiceError {
+  readonly code = 'Throttled';
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 1,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+/** A dependency (the database) is unavailable or timed out; retryable. */
+export class UnavailableError extends SluiceError {
+  readonly code = 'ServiceUnavailable';
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 1,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * The domain model: topics, consumer groups, messages and their states.
+ * States are defined once as `as const` objects; types derive from them.
+ */
+export const TopicType = { standard: 'standard', fifo: 'fifo' } as const;
+export type TopicType = (typeof TopicType)[keyof typeof TopicType];
+
+export const DeliveryMode = {
+  serialized: 'serialized',
+  protected: 'protected',
+  concurrent: 'concurrent',
+} as const;
+export type DeliveryMode = (typeof DeliveryMode)[keyof typeof DeliveryMode];
+
+export const Encoding = { utf8: 'utf8', base64: 'base64' } as const;
+export type Encoding = (typeof Encoding)[keyof typeof Encoding];
+
+/** Where a message is in its life, as reported by send and query. */
+export const MessageState = {
+  deliverable: 'deliverable',
+  scheduled: 'scheduled',
+  prepared: 'prepared',
+  cancelled: 'cancelled',
+  rolledBack: 'rolled-back',
+} as const;
+export type MessageState = (typeof MessageState)[keyof typeof MessageState];
+
+/** A message's state inside one consumer group (message query). */
+export const GroupDeliveryState = {
+  waiting: 'waiting',
+  inFlight: 'in-flight',
+  pending: 'pending',
+  committed: 'committed',
+  deadLettered: 'dead-lettered',
+  expired: 'expired',
+  filtered: 'filtered',
+} as const;
+export type GroupDeliveryState = (typeof GroupDeliveryState)[keyof typeof GroupDeliveryState];
+
+export const Limits = {
+  nameMaxLength: 128,
+  bodyMaxBytes: 256 * 1024,
+  requestMaxBytes: 1024 * 1024,
+  batchMaxEntries: 100,
+  receiveMaxMessages: 100,
+  receiveMaxWaitSeconds: 20,
+  visibilityMaxSeconds: 43_200,
+  visibilityDefaultSeconds: 30,
+  maxDeliveriesDefault: 16,
+  maxDeliveriesMax: 1000,
+  retentionDefaultSeconds: 3 * 86_400,
+  retentionMinSeconds: 300,
+  retentionMaxSeconds: 14 * 86_400,
+  maxDelayDefaultSeconds: 3 * 86_400,
+  dedupWindowSeconds: 86_400,
+  keysMax: 16,
+  keyMaxLength: 128,
+  propertiesMax: 32,
+  propertyKeyMaxLength: 128,
+  propertyValueMaxLength: 1024,
+  tagMaxLength: 128,
+  shardKeyMaxLength: 128,
+  subscriptionsMax: 20,
+  tagsPerSubscriptionMax: 32,
+  /** Partitions of a standard topic (fixed: they carry the topic's write and read throughput). */
+  standardPartitions: 4,
+} as const;
+
+export const NAME_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
+
+export interface Topic {
+  name: string;
+  type: TopicType;
+  retentionSeconds: number;
+  maxDelaySeconds: number;
+  orderGroup: string | undefined;
+  partitions: number;
+  createdAt: number;
+  /** Bumped each time the topic is re-created after a delete; older records are ignored. */
+  generation: number;
+}
+
+export interface Subscription {
+  topic: string;
+  tags: string[] | undefined;
+}
+
+export interface Group {
+  name: string;
+  subscriptions: Subscription[];
+  deliveryMode: DeliveryMode;
+  visibilityTimeoutSeconds: number;
+  maxDeliveries: number;
+  deadLetterTopic: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** What a producer sends (already validated at the edge). */
+export interface SendInput {
+  body: string;
+  encoding: Encoding;
+  tag: string | undefined;
+  keys: string[];
+  properties: Record<string, string>;
+  shardKey: string | undefined;
+  delaySeconds: number | undefined;
+  deliverAt: number | undefined;
+  dedupId: string | undefined;
+}
+
+/** A message as stored in a stream segment. */
+export interface MessageRecord {
+  messageId: string;
+  topic: string;
+  body: string;
+  encoding: Encoding;
+  tag: string | undefined;
+  keys: string[];
+  properties: Record<string, string>;
+  shardKey: string | undefined;
+  sentAt: number;
+  deliverableAt: number;
+  expiresAt: number;
+  generation: number;
+}
+
+export interface SendResult {
+  messageId: string;
+  state: MessageState;
+  sequence?: number;
+  deliverAt?: string;
+  transactionId?: string;
+}
+
+export interface DeliveredMessage {
+  messageId: string;
+  receiptHandle: string;
+  topic: string;
+  body: string;
+  encoding: Encoding;
+  tag: string | null;
+  keys: string[];
+  properties: Record<string, string>;
+  shardKey: string | null;
+  sequence: number | null;
+  sentAt: string;
+  deliverableAt: string;
+  deliveryCount: number;
+}
+
+export const iso = (ms: number): string => new Date(ms).toISOString();

@@ -1,0 +1,227 @@
+/**
+ * Topics, consumer groups and their statistics.
+ */
+import { ConflictError, GroupNotFoundError, InvalidArgumentError, TopicNotFoundError } from '../domain/errors.js';
+import { Limits, iso, type DeliveryMode, type Group, type Subscription, type Topic, type TopicType } from '../domain/model.js';
+import { streamId } from '../domain/streams.js';
+import type { Clock } from '../ports/clock.js';
+import { StreamLog } from '../adapters/dynamodb/stream-log.js';
+import type { Stores } from './queue-service.js';
+
+export interface TopicInput {
+  type: TopicType;
+  retentionSeconds: number | undefined;
+  maxDelaySeconds: number | undefined;
+  orderGroup: string | undefined;
+}
+
+export interface GroupInput {
+  subscriptions: Subscription[];
+  deliveryMode: DeliveryMode | undefined;
+  visibilityTimeoutSeconds: number | undefined;
+  maxDeliveries: number | undefined;
+  deadLetterTopic: string | undefined;
+}
+
+export const topicView = (topic: Topic) => ({
+  name: topic.name,
+  type: topic.type,
+  retentionSeconds: topic.retentionSeconds,
+  maxDelaySeconds: topic.maxDelaySeconds,
+  orderGroup: topic.orderGroup ?? null,
+  createdAt: iso(topic.createdAt),
+});
+
+export const groupView = (group: Group) => ({
+  name: group.name,
+  subscriptions: group.subscriptions.map((s) => ({ topic: s.topic, ...(s.tags === undefined ? {} : { tags: s.tags }) })),
+  deliveryMode: group.deliveryMode,
+  visibilityTimeoutSeconds: group.visibilityTimeoutSeconds,
+  maxDeliveries: group.maxDeliveries,
+  deadLetterTopic: group.deadLetterTopic,
+  createdAt: iso(group.createdAt),
+  updatedAt: iso(group.updatedAt),
+});
+
+export class AdminService {
+  constructor(
+    private readonly stores: Stores,
+    private readonly clock: Clock,
+  ) {}
+
+  async putTopic(name: string, input: TopicInput) {
+    const retentionSeconds = input.retentionSeconds ?? Limits.retentionDefaultSeconds;
+    const maxDelaySeconds = input.maxDelaySeconds ?? Math.min(Limits.maxDelayDefaultSeconds, retentionSeconds);
+    if (input.orderGroup !== undefined && input.type !== 'fifo') {
+      throw new InvalidArgumentError('orderGroup is only allowed on FIFO topics.', {
+        issues: [{ path: 'orderGroup', message: 'requires type "fifo"' }],
+      });
+    }
+    if (maxDelaySeconds > Limits.retentionMaxSeconds) {
+      throw new InvalidArgumentError(`maxDelaySeconds may be at most ${Limits.retentionMaxSeconds} (14 days).`, {
+        issues: [{ path: 'maxDelaySeconds', message: 'too large' }],
+      });
+    }
+    const { topic, created } = await this.stores.catalog.putTopic(
+      { name, type: input.type, retentionSeconds, maxDelaySeconds, orderGroup: input.orderGroup, partitions: Limits.standardPartitions },
+      this.clock.now(),
+    );
+    return { topic: topicView(topic), created };
+  }
+
+  async getTopic(name: string) {
+    const topic = await this.stores.catalog.getTopic(name);
+    if (!topic) throw new TopicNotFoundError(name);
+    let approximateMessages: number | null = null;
+    if (topic.type === 'standard') {
+      approximateMessages = 0;
+      for (let p = 0; p < topic.partitions; p++) {
+        const stream = streamId(topic, { kind: 'partition', partition: p });
+        const [head, first] = await Promise.all([this.stores.log.head(stream), this.stores.log.first(stream)]);
+        if (first) approximateMessages += StreamLog.nextAfter(head) - first.seq;
+      }
+    }
+    const subscribers = (await this.stores.catalog.allGroups())
+      .filter((g) => g.subscriptions.some((s) => s.topic === name))
+      .map((g) => g.name);
+    return { ...topicView(topic), approximateMessages, subscribers };
+  }
+
+  async listTopics(limit: number, nextToken: string | undefined) {
+    const page = await this.stores.catalog.listTopics(limit, nextToken);
+    return { topics: page.items.map(topicView), nextToken: page.nextToken ?? null };
+  }
+
+  async deleteTopic(name: string) {
+    await this.stores.catalog.deleteTopic(name, this.clock.now());
+  }
+
+  /**
+   * Creates or updates a group. Cursors for every subscribed stream are
+   * created before the group item, at the streams' current heads: the group
+   * sees every message that becomes deliverable after its subscription exists.
+   */
+  async putGroup(name: string, input: GroupInput) {
+    const now = this.clock.now();
+    const deadLetterTopic = input.deadLetterTopic ?? `${name}-dlq`;
+    if (deadLetterTopic.length > Limits.nameMaxLength) {
+      throw new InvalidArgumentError(
+        `The default dead-letter topic name '${name}-dlq' is longer than ${Limits.nameMaxLength} characters; name one with deadLetterTopic.`,
+        { issues: [{ path: 'deadLetterTopic', message: 'required for group names over 124 characters' }] },
+      );
+    }
+    const names = input.subscriptions.map((s) => s.topic);
+    const duplicate = names.findIndex((topic, i) => names.indexOf(topic) !== i);
+    if (duplicate >= 0) {
+      throw new InvalidArgumentError(`Topic '${names[duplicate]}' is subscribed twice.`, {
+        issues: [{ path: `subscriptions/${duplicate}/topic`, message: 'duplicate subscription' }],
+      });
+    }
+    const selfLoop = names.indexOf(deadLetterTopic);
+    if (selfLoop >= 0) {
+      throw new InvalidArgumentError('A group cannot subscribe to its own dead-letter topic.', {
+        issues: [{ path: `subscriptions/${selfLoop}/topic`, message: 'is the dead-letter topic of this group' }],
+      });
+    }
+    const topics = await this.stores.catalog.getTopics(names);
+    const missing = names.findIndex((topic) => !topics.has(topic));
+    if (missing >= 0) throw new TopicNotFoundError(names[missing] ?? '');
+    const existing = await this.stores.catalog.getGroup(name);
+    const deliveryMode = input.deliveryMode ?? existing?.deliveryMode ?? 'serialized';
+    if (existing && existing.deliveryMode !== deliveryMode && (await this.hasInFlight(existing))) {
+      throw new ConflictError('deliveryMode cannot change while messages of the group are in flight.');
+    }
+    const dlq = await this.stores.catalog.getTopic(deadLetterTopic);
+    if (!dlq) {
+      await this.stores.catalog.putTopic(
+        {
+          name: deadLetterTopic,
+          type: 'standard',
+          retentionSeconds: Limits.retentionMaxSeconds,
+          maxDelaySeconds: Limits.maxDelayDefaultSeconds,
+          orderGroup: undefined,
+          partitions: Limits.standardPartitions,
+        },
+        now,
+      );
+    }
+    for (const topic of topics.values()) {
+      if (topic.type !== 'standard') continue;
+      await Promise.all(
+        Array.from({ length: topic.partitions }, async (_, p) => {
+          const stream = streamId(topic, { kind: 'partition', partition: p });
+          const head = await this.stores.log.head(stream);
+          await this.stores.cursors.createIfAbsent(name, stream, StreamLog.nextAfter(head), now);
+        }),
+      );
+    }
+    const group = await this.stores.catalog.putGroup(
+      {
+        name,
+        subscriptions: input.subscriptions,
+        deliveryMode,
+        visibilityTimeoutSeconds: input.visibilityTimeoutSeconds ?? Limits.visibilityDefaultSeconds,
+        maxDeliveries: input.maxDeliveries ?? Limits.maxDeliveriesDefault,
+        deadLetterTopic,
+      },
+      now,
+    );
+    return { group: groupView(group), created: existing === undefined };
+  }
+
+  async getGroup(name: string) {
+    const group = await this.stores.catalog.getGroup(name);
+    if (!group) throw new GroupNotFoundError(name);
+    return { ...groupView(group), ...(await this.stats(group)) };
+  }
+
+  async listGroups(limit: number, nextToken: string | undefined) {
+    const page = await this.stores.catalog.listGroups(limit, nextToken);
+    return { groups: page.items.map(groupView), nextToken: page.nextToken ?? null };
+  }
+
+  private async hasInFlight(group: Group): Promise<boolean> {
+    const cursors = await this.stores.cursors.list(group.name);
+    return cursors.some((c) => c.leases.size > 0);
+  }
+
+  /** Backlog and in-flight counts from the group's cursors and the streams' heads. */
+  private async stats(group: Group) {
+    const now = this.clock.now();
+    const topics = await this.stores.catalog.getTopics(group.subscriptions.map((s) => s.topic));
+    const subscribed = new Map<string, Topic>();
+    for (const topic of topics.values()) {
+      if (topic.type !== 'standard') continue;
+      for (let p = 0; p < topic.partitions; p++) subscribed.set(streamId(topic, { kind: 'partition', partition: p }), topic);
+    }
+    let backlog = 0;
+    let inFlight = 0;
+    let deadLettered = 0;
+    let committed = 0;
+    let oldest: number | undefined;
+    for (const cursor of await this.stores.cursors.list(group.name)) {
+      deadLettered += cursor.deadLettered;
+      committed += cursor.committed;
+      if (!subscribed.has(cursor.stream)) continue;
+      inFlight += cursor.leases.size;
+      const head = await this.stores.log.head(cursor.stream);
+      const waiting = Math.max(0, StreamLog.nextAfter(head) - cursor.next);
+      backlog += waiting;
+      const seqs = [...cursor.leases.keys()];
+      if (waiting > 0) seqs.push(cursor.next);
+      if (seqs.length === 0) continue;
+      const first = Math.min(...seqs);
+      const segment = await this.stores.log.segmentContaining(cursor.stream, first);
+      const record = segment?.records[first - segment.seq];
+      if (record && record.expiresAt > now) oldest = Math.min(oldest ?? Infinity, record.deliverableAt);
+    }
+    return {
+      backlog,
+      inFlight,
+      pending: 0,
+      oldestMessageAgeSeconds: oldest === undefined ? 0 : Math.max(0, Math.floor((now - oldest) / 1000)),
+      deadLettered,
+      committed,
+    };
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * The local stand-in for API Gateway (HTTP API, payload format 2.0): turns
+ * each HTTP request into the event the Lambda would get and invokes the same
+ * handler module. It also plays the authorizer: a bearer token when
+ * SLUICE_API_TOKEN is set.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { routes, type RouteDef } from '../functions/api/routes.js';
+import { Limits } from '../lib/domain/model.js';
+import { problemType } from '../lib/http/problem.js';
+
+type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+
+interface CompiledRoute {
+  def: RouteDef;
+  pattern: RegExp;
+  names: string[];
+  handler: Handler;
+}
+
+export interface GatewayOptions {
+  /** Bearer token required on every route but /health; undefined: no authentication. */
+  token: string | undefined;
+}
+
+const MAX_BODY = Limits.requestMaxBytes + 64 * 1024;
+
+async function compile(): Promise<CompiledRoute[]> {
+  return Promise.all(
+    routes.map(async (def) => {
+      const names: string[] = [];
+      const pattern = new RegExp(
+        `^${def.path.replace(/[.]/g, '\\.').replace(/\{(\w+)\}/g, (_, name: string) => (names.push(name), '([^/]+)'))}$`,
+      );
+      const module = (await import(`../functions/api/${def.entry}.ts`)) as { handler: Handler };
+      return { def, pattern, names, handler: module.handler };
+    }),
+  );
+}
+
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+function problem(res: ServerResponse, status: number, code: string, title: string, detail: string, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': 'application/problem+json', ...headers });
+  res.end(JSON.stringify({ type: problemType(code), title, status, detail, code }));
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > MAX_BODY) return resolve('too-large');
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY) {
+        req.removeAllListeners('data');
+        req.resume();
+        resolve('too-large');
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function lambdaContext(name: string, requestId: string): Context {
+  const deadline = Date.now() + 30_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: `sluice-${name}`,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:sluice-${name}`,
+    memoryLimitInMB: '512',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/sluice-${name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+export async function createGateway(options: GatewayOptions): Promise<Server> {
+  const compiled = await compile();
+  const expected = options.token === undefined ? undefined : digest(`Bearer ${options.token}`);
+  return createServer((req, res) => {
+    void serve(req, res).catch((error: unknown) => {
+      console.error('gateway error', error);
+      if (!res.headersSent) problem(res, 500, 'InternalError', 'Internal error', 'The request failed unexpectedly.');
+      else res.end();
+    });
+  });
+
+  async function serve(req: IncomingMessage, res: ServerResponse) {
+    const url = new URL(req.url ?? '/', 'http://local');
+    const method = (req.method ?? 'GET').toUpperCase();
+    const path = url.pathname;
+    const matches = compiled
+      .map((route) => ({ route, match: route.pattern.exec(path) }))
+      .filter((m): m is { route: CompiledRoute; match: RegExpExecArray } => m.match !== null);
+    const isPublic = matches.length > 0 && matches.every((m) => !m.route.def.auth);
+    // Authentication comes before everything else, even before 404 and body parsing.
+    if (expected && !isPublic) {
+      const given = req.headers.authorization ?? '';
+      if (!timingSafeEqual(digest(given), expected)) {
+        req.resume();
+        return problem(res, 401, 'Unauthorized', 'Unauthorized', 'Send Authorization: Bearer <SLUICE_API_TOKEN>.', {
+          'www-authenticate': 'Bearer realm="sluice"',
+        });
+      }
+    }
+    const found = matches.find((m) => m.route.def.method === method);
+    if (!found) {
+      req.resume();
+      if (matches.length > 0) {
+        const allow = matches.map((m) => m.route.def.method).join(', ');
+        return problem(res, 405, 'MethodNotAllowed', 'Method not allowed', `${method} is not allowed on ${path}; use ${allow}.`, { allow });
+      }
+      return problem(res, 404, 'NotFound', 'Not found', `No route for ${method} ${path}.`);
+    }
+    const body = await readBody(req);
+    if (body === 'too-large') {
+      res.setHeader('connection', 'close');
+      return problem(res, 413, 'PayloadTooLarge', 'Payload too large', `Request bodies are limited to ${Limits.requestMaxBytes} bytes.`);
+    }
+    const { route, match } = found;
+    const pathParameters: Record<string, string> = {};
+    try {
+      route.names.forEach((name, i) => (pathParameters[name] = decodeURIComponent(match[i + 1] ?? '')));
+    } catch {
+      return problem(res, 400, 'InvalidArgument', 'Invalid argument', 'The path is not valid percent-encoding.');
+    }
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+    }
+    const query: Record<string, string> = {};
+    for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
+    const requestId = randomUUID();
+    const now = new Date();
+    const routeKey = `${route.def.method} ${route.def.path}`;
+    const event: APIGatewayProxyEventV2 = {
+      version: '2.0',
+      routeKey,
+      rawPath: path,
+      rawQueryString: url.search.slice(1),
+      headers,
+      ...(Object.keys(query).length ? { queryStringParameters: query } : {}),
+      ...(route.names.length ? { pathParameters } : {}),
+      ...(body.length ? { body: body.toString('utf8') } : {}),
+      isBase64Encoded: false,
+      requestContext: {
+        accountId: 'local',
+        apiId: 'local',
+        domainName: headers.host ?? 'localhost',
+        domainPrefix: 'localhost',
+        http: {
+          method,
+          path,
+          protocol: `HTTP/${req.httpVersion}`,
+          sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+          userAgent: headers['user-agent'] ?? '',
+        },
+        requestId,
+        routeKey,
+        stage: '$default',
+        time: now.toISOString(),
+        timeEpoch: now.getTime(),
+      },
+    };
+    const result = await route.handler(event, lambdaContext(route.def.entry, requestId));
+    const outHeaders: Record<string, string> = { 'x-request-id': requestId };
+    for (const [name, value] of Object.entries(result.headers ?? {})) outHeaders[name] = String(value);
+    res.writeHead(result.statusCode ?? 200, outHeaders);
+    const payload = result.body ?? '';
+    res.end(result.isBase64Encoded ? Buffer.from(payload, 'base64') : payload);
+  }
+}

@@ -1,0 +1,20 @@
+/** Spawns one in-memory DynamoDB Local for the whole run; every test file creates its own table. */
+import type { TestProject } from 'vitest/node';
+import { startDynamoLocal, type LocalDynamo } from '../../local/dynamo.js';
+
+let dynamo: LocalDynamo | undefined;
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    dynamoEndpoint: string;
+  }
+}
+
+export async function setup(project: TestProject) {
+  const endpoint = process.env.DYNAMODB_ENDPOINT || (dynamo = await startDynamoLocal()).endpoint;
+  project.provide('dynamoEndpoint', endpoint);
+}
+
+export async function teardown() {
+  await dynamo?.stop();
+}

@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/helpers/global-setup.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+    // DynamoDB Local and the tests share two cores: keep the parallelism modest.
+    maxWorkers: 2,
+    env: { POWERTOOLS_LOG_LEVEL: 'ERROR', AWS_SDK_JS_SUPPRESS_NODE_VERSION_WARNING: '1' },
+  },
+});

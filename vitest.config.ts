@@ -9,6 +9,6 @@ export default defineConfig({
     pool: 'forks',
     // DynamoDB Local and the tests share two cores: keep the parallelism modest.
     maxWorkers: 2,
-    env: { POWERTOOLS_LOG_LEVEL: 'ERROR', AWS_SDK_JS_SUPPRESS_NODE_VERSION_WARNING: '1' },
+    env: { POWERTOOLS_LOG_LEVEL: 'ERROR', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
   },
 });

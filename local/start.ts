@@ -9,6 +9,8 @@ import { JavaMissingError } from './dynamo.js';
 import { startLocal, UnsafeBindError } from './runtime.js';
 
 const env = process.env;
+// This runtime targets Node 20+ on laptops; the SDK's notice about its own future Node 22 floor is noise here.
+env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const port = Number(env.PORT ?? 3000);
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
   console.error(`PORT must be a port number (0-65535), not '${env.PORT}'.`);

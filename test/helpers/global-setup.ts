@@ -2,6 +2,8 @@
 import type { TestProject } from 'vitest/node';
 import { startDynamoLocal, type LocalDynamo } from '../../local/dynamo.js';
 
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 let dynamo: LocalDynamo | undefined;
 
 declare module 'vitest' {

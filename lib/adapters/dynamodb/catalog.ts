@@ -125,7 +125,7 @@ export class Catalog {
     const revived = await this.updateTopic(
       spec.name,
       'SET retentionSeconds = :r, maxDelaySeconds = :d, updatedAt = :now, createdAt = :now, #type = :type, ' +
-        'partitions = :p, deleted = :false, generation = generation + :one' +
+        '#partitions = :p, deleted = :false, #generation = #generation + :one' +
         (spec.orderGroup === undefined ? ' REMOVE orderGroup' : ', orderGroup = :og'),
       'deleted = :true',
       {
@@ -161,7 +161,9 @@ export class Catalog {
             Key: { pk: TOPIC_PK, sk: name },
             UpdateExpression: update,
             ConditionExpression: `attribute_exists(pk) AND ${condition}`,
-            ExpressionAttributeNames: update.includes('#type') || condition.includes('#type') ? { '#type': 'type' } : undefined,
+            ExpressionAttributeNames: Object.fromEntries(
+              [...new Set(`${update} ${condition}`.match(/#\w+/g) ?? [])].map((name) => [name, name.slice(1)]),
+            ),
             ExpressionAttributeValues: values,
             ReturnValues: 'ALL_NEW',
           }),

@@ -1,0 +1,135 @@
+/**
+ * Bad input on every route: a precise 4xx problem+json, never a 5xx, and nothing changes.
+ * Authentication comes first: without a valid token every route but /health answers 401.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalRuntime } from '../../local/runtime.js';
+import { routes } from '../../functions/api/routes.js';
+import { client, startRuntime, type Reply } from '../helpers/local.js';
+
+let runtime: LocalRuntime;
+let api: ReturnType<typeof client>;
+let receipt: string;
+
+const long = 'x'.repeat(129);
+
+beforeAll(async () => {
+  runtime = await startRuntime();
+  api = client(runtime.url);
+  await api.put('/v1/topics/orders', { type: 'standard' });
+  await api.put('/v1/topics/ledger', { type: 'fifo' });
+  await api.put('/v1/groups/billing', { subscriptions: [{ topic: 'orders' }] });
+  await api.post('/v1/topics/orders/messages', { body: 'seed' });
+  receipt = (await api.post('/v1/groups/billing/receive', { maxMessages: 1 })).body.messages[0].receiptHandle;
+});
+afterAll(async () => runtime?.stop());
+
+function expectProblem(res: Reply, status: number, code: string, path?: string) {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(res.body).toMatchObject({ status, code, type: expect.any(String), title: expect.any(String), detail: expect.any(String) });
+  if (path !== undefined) expect(res.body.errors.map((e: { path: string }) => e.path)).toContain(path);
+}
+
+const cases: Array<[string, string, string, unknown, number, string, string?]> = [
+  // [name, method, path, body, status, code, error path]
+  ['malformed JSON', 'PUT', '/v1/topics/t1', '{"type":', 400, 'InvalidArgument'],
+  ['empty body', 'PUT', '/v1/topics/t1', '', 400, 'InvalidArgument'],
+  ['unknown field', 'PUT', '/v1/topics/t1', { type: 'standard', colour: 'red' }, 400, 'InvalidArgument'],
+  ['wrong type', 'PUT', '/v1/topics/t1', { type: 'lifo' }, 400, 'InvalidArgument', 'type'],
+  ['retention too short', 'PUT', '/v1/topics/t1', { type: 'standard', retentionSeconds: 10 }, 400, 'InvalidArgument', 'retentionSeconds'],
+  ['orderGroup on standard', 'PUT', '/v1/topics/t1', { type: 'standard', orderGroup: 'g' }, 400, 'InvalidArgument', 'orderGroup'],
+  ['over-long name', 'PUT', `/v1/topics/${long}`, { type: 'standard' }, 400, 'InvalidArgument', 'path/topic'],
+  ['bad characters in name', 'PUT', '/v1/topics/a%20b', { type: 'standard' }, 400, 'InvalidArgument', 'path/topic'],
+  ['changing a topic type', 'PUT', '/v1/topics/orders', { type: 'fifo' }, 409, 'Conflict'],
+  ['array body', 'PUT', '/v1/topics/t1', [1, 2], 400, 'InvalidArgument'],
+  ['missing topic', 'GET', '/v1/topics/nope', undefined, 404, 'TopicNotFound'],
+  ['bad topic name', 'GET', `/v1/topics/${long}`, undefined, 400, 'InvalidArgument'],
+  ['delete missing topic', 'DELETE', '/v1/topics/nope', undefined, 404, 'TopicNotFound'],
+  ['limit zero', 'GET', '/v1/topics?limit=0', undefined, 400, 'InvalidArgument', 'query/limit'],
+  ['limit not a number', 'GET', '/v1/topics?limit=ten', undefined, 400, 'InvalidArgument', 'query/limit'],
+  ['garbage page token', 'GET', '/v1/topics?nextToken=zzz', undefined, 400, 'InvalidArgument', 'nextToken'],
+  ['unknown query parameter', 'GET', '/v1/groups?colour=red', undefined, 400, 'InvalidArgument'],
+  ['no subscriptions', 'PUT', '/v1/groups/g1', { subscriptions: [] }, 400, 'InvalidArgument', 'subscriptions'],
+  ['subscription to a missing topic', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'nope' }] }, 404, 'TopicNotFound'],
+  ['bad delivery mode', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], deliveryMode: 'fast' }, 400, 'InvalidArgument', 'deliveryMode'],
+  ['maxDeliveries zero', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], maxDeliveries: 0 }, 400, 'InvalidArgument', 'maxDeliveries'],
+  ['visibility too long', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], visibilityTimeoutSeconds: 43201 }, 400, 'InvalidArgument', 'visibilityTimeoutSeconds'],
+  ['subscribing to its own dead-letter topic', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], deadLetterTopic: 'orders' }, 400, 'InvalidArgument'],
+  ['missing group', 'GET', '/v1/groups/nope', undefined, 404, 'GroupNotFound'],
+  ['send without body', 'POST', '/v1/topics/orders/messages', { tag: 'x' }, 400, 'InvalidArgument', 'body'],
+  ['send with numeric body', 'POST', '/v1/topics/orders/messages', { body: 5 }, 400, 'InvalidArgument', 'body'],
+  ['send with bad base64', 'POST', '/v1/topics/orders/messages', { body: '***', encoding: 'base64' }, 400, 'InvalidArgument', 'body'],
+  ['send with delay and deliverAt', 'POST', '/v1/topics/orders/messages', { body: 'x', delaySeconds: 1, deliverAt: 1 }, 400, 'InvalidArgument', 'deliverAt'],
+  ['send with over-long tag', 'POST', '/v1/topics/orders/messages', { body: 'x', tag: long }, 400, 'InvalidArgument', 'tag'],
+  ['send with non-string property', 'POST', '/v1/topics/orders/messages', { body: 'x', properties: { a: 1 } }, 400, 'InvalidArgument', 'properties/a'],
+  ['send to a missing topic', 'POST', '/v1/topics/nope/messages', { body: 'x' }, 404, 'TopicNotFound'],
+  ['send to FIFO without shard key', 'POST', '/v1/topics/ledger/messages', { body: 'x' }, 400, 'ShardKeyRequired', 'shardKey'],
+  ['send an oversize body', 'POST', '/v1/topics/orders/messages', { body: 'x'.repeat(256 * 1024 + 1) }, 413, 'PayloadTooLarge'],
+  ['send an oversize request', 'POST', '/v1/topics/orders/messages', { body: 'x'.repeat(1200 * 1024) }, 413, 'PayloadTooLarge'],
+  ['batch without entries', 'POST', '/v1/topics/orders/messages/batch', { entries: [] }, 400, 'InvalidArgument', 'entries'],
+  ['batch of 101', 'POST', '/v1/topics/orders/messages/batch', { entries: Array.from({ length: 101 }, () => ({ body: 'x' })) }, 400, 'InvalidArgument', 'entries'],
+  ['batch with a bad entry', 'POST', '/v1/topics/orders/messages/batch', { entries: [{ body: 'x' }, { body: 1 }] }, 400, 'InvalidArgument', 'entries/1/body'],
+  ['receive zero', 'POST', '/v1/groups/billing/receive', { maxMessages: 0 }, 400, 'InvalidArgument', 'maxMessages'],
+  ['receive too long a wait', 'POST', '/v1/groups/billing/receive', { waitSeconds: 21 }, 400, 'InvalidArgument', 'waitSeconds'],
+  ['receive from an unsubscribed topic', 'POST', '/v1/groups/billing/receive', { topics: ['ledger'] }, 400, 'InvalidArgument', 'topics/0'],
+  ['receive for a missing group', 'POST', '/v1/groups/nope/receive', {}, 404, 'GroupNotFound'],
+  ['visibility with a garbage handle', 'POST', '/v1/groups/billing/visibility', { receiptHandle: 'abc', visibilityTimeoutSeconds: 1 }, 400, 'InvalidArgument', 'receiptHandle'],
+  ['visibility negative', 'POST', '/v1/groups/billing/visibility', { receiptHandle: 'abc', visibilityTimeoutSeconds: -1 }, 400, 'InvalidArgument', 'visibilityTimeoutSeconds'],
+  ['commit nothing', 'POST', '/v1/groups/billing/commit', { entries: [] }, 400, 'InvalidArgument', 'entries'],
+  ['commit a garbage handle', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'not-a-handle' }] }, 400, 'InvalidArgument', 'entries/0/receiptHandle'],
+  ['commit with unknown field', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'x', extra: 1 }] }, 400, 'InvalidArgument'],
+  ['unknown message', 'GET', '/v1/topics/orders/messages/mAAAA', undefined, 404, 'MessageNotFound'],
+  ['query by key without key', 'GET', '/v1/topics/orders/messages', undefined, 400, 'InvalidArgument', 'query/key'],
+  ['unknown route', 'GET', '/v1/nothing', undefined, 404, 'NotFound'],
+  ['wrong method', 'PATCH', '/v1/topics/orders', undefined, 405, 'MethodNotAllowed'],
+];
+
+describe('bad input', () => {
+  it.each(cases)('%s: %s %s', async (_name, method, path, body, status, code, errorPath) => {
+    const before = await snapshot();
+    const res = await api.request(method, path, body);
+    expectProblem(res, status, code, errorPath);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('refuses a body that is not JSON', async () => {
+    const res = await api.request('POST', '/v1/topics/orders/messages', 'body=x', { 'content-type': 'application/x-www-form-urlencoded' });
+    expectProblem(res, 415, 'UnsupportedMediaType');
+  });
+
+  it('covers every route', () => {
+    const covered = new Set(cases.map(([, method, path]) => `${method} ${path.replace(/\?.*/, '')}`));
+    const pattern = (p: string) => new RegExp(`^${p.replace(/\{\w+\}/g, '[^/]+')}$`);
+    for (const route of routes.filter((r) => r.params || r.query || r.body)) {
+      const hit = [...covered].some((c) => c.startsWith(`${route.method} `) && pattern(route.path).test(c.slice(route.method.length + 1)));
+      expect(hit, `${route.method} ${route.path}`).toBe(true);
+    }
+  });
+});
+
+describe('authentication', () => {
+  const anonymous = () => client(runtime.url, null);
+  const wrong = () => client(runtime.url, 'wrong-token');
+  it.each(routes.filter((r) => r.auth).map((r) => [r.method, r.path] as const))('%s %s needs the token', async (method, path) => {
+    const concrete = path.replace(/\{\w+\}/g, 'does-not-exist');
+    for (const c of [anonymous(), wrong()]) {
+      const res = await c.request(method, concrete, method === 'GET' || method === 'DELETE' ? undefined : '{not json');
+      expectProblem(res, 401, 'Unauthorized');
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    }
+  });
+  it('answers /health without a token', async () => {
+    expect((await anonymous().get('/health')).status).toBe(200);
+  });
+  it('rejects unknown routes with 401 before 404 when unauthenticated', async () => {
+    expectProblem(await anonymous().get('/v1/nothing'), 401, 'Unauthorized');
+  });
+});
+
+async function snapshot() {
+  const topics = await api.get('/v1/topics');
+  const group = await api.get('/v1/groups/billing');
+  const groups = await api.get('/v1/groups');
+  return { topics: topics.body, group: { ...group.body, oldestMessageAgeSeconds: 0 }, groups: groups.body, receipt: receipt.length };
+}

@@ -1,0 +1,40 @@
+/**
+ * CDK entry (`cdk.json`: `npx tsx cdk/app.ts`). Environment-agnostic and offline:
+ * settings come from context (`-c sluice:namePrefix=prod`), never from look-ups.
+ */
+import { App, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { addSluiceStacks } from './sluice-app.js';
+import type { PowertoolsLogLevel } from './sluice-function.js';
+
+const app = new App();
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+
+const context = (key: string): string | undefined => {
+  const value: unknown = app.node.tryGetContext(`sluice:${key}`);
+  return value === undefined || value === null || value === '' ? undefined : String(value);
+};
+const retentionDays = context('logRetentionDays');
+const memorySize = context('memorySize');
+const logLevel = context('logLevel');
+const namePrefix = context('namePrefix');
+const alarmTopicArn = context('alarmTopicArn');
+
+if (retentionDays !== undefined && !Object.values(RetentionDays).includes(Number(retentionDays))) {
+  throw new Error(`sluice:logRetentionDays=${retentionDays} is not a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, …)`);
+}
+if (logLevel !== undefined && !['DEBUG', 'INFO', 'WARN', 'ERROR'].includes(logLevel)) {
+  throw new Error(`sluice:logLevel=${logLevel} must be DEBUG, INFO, WARN or ERROR`);
+}
+
+addSluiceStacks(app, {
+  stackPrefix: context('stackPrefix') ?? 'Sluice',
+  ...(namePrefix ? { namePrefix } : {}),
+  removalPolicy: context('removalPolicy') === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+  customerManagedKey: context('customerManagedKey') === 'true',
+  ...(retentionDays ? { logRetention: Number(retentionDays) as RetentionDays } : {}),
+  ...(memorySize ? { memorySize: Number(memorySize) } : {}),
+  ...(logLevel ? { logLevel: logLevel as PowertoolsLogLevel } : {}),
+  ...(alarmTopicArn ? { alarmTopicArn } : {}),
+});

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { DONE_MEMORY, deliveriesOfToken, doneToForget, expiredLeases, leaseToken, tagMatches, type CursorState } from '../../lib/domain/cursor.js';
+
+const cursor = (leases: Array<[number, number]>, done: number[] = []): CursorState => ({
+  group: 'g',
+  stream: 's',
+  next: 100,
+  segmentStart: 100,
+  leases: new Map(leases.map(([seq, expiresAt]) => [seq, { seq, expiresAt, token: `1.${seq}`, deliveries: 1, segment: seq, topic: undefined }])),
+  done: new Map(done.map((seq) => [seq, { seq, token: 't', at: 0, outcome: 'committed' as const, deliveries: 1 }])),
+  committed: 0,
+  deadLettered: 0,
+});
+
+describe('leases', () => {
+  it('lists expired leases oldest message first, and only those', () => {
+    const c = cursor([[9, 50], [3, 10], [5, 200], [4, 100]]);
+    expect(expiredLeases(c, 100).map((l) => l.seq)).toEqual([3, 4, 9]);
+    expect(expiredLeases(c, 5)).toEqual([]);
+  });
+
+  it('forgets the oldest done entries beyond the memory', () => {
+    const seqs = Array.from({ length: DONE_MEMORY }, (_, i) => i + 1);
+    expect(doneToForget(cursor([], seqs), 0)).toEqual([]);
+    expect(doneToForget(cursor([], seqs), 2)).toEqual([1, 2]);
+  });
+
+  it('carries the delivery count in the token', () => {
+    expect(deliveriesOfToken(leaseToken(7, 'abc'))).toBe(7);
+    expect(deliveriesOfToken('garbage')).toBe(1);
+  });
+});
+
+describe('tag filters', () => {
+  it('match as subscriptions expect', () => {
+    expect(tagMatches(undefined, undefined)).toBe(true);
+    expect(tagMatches(['*'], undefined)).toBe(true);
+    expect(tagMatches(['a', 'b'], 'b')).toBe(true);
+    expect(tagMatches(['a'], 'b')).toBe(false);
+    expect(tagMatches(['a'], undefined)).toBe(false);
+  });
+});

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { CommitBody, Name, ReceiveBody, SendBody } from '../../functions/api/schemas.js';
+import { openApiDocument } from '../../functions/api/openapi-document.js';
+import { routes } from '../../functions/api/routes.js';
+
+describe('request schemas', () => {
+  it('accept names of 1-128 allowed characters only', () => {
+    expect(Name.safeParse('a.B_c-1').success).toBe(true);
+    expect(Name.safeParse('x'.repeat(128)).success).toBe(true);
+    expect(Name.safeParse('x'.repeat(129)).success).toBe(false);
+    expect(Name.safeParse('a/b').success).toBe(false);
+    expect(Name.safeParse('').success).toBe(false);
+  });
+
+  it('default receive options', () => {
+    expect(ReceiveBody.parse({})).toEqual({ maxMessages: 10, waitSeconds: 0 });
+  });
+
+  it('validate sends', () => {
+    expect(SendBody.parse({ body: 'x' })).toEqual({ body: 'x', encoding: 'utf8' });
+    expect(SendBody.safeParse({ body: 'aGk=', encoding: 'base64' }).success).toBe(true);
+    expect(SendBody.safeParse({ body: 'a', encoding: 'base64' }).success).toBe(false);
+    expect(SendBody.safeParse({ body: 'x', deliverAt: '2026-12-01T00:00:00Z' }).success).toBe(true);
+    expect(SendBody.safeParse({ body: 'x', deliverAt: 'tomorrow' }).success).toBe(false);
+    expect(SendBody.safeParse({ body: 'x', delaySeconds: 1, deliverAt: 5 }).success).toBe(false);
+    expect(SendBody.safeParse({ body: 'x', properties: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`k${i}`, 'v'])) }).success).toBe(false);
+    expect(CommitBody.safeParse({ entries: [] }).success).toBe(false);
+  });
+});
+
+describe('OpenAPI document', () => {
+  it('describes every route with its method', () => {
+    const doc = openApiDocument() as { openapi: string; paths: Record<string, Record<string, unknown>> };
+    expect(doc.openapi).toBe('3.1.0');
+    for (const route of routes) expect(doc.paths[route.path]?.[route.method.toLowerCase()], `${route.method} ${route.path}`).toBeDefined();
+  });
+});

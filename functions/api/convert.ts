@@ -3,7 +3,7 @@ import type { SendInput } from '../../lib/domain/model.js';
 import type { SendBody } from './schemas.js';
 
 /** A validated send body as the service's input (deliverAt normalised to epoch ms). */
-export const toSendInput = (body: z.output<typeof SendBody>): SendInput => ({
+export const toSendInput = (body: Omit<z.output<typeof SendBody>, 'delaySeconds' | 'deliverAt' | 'dedupId' | 'transaction'> & Partial<Pick<z.output<typeof SendBody>, 'delaySeconds' | 'deliverAt' | 'dedupId'>>): SendInput => ({
   body: body.body,
   encoding: body.encoding,
   tag: body.tag,

@@ -94,8 +94,29 @@ export const VisibilityBody = z.strictObject({
   visibilityTimeoutSeconds: z.number().int().min(0).max(Limits.visibilityMaxSeconds),
 });
 
+/** A message published atomically with a commit: a send without scheduling, dedup or transaction, plus its topic. */
+export const PublishEntry = sendChecks(
+  z.strictObject({
+    topic: Name,
+    body: sendShape.body,
+    encoding: sendShape.encoding,
+    tag: sendShape.tag,
+    keys: sendShape.keys,
+    properties: sendShape.properties,
+    shardKey: sendShape.shardKey,
+  }),
+);
+
 export const CommitBody = z.strictObject({
-  entries: z.array(z.strictObject({ receiptHandle: shortText(2048) })).min(1).max(Limits.batchMaxEntries),
+  entries: z
+    .array(
+      z.strictObject({
+        receiptHandle: shortText(2048),
+        publish: z.array(PublishEntry).max(Limits.publishPerEntryMax).optional(),
+      }),
+    )
+    .min(1)
+    .max(Limits.batchMaxEntries),
 });
 
 // ── responses (documentation) ──────────────────────────────────────────

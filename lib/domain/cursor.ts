@@ -23,6 +23,8 @@ export interface Lease {
   segment: number;
   /** The message's topic when the stream spans several topics (time-order groups). */
   topic: string | undefined;
+  /** Protected mode: committed by its receiver, waiting for older messages to complete. */
+  pending: boolean;
 }
 
 export const DoneOutcome = { committed: 'committed', deadLettered: 'dead-lettered', expired: 'expired' } as const;
@@ -48,7 +50,14 @@ export interface CursorState {
   done: Map<number, DoneEntry>;
   committed: number;
   deadLettered: number;
+  /** FIFO shard cursors: the highest sequence number announced by notices. */
+  known: number | undefined;
+  /** FIFO shard cursors: when the shard next has work (ready index), undefined when idle. */
+  readyAt: number | undefined;
 }
+
+/** The most leases one cursor holds at once (keeps the cursor item, and its write cost, small). */
+export const MAX_IN_FLIGHT_PER_STREAM = 100;
 
 /** How many completed entries a cursor remembers for idempotent repeats of commit. */
 export const DONE_MEMORY = 16;
@@ -59,9 +68,12 @@ export const deliveriesOfToken = (token: string): number => {
   return Number.isInteger(n) && n > 0 ? n : 1;
 };
 
-/** Leases whose visibility timeout has passed, oldest message first. */
+/** Leases whose visibility timeout has passed (pending commits excepted), oldest message first. */
 export const expiredLeases = (cursor: CursorState, now: number): Lease[] =>
-  [...cursor.leases.values()].filter((lease) => lease.expiresAt <= now).sort((a, b) => a.seq - b.seq);
+  [...cursor.leases.values()].filter((lease) => !lease.pending && lease.expiresAt <= now).sort((a, b) => a.seq - b.seq);
+
+/** Leases in sequence order. */
+export const leasesInOrder = (cursor: CursorState): Lease[] => [...cursor.leases.values()].sort((a, b) => a.seq - b.seq);
 
 /** Done entries to forget so that at most DONE_MEMORY remain after adding `adding` more. */
 export const doneToForget = (cursor: CursorState, adding: number): number[] => {

@@ -42,6 +42,8 @@ export const Limits = {
   bodyMaxBytes: 256 * 1024,
   requestMaxBytes: 1024 * 1024,
   batchMaxEntries: 100,
+  publishPerEntryMax: 10,
+  publishPerCommitMax: 25,
   receiveMaxMessages: 100,
   receiveMaxWaitSeconds: 20,
   visibilityMaxSeconds: 43_200,

@@ -22,6 +22,24 @@ export const localPart = (local: StreamLocal): string =>
 export const streamId = (topic: Pick<Topic, 'name' | 'orderGroup' | 'type'>, local: StreamLocal): string =>
   `${streamNamespace(topic)}/${localPart(local)}`;
 
+/** The namespace part of a stream id (`t:<topic>` or `o:<orderGroup>`); names never contain '/'. */
+export const namespaceOf = (stream: string): string => stream.slice(0, Math.max(0, stream.indexOf('/')));
+export const isShardStream = (stream: string): boolean => stream.includes('/k:');
+
+/** FIFO namespaces announce shard activity on this many notice streams (docs/design.md, FIFO). */
+export const NOTICE_BUCKETS = 4;
+export const noticeStream = (namespace: string, bucket: number): string => `${namespace}/n:${bucket}`;
+
+/** FNV-1a: a stable, well-spread bucket for a shard key. */
+export const noticeBucket = (shardKey: string): number => {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < shardKey.length; i++) {
+    hash ^= shardKey.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % NOTICE_BUCKETS;
+};
+
 export const parseLocalPart = (text: string): StreamLocal | undefined => {
   if (text.startsWith('p:')) {
     const partition = Number(text.slice(2));

@@ -3,7 +3,7 @@
  */
 import { ConflictError, GroupNotFoundError, InvalidArgumentError, TopicNotFoundError } from '../domain/errors.js';
 import { Limits, iso, type DeliveryMode, type Group, type Subscription, type Topic, type TopicType } from '../domain/model.js';
-import { streamId } from '../domain/streams.js';
+import { NOTICE_BUCKETS, isShardStream, namespaceOf, noticeStream, streamId, streamNamespace } from '../domain/streams.js';
 import type { Clock } from '../ports/clock.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import type { Stores } from './queue-service.js';
@@ -145,16 +145,22 @@ export class AdminService {
         now,
       );
     }
+    // Standard topics: one cursor per partition. FIFO topics: one per notice stream of the
+    // namespace; shard cursors are created when the group first hears of a shard.
+    const streams = new Set<string>();
     for (const topic of topics.values()) {
-      if (topic.type !== 'standard') continue;
-      await Promise.all(
-        Array.from({ length: topic.partitions }, async (_, p) => {
-          const stream = streamId(topic, { kind: 'partition', partition: p });
-          const head = await this.stores.log.head(stream);
-          await this.stores.cursors.createIfAbsent(name, stream, StreamLog.nextAfter(head), now);
-        }),
-      );
+      if (topic.type === 'standard') {
+        for (let p = 0; p < topic.partitions; p++) streams.add(streamId(topic, { kind: 'partition', partition: p }));
+      } else {
+        for (let b = 0; b < NOTICE_BUCKETS; b++) streams.add(noticeStream(streamNamespace(topic), b));
+      }
     }
+    await Promise.all(
+      [...streams].map(async (stream) => {
+        const head = await this.stores.log.head(stream);
+        await this.stores.cursors.createIfAbsent(name, stream, StreamLog.nextAfter(head), now);
+      }),
+    );
     const group = await this.stores.catalog.putGroup(
       {
         name,
@@ -189,23 +195,29 @@ export class AdminService {
   private async stats(group: Group) {
     const now = this.clock.now();
     const topics = await this.stores.catalog.getTopics(group.subscriptions.map((s) => s.topic));
-    const subscribed = new Map<string, Topic>();
+    const partitions = new Set<string>();
+    const namespaces = new Set<string>();
     for (const topic of topics.values()) {
-      if (topic.type !== 'standard') continue;
-      for (let p = 0; p < topic.partitions; p++) subscribed.set(streamId(topic, { kind: 'partition', partition: p }), topic);
+      if (topic.type === 'fifo') namespaces.add(streamNamespace(topic));
+      else for (let p = 0; p < topic.partitions; p++) partitions.add(streamId(topic, { kind: 'partition', partition: p }));
     }
     let backlog = 0;
     let inFlight = 0;
+    let pending = 0;
     let deadLettered = 0;
     let committed = 0;
     let oldest: number | undefined;
     for (const cursor of await this.stores.cursors.list(group.name)) {
       deadLettered += cursor.deadLettered;
       committed += cursor.committed;
-      if (!subscribed.has(cursor.stream)) continue;
-      inFlight += cursor.leases.size;
-      const head = await this.stores.log.head(cursor.stream);
-      const waiting = Math.max(0, StreamLog.nextAfter(head) - cursor.next);
+      const shard = isShardStream(cursor.stream) && namespaces.has(namespaceOf(cursor.stream));
+      if (!partitions.has(cursor.stream) && !shard) continue;
+      const pendingHere = [...cursor.leases.values()].filter((l) => l.pending).length;
+      pending += pendingHere;
+      inFlight += cursor.leases.size - pendingHere;
+      // Shards: the head announced by notices (no read per shard); partitions: the stream's head.
+      const last = shard ? (cursor.known ?? cursor.next - 1) : StreamLog.nextAfter(await this.stores.log.head(cursor.stream)) - 1;
+      const waiting = Math.max(0, last + 1 - cursor.next);
       backlog += waiting;
       const seqs = [...cursor.leases.keys()];
       if (waiting > 0) seqs.push(cursor.next);
@@ -218,7 +230,7 @@ export class AdminService {
     return {
       backlog,
       inFlight,
-      pending: 0,
+      pending,
       oldestMessageAgeSeconds: oldest === undefined ? 0 : Math.max(0, Math.floor((now - oldest) / 1000)),
       deadLettered,
       committed,

@@ -2,16 +2,7 @@
  * The queue engine: send, receive, visibility, commit and message queries.
  * Admin (topics, groups, stats) lives in admin-service.ts.
  */
-import {
-  GroupNotFoundError,
-  InvalidArgumentError,
-  MessageNotFoundError,
-  PayloadTooLargeError,
-  ReceiptHandleExpiredError,
-  ShardKeyRequiredError,
-  SluiceError,
-  TopicNotFoundError,
-} from '../domain/errors.js';
+import { GroupNotFoundError, InvalidArgumentError, MessageNotFoundError, SluiceError, TopicNotFoundError } from '../domain/errors.js';
 import {
   GroupDeliveryState,
   Limits,
@@ -23,36 +14,18 @@ import {
   type SendResult,
   type Topic,
 } from '../domain/model.js';
-import {
-  decodeReceipt,
-  directMessageId,
-  encodeReceipt,
-  parseDirectMessageId,
-  streamId,
-  type StreamLocal,
-} from '../domain/streams.js';
-import {
-  doneToForget,
-  expiredLeases,
-  leaseToken,
-  tagMatches,
-  type CursorState,
-  type DoneEntry,
-  type Lease,
-} from '../domain/cursor.js';
+import { decodeReceipt, directMessageId, parseDirectMessageId, streamId } from '../domain/streams.js';
+import { tagMatches, type CursorState } from '../domain/cursor.js';
 import type { Clock, Random } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
-import type { Catalog } from '../adapters/dynamodb/catalog.js';
-import type { CursorStore, ClaimChange } from '../adapters/dynamodb/cursors.js';
-import type { Markers } from '../adapters/dynamodb/markers.js';
-import { ExtraConditionFailedError, StreamLog, type Segment, type TransactItem } from '../adapters/dynamodb/stream-log.js';
+import { ExtraConditionFailedError, type TransactItem } from '../adapters/dynamodb/stream-log.js';
+import { Appender, bodyBytes, type Landed, type Outgoing } from './appender.js';
+import { Committer, type CommitEntry, type CommitResult } from './committer.js';
+import { Receiver } from './receiver.js';
+import type { Stores } from './stores.js';
 
-export interface Stores {
-  catalog: Catalog;
-  log: StreamLog;
-  cursors: CursorStore;
-  markers: Markers;
-}
+export type { Stores } from './stores.js';
+export type { CommitEntry, CommitResult, PublishInput } from './committer.js';
 
 export interface QueueServiceOptions {
   /** How often a long poll looks again when nothing wakes it (ms). */
@@ -68,43 +41,37 @@ export interface ReceiveRequest {
   topics?: string[] | undefined;
 }
 
-export type CommitResult = { receiptHandle: string; status: 'committed' } | { receiptHandle: string; error: SluiceError };
-
 /** Largest segment we write; DynamoDB items stop at 400 KB. */
 const SEGMENT_MAX_BYTES = 350 * 1024;
 /** Side items per transaction (DynamoDB allows 100 items, the segment and sentinel take two). */
 const SEGMENT_MAX_EXTRAS = 90;
 
-interface Prepared {
+interface Prepared extends Outgoing {
   index: number;
-  input: SendInput;
-  local: StreamLocal;
   bytes: number;
 }
 
-interface Candidate {
-  topic: Topic;
-  tags: string[] | undefined;
-  stream: string;
-  local: StreamLocal;
-  cursor: CursorState | undefined;
-}
-
-export const bodyBytes = (body: string, encoding: 'utf8' | 'base64'): number =>
-  encoding === 'base64' ? Buffer.from(body, 'base64').length : Buffer.byteLength(body, 'utf8');
-
 export class QueueService {
   private readonly pollIntervalMs: number;
+  private readonly appender: Appender;
+  private readonly receiver: Receiver;
+  private readonly committer: Committer;
 
   constructor(
     private readonly stores: Stores,
     private readonly clock: Clock,
-    private readonly random: Random,
+    random: Random,
     private readonly notifier: Notifier,
     options: QueueServiceOptions = {},
   ) {
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
+    this.appender = new Appender(clock, random);
+    this.receiver = new Receiver(stores, clock, random, notifier);
+    this.committer = new Committer(stores, clock, notifier, this.appender);
+    this.random = random;
   }
+
+  private readonly random: Random;
 
   // ── send ──────────────────────────────────────────────────────────────
 
@@ -118,6 +85,7 @@ export class QueueService {
   /**
    * Sends entries to one topic. Entries of one stream are appended in array
    * order, in as few segments as fit; each entry gets its own result or error.
+   * FIFO shards are announced by notices written after their segments.
    */
   async sendBatch(topicName: string, inputs: SendInput[]): Promise<BatchResult[]> {
     const topic = await this.requireTopic(topicName);
@@ -126,47 +94,31 @@ export class QueueService {
     const partition = Math.floor(this.random.fraction() * topic.partitions);
     inputs.forEach((input, index) => {
       try {
-        const prepared = this.prepare(topic, input, index, partition);
-        const key = streamId(topic, prepared.local);
-        byStream.set(key, [...(byStream.get(key) ?? []), prepared]);
+        const routed = this.appender.route(topic, input, partition, inputs.length > 1 ? `entries/${index}` : '');
+        const key = streamId(topic, routed.local);
+        byStream.set(key, [...(byStream.get(key) ?? []), { ...routed, index, bytes: bodyBytes(input.body, input.encoding) }]);
       } catch (error) {
         if (!(error instanceof SluiceError)) throw error;
         results.push({ index, error });
       }
     });
     const seenDedup = new Map<string, number>();
+    const landed: Landed[] = [];
     await Promise.all(
       [...byStream.entries()].map(async ([stream, entries]) => {
         for (const chunk of this.chunks(entries)) {
-          results.push(...(await this.appendChunk(topic, stream, chunk, seenDedup)));
+          const appended = await this.appendChunk(topic, stream, chunk, seenDedup);
+          results.push(...appended.results);
+          landed.push(...appended.landed);
         }
       }),
     );
+    // Written after the segments: a notice never announces a message that does not exist.
+    await Promise.all(
+      [...Appender.notices(landed)].map(([stream, { notices, ttl }]) => this.stores.log.appendNotices(stream, notices, ttl)),
+    );
     this.notifier.notify(topic.name);
     return results.sort((a, b) => a.index - b.index);
-  }
-
-  private prepare(topic: Topic, input: SendInput, index: number, partition: number): Prepared {
-    const bytes = bodyBytes(input.body, input.encoding);
-    if (bytes > Limits.bodyMaxBytes) {
-      throw new PayloadTooLargeError(`Message body is ${bytes} bytes; the limit is ${Limits.bodyMaxBytes} bytes (256 KiB).`, {
-        issues: [{ path: 'body', message: 'too large' }],
-      });
-    }
-    if (input.delaySeconds !== undefined || input.deliverAt !== undefined) {
-      throw new InvalidArgumentError('Scheduled and delayed delivery are not available in this version of Sluice yet.', {
-        issues: [{ path: input.delaySeconds !== undefined ? 'delaySeconds' : 'deliverAt', message: 'not supported yet' }],
-      });
-    }
-    if (topic.type === 'fifo') {
-      if (input.shardKey === undefined) {
-        throw new ShardKeyRequiredError(`Topic '${topic.name}' is a FIFO topic: every message needs a shardKey.`, {
-          issues: [{ path: 'shardKey', message: 'required on FIFO topics' }],
-        });
-      }
-      return { index, input, local: { kind: 'shard', shardKey: input.shardKey }, bytes };
-    }
-    return { index, input, local: { kind: 'partition', partition }, bytes };
   }
 
   private *chunks(entries: Prepared[]): Generator<Prepared[]> {
@@ -194,12 +146,12 @@ export class QueueService {
     stream: string,
     chunk: Prepared[],
     seenDedup: Map<string, number>,
-  ): Promise<BatchResult[]> {
+  ): Promise<{ results: BatchResult[]; landed: Landed[] }> {
     const out: BatchResult[] = [];
-    let pending = [...chunk];
+    const landed: Landed[] = [];
     // A dedup id repeated inside one batch answers with the first entry's result.
     const repeats: Prepared[] = [];
-    pending = pending.filter((entry) => {
+    let pending = chunk.filter((entry) => {
       const id = entry.input.dedupId;
       if (id === undefined) return true;
       if (seenDedup.has(id)) {
@@ -213,14 +165,14 @@ export class QueueService {
       const now = this.clock.now();
       const owners: Prepared[] = [];
       try {
-        const { seq } = await this.stores.log.append(stream, (first) => {
+        const { seq, records } = await this.stores.log.append(stream, (first) => {
           owners.length = 0;
           const extras: TransactItem[] = [];
           const records = pending.map((entry, i) => {
-            const record = this.record(topic, entry.input, directMessageId(entry.local, first + i), now);
+            const record = this.appender.record(topic, entry.input, directMessageId(entry.local, first + i), now);
             if (entry.input.dedupId !== undefined) {
               extras.push(
-                this.stores.markers.dedupItem(topic.name, entry.input.dedupId, this.sendResult(topic, record, first + i), now, Limits.dedupWindowSeconds),
+                this.stores.markers.dedupItem(topic.name, entry.input.dedupId, sendResult(topic, record, first + i), now, Limits.dedupWindowSeconds),
               );
               owners.push(entry);
             }
@@ -232,16 +184,9 @@ export class QueueService {
           });
           return { records, extras };
         });
-        pending.forEach((entry, i) => {
-          out.push({
-            index: entry.index,
-            result: {
-              messageId: directMessageId(entry.local, seq + i),
-              state: 'deliverable',
-              ...(topic.type === 'fifo' ? { sequence: seq + i } : {}),
-            },
-          });
-        });
+        pending.forEach((entry, i) => out.push({ index: entry.index, result: sendResult(topic, records[i]!, seq + i) }));
+        const first = pending[0]!;
+        landed.push({ topic, local: first.local, stream, firstSeq: seq, records });
         pending = [];
       } catch (error) {
         if (!(error instanceof ExtraConditionFailedError)) {
@@ -258,6 +203,11 @@ export class QueueService {
         if (original) {
           out.push({ index: owner.index, result: original });
           pending = pending.filter((entry) => entry !== owner);
+          // Re-announce the original: its first send may have died before writing its notice.
+          if (owner.local.kind === 'shard' && original.sequence !== undefined) {
+            const { stream: noticeStream, notice } = Appender.noticeFor(topic, owner.local.shardKey, original.sequence);
+            await this.stores.log.appendNotices(noticeStream, [notice], Math.ceil(now / 1000) + topic.retentionSeconds);
+          }
         }
       }
     }
@@ -270,28 +220,7 @@ export class QueueService {
         else if (first && 'error' in first) out.push({ index: repeat.index, error: first.error });
       }
     }
-    return out;
-  }
-
-  private record(topic: Topic, input: SendInput, messageId: string, now: number): MessageRecord {
-    return {
-      messageId,
-      topic: topic.name,
-      body: input.body,
-      encoding: input.encoding,
-      tag: input.tag,
-      keys: input.keys,
-      properties: input.properties,
-      shardKey: input.shardKey,
-      sentAt: now,
-      deliverableAt: now,
-      expiresAt: now + topic.retentionSeconds * 1000,
-      generation: topic.generation,
-    };
-  }
-
-  private sendResult(topic: Topic, record: MessageRecord, seq: number): SendResult {
-    return { messageId: record.messageId, state: 'deliverable', ...(topic.type === 'fifo' ? { sequence: seq } : {}) };
+    return { results: out, landed };
   }
 
   // ── receive ───────────────────────────────────────────────────────────
@@ -306,275 +235,33 @@ export class QueueService {
         });
       }
     }
+    const requested = new Set(request.topics ?? subscribed);
     const visibilityMs = (request.visibilityTimeoutSeconds ?? group.visibilityTimeoutSeconds) * 1000;
-    const topics = request.topics ?? [...subscribed];
     const deadline = this.clock.now() + request.waitSeconds * 1000;
     for (;;) {
-      const messages = await this.receiveOnce(group, topics, request.maxMessages, visibilityMs);
+      const topics = await this.stores.catalog.getTopics([...subscribed]);
+      const messages = await this.receiver.receiveOnce(
+        { group, topics, requested, visibilityMs, cascade: (g, stream) => this.committer.completeProtected(g, stream, []).then(() => undefined) },
+        request.maxMessages,
+      );
       const now = this.clock.now();
       if (messages.length > 0 || now >= deadline) return messages;
-      await this.notifier.wait(topics, Math.min(this.pollIntervalMs, deadline - now));
-    }
-  }
-
-  private async receiveOnce(group: Group, topicNames: string[], max: number, visibilityMs: number): Promise<DeliveredMessage[]> {
-    const [topics, cursors] = await Promise.all([
-      this.stores.catalog.getTopics(topicNames),
-      this.stores.cursors.list(group.name),
-    ]);
-    const byStream = new Map(cursors.map((c) => [c.stream, c]));
-    const candidates: Candidate[] = [];
-    for (const subscription of group.subscriptions) {
-      const topic = topics.get(subscription.topic);
-      if (!topic || !topicNames.includes(topic.name)) continue;
-      if (topic.type === 'standard') {
-        for (let p = 0; p < topic.partitions; p++) {
-          const local: StreamLocal = { kind: 'partition', partition: p };
-          const stream = streamId(topic, local);
-          candidates.push({ topic, tags: subscription.tags, stream, local, cursor: byStream.get(stream) });
-        }
-      }
-    }
-    // Start at a random stream so that concurrent receivers spread out.
-    const offset = Math.floor(this.random.fraction() * Math.max(1, candidates.length));
-    const ordered = [...candidates.slice(offset), ...candidates.slice(0, offset)];
-    const out: DeliveredMessage[] = [];
-    for (const candidate of ordered) {
-      if (out.length >= max) break;
-      out.push(...(await this.claimFrom(group, candidate, max - out.length, visibilityMs)));
-    }
-    return out;
-  }
-
-  private async claimFrom(group: Group, candidate: Candidate, want: number, visibilityMs: number): Promise<DeliveredMessage[]> {
-    const { topic, stream } = candidate;
-    let cursor = candidate.cursor;
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const now = this.clock.now();
-      if (!cursor) {
-        // Subscriptions create their cursors; this only repairs a subscription interrupted half-way.
-        const head = await this.stores.log.head(stream);
-        await this.stores.cursors.createIfAbsent(group.name, stream, StreamLog.nextAfter(head), now);
-        cursor = await this.stores.cursors.get(group.name, stream);
-        if (!cursor) return [];
-      }
-      const plan = await this.plan(group, candidate, cursor, want, visibilityMs, now);
-      if (plan.change === undefined) {
-        await this.deadLetter(group, stream, plan.dead, now);
-        return plan.out;
-      }
-      if (await this.stores.cursors.claim(group.name, stream, plan.change)) {
-        await this.deadLetter(group, stream, plan.dead, now);
-        return plan.out;
-      }
-      cursor = await this.stores.cursors.get(group.name, stream);
-    }
-    return [];
-  }
-
-  private async plan(group: Group, candidate: Candidate, cursor: CursorState, want: number, visibilityMs: number, now: number) {
-    const { topic, stream } = candidate;
-    const out: DeliveredMessage[] = [];
-    const grant: ClaimChange['grant'] = [];
-    const close: ClaimChange['close'] = [];
-    const dead: Array<{ lease: Lease; record: MessageRecord }> = [];
-    const live = (record: MessageRecord | undefined): record is MessageRecord =>
-      record !== undefined && record.expiresAt > now && record.generation === topic.generation && record.topic === topic.name;
-
-    // 1. Expired leases go first: a redelivered message keeps its place ahead of later ones.
-    const expired = expiredLeases(cursor, now).slice(0, want);
-    if (expired.length > 0) {
-      const segments = await this.stores.log.getSegments(expired.map((l) => ({ stream, seq: l.segment })));
-      for (const lease of expired) {
-        const record = recordAt(segments, lease.seq);
-        if (!live(record)) {
-          close.push({ done: doneEntry(lease, now, 'expired'), replaces: lease.token });
-        } else if (lease.deliveries >= group.maxDeliveries) {
-          dead.push({ lease, record });
-        } else {
-          const renewed: Lease = {
-            ...lease,
-            deliveries: lease.deliveries + 1,
-            token: leaseToken(lease.deliveries + 1, this.random.token()),
-            expiresAt: now + visibilityMs,
-          };
-          grant.push({ lease: renewed, replaces: lease.token });
-          out.push(this.deliver(record, stream, topic, renewed));
-        }
-      }
-    }
-
-    // 2. Then messages never delivered to this group, from the cursor on.
-    let next = cursor.next;
-    let segmentStart = cursor.segmentStart;
-    let remaining = want - out.length;
-    if (remaining > 0) {
-      const segments = await this.stores.log.read(stream, cursor.segmentStart, remaining + 1);
-      outer: for (const segment of segments) {
-        const end = segment.seq + segment.count;
-        if (end <= next) continue;
-        if (segment.seq > next) next = segment.seq; // an epoch began, or expired segments were removed
-        for (let seq = next; seq < end; seq++) {
-          if (remaining === 0) break outer;
-          const record = segment.records[seq - segment.seq];
-          next = seq + 1;
-          segmentStart = next < end ? segment.seq : next;
-          if (!live(record) || !tagMatches(candidate.tags, record.tag)) continue;
-          const lease: Lease = {
-            seq,
-            expiresAt: now + visibilityMs,
-            token: leaseToken(1, this.random.token()),
-            deliveries: 1,
-            segment: segment.seq,
-            topic: undefined,
-          };
-          grant.push({ lease, replaces: undefined });
-          out.push(this.deliver(record, stream, topic, lease));
-          remaining--;
-        }
-      }
-    }
-    const changed = grant.length > 0 || close.length > 0 || next !== cursor.next;
-    const change: ClaimChange | undefined = changed
-      ? { expectNext: cursor.next, next, segmentStart, grant, close, forgetDone: doneToForget(cursor, close.length) }
-      : undefined;
-    return { out, change, dead };
-  }
-
-  private deliver(record: MessageRecord, stream: string, topic: Topic, lease: Lease): DeliveredMessage {
-    return {
-      messageId: record.messageId,
-      receiptHandle: encodeReceipt({ topic: record.topic, stream, seq: lease.seq, token: lease.token }),
-      topic: record.topic,
-      body: record.body,
-      encoding: record.encoding,
-      tag: record.tag ?? null,
-      keys: record.keys,
-      properties: record.properties,
-      shardKey: record.shardKey ?? null,
-      sequence: topic.type === 'fifo' ? lease.seq : null,
-      sentAt: iso(record.sentAt),
-      deliverableAt: iso(record.deliverableAt),
-      deliveryCount: lease.deliveries,
-    };
-  }
-
-  /**
-   * Moves messages that used up `maxDeliveries` to the group's dead-letter
-   * topic: the append and the closing of the lease are one transaction, so
-   * the message is in exactly one of the two places.
-   */
-  private async deadLetter(group: Group, stream: string, dead: Array<{ lease: Lease; record: MessageRecord }>, now: number) {
-    if (dead.length === 0) return;
-    let dlq = await this.stores.catalog.getTopic(group.deadLetterTopic);
-    if (!dlq) {
-      dlq = (
-        await this.stores.catalog.putTopic(
-          {
-            name: group.deadLetterTopic,
-            type: 'standard',
-            retentionSeconds: Limits.retentionMaxSeconds,
-            maxDelaySeconds: Limits.maxDelayDefaultSeconds,
-            orderGroup: undefined,
-            partitions: Limits.standardPartitions,
-          },
-          now,
-        )
-      ).topic;
-    }
-    const target = dlq;
-    for (const { lease, record } of dead) {
-      const local: StreamLocal = { kind: 'partition', partition: Math.floor(this.random.fraction() * target.partitions) };
-      try {
-        await this.stores.log.append(streamId(target, local), (seq) => ({
-          records: [
-            {
-              ...record,
-              messageId: directMessageId(local, seq),
-              topic: target.name,
-              properties: {
-                ...record.properties,
-                'sluice-dead-letter-source-topic': record.topic,
-                'sluice-dead-letter-source-message-id': record.messageId,
-                'sluice-dead-letter-group': group.name,
-                'sluice-dead-letter-delivery-count': String(lease.deliveries),
-              },
-              deliverableAt: now,
-              expiresAt: now + target.retentionSeconds * 1000,
-              generation: target.generation,
-            },
-          ],
-          extras: [this.stores.cursors.deadLetterItem(group.name, stream, doneEntry(lease, now, 'dead-lettered'), lease.token)],
-        }));
-        this.notifier.notify(target.name);
-      } catch (error) {
-        // Another receiver dead-lettered it, or its last holder committed it meanwhile.
-        if (!(error instanceof ExtraConditionFailedError)) throw error;
-      }
+      await this.notifier.wait([...requested], Math.min(this.pollIntervalMs, deadline - now));
     }
   }
 
   // ── visibility and commit ─────────────────────────────────────────────
 
   async changeVisibility(groupName: string, receiptHandle: string, visibilityTimeoutSeconds: number): Promise<void> {
-    const receipt = decodeReceipt(receiptHandle);
-    const group = await this.requireGroup(groupName);
-    const ok = await this.stores.cursors.setVisibility(
-      group.name,
-      receipt.stream,
-      receipt.seq,
-      receipt.token,
-      this.clock.now() + visibilityTimeoutSeconds * 1000,
-    );
-    if (!ok) {
-      throw new ReceiptHandleExpiredError(
-        'This receipt handle is no longer the latest lease of its message (it was committed, redelivered or dead-lettered).',
-      );
-    }
-    if (visibilityTimeoutSeconds === 0) this.notifier.notify(receipt.topic);
+    decodeReceipt(receiptHandle);
+    await this.committer.changeVisibility(await this.requireGroup(groupName), receiptHandle, visibilityTimeoutSeconds);
   }
 
-  async commit(groupName: string, receiptHandles: string[]): Promise<CommitResult[]> {
-    const receipts = receiptHandles.map((handle, i) => {
-      try {
-        return decodeReceipt(handle);
-      } catch (error) {
-        if (error instanceof InvalidArgumentError) {
-          throw new InvalidArgumentError(`entries/${i}/receiptHandle is not a receipt handle issued by Sluice.`, {
-            issues: [{ path: `entries/${i}/receiptHandle`, message: 'malformed receipt handle' }],
-          });
-        }
-        throw error;
-      }
-    });
+  /** Commits receipt handles; each entry may publish messages atomically with its commit. */
+  async commit(groupName: string, entries: Array<CommitEntry | string>): Promise<CommitResult[]> {
+    const normalized = entries.map((e) => (typeof e === 'string' ? { receiptHandle: e, publish: [] } : e));
     const group = await this.requireGroup(groupName);
-    const now = this.clock.now();
-    const byStream = new Map<string, number[]>();
-    receipts.forEach((receipt, i) => byStream.set(receipt.stream, [...(byStream.get(receipt.stream) ?? []), i]));
-    const results: CommitResult[] = new Array(receipts.length);
-    await Promise.all(
-      [...byStream.entries()].map(async ([stream, indexes]) => {
-        const outcomes = await this.stores.cursors.commit(
-          group.name,
-          stream,
-          indexes.map((i) => ({ seq: receipts[i]!.seq, token: receipts[i]!.token })),
-          now,
-        );
-        indexes.forEach((i, j) => {
-          const receiptHandle = receiptHandles[i] ?? '';
-          results[i] =
-            outcomes[j] === 'committed'
-              ? { receiptHandle, status: 'committed' }
-              : {
-                  receiptHandle,
-                  error: new ReceiptHandleExpiredError(
-                    'The lease of this receipt handle expired and the message was delivered again (or dead-lettered); only the latest receipt handle can commit.',
-                  ),
-                };
-        });
-      }),
-    );
-    return results;
+    return this.committer.commit(group, normalized);
   }
 
   // ── queries ───────────────────────────────────────────────────────────
@@ -653,17 +340,10 @@ export class QueueService {
   }
 }
 
-const recordAt = (segments: Segment[], seq: number): MessageRecord | undefined => {
-  const segment = segments.find((s) => s.seq <= seq && seq < s.seq + s.count);
-  return segment?.records[seq - segment.seq];
-};
-
-const doneEntry = (lease: Lease, at: number, outcome: DoneEntry['outcome']): DoneEntry => ({
-  seq: lease.seq,
-  token: lease.token,
-  at,
-  outcome,
-  deliveries: lease.deliveries,
+const sendResult = (topic: Topic, record: MessageRecord, seq: number): SendResult => ({
+  messageId: record.messageId,
+  state: 'deliverable',
+  ...(topic.type === 'fifo' ? { sequence: seq } : {}),
 });
 
 /** A message's state in one group, from that group's cursor on its stream. */
@@ -671,7 +351,9 @@ function groupState(cursor: CursorState | undefined, seq: number, matches: boole
   const none = { deliveryCount: 0, committedAt: null as string | null };
   if (!matches) return { state: GroupDeliveryState.filtered, ...none };
   const lease = cursor?.leases.get(seq);
-  if (lease) return { state: GroupDeliveryState.inFlight, deliveryCount: lease.deliveries, committedAt: null };
+  if (lease) {
+    return { state: lease.pending ? GroupDeliveryState.pending : GroupDeliveryState.inFlight, deliveryCount: lease.deliveries, committedAt: null };
+  }
   const done = cursor?.done.get(seq);
   if (done) {
     return {

@@ -6,10 +6,12 @@ const cursor = (leases: Array<[number, number]>, done: number[] = []): CursorSta
   stream: 's',
   next: 100,
   segmentStart: 100,
-  leases: new Map(leases.map(([seq, expiresAt]) => [seq, { seq, expiresAt, token: `1.${seq}`, deliveries: 1, segment: seq, topic: undefined }])),
+  leases: new Map(leases.map(([seq, expiresAt]) => [seq, { seq, expiresAt, token: `1.${seq}`, deliveries: 1, segment: seq, topic: undefined, pending: false }])),
   done: new Map(done.map((seq) => [seq, { seq, token: 't', at: 0, outcome: 'committed' as const, deliveries: 1 }])),
   committed: 0,
   deadLettered: 0,
+  known: undefined,
+  readyAt: undefined,
 });
 
 describe('leases', () => {

@@ -45,6 +45,26 @@ export class ExtraConditionFailedError extends Error {
   }
 }
 
+/** FIFO shard activity: shard `shardKey` got messages `from`…`to` (docs/design.md, FIFO). */
+export interface Notice {
+  shardKey: string;
+  from: number;
+  to: number;
+}
+interface StoredNotice {
+  h: string;
+  f: number;
+  t: number;
+}
+const toStoredNotice = (n: Notice): StoredNotice => ({ h: n.shardKey, f: n.from, t: n.to });
+const fromStoredNotice = (n: StoredNotice): Notice => ({ shardKey: n.h, from: n.f, to: n.t });
+
+export interface StreamWrite {
+  stream: string;
+  /** Builds the stored entries of the segment once its first sequence number is known. */
+  build: (firstSeq: number, allFirstSeqs: number[]) => { stored: object[]; ttl: number };
+}
+
 export interface AppendPlan {
   records: MessageRecord[];
   /** Items written in the same transaction as the segment (dedup markers, key index, cursor updates). */
@@ -95,43 +115,69 @@ export class StreamLog {
    * when one of the plan's extra items fails its own condition.
    */
   async append(stream: string, plan: (firstSeq: number) => AppendPlan): Promise<{ seq: number; records: MessageRecord[] }> {
+    let records: MessageRecord[] = [];
+    let extras: TransactItem[] = [];
+    const [seq] = await this.appendMany(
+      [
+        {
+          stream,
+          build: (first) => {
+            ({ records, extras } = plan(first));
+            return { stored: records.map(toStored), ttl: Math.ceil(Math.max(...records.map((r) => r.expiresAt)) / 1000) };
+          },
+        },
+      ],
+      () => extras,
+    );
+    return { seq: seq ?? 0, records };
+  }
+
+  /**
+   * Appends one segment to each of several streams in one transaction, with
+   * `extras` written atomically alongside (all or nothing). A stream may appear
+   * once. Returns each segment's first sequence number.
+   */
+  async appendMany(writes: StreamWrite[], extras: (firstSeqs: number[]) => TransactItem[]): Promise<number[]> {
     for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
-      const head = await this.head(stream);
-      const opening = head.kind !== 'segment';
-      // A new epoch starts above every sequence number the stream could ever have used
-      // (each epoch holds far fewer than 1000 messages per millisecond of its life).
-      const base = head.kind === 'none' ? 0 : head.kind === 'sentinel' ? Math.max(this.clock.now() * 1000, head.base + 1) : 0;
-      const seq = opening ? base + 1 : StreamLog.nextAfter(head);
-      const { records, extras } = plan(seq);
-      const segment = {
-        pk: streamPk(stream),
-        sk: padSeq(seq),
-        n: records.length,
-        m: records.map(toStored),
-        ttl: Math.ceil(Math.max(...records.map((r) => r.expiresAt)) / 1000),
-      };
-      try {
-        if (!opening && extras.length === 0) {
-          await this.doc.send(
-            new PutCommand({ TableName: this.table, Item: segment, ConditionExpression: 'attribute_not_exists(pk)' }),
-          );
-        } else {
-          const items: TransactItem[] = [];
-          if (opening) {
-            items.push({
-              Put: {
-                TableName: this.table,
-                Item: { pk: streamPk(stream), sk: SENTINEL_SK, eb: base },
-                ConditionExpression: head.kind === 'none' ? 'attribute_not_exists(pk)' : 'eb = :old',
-                ...(head.kind === 'sentinel' ? { ExpressionAttributeValues: { ':old': head.base } } : {}),
-              },
-            });
-          }
+      const heads = await Promise.all(writes.map((w) => this.head(w.stream)));
+      const items: TransactItem[] = [];
+      const seqs: number[] = [];
+      const opening: boolean[] = [];
+      writes.forEach((write, i) => {
+        const head = heads[i] ?? { kind: 'none' };
+        opening.push(head.kind !== 'segment');
+        // A new epoch starts above every sequence number the stream could ever have used
+        // (each epoch holds far fewer than 1000 messages per millisecond of its life).
+        const base = head.kind === 'sentinel' ? Math.max(this.clock.now() * 1000, head.base + 1) : 0;
+        seqs.push(head.kind === 'segment' ? StreamLog.nextAfter(head) : base + 1);
+        if (head.kind !== 'segment') {
           items.push({
-            Put: { TableName: this.table, Item: segment, ConditionExpression: 'attribute_not_exists(pk)' },
+            Put: {
+              TableName: this.table,
+              Item: { pk: streamPk(write.stream), sk: SENTINEL_SK, eb: base },
+              ConditionExpression: head.kind === 'none' ? 'attribute_not_exists(pk)' : 'eb = :old',
+              ...(head.kind === 'sentinel' ? { ExpressionAttributeValues: { ':old': head.base } } : {}),
+            },
           });
-          const offset = items.length;
-          items.push(...extras);
+        }
+      });
+      writes.forEach((write, i) => {
+        const seq = seqs[i] ?? 1;
+        const { stored, ttl } = write.build(seq, seqs);
+        items.push({
+          Put: {
+            TableName: this.table,
+            Item: { pk: streamPk(write.stream), sk: padSeq(seq), n: stored.length, m: stored, ttl },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        });
+      });
+      const offset = items.length;
+      items.push(...extras(seqs));
+      try {
+        if (items.length === 1 && items[0]?.Put && writes.length === 1) {
+          await this.doc.send(new PutCommand(items[0].Put));
+        } else {
           try {
             await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
           } catch (error) {
@@ -146,7 +192,7 @@ export class StreamLog {
             throw error;
           }
         }
-        return { seq, records };
+        return seqs;
       } catch (error) {
         if (error instanceof ExtraConditionFailedError) throw error;
         if (isConditionalFailure(error)) {
@@ -159,18 +205,55 @@ export class StreamLog {
     throw new ThrottledError('Too many concurrent writers on one stream; retry the request.');
   }
 
+  /** Appends notices (FIFO shard activity) to a notice stream. */
+  async appendNotices(stream: string, notices: Notice[], ttl: number): Promise<void> {
+    await this.appendMany([StreamLog.noticeWrite(stream, () => notices, ttl)], () => []);
+  }
+
+  /** A notice segment for {@link appendMany}; `notices` may use the other writes' sequence numbers. */
+  static noticeWrite(stream: string, notices: (allFirstSeqs: number[]) => Notice[], ttl: number): StreamWrite {
+    return { stream, build: (_seq, all) => ({ stored: notices(all).map(toStoredNotice), ttl }) };
+  }
+
+  /** A message segment for {@link appendMany}. */
+  static recordWrite(stream: string, records: (firstSeq: number) => MessageRecord[]): StreamWrite {
+    return {
+      stream,
+      build: (seq) => {
+        const built = records(seq);
+        return { stored: built.map(toStored), ttl: Math.ceil(Math.max(...built.map((r) => r.expiresAt)) / 1000) };
+      },
+    };
+  }
+
+  /** Notice segments from the one starting at `fromSeq` on. */
+  async readNotices(stream: string, fromSeq: number, limit: number): Promise<Array<{ seq: number; count: number; notices: Notice[] }>> {
+    const items = await this.query(stream, fromSeq, limit);
+    return items.map((item) => ({
+      seq: Number(item.sk),
+      count: Number(item.n),
+      notices: ((item.m as StoredNotice[] | undefined) ?? []).map(fromStoredNotice),
+    }));
+  }
+
   /** Segments from the one starting at `fromSeq` on, oldest first. */
   async read(stream: string, fromSeq: number, limit: number): Promise<Segment[]> {
-    const { Items } = await call(() => this.doc.send(
-      new QueryCommand({
-        TableName: this.table,
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': padSeq(fromSeq), ':to': MAX_SK },
-        Limit: limit,
-        ConsistentRead: true,
-      })),
+    return (await this.query(stream, fromSeq, limit)).map((item) => this.toSegment(stream, item));
+  }
+
+  private async query(stream: string, fromSeq: number, limit: number): Promise<Record<string, unknown>[]> {
+    const { Items } = await call(() =>
+      this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+          ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': padSeq(fromSeq), ':to': MAX_SK },
+          Limit: limit,
+          ConsistentRead: true,
+        }),
+      ),
     );
-    return (Items ?? []).map((item) => this.toSegment(stream, item));
+    return Items ?? [];
   }
 
   /** The segment holding `seq`, if it still exists. */

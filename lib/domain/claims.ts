@@ -1,0 +1,165 @@
+/**
+ * Planning a receive on one stream: which leases to renew, which messages to
+ * lease for the first time, which to dead-letter or close — according to the
+ * group's delivery mode. Pure: the caller reads the cursor and the segments,
+ * and writes the plan with one conditional update (docs/design.md, Receive).
+ */
+import {
+  MAX_IN_FLIGHT_PER_STREAM,
+  expiredLeases,
+  leaseToken,
+  type CursorState,
+  type DoneEntry,
+  type Lease,
+} from './cursor.js';
+import type { DeliveryMode, MessageRecord } from './model.js';
+
+/** `unordered`: standard topics (every group delivers them concurrently, without order). */
+export type ClaimMode = DeliveryMode | 'unordered';
+
+/** What to do with the next record of a stream: deliver it, pass over it for good, or stop here. */
+export type Verdict = 'deliver' | 'skip' | 'stop';
+
+export interface SegmentView {
+  seq: number;
+  count: number;
+  records: MessageRecord[];
+}
+
+export interface PlanInput {
+  cursor: CursorState;
+  mode: ClaimMode;
+  now: number;
+  want: number;
+  visibilityMs: number;
+  maxDeliveries: number;
+  /** Records of the leases that expired (by sequence number); missing = removed. */
+  leaseRecords: Map<number, MessageRecord | undefined>;
+  /** Segments read from `cursor.segmentStart` on. */
+  segments: SegmentView[];
+  /** True when `segments` may not reach the end of the stream (the read hit its limit). */
+  truncated: boolean;
+  /** Whether a record is still deliverable at all (not expired, current generation, subscribed topic). */
+  live: (record: MessageRecord) => boolean;
+  /** Tag filters and the receive's own topic filter. */
+  verdict: (record: MessageRecord) => Verdict;
+  token: () => string;
+}
+
+export interface Delivery {
+  record: MessageRecord;
+  lease: Lease;
+}
+
+export interface Plan {
+  deliveries: Delivery[];
+  grant: Array<{ lease: Lease; replaces: string | undefined }>;
+  close: Array<{ done: DoneEntry; replaces: string }>;
+  dead: Array<{ lease: Lease; record: MessageRecord }>;
+  next: number;
+  segmentStart: number;
+  /** Highest sequence number seen (FIFO cursors keep it as their known head). */
+  seen: number;
+  /** When this stream next has claimable work for the group (undefined: idle until a new notice). */
+  readyAt: number | undefined;
+}
+
+const done = (lease: Lease, at: number, outcome: DoneEntry['outcome']): DoneEntry => ({
+  seq: lease.seq,
+  token: lease.token,
+  at,
+  outcome,
+  deliveries: lease.deliveries,
+});
+
+export function planClaims(input: PlanInput): Plan {
+  const { cursor, mode, now, visibilityMs } = input;
+  const plan: Plan = {
+    deliveries: [],
+    grant: [],
+    close: [],
+    dead: [],
+    next: cursor.next,
+    segmentStart: cursor.segmentStart,
+    seen: Math.max(cursor.known ?? 0, cursor.next - 1),
+    readyAt: undefined,
+  };
+  const ordered = mode !== 'unordered';
+  let inFlight = cursor.leases.size;
+
+  // 1. Expired leases first, oldest message first: a redelivered message keeps its place.
+  for (const lease of expiredLeases(cursor, now)) {
+    if (plan.deliveries.length >= input.want) break;
+    const record = input.leaseRecords.get(lease.seq);
+    if (record === undefined || !input.live(record)) {
+      plan.close.push({ done: done(lease, now, 'expired'), replaces: lease.token });
+      inFlight--;
+    } else if (lease.deliveries >= input.maxDeliveries) {
+      plan.dead.push({ lease, record });
+    } else {
+      const renewed: Lease = {
+        ...lease,
+        deliveries: lease.deliveries + 1,
+        token: leaseToken(lease.deliveries + 1, input.token()),
+        expiresAt: now + visibilityMs,
+      };
+      plan.grant.push({ lease: renewed, replaces: lease.token });
+      plan.deliveries.push({ record, lease: renewed });
+    }
+  }
+
+  // 2. Then messages never delivered to this group.
+  const blocked = () =>
+    mode === 'serialized' ? inFlight > 0 || plan.dead.length > 0 : inFlight >= MAX_IN_FLIGHT_PER_STREAM;
+  let more = false;
+  outer: for (const segment of input.segments) {
+    const end = segment.seq + segment.count;
+    plan.seen = Math.max(plan.seen, end - 1);
+    if (end <= plan.next) continue;
+    if (segment.seq > plan.next) plan.next = segment.seq; // a new epoch, or expired segments removed
+    for (let seq = plan.next; seq < end; seq++) {
+      const record = segment.records[seq - segment.seq];
+      if (plan.deliveries.length >= input.want || blocked()) {
+        more = true;
+        break outer;
+      }
+      const verdict = record === undefined || !input.live(record) ? 'skip' : input.verdict(record);
+      if (verdict === 'stop') {
+        // Ordered streams never skip ahead of a message this receive may not take.
+        if (ordered) {
+          more = true;
+          break outer;
+        }
+        continue;
+      }
+      plan.next = seq + 1;
+      plan.segmentStart = plan.next < end ? segment.seq : plan.next;
+      if (verdict === 'skip' || record === undefined) continue;
+      const lease: Lease = {
+        seq,
+        expiresAt: now + visibilityMs,
+        token: leaseToken(1, input.token()),
+        deliveries: 1,
+        segment: segment.seq,
+        topic: record.topic,
+        pending: false,
+      };
+      plan.grant.push({ lease, replaces: undefined });
+      plan.deliveries.push({ record, lease });
+      inFlight++;
+    }
+  }
+  if (input.truncated || plan.seen >= plan.next) more = true;
+
+  // 3. When is there work here next?
+  const leaseExpiries = [...cursor.leases.values()]
+    .filter((l) => !l.pending && !plan.grant.some((g) => g.lease.seq === l.seq) && !plan.close.some((c) => c.done.seq === l.seq))
+    .map((l) => l.expiresAt)
+    .concat(plan.grant.map((g) => g.lease.expiresAt));
+  const earliestExpiry = leaseExpiries.length ? Math.min(...leaseExpiries) : undefined;
+  const lowest = [...cursor.leases.values()].sort((a, b) => a.seq - b.seq)[0];
+  if (plan.dead.length > 0 || lowest?.pending) plan.readyAt = now;
+  else if (more && !blocked()) plan.readyAt = now;
+  else plan.readyAt = earliestExpiry;
+  return plan;
+}

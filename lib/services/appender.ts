@@ -1,0 +1,172 @@
+/**
+ * Turning sends into stream writes: records, stream choice, and the FIFO
+ * notices that announce shard activity (docs/design.md, Streams and FIFO).
+ * Shared by send, dead-lettering and commit-with-publish.
+ */
+import { InvalidArgumentError, PayloadTooLargeError, ShardKeyRequiredError } from '../domain/errors.js';
+import { Limits, type MessageRecord, type SendInput, type Topic } from '../domain/model.js';
+import {
+  directMessageId,
+  noticeBucket,
+  noticeStream,
+  streamId,
+  streamNamespace,
+  type StreamLocal,
+} from '../domain/streams.js';
+import { StreamLog, type Notice, type StreamWrite } from '../adapters/dynamodb/stream-log.js';
+import type { Clock, Random } from '../ports/clock.js';
+
+export const bodyBytes = (body: string, encoding: 'utf8' | 'base64'): number =>
+  encoding === 'base64' ? Buffer.from(body, 'base64').length : Buffer.byteLength(body, 'utf8');
+
+/** One message bound for one topic. */
+export interface Outgoing {
+  topic: Topic;
+  input: SendInput;
+  local: StreamLocal;
+}
+
+/** Where the messages of one write landed. */
+export interface Landed {
+  topic: Topic;
+  local: StreamLocal;
+  stream: string;
+  firstSeq: number;
+  records: MessageRecord[];
+}
+
+export class Appender {
+  constructor(
+    private readonly clock: Clock,
+    private readonly random: Random,
+  ) {}
+
+  /**
+   * Checks what can be checked before anything is written (size, shard key,
+   * features this version lacks) and picks the stream.
+   * `partition` is the standard-topic partition shared by a batch.
+   */
+  route(topic: Topic, input: SendInput, partition?: number, path = ''): Outgoing {
+    const at = (field: string) => (path ? `${path}/${field}` : field);
+    const bytes = bodyBytes(input.body, input.encoding);
+    if (bytes > Limits.bodyMaxBytes) {
+      throw new PayloadTooLargeError(`Message body is ${bytes} bytes; the limit is ${Limits.bodyMaxBytes} bytes (256 KiB).`, {
+        issues: [{ path: at('body'), message: 'too large' }],
+      });
+    }
+    if (input.delaySeconds !== undefined || input.deliverAt !== undefined) {
+      throw new InvalidArgumentError('Scheduled and delayed delivery are not available in this version of Sluice yet.', {
+        issues: [{ path: at(input.delaySeconds !== undefined ? 'delaySeconds' : 'deliverAt'), message: 'not supported yet' }],
+      });
+    }
+    if (topic.type === 'fifo') {
+      if (input.shardKey === undefined) {
+        throw new ShardKeyRequiredError(`Topic '${topic.name}' is a FIFO topic: every message needs a shardKey.`, {
+          issues: [{ path: at('shardKey'), message: 'required on FIFO topics' }],
+        });
+      }
+      return { topic, input, local: { kind: 'shard', shardKey: input.shardKey } };
+    }
+    const p = partition ?? Math.floor(this.random.fraction() * topic.partitions);
+    return { topic, input, local: { kind: 'partition', partition: p % topic.partitions } };
+  }
+
+  record(topic: Topic, input: SendInput, messageId: string, now: number): MessageRecord {
+    return {
+      messageId,
+      topic: topic.name,
+      body: input.body,
+      encoding: input.encoding,
+      tag: input.tag,
+      keys: input.keys,
+      properties: input.properties,
+      shardKey: input.shardKey,
+      sentAt: now,
+      deliverableAt: now,
+      expiresAt: now + topic.retentionSeconds * 1000,
+      generation: topic.generation,
+    };
+  }
+
+  /**
+   * Stream writes for outgoing messages, one segment per stream (array order
+   * kept inside a stream), plus the notice segments announcing FIFO shards —
+   * all for one {@link StreamLog.appendMany} transaction. `landed(seqs)`
+   * tells where each group of messages went once the append succeeded.
+   */
+  writes(outgoing: Outgoing[], now: number, inlineNotices: boolean): { writes: StreamWrite[]; landed: (seqs: number[]) => Landed[] } {
+    const byStream = new Map<string, Outgoing[]>();
+    for (const o of outgoing) {
+      const id = streamId(o.topic, o.local);
+      byStream.set(id, [...(byStream.get(id) ?? []), o]);
+    }
+    const groups = [...byStream.entries()];
+    const built: MessageRecord[][] = [];
+    const writes: StreamWrite[] = groups.map(([stream, items], i) =>
+      StreamLog.recordWrite(stream, (seq) => {
+        const records = items.map((o, j) => this.record(o.topic, o.input, directMessageId(o.local, seq + j), now));
+        built[i] = records;
+        return records;
+      }),
+    );
+    // Notices: one segment per notice stream, built from the shard segments' sequence numbers.
+    const noticeStreams = new Map<string, Array<{ index: number; shardKey: string; count: number; retention: number }>>();
+    groups.forEach(([, items], index) => {
+      const first = items[0];
+      if (!first || first.local.kind !== 'shard') return;
+      const id = noticeStream(streamNamespace(first.topic), noticeBucket(first.local.shardKey));
+      noticeStreams.set(id, [
+        ...(noticeStreams.get(id) ?? []),
+        { index, shardKey: first.local.shardKey, count: items.length, retention: first.topic.retentionSeconds },
+      ]);
+    });
+    for (const [stream, entries] of inlineNotices ? noticeStreams : []) {
+      const ttl = Math.ceil(now / 1000) + Math.max(...entries.map((e) => e.retention));
+      writes.push(
+        StreamLog.noticeWrite(
+          stream,
+          (seqs): Notice[] =>
+            entries.map((e) => ({ shardKey: e.shardKey, from: seqs[e.index] ?? 0, to: (seqs[e.index] ?? 0) + e.count - 1 })),
+          ttl,
+        ),
+      );
+    }
+    return {
+      writes,
+      landed: (seqs) =>
+        groups.map(([stream, items], i) => ({
+          topic: items[0]!.topic,
+          local: items[0]!.local,
+          stream,
+          firstSeq: seqs[i] ?? 0,
+          records: built[i] ?? [],
+        })),
+    };
+  }
+
+  /** Notices announcing FIFO segments that landed (written after them when not inline). */
+  static notices(landed: Landed[]): Map<string, { notices: Notice[]; ttl: number }> {
+    const out = new Map<string, { notices: Notice[]; ttl: number }>();
+    for (const l of landed) {
+      if (l.local.kind !== 'shard') continue;
+      const stream = noticeStream(streamNamespace(l.topic), noticeBucket(l.local.shardKey));
+      const entry = out.get(stream) ?? { notices: [], ttl: 0 };
+      entry.notices.push({ shardKey: l.local.shardKey, from: l.firstSeq, to: l.firstSeq + l.records.length - 1 });
+      entry.ttl = Math.max(entry.ttl, ...l.records.map((r) => Math.ceil(r.expiresAt / 1000)));
+      out.set(stream, entry);
+    }
+    return out;
+  }
+
+  /** The notice that re-announces a message already in a FIFO shard (a dedup hit re-writes it). */
+  static noticeFor(topic: Topic, shardKey: string, seq: number): { stream: string; notice: Notice } {
+    return {
+      stream: noticeStream(streamNamespace(topic), noticeBucket(shardKey)),
+      notice: { shardKey, from: seq, to: seq },
+    };
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+}

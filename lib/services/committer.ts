@@ -1,0 +1,234 @@
+/**
+ * Visibility changes and commits: plain commits (one conditional update per
+ * stream), commits with `publish` outputs (one transaction: the outputs exist
+ * if and only if the commit took effect), and protected-mode commits that take
+ * effect strictly in sequence (docs/design.md, Commit and FIFO).
+ */
+import { InvalidArgumentError, ReceiptHandleExpiredError, SluiceError } from '../domain/errors.js';
+import { leasesInOrder, type Lease } from '../domain/cursor.js';
+import { Limits, type Group, type SendInput, type Topic } from '../domain/model.js';
+import { decodeReceipt, isShardStream, type Receipt } from '../domain/streams.js';
+import { ExtraConditionFailedError, type TransactItem } from '../adapters/dynamodb/stream-log.js';
+import type { Clock } from '../ports/clock.js';
+import type { Notifier } from '../ports/notifier.js';
+import type { Appender, Outgoing } from './appender.js';
+import type { Stores } from './stores.js';
+
+/** A send published atomically with a commit (consume-transform-produce). */
+export interface PublishInput extends SendInput {
+  topic: string;
+}
+
+export interface CommitEntry {
+  receiptHandle: string;
+  publish: PublishInput[];
+}
+
+export type CommitResult =
+  | { receiptHandle: string; status: 'committed' | 'pending' }
+  | { receiptHandle: string; error: SluiceError };
+
+type Outcome = 'committed' | 'pending' | 'expired';
+
+interface Item {
+  index: number;
+  receipt: Receipt;
+  outgoing: Outgoing[];
+  publish: PublishInput[];
+}
+
+/** Most pending commits one protected cascade completes in one transaction (the rest follow at once). */
+const CASCADE_MAX = 20;
+
+const expired = () =>
+  new ReceiptHandleExpiredError(
+    'The lease of this receipt handle expired and the message was delivered again (or dead-lettered); only the latest receipt handle can commit.',
+  );
+
+export class Committer {
+  constructor(
+    private readonly stores: Stores,
+    private readonly clock: Clock,
+    private readonly notifier: Notifier,
+    private readonly appender: Appender,
+  ) {}
+
+  async changeVisibility(group: Group, receiptHandle: string, seconds: number): Promise<void> {
+    const receipt = decodeReceipt(receiptHandle);
+    const now = this.clock.now();
+    const ok = await this.stores.cursors.setVisibility(group.name, receipt.stream, receipt.seq, receipt.token, now + seconds * 1000, now);
+    if (!ok) {
+      throw new ReceiptHandleExpiredError(
+        'This receipt handle is no longer the latest lease of its message (it was committed, redelivered or dead-lettered).',
+      );
+    }
+    if (seconds === 0) this.notifier.notify(receipt.topic);
+  }
+
+  async commit(group: Group, entries: CommitEntry[]): Promise<CommitResult[]> {
+    const items = await this.validate(entries);
+    const now = this.clock.now();
+    const byStream = new Map<string, Item[]>();
+    for (const item of items) byStream.set(item.receipt.stream, [...(byStream.get(item.receipt.stream) ?? []), item]);
+    const outcomes = new Map<number, Outcome>();
+    await Promise.all(
+      [...byStream].map(async ([stream, streamItems]) => {
+        if (isShardStream(stream) && group.deliveryMode === 'protected') {
+          for (const [index, outcome] of await this.completeProtected(group, stream, streamItems)) outcomes.set(index, outcome);
+          return;
+        }
+        const plain = streamItems.filter((i) => i.outgoing.length === 0);
+        if (plain.length > 0) {
+          const results = await this.stores.cursors.commit(
+            group.name,
+            stream,
+            plain.map((i) => ({ seq: i.receipt.seq, token: i.receipt.token })),
+            now,
+          );
+          plain.forEach((item, j) => outcomes.set(item.index, results[j] ?? 'expired'));
+        }
+        for (const item of streamItems.filter((i) => i.outgoing.length > 0)) {
+          outcomes.set(item.index, await this.commitWithOutputs(group, stream, item, now));
+        }
+      }),
+    );
+    for (const topic of new Set(items.flatMap((i) => i.outgoing.map((o) => o.topic.name)))) this.notifier.notify(topic);
+    return entries.map((entry, index) => {
+      const outcome = outcomes.get(index) ?? 'expired';
+      return outcome === 'expired' ? { receiptHandle: entry.receiptHandle, error: expired() } : { receiptHandle: entry.receiptHandle, status: outcome };
+    });
+  }
+
+  /** Everything that can be checked before a write: handles, publish topics, sizes, shard keys. */
+  private async validate(entries: CommitEntry[]): Promise<Item[]> {
+    const total = entries.reduce((n, e) => n + e.publish.length, 0);
+    if (total > Limits.publishPerCommitMax) {
+      throw new InvalidArgumentError(`A commit may publish at most ${Limits.publishPerCommitMax} messages in all (this one: ${total}).`, {
+        issues: [{ path: 'entries', message: 'too many publish entries' }],
+      });
+    }
+    const topics = await this.stores.catalog.getTopics(entries.flatMap((e) => e.publish.map((p) => p.topic)));
+    return entries.map((entry, i) => {
+      let receipt: Receipt;
+      try {
+        receipt = decodeReceipt(entry.receiptHandle);
+      } catch {
+        throw new InvalidArgumentError(`entries/${i}/receiptHandle is not a receipt handle issued by Sluice.`, {
+          issues: [{ path: `entries/${i}/receiptHandle`, message: 'malformed receipt handle' }],
+        });
+      }
+      const outgoing = entry.publish.map((p, j) => {
+        const topic = topics.get(p.topic);
+        if (!topic) {
+          throw new InvalidArgumentError(`Topic '${p.topic}' of entries/${i}/publish/${j} does not exist.`, {
+            issues: [{ path: `entries/${i}/publish/${j}/topic`, message: 'no such topic' }],
+          });
+        }
+        return this.appender.route(topic, p, undefined, `entries/${i}/publish/${j}`);
+      });
+      return { index: i, receipt, outgoing, publish: entry.publish };
+    });
+  }
+
+  /** One commit and its outputs in one transaction. */
+  private async commitWithOutputs(group: Group, stream: string, item: Item, now: number): Promise<Outcome> {
+    const entry = { seq: item.receipt.seq, token: item.receipt.token };
+    const { writes } = this.appender.writes(item.outgoing, now, true);
+    try {
+      await this.stores.log.appendMany(writes, () => [
+        this.stores.cursors.completionItem(group.name, stream, { complete: [entry], now }),
+      ]);
+      return 'committed';
+    } catch (error) {
+      if (!(error instanceof ExtraConditionFailedError)) throw error;
+      // A repeat of a commit that took effect (its outputs exist already), or a stale handle.
+      const outcome = await this.stores.cursors.classify(group.name, stream, entry);
+      return outcome === 'committed' ? 'committed' : 'expired';
+    }
+  }
+
+  /**
+   * Protected mode: a commit takes effect only when every older message of
+   * the shard is complete. Commits that arrive early are marked pending (their
+   * outputs saved); the commit of the oldest lease completes it and every
+   * pending commit right after it, publishing their outputs in sequence order,
+   * in one transaction. With no items it only completes a pending chain.
+   */
+  async completeProtected(group: Group, stream: string, items: Item[]): Promise<Map<number, Outcome>> {
+    const outcomes = new Map<number, Outcome>();
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const now = this.clock.now();
+      const cursor = await this.stores.cursors.get(group.name, stream);
+      const candidates: Item[] = [];
+      for (const item of items) {
+        const lease = cursor?.leases.get(item.receipt.seq);
+        const done = cursor?.done.get(item.receipt.seq);
+        if (lease && lease.token === item.receipt.token) {
+          if (lease.pending) outcomes.set(item.index, 'pending');
+          else candidates.push(item);
+        } else {
+          outcomes.set(item.index, done?.token === item.receipt.token && done.outcome === 'committed' ? 'committed' : 'expired');
+        }
+      }
+      if (!cursor) return outcomes;
+      const bySeq = new Map(candidates.map((c) => [c.receipt.seq, c]));
+      const leases = leasesInOrder(cursor);
+      const chain: Lease[] = [];
+      for (const lease of leases) {
+        if (!lease.pending && !bySeq.has(lease.seq)) break;
+        chain.push(lease);
+      }
+      const completing = chain.slice(0, CASCADE_MAX);
+      const completingSeqs = new Set(completing.map((l) => l.seq));
+      const markPending = candidates.filter((c) => !completingSeqs.has(c.receipt.seq));
+      const blocker = leases.find((l) => !l.pending && !bySeq.has(l.seq));
+      if (completing.length === 0 && markPending.length === 0) return outcomes;
+
+      // Outputs in sequence order: from this request, or saved when their commit went pending.
+      const earlier = completing.filter((l) => l.pending).map((l) => l.seq);
+      const saved = earlier.length ? await this.stores.cursors.pendingOutputs(group.name, stream, earlier) : new Map<number, unknown[]>();
+      const outgoing: Outgoing[] = [];
+      for (const lease of completing) {
+        const fresh = bySeq.get(lease.seq);
+        if (fresh) outgoing.push(...fresh.outgoing);
+        else outgoing.push(...(await this.reroute((saved.get(lease.seq) ?? []) as PublishInput[])));
+      }
+      const extras: TransactItem[] = [
+        this.stores.cursors.completionItem(group.name, stream, {
+          complete: completing.map((l) => ({ seq: l.seq, token: l.token })),
+          markPending: markPending.map((c) => ({ seq: c.receipt.seq, token: c.receipt.token })),
+          ...(markPending.length > 0 && blocker ? { blocker: { seq: blocker.seq, token: blocker.token } } : {}),
+          now,
+        }),
+        ...markPending
+          .filter((c) => c.publish.length > 0)
+          .map((c) =>
+            this.stores.cursors.pendingOutputsPut(group.name, stream, c.receipt.seq, c.publish, Math.ceil(now / 1000) + Limits.retentionMaxSeconds),
+          ),
+        ...earlier.filter((seq) => saved.has(seq)).map((seq) => this.stores.cursors.pendingOutputsDelete(group.name, stream, seq)),
+      ];
+      const { writes } = this.appender.writes(outgoing, now, true);
+      try {
+        await this.stores.log.appendMany(writes, () => extras);
+      } catch (error) {
+        if (error instanceof ExtraConditionFailedError) continue; // the cursor moved: plan again
+        throw error;
+      }
+      for (const c of candidates) outcomes.set(c.index, completingSeqs.has(c.receipt.seq) ? 'committed' : 'pending');
+      for (const o of outgoing) this.notifier.notify(o.topic.name);
+      if (chain.length > completing.length) continue; // a long chain: complete the rest now
+      return outcomes;
+    }
+    return outcomes;
+  }
+
+  /** Saved publish inputs of a pending commit, routed again (their topics may have changed meanwhile). */
+  private async reroute(publish: PublishInput[]): Promise<Outgoing[]> {
+    const topics = await this.stores.catalog.getTopics(publish.map((p) => p.topic));
+    return publish.flatMap((p) => {
+      const topic: Topic | undefined = topics.get(p.topic);
+      // A topic deleted while the commit was pending: its outputs go nowhere, like sends to a deleted topic.
+      return topic ? [this.appender.route(topic, p)] : [];
+    });
+  }
+}

@@ -1,0 +1,284 @@
+/**
+ * Receive: find streams with work for a group, plan claims by delivery mode,
+ * write each plan with one conditional cursor update (docs/design.md, Receive).
+ */
+import { planClaims, type ClaimMode, type Delivery, type Verdict } from '../domain/claims.js';
+import { doneToForget, leasesInOrder, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
+import { Limits, iso, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
+import {
+  NOTICE_BUCKETS,
+  directMessageId,
+  encodeReceipt,
+  isShardStream,
+  namespaceOf,
+  noticeStream,
+  streamId,
+  streamNamespace,
+  type StreamLocal,
+} from '../domain/streams.js';
+import { ExtraConditionFailedError, StreamLog } from '../adapters/dynamodb/stream-log.js';
+import type { Clock, Random } from '../ports/clock.js';
+import type { Notifier } from '../ports/notifier.js';
+import type { Stores } from './stores.js';
+
+/** What one receive call may take: the group's subscriptions, narrowed by the request's `topics`. */
+export interface ReceiveScope {
+  group: Group;
+  /** Live subscribed topics by name. */
+  topics: Map<string, Topic>;
+  /** The topics this receive asked for. */
+  requested: Set<string>;
+  visibilityMs: number;
+  /** Called when a protected stream's oldest lease is a pending commit (completes the chain). */
+  cascade: (group: Group, stream: string) => Promise<void>;
+}
+
+export class Receiver {
+  constructor(
+    private readonly stores: Stores,
+    private readonly clock: Clock,
+    private readonly random: Random,
+    private readonly notifier: Notifier,
+  ) {}
+
+  async receiveOnce(scope: ReceiveScope, max: number): Promise<DeliveredMessage[]> {
+    const { group, topics, requested } = scope;
+    const cursors = new Map((await this.stores.cursors.list(group.name)).map((c) => [c.stream, c]));
+    const out: DeliveredMessage[] = [];
+
+    // FIFO: absorb notices of the namespaces asked for, then serve shards from the ready index.
+    const namespaces = new Set<string>();
+    for (const topic of topics.values()) {
+      if (topic.type === 'fifo' && requested.has(topic.name)) namespaces.add(streamNamespace(topic));
+    }
+    if (namespaces.size > 0) {
+      for (const namespace of namespaces) await this.absorbNotices(group, namespace, cursors);
+      const ready = await this.stores.cursors.ready(group.name, this.clock.now(), Math.max(10, max * 2));
+      for (const stream of ready) {
+        if (out.length >= max) break;
+        if (!namespaces.has(namespaceOf(stream))) continue;
+        out.push(...(await this.claim(scope, stream, group.deliveryMode, undefined, max - out.length)));
+      }
+    }
+
+    // Standard topics: visit every partition stream, starting at a random one.
+    const partitions: string[] = [];
+    for (const topic of topics.values()) {
+      if (topic.type !== 'standard' || !requested.has(topic.name)) continue;
+      for (let p = 0; p < topic.partitions; p++) partitions.push(streamId(topic, { kind: 'partition', partition: p }));
+    }
+    const offset = Math.floor(this.random.fraction() * Math.max(1, partitions.length));
+    for (const stream of [...partitions.slice(offset), ...partitions.slice(0, offset)]) {
+      if (out.length >= max) break;
+      out.push(...(await this.claim(scope, stream, 'unordered', cursors.get(stream), max - out.length)));
+    }
+    return out;
+  }
+
+  /**
+   * Reads the notices of a FIFO namespace that this group has not seen yet,
+   * raises the known head of each announced shard (creating its cursor), then
+   * moves the group's notice cursors past them. Re-reading a notice is harmless.
+   */
+  private async absorbNotices(group: Group, namespace: string, cursors: Map<string, CursorState>) {
+    const now = this.clock.now();
+    for (let bucket = 0; bucket < NOTICE_BUCKETS; bucket++) {
+      const stream = noticeStream(namespace, bucket);
+      const cursor = cursors.get(stream);
+      if (!cursor) {
+        await this.stores.cursors.createIfAbsent(group.name, stream, StreamLog.nextAfter(await this.stores.log.head(stream)), now);
+        continue;
+      }
+      const segments = await this.stores.log.readNotices(stream, cursor.segmentStart, 25);
+      const shards = new Map<string, { from: number; to: number }>();
+      let next = cursor.next;
+      let segmentStart = cursor.segmentStart;
+      for (const segment of segments) {
+        const end = segment.seq + segment.count;
+        if (end <= next) continue;
+        if (segment.seq > next) next = segment.seq;
+        for (const notice of segment.notices.slice(next - segment.seq)) {
+          const known = shards.get(notice.shardKey);
+          shards.set(notice.shardKey, { from: Math.min(known?.from ?? notice.from, notice.from), to: Math.max(known?.to ?? 0, notice.to) });
+        }
+        next = end;
+        segmentStart = end;
+      }
+      if (next === cursor.next) continue;
+      await Promise.all(
+        [...shards].map(([shardKey, range]) =>
+          this.stores.cursors.raiseKnown(group.name, `${namespace}/k:${shardKey}`, range.from, range.to, now),
+        ),
+      );
+      await this.stores.cursors.advance(group.name, stream, cursor.next, next, segmentStart);
+    }
+  }
+
+  /** Plans and writes one claim on one stream; retries when another receiver got there first. */
+  private async claim(scope: ReceiveScope, stream: string, mode: ClaimMode, hint: CursorState | undefined, want: number): Promise<DeliveredMessage[]> {
+    const { group } = scope;
+    let cursor = hint;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const now = this.clock.now();
+      cursor ??= await this.stores.cursors.get(group.name, stream);
+      if (!cursor) {
+        if (isShardStream(stream)) return [];
+        // Subscriptions create their cursors; this only repairs one interrupted half-way.
+        await this.stores.cursors.createIfAbsent(group.name, stream, StreamLog.nextAfter(await this.stores.log.head(stream)), now);
+        cursor = undefined;
+        continue;
+      }
+      if (mode === 'protected' && leasesInOrder(cursor)[0]?.pending) {
+        await scope.cascade(group, stream);
+        cursor = undefined;
+        continue;
+      }
+      const limit = mode === 'serialized' ? 1 : want;
+      const expired = [...cursor.leases.values()].filter((l) => !l.pending && l.expiresAt <= now);
+      const [leaseSegments, segments] = await Promise.all([
+        expired.length ? this.stores.log.getSegments(expired.map((l) => ({ stream, seq: l.segment }))) : Promise.resolve([]),
+        this.stores.log.read(stream, cursor.segmentStart, limit + 1),
+      ]);
+      const leaseRecords = new Map<number, MessageRecord | undefined>();
+      for (const lease of expired) {
+        const segment = leaseSegments.find((s) => s.seq <= lease.seq && lease.seq < s.seq + s.count);
+        leaseRecords.set(lease.seq, segment?.records[lease.seq - segment.seq]);
+      }
+      const plan = planClaims({
+        cursor,
+        mode,
+        now,
+        want: limit,
+        visibilityMs: scope.visibilityMs,
+        maxDeliveries: group.maxDeliveries,
+        leaseRecords,
+        segments,
+        truncated: segments.length === limit + 1,
+        live: (record) => this.live(scope, record, now),
+        verdict: (record) => this.verdict(scope, record),
+        token: () => this.random.token(),
+      });
+      const shard = isShardStream(stream);
+      const known = Math.max(cursor.known ?? 0, plan.seen);
+      const changed =
+        plan.grant.length > 0 ||
+        plan.close.length > 0 ||
+        plan.next !== cursor.next ||
+        (shard && (readyKey(plan.readyAt, now) !== readyKey(cursor.readyAt, now) || known !== cursor.known));
+      if (changed) {
+        const ok = await this.stores.cursors.claim(group.name, stream, {
+          expectNext: cursor.next,
+          next: plan.next,
+          segmentStart: plan.segmentStart,
+          grant: plan.grant,
+          close: plan.close,
+          forgetDone: doneToForget(cursor, plan.close.length),
+          ...(shard
+            ? { shard: { expectKnown: cursor.known, expectInFlight: cursor.leases.size, known, readyAt: plan.readyAt } }
+            : {}),
+        });
+        if (!ok) {
+          cursor = undefined;
+          continue;
+        }
+      }
+      await this.deadLetter(group, stream, plan.dead, now);
+      return plan.deliveries.map((d) => this.deliver(d, stream, scope.topics));
+    }
+    return [];
+  }
+
+  private live(scope: ReceiveScope, record: MessageRecord, now: number): boolean {
+    const topic = scope.topics.get(record.topic);
+    return topic !== undefined && record.expiresAt > now && record.generation === topic.generation;
+  }
+
+  private verdict(scope: ReceiveScope, record: MessageRecord): Verdict {
+    const subscription = scope.group.subscriptions.find((s) => s.topic === record.topic);
+    if (!subscription || !tagMatches(subscription.tags, record.tag)) return 'skip';
+    return scope.requested.has(record.topic) ? 'deliver' : 'stop';
+  }
+
+  private deliver({ record, lease }: Delivery, stream: string, topics: Map<string, Topic>): DeliveredMessage {
+    return {
+      messageId: record.messageId,
+      receiptHandle: encodeReceipt({ topic: record.topic, stream, seq: lease.seq, token: lease.token }),
+      topic: record.topic,
+      body: record.body,
+      encoding: record.encoding,
+      tag: record.tag ?? null,
+      keys: record.keys,
+      properties: record.properties,
+      shardKey: record.shardKey ?? null,
+      sequence: topics.get(record.topic)?.type === 'fifo' ? lease.seq : null,
+      sentAt: iso(record.sentAt),
+      deliverableAt: iso(record.deliverableAt),
+      deliveryCount: lease.deliveries,
+    };
+  }
+
+  /**
+   * Moves messages that used up `maxDeliveries` to the group's dead-letter
+   * topic: the append and the closing of the lease are one transaction, so
+   * the message is in exactly one of the two places.
+   */
+  private async deadLetter(group: Group, stream: string, dead: Array<{ lease: Lease; record: MessageRecord }>, now: number) {
+    if (dead.length === 0) return;
+    let dlq = await this.stores.catalog.getTopic(group.deadLetterTopic);
+    dlq ??= (
+      await this.stores.catalog.putTopic(
+        {
+          name: group.deadLetterTopic,
+          type: 'standard',
+          retentionSeconds: Limits.retentionMaxSeconds,
+          maxDelaySeconds: Limits.maxDelayDefaultSeconds,
+          orderGroup: undefined,
+          partitions: Limits.standardPartitions,
+        },
+        now,
+      )
+    ).topic;
+    const target = dlq;
+    for (const { lease, record } of dead) {
+      const local: StreamLocal = { kind: 'partition', partition: Math.floor(this.random.fraction() * target.partitions) };
+      try {
+        await this.stores.log.append(streamId(target, local), (seq) => ({
+          records: [
+            {
+              ...record,
+              messageId: directMessageId(local, seq),
+              topic: target.name,
+              shardKey: record.shardKey,
+              properties: {
+                ...record.properties,
+                'sluice-dead-letter-source-topic': record.topic,
+                'sluice-dead-letter-source-message-id': record.messageId,
+                'sluice-dead-letter-group': group.name,
+                'sluice-dead-letter-delivery-count': String(lease.deliveries),
+              },
+              deliverableAt: now,
+              expiresAt: now + target.retentionSeconds * 1000,
+              generation: target.generation,
+            },
+          ],
+          extras: [this.stores.cursors.deadLetterItem(group.name, stream, doneEntry(lease, now, 'dead-lettered'), lease.token, now)],
+        }));
+        this.notifier.notify(target.name);
+      } catch (error) {
+        // Another receiver dead-lettered it, or its last holder committed it meanwhile.
+        if (!(error instanceof ExtraConditionFailedError)) throw error;
+      }
+    }
+  }
+}
+
+/** Ready times compare as "idle", "now" (any time already passed) or the future time itself. */
+const readyKey = (at: number | undefined, now: number) => (at === undefined ? 'idle' : at <= now ? 'now' : String(Math.floor(at)));
+
+const doneEntry = (lease: Lease, at: number, outcome: DoneEntry['outcome']): DoneEntry => ({
+  seq: lease.seq,
+  token: lease.token,
+  at,
+  outcome,
+  deliveries: lease.deliveries,
+});

@@ -1,0 +1,12 @@
+import type { Catalog } from '../adapters/dynamodb/catalog.js';
+import type { CursorStore } from '../adapters/dynamodb/cursors.js';
+import type { Markers } from '../adapters/dynamodb/markers.js';
+import type { StreamLog } from '../adapters/dynamodb/stream-log.js';
+
+/** The DynamoDB stores the services work with (one table, see docs/design.md). */
+export interface Stores {
+  catalog: Catalog;
+  log: StreamLog;
+  cursors: CursorStore;
+  markers: Markers;
+}

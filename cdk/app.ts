@@ -31,7 +31,9 @@ if (logLevel !== undefined && !['DEBUG', 'INFO', 'WARN', 'ERROR'].includes(logLe
 addSluiceStacks(app, {
   stackPrefix: context('stackPrefix') ?? 'Sluice',
   ...(namePrefix ? { namePrefix } : {}),
+  // `-c sluice:removalPolicy=destroy` for throw-away environments; data is retained otherwise.
   removalPolicy: context('removalPolicy') === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+  logRemovalPolicy: context('logRemovalPolicy') === 'retain' ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
   customerManagedKey: context('customerManagedKey') === 'true',
   ...(retentionDays ? { logRetention: Number(retentionDays) as RetentionDays } : {}),
   ...(memorySize ? { memorySize: Number(memorySize) } : {}),

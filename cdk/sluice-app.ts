@@ -13,8 +13,10 @@ export interface SluiceAppOptions {
   readonly stackPrefix?: string;
   /** See `SluiceServiceProps.namePrefix`. @default - generated names */
   readonly namePrefix?: string;
-  /** Table, key and log groups. @default RemovalPolicy.RETAIN */
+  /** Table and key. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;
+  /** Log groups. @default RemovalPolicy.DESTROY */
+  readonly logRemovalPolicy?: RemovalPolicy;
   /** @default false */
   readonly customerManagedKey?: boolean;
   /** @default RetentionDays.ONE_MONTH */
@@ -27,9 +29,9 @@ export interface SluiceAppOptions {
 }
 
 export function addSluiceStacks(app: App, options: SluiceAppOptions = {}) {
-  const { stackPrefix = 'Sluice', customerManagedKey, ...serviceProps } = options;
+  const { stackPrefix = 'Sluice', customerManagedKey, removalPolicy, ...serviceProps } = options;
   const stateful = new SluiceStatefulStack(app, `${stackPrefix}Stateful`, {
-    ...(options.removalPolicy ? { removalPolicy: options.removalPolicy } : {}),
+    ...(removalPolicy ? { removalPolicy } : {}),
     ...(customerManagedKey ? { customerManagedKey } : {}),
   });
   const stateless = new SluiceStatelessStack(app, `${stackPrefix}Stateless`, { ...serviceProps, table: stateful.table });

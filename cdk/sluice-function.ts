@@ -59,7 +59,7 @@ export interface SluiceFunctionProps {
   readonly timeout?: Duration;
   /** @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
-  /** @default RemovalPolicy.RETAIN */
+  /** @default RemovalPolicy.DESTROY */
   readonly logRemovalPolicy?: RemovalPolicy;
   /** @default 'INFO' */
   readonly logLevel?: PowertoolsLogLevel;
@@ -84,7 +84,7 @@ export class SluiceFunction extends NodejsFunction {
     const logGroup = new LogGroup(scope, `${id}Logs`, {
       ...(props.functionName ? { logGroupName: `/aws/lambda/${props.functionName}` } : {}),
       retention: props.logRetention ?? RetentionDays.ONE_MONTH,
-      removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.RETAIN,
+      removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.DESTROY,
     });
     const role = new Role(scope, `${id}Role`, {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),

@@ -32,10 +32,16 @@ export interface SluiceServiceProps {
    */
   readonly table?: ITable;
   /**
-   * What happens to the table this construct creates and to the log groups on removal.
+   * What happens to the table this construct creates on removal (ignored with `table`).
    * @default RemovalPolicy.RETAIN
    */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * What happens to the log groups (functions, API access) on removal. Retained log groups
+   * with a `namePrefix` block a later deployment with the same prefix.
+   * @default RemovalPolicy.DESTROY
+   */
+  readonly logRemovalPolicy?: RemovalPolicy;
   /**
    * Customer managed key for the table this construct creates (ignored with `table`).
    * @default - the AWS managed key for DynamoDB
@@ -127,7 +133,7 @@ export class SluiceService extends Construct {
     });
     const accessLogs = new LogGroup(this, 'ApiAccessLogs', {
       retention: props.logRetention ?? RetentionDays.ONE_MONTH,
-      removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+      removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.DESTROY,
     });
     this.stage = this.api.addStage('DefaultStage', {
       stageName: '$default',
@@ -136,12 +142,18 @@ export class SluiceService extends Construct {
     });
     this.url = this.stage.url;
     this.addRoutes(routes);
-    this.alarm('Api5xx', this.api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }), 'The API answered with 5xx.');
+    this.addAlarm('Api5xx', this.api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }), 'The API answered with 5xx.');
   }
 
   /**
    * Adds a function with the service's defaults (memory, logs, env, table grant) and its
-   * error and throttle alarms. Event sources (schedules, queues) are wired by the caller.
+   * error and throttle alarms. Event sources (schedules, queues) and their grants are wired
+   * by the caller, e.g. for a worker that will live in functions/workers/fan-out.ts:
+   *
+   * ```ts
+   * const fanOut = this.addFunction({ name: 'fan-out', handlerModule: 'workers/fan-out', tableAccess: TableAccess.READ_WRITE });
+   * fanOut.addEventSource(new SqsEventSource(queue, { reportBatchItemFailures: true }));
+   * ```
    */
   addFunction(options: SluiceFunctionOptions): SluiceFunction {
     if (this.functions.has(options.name)) throw new Error(`A function named '${options.name}' already exists`);
@@ -152,17 +164,19 @@ export class SluiceService extends Construct {
       ...(this.props.namePrefix ? { functionName: `${this.props.namePrefix}-${name}` } : {}),
       ...(this.props.memorySize ? { memorySize: this.props.memorySize } : {}),
       ...(this.props.logRetention ? { logRetention: this.props.logRetention } : {}),
-      ...(this.props.removalPolicy ? { logRemovalPolicy: this.props.removalPolicy } : {}),
+      ...(this.props.logRemovalPolicy ? { logRemovalPolicy: this.props.logRemovalPolicy } : {}),
       ...(this.props.logLevel ? { logLevel: this.props.logLevel } : {}),
     });
     this.functions.set(name, fn);
     const id = pascalCase(name);
-    this.alarm(`${id}Errors`, fn.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }), `${name} failed (uncaught error or timeout).`);
-    this.alarm(`${id}Throttles`, fn.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }), `${name} was throttled.`);
+    this.addAlarm(`${id}Errors`, fn.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }), `${name} failed (uncaught error or timeout).`);
+    this.addAlarm(`${id}Throttles`, fn.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }), `${name} was throttled.`);
     return fn;
   }
 
   private addRoutes(defs: readonly RouteDef[]): void {
+    const unknown = Object.keys(routeOverrides).filter((entry) => !defs.some((route) => route.entry === entry));
+    if (unknown.length > 0) throw new Error(`routeOverrides name no route: ${unknown.join(', ')}`);
     const iam = new HttpIamAuthorizer();
     for (const route of defs) {
       const fn = this.addFunction({
@@ -178,7 +192,8 @@ export class SluiceService extends Construct {
         integration: new HttpLambdaIntegration(`${pascalCase(route.entry)}Integration`, fn),
         authorizer: route.auth ? iam : new HttpNoneAuthorizer(),
       });
-      if (!route.auth && httpRoute) {
+      // Only the liveness probe may go without auth; any other open route must fail cdk-nag.
+      if (!route.auth && route.entry === 'health' && httpRoute) {
         Validations.of(httpRoute).acknowledge({
           id: 'AwsSolutions-APIG4',
           reason: `${route.method} ${route.path} is the unauthenticated liveness probe (SPEC §5); its function has no table access and returns a constant body.`,
@@ -187,7 +202,8 @@ export class SluiceService extends Construct {
     }
   }
 
-  private alarm(id: string, metric: IMetric, description: string): Alarm {
+  /** An alarm at one or more occurrences in a period, notifying the service's alarm actions. */
+  addAlarm(id: string, metric: IMetric, description: string): Alarm {
     const alarm = new Alarm(this, `${id}Alarm`, {
       ...(this.props.namePrefix ? { alarmName: `${this.props.namePrefix}-${id}` } : {}),
       alarmDescription: description,

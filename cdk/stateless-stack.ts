@@ -5,7 +5,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { SluiceService, type SluiceServiceProps } from './sluice-service.js';
 
-export interface SluiceStatelessStackProps extends StackProps, Omit<SluiceServiceProps, 'table' | 'encryptionKey' | 'alarmTopic'> {
+export interface SluiceStatelessStackProps extends StackProps, Omit<SluiceServiceProps, 'table' | 'removalPolicy' | 'encryptionKey' | 'alarmTopic'> {
   readonly table: ITable;
   /** An existing SNS topic every alarm notifies. @default - alarms without actions */
   readonly alarmTopicArn?: string;

@@ -1,0 +1,40 @@
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { describe, expect, it } from 'vitest';
+import { SluiceService } from '../../cdk/index.js';
+import { sluiceApp } from './synth.js';
+
+/** cdk-nag 3 reports through CDK policy validation; `validateScope` runs the same rules directly. */
+const findings = (app: App) =>
+  new AwsSolutionsChecks(undefined, { verbose: true })
+    .validateScope(app)
+    .violations.map((v) => `${v.severity} ${v.ruleName} at ${v.violatingResources.map((r) => r.constructPath).join(', ')}: ${v.description}`);
+
+describe('cdk-nag AwsSolutions', () => {
+  it('finds no unacknowledged error or warning in the default deployment', () => {
+    expect(findings(sluiceApp().app)).toEqual([]);
+  });
+
+  it('finds none with a customer managed key, a name prefix and an alarm topic either', () => {
+    const { app } = sluiceApp({ customerManagedKey: true, namePrefix: 'nag', alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:alarms' });
+    expect(findings(app)).toEqual([]);
+  });
+
+  it('finds none when SluiceService is used inside a single user stack', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    new SluiceService(new Stack(app, 'UserStack'), 'Queue', { namePrefix: 'user' });
+    expect(findings(app)).toEqual([]);
+  });
+
+  it('acknowledges only specific rules, each with a concrete reason', () => {
+    const { app } = sluiceApp();
+    const acknowledged = app.node
+      .findAll()
+      .flatMap((c) => c.node.metadata.filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY))
+      .flatMap((m) => Object.entries(m.data as Record<string, string>));
+    expect(acknowledged.length).toBeGreaterThan(0);
+    const ids = new Set(acknowledged.map(([id]) => id.replace(/^annotation::/i, '')));
+    expect([...ids].sort()).toEqual(['AwsSolutions-APIG4', 'AwsSolutions-IAM5[Resource::*]', 'AwsSolutions-L1']);
+    for (const [, reason] of acknowledged) expect(reason.length).toBeGreaterThan(60);
+  });
+});

@@ -43,17 +43,23 @@ export class Receiver {
 
   async receiveOnce(scope: ReceiveScope, max: number): Promise<DeliveredMessage[]> {
     const { group, topics, requested } = scope;
-    const cursors = new Map((await this.stores.cursors.list(group.name)).map((c) => [c.stream, c]));
     const out: DeliveredMessage[] = [];
-
-    // FIFO: absorb notices of the namespaces asked for, then serve shards from the ready index.
     const namespaces = new Set<string>();
+    const partitions: string[] = [];
     for (const topic of topics.values()) {
-      if (topic.type === 'fifo' && requested.has(topic.name)) namespaces.add(streamNamespace(topic));
+      if (!requested.has(topic.name)) continue;
+      if (topic.type === 'fifo') namespaces.add(streamNamespace(topic));
+      else for (let p = 0; p < topic.partitions; p++) partitions.push(streamId(topic, { kind: 'partition', partition: p }));
     }
+    const noticeStreams = [...namespaces].flatMap((ns) => Array.from({ length: NOTICE_BUCKETS }, (_, b) => noticeStream(ns, b)));
+    // Only the cursors this receive starts from: O(subscriptions), never O(shards).
+    const cursors = await this.stores.cursors.getMany(group.name, [...noticeStreams, ...partitions]);
+
+    // FIFO: absorb notices of the namespaces asked for, then serve shards from the ready index,
+    // in random order so that concurrent receivers spread over the ready shards.
     if (namespaces.size > 0) {
       for (const namespace of namespaces) await this.absorbNotices(group, namespace, cursors);
-      const ready = await this.stores.cursors.ready(group.name, this.clock.now(), Math.max(10, max * 2));
+      const ready = shuffle(await this.stores.cursors.ready(group.name, this.clock.now(), Math.max(20, max * 4)), this.random);
       for (const stream of ready) {
         if (out.length >= max) break;
         if (!namespaces.has(namespaceOf(stream))) continue;
@@ -62,11 +68,6 @@ export class Receiver {
     }
 
     // Standard topics: visit every partition stream, starting at a random one.
-    const partitions: string[] = [];
-    for (const topic of topics.values()) {
-      if (topic.type !== 'standard' || !requested.has(topic.name)) continue;
-      for (let p = 0; p < topic.partitions; p++) partitions.push(streamId(topic, { kind: 'partition', partition: p }));
-    }
     const offset = Math.floor(this.random.fraction() * Math.max(1, partitions.length));
     for (const stream of [...partitions.slice(offset), ...partitions.slice(0, offset)]) {
       if (out.length >= max) break;
@@ -183,7 +184,12 @@ export class Receiver {
         }
       }
       await this.deadLetter(group, stream, plan.dead, now);
-      return plan.deliveries.map((d) => this.deliver(d, stream, scope.topics));
+      const delivered = plan.deliveries.map((d) => this.deliver(d, stream, scope.topics));
+      if (plan.dead.length > 0 && delivered.length < want) {
+        // Dead letters made room (a serialized shard moves on): look again at once.
+        return [...delivered, ...(await this.claim(scope, stream, mode, undefined, want - delivered.length))];
+      }
+      return delivered;
     }
     return [];
   }
@@ -271,6 +277,15 @@ export class Receiver {
     }
   }
 }
+
+const shuffle = <T>(items: T[], random: Random): T[] => {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random.fraction() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+};
 
 /** Ready times compare as "idle", "now" (any time already passed) or the future time itself. */
 const readyKey = (at: number | undefined, now: number) => (at === undefined ? 'idle' : at <= now ? 'now' : String(Math.floor(at)));

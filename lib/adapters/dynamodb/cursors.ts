@@ -13,7 +13,8 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ThrottledError } from '../../domain/errors.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { deliveriesOfToken, type CursorState, type DoneEntry, type DoneOutcome, type Lease } from '../../domain/cursor.js';
 import { isShardStream } from '../../domain/streams.js';
@@ -143,6 +144,25 @@ export class CursorStore {
     return Item ? toState(Item) : undefined;
   }
 
+  /** Cursors of `group` on the named streams (consistent reads; missing ones are left out). */
+  async getMany(group: string, streams: string[]): Promise<Map<string, CursorState>> {
+    const out = new Map<string, CursorState>();
+    for (let i = 0; i < streams.length; i += 100) {
+      let keys: Record<string, unknown>[] = streams.slice(i, i + 100).map((sk) => ({ pk: cursorPk(group), sk }));
+      for (let round = 0; keys.length > 0; round++) {
+        const result = await call(() =>
+          this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } })),
+        );
+        for (const item of result.Responses?.[this.table] ?? []) out.set(String(item.sk), toState(item));
+        keys = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
+        if (keys.length > 0 && round >= 8) throw new ThrottledError('The message store is busy; retry the request.');
+        if (keys.length > 0) await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** round));
+      }
+    }
+    return out;
+  }
+
+  /** Every cursor of a group (admin statistics; O(streams the group has touched)). */
   async list(group: string): Promise<CursorState[]> {
     const out: CursorState[] = [];
     let start: Record<string, unknown> | undefined;

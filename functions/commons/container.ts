@@ -3,6 +3,7 @@
  * container (cold start) from validated configuration.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
 import { Catalog } from '../../lib/adapters/dynamodb/catalog.js';
 import { CursorStore } from '../../lib/adapters/dynamodb/cursors.js';
@@ -17,6 +18,8 @@ import { loadConfig, type Config } from './config.js';
 
 export interface Container {
   config: Config;
+  /** The DynamoDB client (the benchmark counts requests with a middleware on it). */
+  dynamo: DynamoDBClient;
   logger: Logger;
   stores: Stores;
   queue: QueueService;
@@ -26,7 +29,7 @@ export interface Container {
 let instance: Container | undefined;
 
 export function buildContainer(config: Config): Container {
-  const { doc } = createDynamoClients({ endpoint: config.DYNAMODB_ENDPOINT, region: config.AWS_REGION });
+  const { client, doc } = createDynamoClients({ endpoint: config.DYNAMODB_ENDPOINT, region: config.AWS_REGION });
   const table = config.SLUICE_TABLE_NAME;
   const stores: Stores = {
     catalog: new Catalog(doc, table),
@@ -38,6 +41,7 @@ export function buildContainer(config: Config): Container {
   const logger = new Logger({ serviceName: 'sluice' });
   return {
     config,
+    dynamo: client,
     logger,
     stores,
     queue: new QueueService(stores, systemClock, cryptoRandom, notifier, { pollIntervalMs: config.SLUICE_POLL_INTERVAL_MS }),

@@ -1,0 +1,159 @@
+/**
+ * Crashes between steps: a fault injector on the DynamoDB client fails writes
+ * either before they reach the table or after they took effect (the answer is
+ * lost, as when a Lambda dies mid-request). Producers and consumers retry like
+ * real clients. Afterwards nothing acknowledged is lost and no order is broken.
+ */
+import { describe, expect, it } from 'vitest';
+import { harness, testTable, send, FakeClock } from '../helpers/stores.js';
+import type { DeliveredMessage, DeliveryMode } from '../../lib/domain/model.js';
+
+const SHARDS = 6;
+const PER_SHARD = 25;
+
+/** Deterministic pseudo-random numbers (mulberry32). */
+function seeded(seed: number) {
+  let a = seed;
+  return () => {
+    a |= 0;
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'TransactWriteItemsCommand', 'DeleteItemCommand']);
+
+describe('FIFO under injected crashes', () => {
+  it('loses nothing and breaks no order in any mode', async () => {
+    const { client, doc, table } = await testTable();
+    const clock = new FakeClock();
+    const h = harness(doc, table, { clock });
+    const random = seeded(42);
+    let armed = false;
+    const injected = { before: 0, after: 0 };
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const write = WRITES.has(String(context.commandName));
+        if (armed && write && random() < 0.08) {
+          injected.before++;
+          throw Object.assign(new Error('injected: crash before the write'), { name: 'InjectedFault' });
+        }
+        const result = await next(args);
+        if (armed && write && random() < 0.08) {
+          injected.after++;
+          throw Object.assign(new Error('injected: crash after the write'), { name: 'InjectedFault' });
+        }
+        return result;
+      },
+      { step: 'initialize', name: 'faultInjector' },
+    );
+
+    await h.admin.putTopic('in', { type: 'fifo', retentionSeconds: undefined, maxDelaySeconds: undefined, orderGroup: undefined });
+    await h.admin.putTopic('out', { type: 'fifo', retentionSeconds: undefined, maxDelaySeconds: undefined, orderGroup: undefined });
+    const modes: DeliveryMode[] = ['serialized', 'concurrent', 'protected'];
+    for (const mode of modes) {
+      await h.admin.putGroup(mode, {
+        subscriptions: [{ topic: 'in', tags: undefined }],
+        deliveryMode: mode,
+        visibilityTimeoutSeconds: 5,
+        maxDeliveries: 1000,
+        deadLetterTopic: undefined,
+      });
+    }
+    await h.admin.putGroup('reader', {
+      subscriptions: [{ topic: 'out', tags: undefined }],
+      deliveryMode: 'concurrent',
+      visibilityTimeoutSeconds: 5,
+      maxDeliveries: 1000,
+      deadLetterTopic: undefined,
+    });
+    armed = true;
+
+    const retry = async <T>(op: () => Promise<T>): Promise<T> => {
+      for (let i = 0; ; i++) {
+        try {
+          return await op();
+        } catch (error) {
+          if (i > 50) throw error;
+        }
+      }
+    };
+
+    // Produce with dedup ids, retrying until acknowledged.
+    const acknowledged = new Map<string, number>(); // body → sequence
+    for (let i = 0; i < PER_SHARD; i++) {
+      for (let s = 0; s < SHARDS; s++) {
+        const body = `s${s}-${i}`;
+        const result = await retry(() => h.queue.send('in', send(body, { shardKey: `s${s}`, dedupId: body })));
+        acknowledged.set(body, result.sequence ?? -1);
+      }
+    }
+    for (let s = 0; s < SHARDS; s++) {
+      const seqs = Array.from({ length: PER_SHARD }, (_, i) => acknowledged.get(`s${s}-${i}`));
+      expect(seqs).toEqual(Array.from({ length: PER_SHARD }, (_, i) => i + 1)); // gap-free, in order
+    }
+
+    // Consume: every mode, commits in reverse order within a batch, retrying lost answers.
+    const violations: string[] = [];
+    for (const mode of modes) {
+      const committed = new Set<string>();
+      for (let round = 0; round < 2000 && committed.size < acknowledged.size; round++) {
+        clock.advance(500);
+        let got: DeliveredMessage[] = [];
+        try {
+          got = await h.queue.receive(mode, { maxMessages: 10, waitSeconds: 0 });
+        } catch {
+          continue; // the leases it took (if any) expire and are delivered again
+        }
+        for (const m of got) {
+          const seq = m.sequence ?? 0;
+          // Serialized: a message is only ever delivered once every older one of its shard is committed.
+          if (mode === 'serialized') {
+            for (let older = 1; older < seq; older++) {
+              if (!committed.has(`${m.shardKey}-${older - 1}`)) {
+                violations.push(`${mode}: ${m.body} delivered before ${m.shardKey}#${older} was committed`);
+                break;
+              }
+            }
+          }
+        }
+        for (const m of [...got].reverse()) {
+          const publish = mode === 'protected' ? [{ topic: 'out', ...send(m.body, { shardKey: m.shardKey ?? '' }) }] : [];
+          const [result] = await retry(() => h.queue.commit(mode, [{ receiptHandle: m.receiptHandle, publish }]));
+          if (result && 'status' in result) committed.add(m.body);
+        }
+      }
+      const stats = await retry(() => h.admin.getGroup(mode));
+      expect(stats, mode).toMatchObject({ backlog: 0, inFlight: 0, pending: 0 });
+      expect(committed.size, mode).toBe(acknowledged.size);
+    }
+    expect(violations).toEqual([]);
+
+    // Protected outputs: per shard, in input order, each once.
+    const outputs = new Map<string, string[]>();
+    for (let round = 0; round < 2000; round++) {
+      clock.advance(500);
+      let got: DeliveredMessage[] = [];
+      try {
+        got = await h.queue.receive('reader', { maxMessages: 50, waitSeconds: 0 });
+      } catch {
+        continue;
+      }
+      for (const m of got) {
+        const list = outputs.get(m.shardKey ?? '') ?? [];
+        if (!list.includes(m.body)) list.push(m.body);
+        outputs.set(m.shardKey ?? '', list);
+        await retry(() => h.queue.commit('reader', [m.receiptHandle]));
+      }
+      if ([...outputs.values()].reduce((n, l) => n + l.length, 0) >= acknowledged.size) break;
+    }
+    for (let s = 0; s < SHARDS; s++) {
+      expect(outputs.get(`s${s}`)).toEqual(Array.from({ length: PER_SHARD }, (_, i) => `s${s}-${i}`));
+    }
+    armed = false;
+    expect(injected.before + injected.after).toBeGreaterThan(50);
+    console.log(`fifo-faults: injected ${injected.before} faults before and ${injected.after} after writes`);
+  }, 300_000);
+});

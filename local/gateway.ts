@@ -68,7 +68,7 @@ function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
   });
 }
 
-function lambdaContext(name: string, requestId: string): Context {
+export function lambdaContext(name: string, requestId: string): Context {
   const deadline = Date.now() + 30_000;
   return {
     callbackWaitsForEmptyEventLoop: false,

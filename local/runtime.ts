@@ -6,7 +6,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDynamoClients } from '../lib/adapters/dynamodb/client.js';
 import { ensureTable } from '../lib/adapters/dynamodb/table.js';
-import { createGateway } from './gateway.js';
+import { randomUUID } from 'node:crypto';
+import { createGateway, lambdaContext } from './gateway.js';
 import { startDynamoLocal, type LocalDynamo } from './dynamo.js';
 
 export interface LocalOptions {
@@ -18,6 +19,8 @@ export interface LocalOptions {
   endpoint: string | undefined;
   /** Where the spawned DynamoDB Local keeps its data (undefined: in memory). */
   dataDir: string | undefined;
+  /** How often the timer safety sweep runs (the AWS stack runs it every minute). */
+  sweepEverySeconds?: number;
 }
 
 export interface LocalRuntime {
@@ -31,6 +34,33 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost', '[::1]']);
 export const isLoopback = (host: string) => LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
 
 export class UnsafeBindError extends Error {}
+
+/**
+ * Local EventBridge Scheduler and SQS: the in-process timer bus invokes the
+ * same timer handlers the Lambdas run, with the same event shapes. Timers
+ * armed before a restart are re-armed from DynamoDB, overdue ones released.
+ */
+async function startTimers(sweepEverySeconds: number): Promise<() => void> {
+  const { container } = await import('../functions/commons/container.js');
+  const minute = (await import('../functions/timers/minute.js')).handler;
+  const release = (await import('../functions/timers/release.js')).handler;
+  const sweep = (await import('../functions/timers/sweep.js')).handler;
+  const context = (name: string) => lambdaContext(name, randomUUID());
+  const { localTimers, timers } = container();
+  localTimers?.setTargets({
+    minute: (event) => minute(event, context('timer-minute')),
+    release: (event) => release(event as never, context('timer-release')),
+  });
+  await timers.rearm();
+  const interval = setInterval(() => {
+    sweep({}, context('timer-sweep')).catch((error: unknown) => console.error('timer sweep failed', error));
+  }, sweepEverySeconds * 1000);
+  interval.unref();
+  return () => {
+    clearInterval(interval);
+    localTimers?.clear();
+  };
+}
 
 export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
   if (!isLoopback(options.host) && !options.token) {
@@ -50,6 +80,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     process.env.SLUICE_NOTIFIER = 'in-process';
     process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
     const server = await createGateway({ token: options.token });
+    const stopTimers = await startTimers(options.sweepEverySeconds ?? 30);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(options.port, options.host, () => resolve());
@@ -61,6 +92,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       endpoint,
       server,
       stop: async () => {
+        stopTimers();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await dynamo?.stop();

@@ -214,6 +214,7 @@ export const MessageSchema = z.object({
   sequence: z.number().int().nullable(),
   sentAt: z.string(),
   deliverableAt: z.string(),
+  deliverAt: z.string().optional().describe('scheduled messages: when they become deliverable'),
   expiresAt: z.string(),
 });
 export const MessageDetailSchema = MessageSchema.extend({

@@ -1,14 +1,27 @@
 /** Configuration, read once per container from the environment and validated. */
 import { z } from 'zod';
 
-const ConfigSchema = z.object({
+const ConfigSchema = z
+  .object({
   SLUICE_TABLE_NAME: z.string().min(3).max(255),
   DYNAMODB_ENDPOINT: z.url().optional(),
   AWS_REGION: z.string().min(1).default('us-east-1'),
   /** `in-process` in the local runtime: long polls wake on sends in the same process. */
   SLUICE_NOTIFIER: z.enum(['polling', 'in-process']).default('polling'),
   SLUICE_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(5000).default(250),
-});
+  /** `aws`: EventBridge Scheduler + SQS; `local`: in-process timers (the local runtime). */
+  SLUICE_TIMERS: z.enum(['aws', 'local']).default('local'),
+  SLUICE_SCHEDULE_GROUP: z.string().min(1).optional(),
+  SLUICE_SCHEDULER_ROLE_ARN: z.string().min(1).optional(),
+  SLUICE_TIMER_FUNCTION_ARN: z.string().min(1).optional(),
+  SLUICE_DELAY_QUEUE_URL: z.url().optional(),
+  })
+  .superRefine((config, ctx) => {
+    if (config.SLUICE_TIMERS !== 'aws') return;
+    for (const key of ['SLUICE_SCHEDULE_GROUP', 'SLUICE_SCHEDULER_ROLE_ARN', 'SLUICE_TIMER_FUNCTION_ARN', 'SLUICE_DELAY_QUEUE_URL'] as const) {
+      if (!config[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'required when SLUICE_TIMERS=aws' });
+    }
+  });
 
 export type Config = z.infer<typeof ConfigSchema>;
 

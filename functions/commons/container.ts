@@ -14,6 +14,14 @@ import { InProcessNotifier, pollingNotifier } from '../../lib/ports/notifier.js'
 import { cryptoRandom } from '../../lib/ports/random.js';
 import { AdminService } from '../../lib/services/admin-service.js';
 import { QueueService, type Stores } from '../../lib/services/queue-service.js';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DeferredStore } from '../../lib/adapters/dynamodb/deferred.js';
+import { EventBridgeScheduler } from '../../lib/adapters/aws/scheduler.js';
+import { SqsDelayQueue } from '../../lib/adapters/aws/delay-queue.js';
+import { LocalTimerBus } from '../../lib/adapters/local/timer-bus.js';
+import type { DelayQueue, OneTimeScheduler } from '../../lib/ports/timers.js';
+import { TimerService } from '../../lib/services/timer-service.js';
 import { loadConfig, type Config } from './config.js';
 
 export interface Container {
@@ -24,6 +32,9 @@ export interface Container {
   stores: Stores;
   queue: QueueService;
   admin: AdminService;
+  timers: TimerService;
+  /** Local runtime only: the in-process scheduler and delay queue, whose targets the runtime sets. */
+  localTimers: LocalTimerBus | undefined;
 }
 
 let instance: Container | undefined;
@@ -36,16 +47,38 @@ export function buildContainer(config: Config): Container {
     log: new StreamLog(doc, table, systemClock),
     cursors: new CursorStore(doc, table),
     markers: new Markers(doc, table),
+    deferred: new DeferredStore(doc, table),
   };
   const notifier = config.SLUICE_NOTIFIER === 'in-process' ? new InProcessNotifier() : pollingNotifier;
   const logger = new Logger({ serviceName: 'sluice' });
+  let localTimers: LocalTimerBus | undefined;
+  let scheduler: OneTimeScheduler;
+  let delayQueue: DelayQueue;
+  if (config.SLUICE_TIMERS === 'aws') {
+    scheduler = new EventBridgeScheduler(new SchedulerClient({ region: config.AWS_REGION }), {
+      groupName: config.SLUICE_SCHEDULE_GROUP ?? '',
+      functionArn: config.SLUICE_TIMER_FUNCTION_ARN ?? '',
+      roleArn: config.SLUICE_SCHEDULER_ROLE_ARN ?? '',
+    });
+    delayQueue = new SqsDelayQueue(new SQSClient({ region: config.AWS_REGION }), config.SLUICE_DELAY_QUEUE_URL ?? '');
+  } else {
+    localTimers = new LocalTimerBus();
+    scheduler = localTimers;
+    delayQueue = localTimers;
+  }
+  // The queue arms timers; the timers release through the queue.
+  let queue: QueueService | undefined;
+  const timers = new TimerService(stores.deferred, scheduler, delayQueue, systemClock, (ids) => queue?.releaseDeferred(ids) ?? Promise.resolve(0));
+  queue = new QueueService(stores, systemClock, cryptoRandom, notifier, timers, { pollIntervalMs: config.SLUICE_POLL_INTERVAL_MS });
   return {
     config,
     dynamo: client,
     logger,
     stores,
-    queue: new QueueService(stores, systemClock, cryptoRandom, notifier, { pollIntervalMs: config.SLUICE_POLL_INTERVAL_MS }),
+    queue,
     admin: new AdminService(stores, systemClock),
+    timers,
+    localTimers,
   };
 }
 

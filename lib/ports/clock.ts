@@ -11,4 +11,6 @@ export interface Random {
   token(): string;
   /** A float in [0, 1) (partition choice, jitter). */
   fraction(): number;
+  /** A new unique, time-ordered id (ULID). */
+  id(): string;
 }

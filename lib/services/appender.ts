@@ -3,7 +3,7 @@
  * notices that announce shard activity (docs/design.md, Streams and FIFO).
  * Shared by send, dead-lettering and commit-with-publish.
  */
-import { InvalidArgumentError, PayloadTooLargeError, ShardKeyRequiredError } from '../domain/errors.js';
+import { DelayTooLongError, PayloadTooLargeError, ShardKeyRequiredError } from '../domain/errors.js';
 import { Limits, type MessageRecord, type SendInput, type Topic } from '../domain/model.js';
 import {
   directMessageId,
@@ -24,6 +24,11 @@ export interface Outgoing {
   topic: Topic;
   input: SendInput;
   local: StreamLocal;
+  /** Scheduled: deliverable at this time (ms), later than now. */
+  dueAt?: number;
+  /** Set when the message already has an id and a send time (a released scheduled message). */
+  messageId?: string;
+  sentAt?: number;
 }
 
 /** Where the messages of one write landed. */
@@ -54,10 +59,19 @@ export class Appender {
         issues: [{ path: at('body'), message: 'too large' }],
       });
     }
+    let dueAt: number | undefined;
     if (input.delaySeconds !== undefined || input.deliverAt !== undefined) {
-      throw new InvalidArgumentError('Scheduled and delayed delivery are not available in this version of Sluice yet.', {
-        issues: [{ path: at(input.delaySeconds !== undefined ? 'delaySeconds' : 'deliverAt'), message: 'not supported yet' }],
-      });
+      const now = this.clock.now();
+      const due = input.deliverAt ?? now + (input.delaySeconds ?? 0) * 1000;
+      if (due - now > topic.maxDelaySeconds * 1000) {
+        const field = input.deliverAt !== undefined ? 'deliverAt' : 'delaySeconds';
+        throw new DelayTooLongError(
+          `${field} is ${Math.ceil((due - now) / 1000)} s ahead; topic '${topic.name}' allows at most ${topic.maxDelaySeconds} s (maxDelaySeconds).`,
+          { issues: [{ path: at(field), message: 'beyond the topic\'s maxDelaySeconds' }] },
+        );
+      }
+      // A time in the past (or now) means deliverable at once.
+      if (due > now) dueAt = due;
     }
     if (topic.type === 'fifo') {
       if (input.shardKey === undefined) {
@@ -65,10 +79,10 @@ export class Appender {
           issues: [{ path: at('shardKey'), message: 'required on FIFO topics' }],
         });
       }
-      return { topic, input, local: { kind: 'shard', shardKey: input.shardKey } };
+      return { topic, input, local: { kind: 'shard', shardKey: input.shardKey }, ...(dueAt === undefined ? {} : { dueAt }) };
     }
     const p = partition ?? Math.floor(this.random.fraction() * topic.partitions);
-    return { topic, input, local: { kind: 'partition', partition: p % topic.partitions } };
+    return { topic, input, local: { kind: 'partition', partition: p % topic.partitions }, ...(dueAt === undefined ? {} : { dueAt }) };
   }
 
   record(topic: Topic, input: SendInput, messageId: string, now: number): MessageRecord {
@@ -104,7 +118,10 @@ export class Appender {
     const built: MessageRecord[][] = [];
     const writes: StreamWrite[] = groups.map(([stream, items], i) =>
       StreamLog.recordWrite(stream, (seq) => {
-        const records = items.map((o, j) => this.record(o.topic, o.input, directMessageId(o.local, seq + j), now));
+        const records = items.map((o, j) => {
+          const record = this.record(o.topic, o.input, o.messageId ?? directMessageId(o.local, seq + j), now);
+          return o.sentAt === undefined ? record : { ...record, sentAt: o.sentAt };
+        });
         built[i] = records;
         return records;
       }),

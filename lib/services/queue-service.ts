@@ -2,7 +2,15 @@
  * The queue engine: send, receive, visibility, commit and message queries.
  * Admin (topics, groups, stats) lives in admin-service.ts.
  */
-import { GroupNotFoundError, InvalidArgumentError, MessageNotFoundError, SluiceError, TopicNotFoundError } from '../domain/errors.js';
+import {
+  ConflictError,
+  GroupNotFoundError,
+  InvalidArgumentError,
+  MessageNotFoundError,
+  SluiceError,
+  ThrottledError,
+  TopicNotFoundError,
+} from '../domain/errors.js';
 import {
   GroupDeliveryState,
   Limits,
@@ -18,6 +26,8 @@ import { decodeReceipt, directMessageId, parseDirectMessageId, streamId } from '
 import { tagMatches, type CursorState } from '../domain/cursor.js';
 import type { Clock, Random } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
+import type { Timers } from '../ports/timers.js';
+import type { Deferred } from '../adapters/dynamodb/deferred.js';
 import { ExtraConditionFailedError, type TransactItem } from '../adapters/dynamodb/stream-log.js';
 import { Appender, bodyBytes, type Landed, type Outgoing } from './appender.js';
 import { Committer, type CommitEntry, type CommitResult } from './committer.js';
@@ -62,6 +72,7 @@ export class QueueService {
     private readonly clock: Clock,
     random: Random,
     private readonly notifier: Notifier,
+    private readonly timers: Timers,
     options: QueueServiceOptions = {},
   ) {
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
@@ -92,9 +103,14 @@ export class QueueService {
     const results: BatchResult[] = [];
     const byStream = new Map<string, Prepared[]>();
     const partition = Math.floor(this.random.fraction() * topic.partitions);
+    const scheduled: Prepared[] = [];
     inputs.forEach((input, index) => {
       try {
         const routed = this.appender.route(topic, input, partition, inputs.length > 1 ? `entries/${index}` : '');
+        if (routed.dueAt !== undefined) {
+          scheduled.push({ ...routed, index, bytes: 0 });
+          return;
+        }
         const key = streamId(topic, routed.local);
         byStream.set(key, [...(byStream.get(key) ?? []), { ...routed, index, bytes: bodyBytes(input.body, input.encoding) }]);
       } catch (error) {
@@ -104,6 +120,7 @@ export class QueueService {
     });
     const seenDedup = new Map<string, number>();
     const landed: Landed[] = [];
+    for (const entry of scheduled) results.push(await this.schedule(topic, entry));
     await Promise.all(
       [...byStream.entries()].map(async ([stream, entries]) => {
         for (const chunk of this.chunks(entries)) {
@@ -223,6 +240,107 @@ export class QueueService {
     return { results: out, landed };
   }
 
+  /**
+   * A scheduled message waits as a deferred item (with its dedup marker and
+   * key index entries, atomically) until its timer releases it.
+   */
+  private async schedule(topic: Topic, entry: Prepared): Promise<BatchResult> {
+    const now = this.clock.now();
+    const dueAt = entry.dueAt ?? now;
+    const id = this.random.id();
+    const messageId = `${DEFERRED_PREFIX}${id}`;
+    const record = {
+      ...this.appender.record(topic, entry.input, messageId, now),
+      deliverableAt: dueAt,
+      expiresAt: dueAt + topic.retentionSeconds * 1000,
+    };
+    const result: SendResult = { messageId, state: 'scheduled', deliverAt: iso(dueAt) };
+    const items: TransactItem[] = [this.stores.deferred.scheduleItem(id, record, dueAt, topic.retentionSeconds)];
+    if (entry.input.dedupId !== undefined) {
+      items.push(this.stores.markers.dedupItem(topic.name, entry.input.dedupId, result, now, Limits.dedupWindowSeconds));
+    }
+    for (const key of entry.input.keys) items.push(this.stores.markers.keyItem(topic.name, key, messageId, dueAt, record.expiresAt));
+    try {
+      await this.stores.log.appendMany([], () => items);
+    } catch (error) {
+      if (!(error instanceof ExtraConditionFailedError) || entry.input.dedupId === undefined) throw error;
+      const original = await this.stores.markers.dedupResult(topic.name, entry.input.dedupId, now);
+      if (!original) throw new ThrottledError('A concurrent send with the same dedupId is in progress; retry.');
+      // The first attempt may have died before arming its timer.
+      if (original.state === 'scheduled' && original.deliverAt) await this.timers.arm(Date.parse(original.deliverAt));
+      return { index: entry.index, result: original };
+    }
+    await this.timers.arm(dueAt);
+    return { index: entry.index, result };
+  }
+
+  /**
+   * Releases scheduled messages that are due: each enters its stream now,
+   * behind what accumulated before it. Appending and marking released are one
+   * transaction, so a timer fired twice releases once. Returns how many it released.
+   */
+  async releaseDeferred(ids: string[]): Promise<number> {
+    const now = this.clock.now();
+    const due = (await Promise.all(ids.map((id) => this.stores.deferred.get(id)))).filter(
+      (d): d is Deferred => d !== undefined && d.state === 'scheduled' && d.dueAt <= now,
+    );
+    const topics = await this.stores.catalog.getTopics(due.map((d) => d.topic));
+    let released = 0;
+    for (let i = 0; i < due.length; i += 10) {
+      let pending = due.slice(i, i + 10);
+      while (pending.length > 0) {
+        const live: Array<{ deferred: Deferred; outgoing: Outgoing }> = [];
+        for (const d of pending) {
+          const topic = topics.get(d.topic);
+          if (!topic || topic.generation !== d.record.generation) {
+            await this.stores.deferred.cancel(d.id, d.topic); // its topic was deleted meanwhile
+            continue;
+          }
+          const outgoing = this.appender.route(topic, inputOf(d.record));
+          live.push({ deferred: d, outgoing: { ...outgoing, messageId: d.record.messageId, sentAt: d.record.sentAt } });
+        }
+        if (live.length === 0) break;
+        const { writes, landed } = this.appender.writes(live.map((l) => l.outgoing), now, true);
+        try {
+          await this.stores.log.appendMany(writes, (seqs) => {
+            const addresses = new Map<string, { stream: string; seq: number }>();
+            for (const group of landed(seqs)) {
+              group.records.forEach((r, j) => addresses.set(r.messageId, { stream: group.stream, seq: group.firstSeq + j }));
+            }
+            return live.map((l) => this.stores.deferred.releaseItem(l.deferred.id, addresses.get(l.deferred.record.messageId) ?? { stream: '', seq: 0 }));
+          });
+        } catch (error) {
+          if (!(error instanceof ExtraConditionFailedError)) throw error;
+          const gone = live[error.index]?.deferred;
+          pending = pending.filter((d) => d !== gone); // released or cancelled meanwhile
+          continue;
+        }
+        released += live.length;
+        for (const topic of new Set(live.map((l) => l.outgoing.topic.name))) this.notifier.notify(topic);
+        pending = [];
+      }
+    }
+    return released;
+  }
+
+  /** Cancels a message that is still scheduled. */
+  async cancel(topicName: string, messageId: string): Promise<void> {
+    const topic = await this.requireTopic(topicName);
+    const notFound = () => new MessageNotFoundError(`Message '${messageId}' was not found in topic '${topic.name}'.`);
+    if (!isDeferredId(messageId)) {
+      if (await this.findRecord(topic, messageId)) {
+        throw new ConflictError(`Message '${messageId}' is already deliverable; only scheduled messages can be cancelled.`);
+      }
+      throw notFound();
+    }
+    const outcome = await this.stores.deferred.cancel(messageId.slice(1), topic.name);
+    if (outcome === undefined) throw notFound();
+    if (!outcome.done) {
+      const state = outcome.state === 'released' ? 'already deliverable' : outcome.state;
+      throw new ConflictError(`Message '${messageId}' is ${state}; only scheduled messages can be cancelled.`);
+    }
+  }
+
   // ── receive ───────────────────────────────────────────────────────────
 
   async receive(groupName: string, request: ReceiveRequest): Promise<DeliveredMessage[]> {
@@ -271,6 +389,7 @@ export class QueueService {
     const found = await this.findRecord(topic, messageId);
     if (!found) throw new MessageNotFoundError(`Message '${messageId}' was not found in topic '${topic.name}' (it may have expired).`);
     const { record, stream, seq } = found;
+    if (stream === undefined || seq === undefined) return { ...this.describe(topic, found), groups: [] };
     const groups = (await this.stores.catalog.allGroups()).filter((g) => g.subscriptions.some((s) => s.topic === topic.name));
     const deliveries = await Promise.all(
       groups.map(async (group) => {
@@ -279,7 +398,7 @@ export class QueueService {
         return { group: group.name, ...groupState(cursor, seq, tagMatches(tags, record.tag), record.sentAt < group.createdAt) };
       }),
     );
-    return { ...this.describe(topic, record, seq), groups: deliveries };
+    return { ...this.describe(topic, found), groups: deliveries };
   }
 
   async messagesByKey(topicName: string, key: string, limit: number, nextToken: string | undefined) {
@@ -288,30 +407,42 @@ export class QueueService {
     const messages = [];
     for (const messageId of page.messageIds) {
       const found = await this.findRecord(topic, messageId);
-      if (found) messages.push(this.describe(topic, found.record, found.seq));
+      if (found) messages.push(this.describe(topic, found));
     }
     return { messages, nextToken: page.nextToken };
   }
 
-  private describe(topic: Topic, record: MessageRecord, seq: number) {
+  private describe(topic: Topic, { record, seq, state }: Found) {
     return {
       messageId: record.messageId,
       topic: record.topic,
-      state: 'deliverable' as const,
+      state,
       body: record.body,
       encoding: record.encoding,
       tag: record.tag ?? null,
       keys: record.keys,
       properties: record.properties,
       shardKey: record.shardKey ?? null,
-      sequence: topic.type === 'fifo' ? seq : null,
+      sequence: topic.type === 'fifo' && seq !== undefined ? seq : null,
       sentAt: iso(record.sentAt),
       deliverableAt: iso(record.deliverableAt),
+      ...(state === 'scheduled' || state === 'cancelled' ? { deliverAt: iso(record.deliverableAt) } : {}),
       expiresAt: iso(record.expiresAt),
     };
   }
 
-  private async findRecord(topic: Topic, messageId: string) {
+  private async findRecord(topic: Topic, messageId: string): Promise<Found | undefined> {
+    if (isDeferredId(messageId)) {
+      const deferred = await this.stores.deferred.get(messageId.slice(1));
+      if (!deferred || deferred.topic !== topic.name || deferred.record.generation !== topic.generation) return undefined;
+      if (deferred.state === 'released' && deferred.address) {
+        const segment = await this.stores.log.segmentContaining(deferred.address.stream, deferred.address.seq);
+        const record = segment?.records[deferred.address.seq - segment.seq];
+        if (!record || record.messageId !== messageId || record.expiresAt <= this.clock.now()) return undefined;
+        return { record, stream: deferred.address.stream, seq: deferred.address.seq, state: 'deliverable' };
+      }
+      return { record: deferred.record, stream: undefined, seq: undefined, state: deferred.state === 'cancelled' ? 'cancelled' : 'scheduled' };
+    }
     const address = parseDirectMessageId(messageId);
     if (!address) return undefined;
     if ((topic.type === 'fifo') !== (address.local.kind === 'shard')) return undefined;
@@ -322,7 +453,7 @@ export class QueueService {
     const now = this.clock.now();
     if (!record || record.messageId !== messageId || record.topic !== topic.name) return undefined;
     if (record.generation !== topic.generation || record.expiresAt <= now) return undefined;
-    return { record, stream, seq: address.seq };
+    return { record, stream, seq: address.seq, state: 'deliverable' };
   }
 
   // ── helpers ───────────────────────────────────────────────────────────
@@ -339,6 +470,29 @@ export class QueueService {
     return group;
   }
 }
+
+/** Messages that wait before entering a stream (scheduled, transactional) have ids `d<ULID>`. */
+const DEFERRED_PREFIX = 'd';
+const isDeferredId = (messageId: string) => /^d[0-9A-HJKMNP-TV-Z]{26}$/.test(messageId);
+
+interface Found {
+  record: MessageRecord;
+  stream: string | undefined;
+  seq: number | undefined;
+  state: 'deliverable' | 'scheduled' | 'cancelled';
+}
+
+const inputOf = (record: MessageRecord): SendInput => ({
+  body: record.body,
+  encoding: record.encoding,
+  tag: record.tag,
+  keys: record.keys,
+  properties: record.properties,
+  shardKey: record.shardKey,
+  delaySeconds: undefined,
+  deliverAt: undefined,
+  dedupId: undefined,
+});
 
 const sendResult = (topic: Topic, record: MessageRecord, seq: number): SendResult => ({
   messageId: record.messageId,

@@ -1,5 +1,6 @@
 import type { Catalog } from '../adapters/dynamodb/catalog.js';
 import type { CursorStore } from '../adapters/dynamodb/cursors.js';
+import type { DeferredStore } from '../adapters/dynamodb/deferred.js';
 import type { Markers } from '../adapters/dynamodb/markers.js';
 import type { StreamLog } from '../adapters/dynamodb/stream-log.js';
 
@@ -9,4 +10,5 @@ export interface Stores {
   log: StreamLog;
   cursors: CursorStore;
   markers: Markers;
+  deferred: DeferredStore;
 }

@@ -81,6 +81,12 @@ const cases: Array<[string, string, string, unknown, number, string, string?]> =
   ['commit with unknown field', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'x', extra: 1 }] }, 400, 'InvalidArgument'],
   ['unknown message', 'GET', '/v1/topics/orders/messages/mAAAA', undefined, 404, 'MessageNotFound'],
   ['query by key without key', 'GET', '/v1/topics/orders/messages', undefined, 400, 'InvalidArgument', 'query/key'],
+  ['cancel an unknown message', 'DELETE', '/v1/topics/orders/messages/d01ARZ3NDEKTSV4RRFFQ69G5FAV', undefined, 404, 'MessageNotFound'],
+  ['cancel with an over-long id', 'DELETE', `/v1/topics/orders/messages/${'m'.repeat(513)}`, undefined, 400, 'InvalidArgument', 'path/messageId'],
+  ['send beyond maxDelaySeconds', 'POST', '/v1/topics/orders/messages', { body: 'x', delaySeconds: 3 * 86_400 + 1 }, 400, 'DelayTooLong', 'delaySeconds'],
+  ['send with a malformed deliverAt', 'POST', '/v1/topics/orders/messages', { body: 'x', deliverAt: 'tomorrow' }, 400, 'InvalidArgument', 'deliverAt'],
+  ['commit publishing to a missing topic', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'WzEsIm9yZGVycyIsInQ6b3JkZXJzL3A6MCIsMSwiMS5hYmMiXQ', publish: [{ topic: 'nope', body: 'x' }] }] }, 400, 'InvalidArgument', 'entries/0/publish/0/topic'],
+  ['commit publishing to FIFO without shard key', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'WzEsIm9yZGVycyIsInQ6b3JkZXJzL3A6MCIsMSwiMS5hYmMiXQ', publish: [{ topic: 'ledger', body: 'x' }] }] }, 400, 'ShardKeyRequired', 'entries/0/publish/0/shardKey'],
   ['unknown route', 'GET', '/v1/nothing', undefined, 404, 'NotFound'],
   ['wrong method', 'PATCH', '/v1/topics/orders', undefined, 405, 'MethodNotAllowed'],
 ];

@@ -9,6 +9,9 @@ import { StreamLog } from '../../lib/adapters/dynamodb/stream-log.js';
 import { ensureTable } from '../../lib/adapters/dynamodb/table.js';
 import type { Clock, Random } from '../../lib/ports/clock.js';
 import { InProcessNotifier } from '../../lib/ports/notifier.js';
+import type { DelayQueue, MinuteWake, OneTimeScheduler, ReleaseWake } from '../../lib/ports/timers.js';
+import { DeferredStore } from '../../lib/adapters/dynamodb/deferred.js';
+import { TimerService } from '../../lib/services/timer-service.js';
 import { cryptoRandom } from '../../lib/ports/random.js';
 import { AdminService } from '../../lib/services/admin-service.js';
 import { QueueService, type Stores } from '../../lib/services/queue-service.js';
@@ -34,6 +37,19 @@ export async function testTable(prefix?: string) {
   return { endpoint, client, doc, table };
 }
 
+/** Timer adapters that only record what was armed; `fire()` runs what is due by the fake clock. */
+export class RecordingTimers implements OneTimeScheduler, DelayQueue {
+  readonly minutes: Array<{ at: number; payload: MinuteWake }> = [];
+  readonly releases: Array<{ at: number; payload: ReleaseWake }> = [];
+  constructor(private readonly clock: FakeClock) {}
+  async scheduleAt(_name: string, at: number, payload: MinuteWake) {
+    this.minutes.push({ at, payload });
+  }
+  async send(payload: ReleaseWake, delayMs: number) {
+    this.releases.push({ at: this.clock.now() + Math.max(0, delayMs), payload });
+  }
+}
+
 export interface Harness {
   doc: DynamoDBDocumentClient;
   table: string;
@@ -41,6 +57,10 @@ export interface Harness {
   stores: Stores;
   queue: QueueService;
   admin: AdminService;
+  timers: TimerService;
+  recorded: RecordingTimers;
+  /** Runs every recorded wake-up that is due by the fake clock (minute ones first). */
+  fire(): Promise<void>;
 }
 
 export function harness(doc: DynamoDBDocumentClient, table: string, options: { clock?: FakeClock; random?: Random } = {}): Harness {
@@ -50,15 +70,23 @@ export function harness(doc: DynamoDBDocumentClient, table: string, options: { c
     log: new StreamLog(doc, table, clock),
     cursors: new CursorStore(doc, table),
     markers: new Markers(doc, table),
+    deferred: new DeferredStore(doc, table),
   };
-  return {
-    doc,
-    table,
-    clock,
-    stores,
-    queue: new QueueService(stores, clock, options.random ?? cryptoRandom, new InProcessNotifier(), { pollIntervalMs: 20 }),
-    admin: new AdminService(stores, clock),
+  const recorded = new RecordingTimers(clock);
+  let queue: QueueService | undefined;
+  const timers = new TimerService(stores.deferred, recorded, recorded, clock, (ids) => queue?.releaseDeferred(ids) ?? Promise.resolve(0), async (ms) => clock.advance(Math.max(0, ms)));
+  queue = new QueueService(stores, clock, options.random ?? cryptoRandom, new InProcessNotifier(), timers, { pollIntervalMs: 20 });
+  const fire = async () => {
+    for (const list of [recorded.minutes, recorded.releases] as const) {
+      const due = list.filter((w) => w.at <= clock.now());
+      for (const w of due) list.splice(list.indexOf(w as never), 1);
+      for (const w of due) {
+        if (w.payload.kind === 'minute') await timers.onMinute(w.payload.minute);
+        else await timers.onRelease(w.payload);
+      }
+    }
   };
+  return { doc, table, clock, stores, queue, admin: new AdminService(stores, clock), timers, recorded, fire };
 }
 
 export async function newHarness(options: { clock?: FakeClock; random?: Random } = {}): Promise<Harness> {

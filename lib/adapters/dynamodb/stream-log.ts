@@ -175,8 +175,14 @@ export class StreamLog {
       const offset = items.length;
       items.push(...extras(seqs));
       try {
-        if (items.length === 1 && items[0]?.Put && writes.length === 1) {
-          await this.doc.send(new PutCommand(items[0].Put));
+        if (items.length === 1 && items[0]?.Put) {
+          try {
+            await this.doc.send(new PutCommand(items[0].Put));
+          } catch (error) {
+            // With no segment to write, the one item is an extra: its failed condition is the caller's.
+            if (writes.length === 0 && isConditionalFailure(error)) throw new ExtraConditionFailedError(0);
+            throw error;
+          }
         } else {
           try {
             await this.doc.send(new TransactWriteCommand({ TransactItems: items }));

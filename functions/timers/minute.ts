@@ -1,0 +1,15 @@
+import middy from '@middy/core';
+import { z } from 'zod';
+import { container } from '../commons/container.js';
+
+const MinuteEvent = z.object({ kind: z.literal('minute'), minute: z.number().int().positive() });
+
+/**
+ * Target of the one-time EventBridge Scheduler schedule of a due minute
+ * (its JSON input is the event): arms the second-level wake-ups of that minute.
+ */
+export const handler = middy().handler(async (event: unknown) => {
+  const { minute } = MinuteEvent.parse(event);
+  await container().timers.onMinute(minute);
+  return { minute };
+});

@@ -1,0 +1,20 @@
+/** SQS with DelaySeconds: the last stretch of a scheduled delivery, to the second. */
+import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { DelayQueue, ReleaseWake } from '../../ports/timers.js';
+
+export class SqsDelayQueue implements DelayQueue {
+  constructor(
+    private readonly client: SQSClient,
+    private readonly queueUrl: string,
+  ) {}
+
+  async send(payload: ReleaseWake, delayMs: number): Promise<void> {
+    await this.client.send(
+      new SendMessageCommand({
+        QueueUrl: this.queueUrl,
+        MessageBody: JSON.stringify(payload),
+        DelaySeconds: Math.min(900, Math.max(0, Math.ceil(delayMs / 1000))),
+      }),
+    );
+  }
+}

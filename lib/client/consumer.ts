@@ -1,0 +1,324 @@
+/**
+ * `Consumer`: a poll loop that leases messages of a consumer group and runs a
+ * handler on each, `concurrency` at a time.
+ *
+ * Order: messages that carry a `shardKey` (FIFO topics) run one after another
+ * per shard key, in sequence order, each only after the previous one was
+ * committed; different shard keys (and every message of a standard topic) run
+ * in parallel. Lanes are keyed by shard key alone, not by topic, so the
+ * topics of one time-order group keep their shared order too.
+ *
+ * Lease lifetime of a held message (queued or running):
+ *
+ * ```
+ *  receive            vt/2          vt/2 (extend again)     handler done
+ *  ──●──────────────────●───────────────●──────────────────────●── commit(publish?)
+ *    lease = vt         extend to vt    extend to vt            │
+ *                                                     handler threw ─→ visibility 0 (redelivered),
+ *                                                     and the rest of its lane is released behind it
+ * ```
+ *
+ * `stop()` stops polling (aborting a pending long poll: a message leased in
+ * that instant comes back after its visibility timeout), lets running
+ * handlers finish and commit, and releases the messages still queued.
+ */
+import type { SluiceClient } from './client.js';
+import { SluiceApiError } from './errors.js';
+import type { CommitEntryResult, Delivered, PublishEntry } from './types.js';
+
+/** What a handler may return: messages to publish atomically with the commit. */
+export interface HandlerResult {
+  publish?: PublishEntry[];
+}
+
+export interface HandlerContext {
+  group: string;
+  /** Aborted when the lease was lost (an extension was refused) or the consumer is stopping hard. */
+  signal: AbortSignal;
+  /** Extends this message's lease to `seconds` from now. */
+  extendVisibility(seconds: number): Promise<void>;
+}
+
+export type MessageHandler = (message: Delivered, context: HandlerContext) => Promise<HandlerResult | void> | HandlerResult | void;
+
+/** Where something went wrong outside a handler's own result. */
+export type ConsumerErrorKind = 'handler' | 'receive' | 'commit' | 'extend' | 'release';
+
+export interface ConsumerOptions {
+  group: string;
+  handler: MessageHandler;
+  /** Handlers running at once (default 8). */
+  concurrency?: number;
+  /** Messages held (queued or running) at most, leased in advance (default 2 × concurrency, ≤ 100 per receive). */
+  maxBuffered?: number;
+  /** Long-poll wait of each receive (default 20 s, the maximum). */
+  waitSeconds?: number;
+  /** Lease length per receive (default: the group's `visibilityTimeoutSeconds`). */
+  visibilityTimeoutSeconds?: number;
+  /** Receive from these topics of the group only. */
+  topics?: string[];
+  /** Extend leases of held messages at half the visibility timeout (default true). */
+  extendLeases?: boolean;
+  /** Told about failed handlers, receives, commits, extensions and releases (default: console.error). */
+  onError?: (error: unknown, kind: ConsumerErrorKind, message?: Delivered) => void;
+  /** Called after a message was committed (`status` `committed` or `pending`). */
+  onCommitted?: (message: Delivered, result: CommitEntryResult) => void;
+}
+
+interface Held {
+  message: Delivered;
+  abort: AbortController;
+  timer: NodeJS.Timeout | undefined;
+  lost: boolean;
+}
+
+interface Lane {
+  key: string;
+  queue: Held[];
+  running: boolean;
+}
+
+type ConsumerClient = Pick<SluiceClient, 'receive' | 'commit' | 'changeVisibility' | 'getGroup'>;
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+
+export class Consumer {
+  readonly group: string;
+  private readonly client: ConsumerClient;
+  private readonly options: ConsumerOptions;
+  private readonly concurrency: number;
+  private readonly maxBuffered: number;
+  private readonly lanes = new Map<string, Lane>();
+  private held = 0;
+  private running = 0;
+  private visibilitySeconds = 30;
+  private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
+  private readonly stopSignal = new AbortController();
+  private loop: Promise<void> | undefined;
+  private readonly settled = new Set<Promise<void>>();
+  private wake: (() => void) | undefined;
+
+  constructor(client: ConsumerClient, options: ConsumerOptions) {
+    this.client = client;
+    this.options = options;
+    this.group = options.group;
+    this.concurrency = Math.max(1, options.concurrency ?? 8);
+    this.maxBuffered = Math.max(this.concurrency, options.maxBuffered ?? this.concurrency * 2);
+  }
+
+  /** Messages received and not yet finished (queued or running). */
+  get inFlight(): number {
+    return this.held;
+  }
+
+  /**
+   * Checks the group (a missing group rejects here) and starts polling.
+   * Resolves once the poll loop runs.
+   */
+  async start(): Promise<void> {
+    if (this.state !== 'idle') throw new Error(`The consumer is ${this.state}; create a new one.`);
+    this.state = 'running';
+    try {
+      const group = await this.client.getGroup(this.group, { signal: this.stopSignal.signal });
+      this.visibilitySeconds = this.options.visibilityTimeoutSeconds ?? group.visibilityTimeoutSeconds;
+    } catch (error) {
+      this.state = 'stopped';
+      throw error;
+    }
+    this.loop = this.poll();
+  }
+
+  /**
+   * Stops polling, waits for running handlers (and their commits) and releases
+   * the messages that were still queued, each lane after its running message.
+   */
+  async stop(): Promise<void> {
+    if (this.state === 'idle') {
+      this.state = 'stopped';
+      return;
+    }
+    if (this.state === 'running') {
+      this.state = 'stopping';
+      this.stopSignal.abort(new Error('consumer stopping'));
+      this.wake?.();
+    }
+    await this.loop;
+    for (const lane of this.lanes.values()) if (!lane.running) this.drain(lane);
+    while (this.settled.size > 0) await Promise.all([...this.settled]);
+    this.state = 'stopped';
+  }
+
+  private report(error: unknown, kind: ConsumerErrorKind, message?: Delivered) {
+    if (this.options.onError) this.options.onError(error, kind, message);
+    else console.error(`sluice consumer ${this.group}: ${kind} failed${message ? ` for ${message.messageId}` : ''}:`, error);
+  }
+
+  private async poll() {
+    let failures = 0;
+    while (this.state === 'running') {
+      const room = Math.min(100, this.maxBuffered - this.held);
+      if (room <= 0) {
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = undefined;
+        continue;
+      }
+      let messages: Delivered[];
+      try {
+        messages = await this.client.receive(
+          this.group,
+          {
+            maxMessages: room,
+            waitSeconds: this.options.waitSeconds ?? 20,
+            visibilityTimeoutSeconds: this.visibilitySeconds,
+            ...(this.options.topics ? { topics: this.options.topics } : {}),
+          },
+          { signal: this.stopSignal.signal },
+        );
+        failures = 0;
+      } catch (error) {
+        if (this.state !== 'running') break;
+        this.report(error, 'receive');
+        failures++;
+        await sleep(Math.min(30_000, 500 * 2 ** Math.min(failures, 6)) * (0.5 + Math.random() / 2), this.stopSignal.signal);
+        continue;
+      }
+      for (const message of messages) this.enqueue(message);
+      this.pump();
+    }
+  }
+
+  private enqueue(message: Delivered) {
+    const key = message.shardKey === null ? `m:${message.topic}/${message.messageId}` : `k:${message.shardKey}`;
+    let lane = this.lanes.get(key);
+    if (!lane) this.lanes.set(key, (lane = { key, queue: [], running: false }));
+    const held: Held = { message, abort: new AbortController(), timer: undefined, lost: false };
+    // Keep the lane in sequence order (a redelivered older message goes before newer ones).
+    const seq = message.sequence ?? Number.POSITIVE_INFINITY;
+    let at = lane.queue.length;
+    while (at > 0 && (lane.queue[at - 1]!.message.sequence ?? Number.POSITIVE_INFINITY) > seq) at--;
+    lane.queue.splice(at, 0, held);
+    this.held++;
+    this.armExtension(held);
+    // The consumer may have started stopping while this receive was answered.
+    if (this.state !== 'running' && !lane.running) this.drain(lane);
+  }
+
+  private armExtension(held: Held) {
+    if (this.options.extendLeases === false) return;
+    const every = Math.max(500, (this.visibilitySeconds * 1000) / 2);
+    held.timer = setTimeout(() => {
+      this.track(
+        this.client.changeVisibility(this.group, held.message.receiptHandle, this.visibilitySeconds).then(
+          () => {
+            if (held.timer !== undefined) this.armExtension(held);
+          },
+          (error: unknown) => {
+            if (error instanceof SluiceApiError && error.status === 409) {
+              held.lost = true;
+              held.abort.abort(error);
+            } else if (held.timer !== undefined) this.armExtension(held);
+            this.report(error, 'extend', held.message);
+          },
+        ),
+      );
+    }, every);
+  }
+
+  private disarm(held: Held) {
+    clearTimeout(held.timer);
+    held.timer = undefined;
+  }
+
+  /** Starts the head of every idle lane while there is room, in the order the lanes appeared. */
+  private pump() {
+    for (const lane of this.lanes.values()) {
+      if (this.running >= this.concurrency || this.state !== 'running') break;
+      if (!lane.running && lane.queue.length > 0) this.startLane(lane);
+    }
+  }
+
+  private startLane(lane: Lane) {
+    lane.running = true;
+    this.running++;
+    this.track(
+      this.runLane(lane).finally(() => {
+        lane.running = false;
+        this.running--;
+        if (lane.queue.length === 0) this.lanes.delete(lane.key);
+        if (this.state === 'running') this.pump();
+        else this.drain(lane);
+        this.wake?.();
+      }),
+    );
+  }
+
+  /** Runs the lane's head message: handler, then commit (or release on error). */
+  private async runLane(lane: Lane) {
+    const held = lane.queue.shift();
+    if (!held) return;
+    const { message } = held;
+    let result: HandlerResult | void;
+    try {
+      result = await this.options.handler(message, {
+        group: this.group,
+        signal: held.abort.signal,
+        extendVisibility: (seconds) => this.client.changeVisibility(this.group, message.receiptHandle, seconds),
+      });
+    } catch (error) {
+      this.report(error, 'handler', message);
+      // Redeliver it, and keep its shard in order: what waited behind it goes back too.
+      const behind = message.shardKey === null ? [] : lane.queue.splice(0);
+      await this.releaseAll([held, ...behind]);
+      return;
+    }
+    this.disarm(held);
+    try {
+      const entry = result && result.publish?.length ? { receiptHandle: message.receiptHandle, publish: result.publish } : message.receiptHandle;
+      const committed = await this.client.commit(this.group, [entry]);
+      const first = committed.results[0];
+      if (first && 'error' in first) {
+        this.report(new SluiceApiError(first.error, { method: 'POST', url: `/v1/groups/${this.group}/commit` }), 'commit', message);
+      } else if (first) this.options.onCommitted?.(message, first);
+    } catch (error) {
+      this.report(error, 'commit', message);
+    } finally {
+      this.held--;
+    }
+  }
+
+  /** Releases a stopping lane's queued messages. */
+  private drain(lane: Lane) {
+    const queued = lane.queue.splice(0);
+    if (queued.length > 0) this.track(this.releaseAll(queued));
+    if (!lane.running) this.lanes.delete(lane.key);
+  }
+
+  private async releaseAll(items: Held[]) {
+    for (const held of items) {
+      this.disarm(held);
+      if (!held.lost) {
+        try {
+          await this.client.changeVisibility(this.group, held.message.receiptHandle, 0);
+        } catch (error) {
+          this.report(error, 'release', held.message);
+        }
+      }
+      this.held--;
+    }
+  }
+
+  private track(work: Promise<void>) {
+    const tracked = work.catch((error: unknown) => this.report(error, 'handler'));
+    this.settled.add(tracked);
+    void tracked.finally(() => this.settled.delete(tracked));
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * The Sluice client SDK: `SluiceClient` (the HTTP API), `Consumer` (a poll
+ * loop with concurrency, shard order, lease extension and graceful stop),
+ * `TransactionProducer` and `createCheckerHandler` (transactional messages).
+ */
+export { SluiceClient, decodeBody, type AuthMode, type RequestOptions, type SluiceClientOptions } from './client.js';
+export { SluiceApiError, SluiceClientError, SluiceConfigurationError, SluiceConnectionError } from './errors.js';
+export { DEFAULT_RETRY, backoffDelay, parseRetryAfter, retryDelay, type RetryOptions } from './retry.js';
+export { isAwsEndpoint, regionFromEndpoint } from './endpoint.js';
+export type { AwsCredentials, AwsCredentialsProvider } from './sigv4.js';
+export {
+  Consumer,
+  type ConsumerErrorKind,
+  type ConsumerOptions,
+  type HandlerContext,
+  type HandlerResult,
+  type MessageHandler,
+} from './consumer.js';
+export {
+  TransactionProducer,
+  type HalfMessage,
+  type LocalTransactionResult,
+  type TransactionOutcome,
+  type TransactionProducerOptions,
+} from './transactions.js';
+export {
+  CheckerVerificationError,
+  createCheckerHandler,
+  type CheckerHandler,
+  type CheckerLambdaEvent,
+  type CheckerOptions,
+  type CheckerRequest,
+  type CheckerResponse,
+} from './checker.js';
+export type * from './types.js';

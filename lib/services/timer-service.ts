@@ -1,0 +1,134 @@
+/**
+ * Scheduled delivery timers (docs/design.md, Scheduled messages).
+ *
+ *   send (due in > 10 min)  → one EventBridge schedule per due minute, fired 2 min early
+ *   minute handler          → one SQS delay message per second that has messages due
+ *   send (due in ≤ 10 min)  → that SQS delay message directly
+ *   release handler         → releases everything due (idempotent), sleeps out the
+ *                             last fraction of a second, re-queues what is not due yet
+ *
+ * Wake markers (`WAKE` items) make each bucket's timer armed once, however many
+ * messages share it, and let the local runtime re-arm after a restart. A
+ * periodic sweep releases anything overdue that a lost timer left behind.
+ */
+import { minuteOf, wakeBucket, type DeferredStore } from '../adapters/dynamodb/deferred.js';
+import type { Clock } from '../ports/clock.js';
+import type { DelayQueue, OneTimeScheduler, ReleaseWake, Timers } from '../ports/timers.js';
+
+/** Messages due within this horizon are armed on the delay queue directly (SQS allows 900 s). */
+const NEAR_MS = 10 * 60_000;
+/** A minute's schedule fires this early, so its second-level wake-ups are all in place in time. */
+const MINUTE_LEAD_MS = 2 * 60_000;
+/** The release handler waits in-process for items due this soon instead of re-queueing them. */
+const SLEEP_MAX_MS = 1500;
+const RELEASE_PAGE = 100;
+
+export type Releaser = (ids: string[]) => Promise<number>;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+export class TimerService implements Timers {
+  /** Buckets this container already armed (saves the marker write for every message of a busy second). */
+  private readonly armed = new Set<string>();
+
+  constructor(
+    private readonly deferred: DeferredStore,
+    private readonly scheduler: OneTimeScheduler,
+    private readonly queue: DelayQueue,
+    private readonly clock: Clock,
+    private readonly release: Releaser,
+    private readonly wait: (ms: number) => Promise<void> = sleep,
+  ) {}
+
+  async arm(dueAt: number): Promise<void> {
+    const now = this.clock.now();
+    if (dueAt - now <= NEAR_MS) await this.wakeSecond(dueAt, now);
+    else await this.wakeMinute(minuteOf(dueAt), now);
+  }
+
+  private async wakeSecond(dueAt: number, now: number) {
+    const second = Math.floor(dueAt / 1000);
+    const bucket = wakeBucket('s', second);
+    if (this.armed.has(bucket)) return;
+    // Send first, mark second: a crash in between leaves a duplicate wake-up (harmless), never none.
+    if (!(await this.deferred.hasWake(bucket))) {
+      await this.queue.send({ kind: 'release', minute: minuteOf(dueAt), second }, dueAt - now);
+      await this.deferred.markWake(bucket, dueAt + 86_400_000);
+    }
+    this.armed.add(bucket);
+  }
+
+  private async wakeMinute(minute: number, now: number) {
+    const bucket = wakeBucket('m', minute);
+    if (this.armed.has(bucket)) return;
+    if (!(await this.deferred.hasWake(bucket))) {
+      await this.scheduler.scheduleAt(`sluice-m${minute}`, Math.max(now, minute * 60_000 - MINUTE_LEAD_MS), { kind: 'minute', minute });
+      await this.deferred.markWake(bucket, minute * 60_000 + 86_400_000);
+    }
+    this.armed.add(bucket);
+  }
+
+  /** Minute handler: arm a delay-queue wake-up for every second of `minute` with messages due. */
+  async onMinute(minute: number): Promise<void> {
+    const now = this.clock.now();
+    const earliest = new Map<number, number>();
+    for (const dueAt of await this.deferred.dueTimes(minute)) {
+      const second = Math.floor(dueAt / 1000);
+      earliest.set(second, Math.min(earliest.get(second) ?? Infinity, dueAt));
+    }
+    for (const dueAt of earliest.values()) await this.wakeSecond(dueAt, now);
+  }
+
+  /** Release handler: everything due in the wake's minute; the rest of its second is waited for or re-queued. */
+  async onRelease(wake: ReleaseWake): Promise<number> {
+    let released = 0;
+    for (let round = 0; round < 100; round++) {
+      const now = this.clock.now();
+      released += await this.releaseDue(wake.minute, now);
+      const pending = (await this.deferred.dueTimes(wake.minute)).filter((t) => Math.floor(t / 1000) <= wake.second && t > now);
+      if (pending.length === 0) return released;
+      const next = Math.min(...pending);
+      if (next - now > SLEEP_MAX_MS) {
+        await this.queue.send(wake, next - now);
+        return released;
+      }
+      await this.wait(next - this.clock.now());
+    }
+    return released;
+  }
+
+  /** Releases overdue messages of the last `minutes` minutes (a lost or late timer's safety net). */
+  async sweep(minutes = 10): Promise<number> {
+    const now = this.clock.now();
+    let released = 0;
+    for (let m = minuteOf(now) - minutes; m <= minuteOf(now); m++) released += await this.releaseDue(m, now);
+    return released;
+  }
+
+  /** After a restart (local runtime): arm again every bucket armed before and not yet past. */
+  async rearm(): Promise<void> {
+    const now = this.clock.now();
+    this.armed.clear();
+    for (const second of await this.deferred.wakes('s', Math.floor(now / 1000) - 3600)) {
+      await this.queue.send({ kind: 'release', minute: minuteOf(second * 1000), second }, second * 1000 - now);
+      this.armed.add(wakeBucket('s', second));
+    }
+    for (const minute of await this.deferred.wakes('m', minuteOf(now) - 60)) {
+      await this.scheduler.scheduleAt(`sluice-m${minute}`, Math.max(now, minute * 60_000 - MINUTE_LEAD_MS), { kind: 'minute', minute });
+      this.armed.add(wakeBucket('m', minute));
+    }
+    await this.sweep(60);
+  }
+
+  private async releaseDue(minute: number, now: number): Promise<number> {
+    let released = 0;
+    for (let page = 0; page < 1000; page++) {
+      const ids = await this.deferred.due(minute, now, RELEASE_PAGE);
+      if (ids.length === 0) break;
+      const count = await this.release(ids);
+      released += count;
+      if (ids.length < RELEASE_PAGE || count === 0) break;
+    }
+    return released;
+  }
+}

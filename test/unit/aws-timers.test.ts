@@ -1,0 +1,71 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { mockClient } from 'aws-sdk-client-mock';
+import { ConflictException, CreateScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { EventBridgeScheduler } from '../../lib/adapters/aws/scheduler.js';
+import { SqsDelayQueue } from '../../lib/adapters/aws/delay-queue.js';
+import { ThrottledError } from '../../lib/domain/errors.js';
+
+const scheduler = mockClient(SchedulerClient);
+const sqs = mockClient(SQSClient);
+const target = { groupName: 'sluice-timers', functionArn: 'arn:aws:lambda:eu-west-1:1:function:minute', roleArn: 'arn:aws:iam::1:role/scheduler' };
+const throttling = () => Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
+
+beforeEach(() => {
+  scheduler.reset();
+  sqs.reset();
+});
+
+describe('EventBridge Scheduler adapter', () => {
+  it('creates a one-time schedule that deletes itself after firing', async () => {
+    scheduler.on(CreateScheduleCommand).resolves({ ScheduleArn: 'arn' });
+    const at = Date.UTC(2026, 11, 1, 10, 30, 0);
+    await new EventBridgeScheduler(new SchedulerClient({ region: 'eu-west-1' }), target).scheduleAt('sluice-m123', at, { kind: 'minute', minute: 123 });
+    const calls = scheduler.commandCalls(CreateScheduleCommand);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.args[0].input).toEqual({
+      Name: 'sluice-m123',
+      GroupName: 'sluice-timers',
+      ScheduleExpression: 'at(2026-12-01T10:30:00)',
+      ScheduleExpressionTimezone: 'UTC',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      ActionAfterCompletion: 'DELETE',
+      Target: { Arn: target.functionArn, RoleArn: target.roleArn, Input: JSON.stringify({ kind: 'minute', minute: 123 }) },
+    });
+  });
+
+  it('treats ConflictException (the bucket is armed already) as done', async () => {
+    scheduler.on(CreateScheduleCommand).rejects(new ConflictException({ message: 'exists', $metadata: {} }));
+    await expect(
+      new EventBridgeScheduler(new SchedulerClient({ region: 'eu-west-1', maxAttempts: 1 }), target).scheduleAt('n', 0, { kind: 'minute', minute: 1 }),
+    ).resolves.toBeUndefined();
+  });
+
+  it('retries throttling, then answers a retryable Throttled error', async () => {
+    scheduler.on(CreateScheduleCommand).rejectsOnce(throttling()).resolves({ ScheduleArn: 'arn' });
+    const adapter = new EventBridgeScheduler(new SchedulerClient({ region: 'eu-west-1', maxAttempts: 1 }), target);
+    await adapter.scheduleAt('n', 0, { kind: 'minute', minute: 1 });
+    expect(scheduler.commandCalls(CreateScheduleCommand)).toHaveLength(2);
+    scheduler.reset();
+    scheduler.on(CreateScheduleCommand).rejects(throttling());
+    await expect(adapter.scheduleAt('n', 0, { kind: 'minute', minute: 1 })).rejects.toBeInstanceOf(ThrottledError);
+    expect(scheduler.commandCalls(CreateScheduleCommand)).toHaveLength(6);
+  }, 20_000);
+});
+
+describe('SQS delay queue adapter', () => {
+  it('rounds the delay up to whole seconds within 0–900', async () => {
+    sqs.on(SendMessageCommand).resolves({ MessageId: 'm' });
+    const queue = new SqsDelayQueue(new SQSClient({ region: 'eu-west-1' }), 'https://sqs.eu-west-1.amazonaws.com/1/delay');
+    const wake = { kind: 'release' as const, minute: 5, second: 300 };
+    await queue.send(wake, 1200);
+    await queue.send(wake, -5);
+    await queue.send(wake, 2_000_000);
+    const delays = sqs.commandCalls(SendMessageCommand).map((c) => c.args[0].input.DelaySeconds);
+    expect(delays).toEqual([2, 0, 900]);
+    expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input).toMatchObject({
+      QueueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/delay',
+      MessageBody: JSON.stringify(wake),
+    });
+  });
+});

@@ -38,8 +38,7 @@ import type {
   TopicDetail,
   TopicList,
   Transaction,
-  TransactionCommitResult,
-  TransactionRollbackResult,
+  TransactionResolution,
 } from './types.js';
 
 export type AuthMode = 'auto' | 'bearer' | 'sigv4' | 'none';
@@ -283,6 +282,11 @@ export class SluiceClient {
     return this.call('PUT', `/v1/producers/${seg(name)}`, { ...options, body: producer });
   }
 
+  /** A producer group (without its secret). */
+  getProducer(name: string, options?: RequestOptions): Promise<Producer> {
+    return this.call('GET', `/v1/producers/${seg(name)}`, options);
+  }
+
   /** Issues a new checker signing secret for the producer group. */
   rotateProducerSecret(name: string, options?: RequestOptions): Promise<Producer> {
     return this.call('POST', `/v1/producers/${seg(name)}/rotate-secret`, options);
@@ -307,9 +311,9 @@ export class SluiceClient {
     });
   }
 
-  /** Cancels a scheduled message before it becomes deliverable. */
-  cancelMessage(topic: string, messageId: string, options?: RequestOptions): Promise<Record<string, unknown> | undefined> {
-    return this.call('DELETE', `/v1/topics/${seg(topic)}/messages/${seg(messageId)}`, options);
+  /** Cancels a scheduled message before it becomes deliverable (409 once it is). */
+  async cancelMessage(topic: string, messageId: string, options?: RequestOptions): Promise<void> {
+    await this.call('DELETE', `/v1/topics/${seg(topic)}/messages/${seg(messageId)}`, options);
   }
 
   // ── receive, visibility, commit ──────────────────────────────────────
@@ -365,12 +369,12 @@ export class SluiceClient {
   // ── transactions ─────────────────────────────────────────────────────
 
   /** Commits a half message: it becomes deliverable. Repeating it is idempotent. */
-  commitTransaction(transactionId: string, options?: RequestOptions): Promise<TransactionCommitResult> {
+  commitTransaction(transactionId: string, options?: RequestOptions): Promise<TransactionResolution> {
     return this.call('POST', `/v1/transactions/${seg(transactionId)}/commit`, options);
   }
 
   /** Rolls a half message back: it is never delivered. Repeating it is idempotent. */
-  rollbackTransaction(transactionId: string, options?: RequestOptions): Promise<TransactionRollbackResult> {
+  rollbackTransaction(transactionId: string, options?: RequestOptions): Promise<TransactionResolution> {
     return this.call('POST', `/v1/transactions/${seg(transactionId)}/rollback`, options);
   }
 

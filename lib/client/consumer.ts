@@ -18,9 +18,13 @@
  *                                                     and the rest of its lane is released behind it
  * ```
  *
- * `stop()` stops polling (aborting a pending long poll: a message leased in
- * that instant comes back after its visibility timeout), lets running
- * handlers finish and commit, and releases the messages still queued.
+ * `stop()` stops polling, lets running handlers finish and commit, and
+ * releases the messages still queued. It waits for a pending long poll to
+ * answer (at most `waitSeconds`) and releases what it brought: aborting the
+ * request instead (`stop({ abort: true })`) is faster, but the server may
+ * still lease a message to the abandoned request — one that arrives, or one
+ * this very stop releases — and it then stays invisible until its visibility
+ * timeout.
  */
 import type { SluiceClient } from './client.js';
 import { SluiceApiError } from './errors.js';
@@ -51,7 +55,7 @@ export interface ConsumerOptions {
   concurrency?: number;
   /** Messages held (queued or running) at most, leased in advance (default 2 × concurrency, ≤ 100 per receive). */
   maxBuffered?: number;
-  /** Long-poll wait of each receive (default 20 s, the maximum). */
+  /** Long-poll wait of each receive (default 10 s; at most 20). `stop()` may wait this long for a pending receive. */
   waitSeconds?: number;
   /** Lease length per receive (default: the group's `visibilityTimeoutSeconds`). */
   visibilityTimeoutSeconds?: number;
@@ -102,8 +106,13 @@ export class Consumer {
   private running = 0;
   private visibilitySeconds = 30;
   private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
+  /** Aborts requests in flight (stop with `abort`). */
   private readonly stopSignal = new AbortController();
+  /** Cuts short the pause after a failed receive. */
+  private readonly pause = new AbortController();
   private loop: Promise<void> | undefined;
+  /** True until the poll loop has ended (after stop). */
+  private polling = true;
   private readonly settled = new Set<Promise<void>>();
   private wake: (() => void) | undefined;
 
@@ -141,17 +150,18 @@ export class Consumer {
    * Stops polling, waits for running handlers (and their commits) and releases
    * the messages that were still queued, each lane after its running message.
    */
-  async stop(): Promise<void> {
+  async stop(options: { abort?: boolean } = {}): Promise<void> {
     if (this.state === 'idle') {
       this.state = 'stopped';
       return;
     }
-    if (this.state === 'running') {
-      this.state = 'stopping';
-      this.stopSignal.abort(new Error('consumer stopping'));
-      this.wake?.();
-    }
+    if (this.state === 'running') this.state = 'stopping';
+    if (options.abort) this.stopSignal.abort(new Error('consumer stopping'));
+    this.wake?.();
+    this.pause.abort();
+    // Release only once no receive is pending: a release would wake a pending long poll, which would lease the message again.
     await this.loop;
+    this.polling = false;
     for (const lane of this.lanes.values()) if (!lane.running) this.drain(lane);
     while (this.settled.size > 0) await Promise.all([...this.settled]);
     this.state = 'stopped';
@@ -177,7 +187,7 @@ export class Consumer {
           this.group,
           {
             maxMessages: room,
-            waitSeconds: this.options.waitSeconds ?? 20,
+            waitSeconds: this.options.waitSeconds ?? 10,
             visibilityTimeoutSeconds: this.visibilitySeconds,
             ...(this.options.topics ? { topics: this.options.topics } : {}),
           },
@@ -188,7 +198,7 @@ export class Consumer {
         if (this.state !== 'running') break;
         this.report(error, 'receive');
         failures++;
-        await sleep(Math.min(30_000, 500 * 2 ** Math.min(failures, 6)) * (0.5 + Math.random() / 2), this.stopSignal.signal);
+        await sleep(Math.min(30_000, 500 * 2 ** Math.min(failures, 6)) * (0.5 + Math.random() / 2), this.pause.signal);
         continue;
       }
       for (const message of messages) this.enqueue(message);
@@ -208,8 +218,7 @@ export class Consumer {
     lane.queue.splice(at, 0, held);
     this.held++;
     this.armExtension(held);
-    // The consumer may have started stopping while this receive was answered.
-    if (this.state !== 'running' && !lane.running) this.drain(lane);
+    // The consumer may have started stopping while this receive was answered: give these back when the poll has ended.
   }
 
   private armExtension(held: Held) {
@@ -255,7 +264,7 @@ export class Consumer {
         this.running--;
         if (lane.queue.length === 0) this.lanes.delete(lane.key);
         if (this.state === 'running') this.pump();
-        else this.drain(lane);
+        else if (!this.polling) this.drain(lane);
         this.wake?.();
       }),
     );

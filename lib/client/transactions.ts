@@ -104,7 +104,7 @@ export class TransactionProducer {
         return { ...base, state: 'rolled-back' };
       }
       const committed = await this.client.commitTransaction(half.transactionId, options);
-      return { ...base, state: 'committed', sequence: committed.sequence };
+      return { ...base, state: 'committed', ...(committed.sequence !== undefined ? { sequence: committed.sequence } : {}) };
     } catch (error) {
       return { ...base, state: 'unknown', resolutionError: error };
     }

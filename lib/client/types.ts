@@ -62,7 +62,7 @@ export interface PageOptions {
 
 // ── Transactions and producer groups (SPEC §3.1, §3.6, §4) ─────────────
 // Written against the SPEC's shapes; derive them from schemas.ts once the
-// server's schemas for these routes exist.
+// server's schemas for these routes are committed.
 
 export type OnMaxChecks = 'rollback' | 'commit' | 'keep';
 
@@ -83,37 +83,46 @@ export interface Producer {
   checkIntervalSeconds: number;
   maxChecks: number;
   onMaxChecks: OnMaxChecks;
-  /** Standard Webhooks secret (`whsec_…`): returned when the producer group is created and by rotate-secret. */
+  createdAt: string;
+  updatedAt: string;
+  secretRotatedAt: string;
+  /** Standard Webhooks secret (`whsec_…`): returned when the producer group is created and by rotate-secret only. */
   signingSecret?: string;
-  [field: string]: unknown;
 }
 
 export type TransactionState = 'prepared' | 'committed' | 'rolled-back';
 
-export interface TransactionCommitResult {
-  state: 'committed';
-  messageId: string;
+/** The answer to a commit or rollback (`messageId`/`sequence` once committed). */
+export interface TransactionResolution {
+  state: 'committed' | 'rolled-back';
+  messageId?: string;
   sequence?: number;
-  [field: string]: unknown;
-}
-
-export interface TransactionRollbackResult {
-  state: 'rolled-back';
-  [field: string]: unknown;
 }
 
 /** One check-back call Sluice made to the producer group's checker. */
 export interface TransactionCheckRecord {
-  at?: string;
-  status?: CheckStatus;
-  [field: string]: unknown;
+  checkCount: number;
+  at: string;
+  status: CheckStatus;
+  httpStatus: number | null;
+  error: string | null;
+  latencyMs: number;
 }
 
 export interface Transaction {
   transactionId: string;
   state: TransactionState | (string & {});
+  producerGroup: string | null;
+  topic: string;
+  messageId: string;
+  sequence: number | null;
+  sentAt: string;
+  checkAfterSeconds: number | null;
+  nextCheckAt: string | null;
+  checkCount: number;
+  resolvedBy: string | null;
+  resolvedAt: string | null;
   checks: TransactionCheckRecord[];
-  [field: string]: unknown;
 }
 
 /** What a checker answers for a transaction it was asked about. */

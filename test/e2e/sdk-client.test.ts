@@ -1,0 +1,91 @@
+/** The SDK's SluiceClient against the real local runtime: admin, send/receive/commit, query, errors. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalRuntime } from '../../local/runtime.js';
+import { SluiceApiError, SluiceClient, decodeBody } from '../../lib/client/index.js';
+import { TOKEN, startRuntime } from '../helpers/local.js';
+
+let runtime: LocalRuntime;
+let client: SluiceClient;
+
+beforeAll(async () => {
+  runtime = await startRuntime();
+  client = new SluiceClient({ endpoint: runtime.url, token: TOKEN });
+});
+afterAll(async () => runtime?.stop());
+
+describe('SluiceClient on the local runtime', () => {
+  it('creates, reads, lists and deletes topics and groups', async () => {
+    expect(await client.health()).toEqual({ status: 'ok' });
+    const topic = await client.putTopic('sdk-orders', { type: 'standard', retentionSeconds: 3600 });
+    expect(topic).toMatchObject({ name: 'sdk-orders', type: 'standard', retentionSeconds: 3600 });
+    await client.putTopic('sdk-fifo', { type: 'fifo' });
+    const group = await client.putGroup('sdk-billing', { subscriptions: [{ topic: 'sdk-orders' }], visibilityTimeoutSeconds: 5 });
+    expect(group).toMatchObject({ name: 'sdk-billing', deliveryMode: 'serialized', deadLetterTopic: 'sdk-billing-dlq' });
+
+    const names: string[] = [];
+    for await (const t of client.iterateTopics()) names.push(t.name);
+    expect(names).toEqual(expect.arrayContaining(['sdk-orders', 'sdk-fifo', 'sdk-billing-dlq']));
+    expect((await client.listGroups()).groups.map((g) => g.name)).toContain('sdk-billing');
+    expect(await client.getTopic('sdk-orders')).toMatchObject({ name: 'sdk-orders', subscribers: ['sdk-billing'] });
+    expect(await client.getGroup('sdk-billing')).toMatchObject({ name: 'sdk-billing', backlog: 0, inFlight: 0 });
+
+    await client.deleteTopic('sdk-fifo');
+    const gone = await client.getTopic('sdk-fifo').catch((e: unknown) => e);
+    expect(gone).toBeInstanceOf(SluiceApiError);
+    expect(gone).toMatchObject({ status: 404, code: 'TopicNotFound' });
+  });
+
+  it('sends, receives, commits and finds messages', async () => {
+    const sent = await client.send('sdk-orders', { body: 'hello', keys: ['order-1'], tag: 'created', properties: { source: 'sdk' } });
+    expect(sent.state).toBe('deliverable');
+    const binary = await client.send('sdk-orders', { body: new Uint8Array([0, 1, 2, 250]) });
+    const batch = await client.sendBatch('sdk-orders', [{ body: 'b1' }, { body: 'b2' }]);
+    expect(batch.results.map((r) => 'messageId' in r)).toEqual([true, true]);
+
+    const got = await client.receive('sdk-billing', { maxMessages: 10, waitSeconds: 2 });
+    expect(got.map((m) => m.messageId).sort()).toEqual(
+      [sent.messageId, binary.messageId, ...batch.results.map((r) => ('messageId' in r ? r.messageId : ''))].sort(),
+    );
+    const hello = got.find((m) => m.messageId === sent.messageId)!;
+    expect(hello).toMatchObject({ body: 'hello', tag: 'created', keys: ['order-1'], properties: { source: 'sdk' }, deliveryCount: 1 });
+    expect([...decodeBody(got.find((m) => m.messageId === binary.messageId)!)]).toEqual([0, 1, 2, 250]);
+
+    const committed = await client.commit('sdk-billing', got.map((m) => m.receiptHandle));
+    expect(committed.results.every((r) => 'status' in r && r.status === 'committed')).toBe(true);
+
+    const view = await client.getMessage('sdk-orders', sent.messageId);
+    expect(view.groups).toMatchObject([{ group: 'sdk-billing', state: 'committed', deliveryCount: 1 }]);
+    const found = await client.findMessages('sdk-orders', 'order-1');
+    expect(found.messages.map((m) => m.messageId)).toEqual([sent.messageId]);
+  });
+
+  it('makes a retried send idempotent through its dedupId', async () => {
+    const first = await client.send('sdk-orders', { body: 'once', dedupId: 'dedup-1' });
+    const again = await client.send('sdk-orders', { body: 'once', dedupId: 'dedup-1' });
+    expect(again.messageId).toBe(first.messageId);
+    const got = await client.receive('sdk-billing', { maxMessages: 10, waitSeconds: 1 });
+    expect(got.map((m) => m.body)).toEqual(['once']);
+    await client.commit('sdk-billing', got.map((m) => m.receiptHandle));
+  });
+
+  it('releases a lease with visibility 0 so the message is redelivered at once', async () => {
+    await client.send('sdk-orders', { body: 'again' });
+    const [first] = await client.receive('sdk-billing', { waitSeconds: 2 });
+    expect(first?.body).toBe('again');
+    await client.release('sdk-billing', first!.receiptHandle);
+    const [second] = await client.receive('sdk-billing', { waitSeconds: 2 });
+    expect(second).toMatchObject({ messageId: first!.messageId, deliveryCount: 2 });
+    const stale = await client.commit('sdk-billing', [first!.receiptHandle]);
+    expect(stale.results[0]).toMatchObject({ error: { code: 'ReceiptHandleExpired' } });
+    await client.commit('sdk-billing', [second!.receiptHandle]);
+  });
+
+  it('throws SluiceApiError with the problem fields for bad input and a wrong token', async () => {
+    const invalid = await client.putGroup('sdk-bad', { subscriptions: [{ topic: 'no such topic!' }] }).catch((e: unknown) => e);
+    expect(invalid).toBeInstanceOf(SluiceApiError);
+    expect(invalid).toMatchObject({ status: 400, code: 'InvalidArgument', errors: [{ path: 'subscriptions/0/topic' }] });
+
+    const stranger = new SluiceClient({ endpoint: runtime.url, token: 'wrong' });
+    await expect(stranger.listTopics()).rejects.toMatchObject({ status: 401, code: 'Unauthorized' });
+  });
+});

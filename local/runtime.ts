@@ -6,7 +6,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDynamoClients } from '../lib/adapters/dynamodb/client.js';
 import { ensureTable } from '../lib/adapters/dynamodb/table.js';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createGateway, lambdaContext } from './gateway.js';
 import { startDynamoLocal, type LocalDynamo } from './dynamo.js';
 
@@ -21,6 +23,8 @@ export interface LocalOptions {
   dataDir: string | undefined;
   /** How often the timer safety sweep runs (the AWS stack runs it every minute). */
   sweepEverySeconds?: number;
+  /** How often due transaction check-backs run (SLUICE_CHECKBACK_EVERY_SECONDS, default 60). */
+  checkbackEverySeconds?: number;
 }
 
 export interface LocalRuntime {
@@ -34,6 +38,39 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost', '[::1]']);
 export const isLoopback = (host: string) => LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
 
 export class UnsafeBindError extends Error {}
+
+/** The key that seals producer signing secrets: kept beside the data, so secrets survive restarts. */
+function secretsKey(dataDir: string | undefined): string {
+  if (!dataDir) return randomBytes(32).toString('base64');
+  const file = join(dataDir, 'secrets.key');
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
+  }
+  return readFileSync(file, 'utf8').trim();
+}
+
+/** The recurring check-back (EventBridge schedule on AWS) and its in-process fan-out (SQS on AWS). */
+async function startCheckbacks(everySeconds: number): Promise<() => void> {
+  const { container } = await import('../functions/commons/container.js');
+  const worker = (await import('../functions/checks/worker.js')).handler;
+  const sweep = (await import('../functions/checks/sweep.js')).handler;
+  const { localChecks } = container();
+  localChecks?.setTarget((event) => worker(event as never, lambdaContext('check-worker', randomUUID())));
+  let running = false;
+  const interval = setInterval(() => {
+    if (running) return; // a slow checker must not pile sweeps up
+    running = true;
+    sweep({}, lambdaContext('check-sweep', randomUUID()))
+      .catch((error: unknown) => console.error('check-back sweep failed', error))
+      .finally(() => (running = false));
+  }, everySeconds * 1000);
+  interval.unref();
+  return () => {
+    clearInterval(interval);
+    localChecks?.setTarget(undefined);
+  };
+}
 
 /**
  * Local EventBridge Scheduler and SQS: the in-process timer bus invokes the
@@ -79,8 +116,12 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     process.env.DYNAMODB_ENDPOINT = endpoint;
     process.env.SLUICE_NOTIFIER = 'in-process';
     process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+    // A producer on this machine may be its own checker (http on loopback; SPEC §4).
+    process.env.SLUICE_ALLOW_LOOPBACK_CHECKERS = 'true';
+    process.env.SLUICE_SECRETS_KEY ??= secretsKey(options.dataDir);
     const server = await createGateway({ token: options.token });
     const stopTimers = await startTimers(options.sweepEverySeconds ?? 30);
+    const stopChecks = await startCheckbacks(options.checkbackEverySeconds ?? 60);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(options.port, options.host, () => resolve());
@@ -93,6 +134,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       server,
       stop: async () => {
         stopTimers();
+        stopChecks();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await dynamo?.stop();

@@ -25,6 +25,7 @@ try {
     tableName: env.SLUICE_TABLE_NAME ?? 'sluice',
     endpoint: env.DYNAMODB_ENDPOINT || undefined,
     dataDir: resolve(env.SLUICE_DATA_DIR ?? '.data'),
+    checkbackEverySeconds: Number(env.SLUICE_CHECKBACK_EVERY_SECONDS ?? 60) || 60,
   });
   console.log(`Sluice is listening on ${runtime.url} (DynamoDB at ${runtime.endpoint}).`);
   console.log(env.SLUICE_API_TOKEN ? 'Authentication: Bearer token (SLUICE_API_TOKEN).' : 'Authentication: none (loopback only).');

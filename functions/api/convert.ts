@@ -3,7 +3,10 @@ import type { SendInput } from '../../lib/domain/model.js';
 import type { SendBody } from './schemas.js';
 
 /** A validated send body as the service's input (deliverAt normalised to epoch ms). */
-export const toSendInput = (body: Omit<z.output<typeof SendBody>, 'delaySeconds' | 'deliverAt' | 'dedupId' | 'transaction'> & Partial<Pick<z.output<typeof SendBody>, 'delaySeconds' | 'deliverAt' | 'dedupId'>>): SendInput => ({
+export const toSendInput = (
+  body: Omit<z.output<typeof SendBody>, 'delaySeconds' | 'deliverAt' | 'dedupId' | 'transaction'> &
+    Partial<Pick<z.output<typeof SendBody>, 'delaySeconds' | 'deliverAt' | 'dedupId' | 'transaction'>>,
+): SendInput => ({
   body: body.body,
   encoding: body.encoding,
   tag: body.tag,
@@ -13,4 +16,8 @@ export const toSendInput = (body: Omit<z.output<typeof SendBody>, 'delaySeconds'
   delaySeconds: body.delaySeconds,
   deliverAt: typeof body.deliverAt === 'string' ? Date.parse(body.deliverAt) : body.deliverAt,
   dedupId: body.dedupId,
+  transaction:
+    'transaction' in body && body.transaction
+      ? { producerGroup: body.transaction.producerGroup, checkAfterSeconds: body.transaction.checkAfterSeconds }
+      : undefined,
 });

@@ -13,6 +13,10 @@ const shortText = (max: number) => z.string().min(1).max(max);
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 export const TopicParams = z.strictObject({ topic: Name });
+export const ProducerParams = z.strictObject({ producerGroup: Name });
+export const TransactionParams = z.strictObject({
+  transactionId: z.string().regex(/^t[0-9A-HJKMNP-TV-Z]{26}$/, 'must be a transaction id (t + ULID)'),
+});
 export const GroupParams = z.strictObject({ group: Name });
 export const MessageParams = z.strictObject({ topic: Name, messageId: shortText(512) });
 
@@ -44,6 +48,13 @@ export const PutGroupBody = z.strictObject({
   visibilityTimeoutSeconds: z.number().int().min(1).max(Limits.visibilityMaxSeconds).optional(),
   maxDeliveries: z.number().int().min(1).max(Limits.maxDeliveriesMax).optional(),
   deadLetterTopic: Name.optional(),
+});
+
+export const PutProducerBody = z.strictObject({
+  checkerUrl: z.string().min(1).max(2048),
+  checkIntervalSeconds: z.number().int().min(1).max(3600).optional(),
+  maxChecks: z.number().int().min(1).max(1000).optional(),
+  onMaxChecks: z.enum(['rollback', 'commit', 'keep']).optional(),
 });
 
 const sendShape = {
@@ -228,4 +239,44 @@ export const MessageDetailSchema = MessageSchema.extend({
   ),
 });
 export const MessageListSchema = z.object({ messages: z.array(MessageSchema), nextToken: z.string().nullable() });
+export const ProducerSchema = z.object({
+  name: z.string(),
+  checkerUrl: z.string(),
+  checkIntervalSeconds: z.number().int(),
+  maxChecks: z.number().int(),
+  onMaxChecks: z.enum(['rollback', 'commit', 'keep']),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  secretRotatedAt: z.string(),
+  signingSecret: z.string().optional().describe('Standard Webhooks secret (whsec_…): shown on create and on rotate only'),
+});
+export const TransactionResolutionSchema = z.object({
+  state: z.enum(['committed', 'rolled-back']),
+  messageId: z.string().optional(),
+  sequence: z.number().int().optional(),
+});
+export const TransactionSchema = z.object({
+  transactionId: z.string(),
+  state: z.string(),
+  producerGroup: z.string().nullable(),
+  topic: z.string(),
+  messageId: z.string(),
+  sequence: z.number().int().nullable(),
+  sentAt: z.string(),
+  checkAfterSeconds: z.number().int().nullable(),
+  nextCheckAt: z.string().nullable(),
+  checkCount: z.number().int(),
+  resolvedBy: z.string().nullable(),
+  resolvedAt: z.string().nullable(),
+  checks: z.array(
+    z.object({
+      checkCount: z.number().int(),
+      at: z.string(),
+      status: z.enum(['commit', 'rollback', 'unknown']),
+      httpStatus: z.number().int().nullable(),
+      error: z.string().nullable(),
+      latencyMs: z.number().int(),
+    }),
+  ),
+});
 export const HealthSchema = z.object({ status: z.literal('ok') });

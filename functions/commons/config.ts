@@ -15,6 +15,18 @@ const ConfigSchema = z
   SLUICE_SCHEDULER_ROLE_ARN: z.string().min(1).optional(),
   SLUICE_TIMER_FUNCTION_ARN: z.string().min(1).optional(),
   SLUICE_DELAY_QUEUE_URL: z.url().optional(),
+  /** Check-back fan-out queue (AWS); without it checks run in-process. */
+  SLUICE_CHECK_QUEUE_URL: z.url().optional(),
+  SLUICE_CHECK_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5000),
+  /** Local runtime: checker URLs may be http on loopback. */
+  SLUICE_ALLOW_LOOPBACK_CHECKERS: z.enum(['true', 'false']).default('false'),
+  /** Seals producer signing secrets with KMS (AWS). */
+  SLUICE_KMS_KEY_ID: z.string().min(1).optional(),
+  /** Or with this AES-256 key (base64, 32 bytes; the local runtime keeps one under .data/). */
+  SLUICE_SECRETS_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64')
+    .optional(),
   })
   .superRefine((config, ctx) => {
     if (config.SLUICE_TIMERS !== 'aws') return;

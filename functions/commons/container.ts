@@ -22,6 +22,15 @@ import { SqsDelayQueue } from '../../lib/adapters/aws/delay-queue.js';
 import { LocalTimerBus } from '../../lib/adapters/local/timer-bus.js';
 import type { DelayQueue, OneTimeScheduler } from '../../lib/ports/timers.js';
 import { TimerService } from '../../lib/services/timer-service.js';
+import { randomBytes } from 'node:crypto';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { ProducerStore } from '../../lib/adapters/dynamodb/producers.js';
+import { KmsSecretBox } from '../../lib/adapters/aws/kms-secret-box.js';
+import { SqsCheckDispatcher } from '../../lib/adapters/aws/check-dispatcher.js';
+import { LocalCheckDispatcher } from '../../lib/adapters/local/check-dispatcher.js';
+import { LocalSecretBox } from '../../lib/adapters/local/secret-box.js';
+import { HttpWebhookClient } from '../../lib/adapters/http/webhook-client.js';
+import { TransactionService } from '../../lib/services/transaction-service.js';
 import { loadConfig, type Config } from './config.js';
 
 export interface Container {
@@ -33,8 +42,11 @@ export interface Container {
   queue: QueueService;
   admin: AdminService;
   timers: TimerService;
+  transactions: TransactionService;
   /** Local runtime only: the in-process scheduler and delay queue, whose targets the runtime sets. */
   localTimers: LocalTimerBus | undefined;
+  /** Local runtime only: the in-process check-back fan-out. */
+  localChecks: LocalCheckDispatcher | undefined;
 }
 
 let instance: Container | undefined;
@@ -48,6 +60,7 @@ export function buildContainer(config: Config): Container {
     cursors: new CursorStore(doc, table),
     markers: new Markers(doc, table),
     deferred: new DeferredStore(doc, table),
+    producers: new ProducerStore(doc, table),
   };
   const notifier = config.SLUICE_NOTIFIER === 'in-process' ? new InProcessNotifier() : pollingNotifier;
   const logger = new Logger({ serviceName: 'sluice' });
@@ -70,6 +83,28 @@ export function buildContainer(config: Config): Container {
   let queue: QueueService | undefined;
   const timers = new TimerService(stores.deferred, scheduler, delayQueue, systemClock, (ids) => queue?.releaseDeferred(ids) ?? Promise.resolve(0));
   queue = new QueueService(stores, systemClock, cryptoRandom, notifier, timers, { pollIntervalMs: config.SLUICE_POLL_INTERVAL_MS });
+  let localChecks: LocalCheckDispatcher | undefined;
+  const dispatcher = config.SLUICE_CHECK_QUEUE_URL
+    ? new SqsCheckDispatcher(new SQSClient({ region: config.AWS_REGION }), config.SLUICE_CHECK_QUEUE_URL)
+    : (localChecks = new LocalCheckDispatcher());
+  const secrets = config.SLUICE_KMS_KEY_ID
+    ? new KmsSecretBox(new KMSClient({ region: config.AWS_REGION }), config.SLUICE_KMS_KEY_ID)
+    : // Without a configured key (tests), secrets live as long as this process.
+      new LocalSecretBox(config.SLUICE_SECRETS_KEY ? Buffer.from(config.SLUICE_SECRETS_KEY, 'base64') : randomBytes(32));
+  const transactions = new TransactionService(
+    stores,
+    queue,
+    systemClock,
+    cryptoRandom,
+    new HttpWebhookClient({ allowLoopback: config.SLUICE_ALLOW_LOOPBACK_CHECKERS === 'true' }),
+    secrets,
+    dispatcher,
+    {
+      policy: { allowLoopback: config.SLUICE_ALLOW_LOOPBACK_CHECKERS === 'true' },
+      checkTimeoutMs: config.SLUICE_CHECK_TIMEOUT_MS,
+      log: (message, details) => logger.warn(message, details),
+    },
+  );
   return {
     config,
     dynamo: client,
@@ -78,7 +113,9 @@ export function buildContainer(config: Config): Container {
     queue,
     admin: new AdminService(stores, systemClock),
     timers,
+    transactions,
     localTimers,
+    localChecks,
   };
 }
 

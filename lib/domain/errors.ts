@@ -49,6 +49,15 @@ export class GroupNotFoundError extends NotFoundError {
 export class MessageNotFoundError extends NotFoundError {
   override readonly code = 'MessageNotFound';
 }
+export class ProducerGroupNotFoundError extends NotFoundError {
+  override readonly code = 'ProducerGroupNotFound';
+  constructor(readonly producerGroup: string) {
+    super(`Producer group '${producerGroup}' does not exist.`);
+  }
+}
+export class TransactionNotFoundError extends NotFoundError {
+  override readonly code = 'TransactionNotFound';
+}
 /** A resource exists in a shape that the request may not change (e.g. a topic's type). */
 export class ConflictError extends SluiceError {
   readonly code: string = 'Conflict';

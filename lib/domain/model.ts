@@ -63,6 +63,12 @@ export const Limits = {
   tagMaxLength: 128,
   shardKeyMaxLength: 128,
   subscriptionsMax: 20,
+  checkAfterDefaultSeconds: 60,
+  checkIntervalDefaultSeconds: 60,
+  maxChecksDefault: 15,
+  checkTimeoutMs: 5000,
+  /** A rotated-out signing secret keeps signing (next to the new one) this long. */
+  secretRotationGraceSeconds: 86_400,
   tagsPerSubscriptionMax: 32,
   /** Partitions of a standard topic (fixed: they carry the topic's write and read throughput). */
   standardPartitions: 4,
@@ -109,6 +115,8 @@ export interface SendInput {
   delaySeconds: number | undefined;
   deliverAt: number | undefined;
   dedupId: string | undefined;
+  /** Send as a half message of this producer group's transaction (SPEC §4). */
+  transaction?: TransactionInput | undefined;
 }
 
 /** A message as stored in a stream segment. */
@@ -149,6 +157,40 @@ export interface DeliveredMessage {
   sentAt: string;
   deliverableAt: string;
   deliveryCount: number;
+}
+
+/** A half message's life (SPEC §4). */
+export const TransactionState = {
+  prepared: 'prepared',
+  committed: 'committed',
+  rolledBack: 'rolled-back',
+} as const;
+export type TransactionState = (typeof TransactionState)[keyof typeof TransactionState];
+
+export const CheckStatus = { commit: 'commit', rollback: 'rollback', unknown: 'unknown' } as const;
+export type CheckStatus = (typeof CheckStatus)[keyof typeof CheckStatus];
+
+export const OnMaxChecks = { rollback: 'rollback', commit: 'commit', keep: 'keep' } as const;
+export type OnMaxChecks = (typeof OnMaxChecks)[keyof typeof OnMaxChecks];
+
+/** Who resolved a transaction. */
+export const ResolvedBy = { producer: 'producer', check: 'check', onMaxChecks: 'onMaxChecks' } as const;
+export type ResolvedBy = (typeof ResolvedBy)[keyof typeof ResolvedBy];
+
+export interface ProducerGroup {
+  name: string;
+  checkerUrl: string;
+  checkIntervalSeconds: number;
+  maxChecks: number;
+  onMaxChecks: OnMaxChecks;
+  createdAt: number;
+  updatedAt: number;
+  secretRotatedAt: number;
+}
+
+export interface TransactionInput {
+  producerGroup: string;
+  checkAfterSeconds: number | undefined;
 }
 
 export const iso = (ms: number): string => new Date(ms).toISOString();

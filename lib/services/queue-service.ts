@@ -5,6 +5,7 @@
 import {
   ConflictError,
   GroupNotFoundError,
+  ProducerGroupNotFoundError,
   InvalidArgumentError,
   MessageNotFoundError,
   SluiceError,
@@ -104,9 +105,20 @@ export class QueueService {
     const byStream = new Map<string, Prepared[]>();
     const partition = Math.floor(this.random.fraction() * topic.partitions);
     const scheduled: Prepared[] = [];
+    const halves: Prepared[] = [];
     inputs.forEach((input, index) => {
       try {
-        const routed = this.appender.route(topic, input, partition, inputs.length > 1 ? `entries/${index}` : '');
+        const path = inputs.length > 1 ? `entries/${index}` : '';
+        const routed = this.appender.route(topic, input, partition, path);
+        if (input.transaction !== undefined) {
+          if (input.delaySeconds !== undefined || input.deliverAt !== undefined) {
+            throw new InvalidArgumentError('A transactional message cannot also be scheduled: it becomes deliverable when committed.', {
+              issues: [{ path: path ? `${path}/transaction` : 'transaction', message: 'not allowed with delaySeconds or deliverAt' }],
+            });
+          }
+          halves.push({ ...routed, index, bytes: 0 });
+          return;
+        }
         if (routed.dueAt !== undefined) {
           scheduled.push({ ...routed, index, bytes: 0 });
           return;
@@ -121,6 +133,14 @@ export class QueueService {
     const seenDedup = new Map<string, number>();
     const landed: Landed[] = [];
     for (const entry of scheduled) results.push(await this.schedule(topic, entry));
+    for (const entry of halves) {
+      try {
+        results.push(await this.prepareHalf(topic, entry));
+      } catch (error) {
+        if (!(error instanceof SluiceError)) throw error;
+        results.push({ index: entry.index, error });
+      }
+    }
     await Promise.all(
       [...byStream.entries()].map(async ([stream, entries]) => {
         for (const chunk of this.chunks(entries)) {
@@ -275,6 +295,38 @@ export class QueueService {
   }
 
   /**
+   * A transactional send stores a half message (`prepared`): invisible to
+   * consumers until its transaction commits (SPEC §4).
+   */
+  private async prepareHalf(topic: Topic, entry: Prepared): Promise<BatchResult> {
+    const transaction = entry.input.transaction!;
+    const producer = await this.stores.producers.get(transaction.producerGroup);
+    if (!producer) throw new ProducerGroupNotFoundError(transaction.producerGroup);
+    const now = this.clock.now();
+    const id = this.random.id();
+    const messageId = `${DEFERRED_PREFIX}${id}`;
+    const record = this.appender.record(topic, entry.input, messageId, now);
+    const result: SendResult = { messageId, state: 'prepared', transactionId: `t${id}` };
+    const checkAfter = transaction.checkAfterSeconds ?? Limits.checkAfterDefaultSeconds;
+    const items: TransactItem[] = [
+      this.stores.deferred.prepareItem(id, record, producer.name, checkAfter, now, topic.retentionSeconds),
+    ];
+    if (entry.input.dedupId !== undefined) {
+      items.push(this.stores.markers.dedupItem(topic.name, entry.input.dedupId, result, now, Limits.dedupWindowSeconds));
+    }
+    for (const key of entry.input.keys) items.push(this.stores.markers.keyItem(topic.name, key, messageId, now, record.expiresAt));
+    try {
+      await this.stores.log.appendMany([], () => items);
+    } catch (error) {
+      if (!(error instanceof ExtraConditionFailedError) || entry.input.dedupId === undefined) throw error;
+      const original = await this.stores.markers.dedupResult(topic.name, entry.input.dedupId, now);
+      if (!original) throw new ThrottledError('A concurrent send with the same dedupId is in progress; retry.');
+      return { index: entry.index, result: original };
+    }
+    return { index: entry.index, result };
+  }
+
+  /**
    * Releases scheduled messages that are due: each enters its stream now,
    * behind what accumulated before it. Appending and marking released are one
    * transaction, so a timer fired twice releases once. Returns how many it released.
@@ -284,16 +336,33 @@ export class QueueService {
     const due = (await Promise.all(ids.map((id) => this.stores.deferred.get(id)))).filter(
       (d): d is Deferred => d !== undefined && d.state === 'scheduled' && d.dueAt <= now,
     );
-    const topics = await this.stores.catalog.getTopics(due.map((d) => d.topic));
-    let released = 0;
-    for (let i = 0; i < due.length; i += 10) {
-      let pending = due.slice(i, i + 10);
+    const appended = await this.appendDeferred(due, (d, address) => this.stores.deferred.releaseItem(d.id, address));
+    return [...appended.values()].filter((a) => a !== undefined).length;
+  }
+
+  /**
+   * Appends waiting messages to their streams, each with the update that
+   * records it appended (released, committed), in transactions of up to 10.
+   * A message whose update fails its condition (resolved meanwhile) is left
+   * out. Returns where each appended message landed; a message of a deleted
+   * topic is dropped (as a send to a deleted topic would be).
+   */
+  async appendDeferred(
+    items: Deferred[],
+    update: (d: Deferred, address: { stream: string; seq: number }) => TransactItem,
+  ): Promise<Map<string, { stream: string; seq: number } | undefined>> {
+    const now = this.clock.now();
+    const out = new Map<string, { stream: string; seq: number } | undefined>();
+    const topics = await this.stores.catalog.getTopics(items.map((d) => d.topic));
+    for (let i = 0; i < items.length; i += 10) {
+      let pending = items.slice(i, i + 10);
       while (pending.length > 0) {
         const live: Array<{ deferred: Deferred; outgoing: Outgoing }> = [];
         for (const d of pending) {
           const topic = topics.get(d.topic);
           if (!topic || topic.generation !== d.record.generation) {
-            await this.stores.deferred.cancel(d.id, d.topic); // its topic was deleted meanwhile
+            if (d.state === 'scheduled') await this.stores.deferred.cancel(d.id, d.topic); // its topic was deleted meanwhile
+            out.set(d.id, undefined);
             continue;
           }
           const outgoing = this.appender.route(topic, inputOf(d.record));
@@ -301,26 +370,28 @@ export class QueueService {
         }
         if (live.length === 0) break;
         const { writes, landed } = this.appender.writes(live.map((l) => l.outgoing), now, true);
+        const addresses = new Map<string, { stream: string; seq: number }>();
         try {
           await this.stores.log.appendMany(writes, (seqs) => {
-            const addresses = new Map<string, { stream: string; seq: number }>();
+            addresses.clear();
             for (const group of landed(seqs)) {
               group.records.forEach((r, j) => addresses.set(r.messageId, { stream: group.stream, seq: group.firstSeq + j }));
             }
-            return live.map((l) => this.stores.deferred.releaseItem(l.deferred.id, addresses.get(l.deferred.record.messageId) ?? { stream: '', seq: 0 }));
+            return live.map((l) => update(l.deferred, addresses.get(l.deferred.record.messageId) ?? { stream: '', seq: 0 }));
           });
         } catch (error) {
           if (!(error instanceof ExtraConditionFailedError)) throw error;
           const gone = live[error.index]?.deferred;
-          pending = pending.filter((d) => d !== gone); // released or cancelled meanwhile
+          if (gone) out.set(gone.id, undefined);
+          pending = pending.filter((d) => d !== gone); // resolved meanwhile
           continue;
         }
-        released += live.length;
+        for (const l of live) out.set(l.deferred.id, addresses.get(l.deferred.record.messageId));
         for (const topic of new Set(live.map((l) => l.outgoing.topic.name))) this.notifier.notify(topic);
         pending = [];
       }
     }
-    return released;
+    return out;
   }
 
   /** Cancels a message that is still scheduled. */
@@ -435,13 +506,14 @@ export class QueueService {
     if (isDeferredId(messageId)) {
       const deferred = await this.stores.deferred.get(messageId.slice(1));
       if (!deferred || deferred.topic !== topic.name || deferred.record.generation !== topic.generation) return undefined;
-      if (deferred.state === 'released' && deferred.address) {
+      if ((deferred.state === 'released' || deferred.state === 'committed') && deferred.address) {
         const segment = await this.stores.log.segmentContaining(deferred.address.stream, deferred.address.seq);
         const record = segment?.records[deferred.address.seq - segment.seq];
         if (!record || record.messageId !== messageId || record.expiresAt <= this.clock.now()) return undefined;
         return { record, stream: deferred.address.stream, seq: deferred.address.seq, state: 'deliverable' };
       }
-      return { record: deferred.record, stream: undefined, seq: undefined, state: deferred.state === 'cancelled' ? 'cancelled' : 'scheduled' };
+      const waiting = deferred.state === 'released' || deferred.state === 'committed' ? 'scheduled' : deferred.state;
+      return { record: deferred.record, stream: undefined, seq: undefined, state: waiting };
     }
     const address = parseDirectMessageId(messageId);
     if (!address) return undefined;
@@ -479,7 +551,7 @@ interface Found {
   record: MessageRecord;
   stream: string | undefined;
   seq: number | undefined;
-  state: 'deliverable' | 'scheduled' | 'cancelled';
+  state: 'deliverable' | 'scheduled' | 'cancelled' | 'prepared' | 'rolled-back';
 }
 
 const inputOf = (record: MessageRecord): SendInput => ({

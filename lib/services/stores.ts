@@ -2,6 +2,7 @@ import type { Catalog } from '../adapters/dynamodb/catalog.js';
 import type { CursorStore } from '../adapters/dynamodb/cursors.js';
 import type { DeferredStore } from '../adapters/dynamodb/deferred.js';
 import type { Markers } from '../adapters/dynamodb/markers.js';
+import type { ProducerStore } from '../adapters/dynamodb/producers.js';
 import type { StreamLog } from '../adapters/dynamodb/stream-log.js';
 
 /** The DynamoDB stores the services work with (one table, see docs/design.md). */
@@ -11,4 +12,5 @@ export interface Stores {
   cursors: CursorStore;
   markers: Markers;
   deferred: DeferredStore;
+  producers: ProducerStore;
 }

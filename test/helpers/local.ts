@@ -5,8 +5,9 @@ import { tableName } from './stores.js';
 
 export const TOKEN = 'test-token-123';
 
-export async function startRuntime(options: { token?: string | undefined } = {}): Promise<LocalRuntime> {
+export async function startRuntime(options: { token?: string | undefined; checkbackEverySeconds?: number } = {}): Promise<LocalRuntime> {
   return startLocal({
+    checkbackEverySeconds: options.checkbackEverySeconds ?? 60,
     host: '127.0.0.1',
     port: 0,
     token: 'token' in options ? options.token : TOKEN,

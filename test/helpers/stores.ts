@@ -12,13 +12,19 @@ import { InProcessNotifier } from '../../lib/ports/notifier.js';
 import type { DelayQueue, MinuteWake, OneTimeScheduler, ReleaseWake } from '../../lib/ports/timers.js';
 import { DeferredStore } from '../../lib/adapters/dynamodb/deferred.js';
 import { TimerService } from '../../lib/services/timer-service.js';
+import { TransactionService } from '../../lib/services/transaction-service.js';
+import { ProducerStore } from '../../lib/adapters/dynamodb/producers.js';
+import { HttpWebhookClient } from '../../lib/adapters/http/webhook-client.js';
+import { LocalSecretBox } from '../../lib/adapters/local/secret-box.js';
+import { randomBytes } from 'node:crypto';
 import { cryptoRandom } from '../../lib/ports/random.js';
 import { AdminService } from '../../lib/services/admin-service.js';
 import { QueueService, type Stores } from '../../lib/services/queue-service.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 export class FakeClock implements Clock {
-  constructor(public t = Date.UTC(2026, 10, 30, 12, 0, 0)) {}
+  // Starts at the real time: signed webhooks are checked against real clocks (5 min tolerance).
+  constructor(public t = Math.floor(Date.now() / 1000) * 1000) {}
   now() {
     return this.t;
   }
@@ -59,11 +65,18 @@ export interface Harness {
   admin: AdminService;
   timers: TimerService;
   recorded: RecordingTimers;
+  transactions: TransactionService;
+  /** Transaction ids handed to the check workers by sweeps (run them with `transactions.check`). */
+  dispatched: string[];
   /** Runs every recorded wake-up that is due by the fake clock (minute ones first). */
   fire(): Promise<void>;
 }
 
-export function harness(doc: DynamoDBDocumentClient, table: string, options: { clock?: FakeClock; random?: Random } = {}): Harness {
+export function harness(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  options: { clock?: FakeClock; random?: Random; checkTimeoutMs?: number } = {},
+): Harness {
   const clock = options.clock ?? new FakeClock();
   const stores: Stores = {
     catalog: new Catalog(doc, table),
@@ -71,6 +84,7 @@ export function harness(doc: DynamoDBDocumentClient, table: string, options: { c
     cursors: new CursorStore(doc, table),
     markers: new Markers(doc, table),
     deferred: new DeferredStore(doc, table),
+    producers: new ProducerStore(doc, table),
   };
   const recorded = new RecordingTimers(clock);
   let queue: QueueService | undefined;
@@ -86,10 +100,21 @@ export function harness(doc: DynamoDBDocumentClient, table: string, options: { c
       }
     }
   };
-  return { doc, table, clock, stores, queue, admin: new AdminService(stores, clock), timers, recorded, fire };
+  const dispatched: string[] = [];
+  const transactions = new TransactionService(
+    stores,
+    queue,
+    clock,
+    options.random ?? cryptoRandom,
+    new HttpWebhookClient({ allowLoopback: true }),
+    new LocalSecretBox(randomBytes(32)),
+    { dispatch: async (ids) => void dispatched.push(...ids) },
+    { policy: { allowLoopback: true }, checkTimeoutMs: options.checkTimeoutMs ?? 2000 },
+  );
+  return { doc, table, clock, stores, queue, admin: new AdminService(stores, clock), timers, recorded, fire, transactions, dispatched };
 }
 
-export async function newHarness(options: { clock?: FakeClock; random?: Random } = {}): Promise<Harness> {
+export async function newHarness(options: { clock?: FakeClock; random?: Random; checkTimeoutMs?: number } = {}): Promise<Harness> {
   const { doc, table } = await testTable();
   return harness(doc, table, options);
 }

@@ -143,6 +143,7 @@ describe('send → receive → commit', () => {
 
   it('finds messages by id and by key', async () => {
     const a = await h.queue.send('orders', send('a', { keys: ['k1'] }));
+    h.clock.advance(1);
     const b = await h.queue.send('orders', send('b', { keys: ['k1', 'k2'] }));
     const page = await h.queue.messagesByKey('orders', 'k1', 10, undefined);
     expect(page.messages.map((m) => m.messageId)).toEqual([b.messageId, a.messageId]);

@@ -20,7 +20,14 @@ import { fromStored, toStored, type StoredRecord } from './records.js';
 import type { TransactItem } from './stream-log.js';
 import { GSI1 } from './table.js';
 
-export const DeferredState = { scheduled: 'scheduled', released: 'released', cancelled: 'cancelled' } as const;
+export const DeferredState = {
+  scheduled: 'scheduled',
+  released: 'released',
+  cancelled: 'cancelled',
+  prepared: 'prepared',
+  committed: 'committed',
+  rolledBack: 'rolled-back',
+} as const;
 export type DeferredState = (typeof DeferredState)[keyof typeof DeferredState];
 
 export interface Deferred {
@@ -30,7 +37,29 @@ export interface Deferred {
   record: MessageRecord;
   dueAt: number;
   address: { stream: string; seq: number } | undefined;
+  /** Half messages (SPEC §4). */
+  transaction?: {
+    producerGroup: string;
+    checkAfterSeconds: number;
+    nextCheckAt: number | undefined;
+    checkCount: number;
+    resolvedBy: string | undefined;
+    resolvedAt: number | undefined;
+    kept: boolean;
+  };
 }
+
+export interface CheckRecord {
+  n: number;
+  at: number;
+  status: 'commit' | 'rollback' | 'unknown';
+  httpStatus: number | null;
+  error: string | null;
+  latencyMs: number;
+}
+
+/** Half messages due for a check are spread over this many index partitions. */
+const CHECK_SHARDS = 4;
 
 const key = (id: string) => ({ pk: `X#${id}`, sk: 'X' });
 export const minuteOf = (ms: number) => Math.floor(ms / 60_000);
@@ -46,8 +75,24 @@ const toDeferred = (item: Record<string, unknown>): Deferred => {
     record: fromStored(item.r as StoredRecord),
     dueAt: Number(item.du),
     address: address ? { stream: address.s, seq: address.q } : undefined,
+    ...(item.pg === undefined
+      ? {}
+      : {
+          transaction: {
+            producerGroup: String(item.pg),
+            checkAfterSeconds: Number(item.ck),
+            nextCheckAt: item.nc === undefined ? undefined : Number(item.nc),
+            checkCount: Number(item.cc ?? 0),
+            resolvedBy: item.rb === undefined ? undefined : String(item.rb),
+            resolvedAt: item.ra === undefined ? undefined : Number(item.ra),
+            kept: item.kp === true,
+          },
+        }),
   };
 };
+
+const checkSk = (at: number, id: string) => `${Math.floor(at).toString().padStart(13, '0')}#${id}`;
+const checkShard = (id: string) => `K#${id.charCodeAt(id.length - 1) % CHECK_SHARDS}`;
 
 export class DeferredStore {
   constructor(
@@ -74,6 +119,151 @@ export class DeferredStore {
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     };
+  }
+
+  /** The put of a new half message: prepared, invisible, indexed for its first check. */
+  prepareItem(id: string, record: MessageRecord, producerGroup: string, checkAfterSeconds: number, now: number, retentionSeconds: number): TransactItem {
+    const nextCheckAt = now + checkAfterSeconds * 1000;
+    return {
+      Put: {
+        TableName: this.table,
+        Item: {
+          ...key(id),
+          st: DeferredState.prepared,
+          tp: record.topic,
+          r: toStored(record),
+          du: now,
+          pg: producerGroup,
+          ck: checkAfterSeconds,
+          nc: nextCheckAt,
+          cc: 0,
+          g1pk: checkShard(id),
+          g1sk: checkSk(nextCheckAt, id),
+          ttl: Math.ceil(now / 1000) + 2 * retentionSeconds + 86_400,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    };
+  }
+
+  /** Commits a half message at `address` (in the transaction that appends it); fails unless still prepared. */
+  commitItem(id: string, address: { stream: string; seq: number }, by: string, now: number): TransactItem {
+    return {
+      Update: {
+        TableName: this.table,
+        Key: key(id),
+        UpdateExpression: 'SET st = :committed, a = :a, rb = :by, ra = :now REMOVE g1pk, g1sk, nc',
+        ConditionExpression: 'st = :prepared',
+        ExpressionAttributeValues: {
+          ':committed': DeferredState.committed,
+          ':prepared': DeferredState.prepared,
+          ':a': { s: address.stream, q: address.seq },
+          ':by': by,
+          ':now': now,
+        },
+      },
+    };
+  }
+
+  /** Rolls a half message back; false unless it was still prepared. */
+  async rollback(id: string, by: string, now: number): Promise<boolean> {
+    return this.conditional(id, 'SET st = :rolled, rb = :by, ra = :now REMOVE g1pk, g1sk, nc', 'st = :prepared', {
+      ':rolled': DeferredState.rolledBack,
+      ':prepared': DeferredState.prepared,
+      ':by': by,
+      ':now': now,
+    });
+  }
+
+  /**
+   * Takes the next check of a half message: moves its next check time and
+   * counts the check, conditional on the next check time it was found with,
+   * so that two sweeps never call the checker twice for one due check.
+   */
+  async leaseCheck(id: string, expectNextCheckAt: number, nextCheckAt: number): Promise<boolean> {
+    return this.conditional(id, 'SET nc = :next, g1sk = :sk ADD cc :one', 'st = :prepared AND nc = :expect', {
+      ':next': nextCheckAt,
+      ':sk': checkSk(nextCheckAt, id),
+      ':one': 1,
+      ':prepared': DeferredState.prepared,
+      ':expect': expectNextCheckAt,
+    });
+  }
+
+  /** `onMaxChecks: keep`: stays prepared, checked no more. */
+  async keep(id: string, now: number): Promise<boolean> {
+    return this.conditional(id, 'SET kp = :true, rb = :by, ra = :now REMOVE g1pk, g1sk, nc', 'st = :prepared', {
+      ':true': true,
+      ':by': 'onMaxChecks',
+      ':now': now,
+      ':prepared': DeferredState.prepared,
+    });
+  }
+
+  async addCheck(id: string, check: CheckRecord, ttlSeconds: number): Promise<void> {
+    await call(() =>
+      this.doc.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: { pk: `X#${id}`, sk: `C#${String(check.n).padStart(6, '0')}`, ...check, ttl: ttlSeconds },
+        }),
+      ),
+    );
+  }
+
+  async checks(id: string): Promise<CheckRecord[]> {
+    const { Items } = await call(() =>
+      this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :c)',
+          ExpressionAttributeValues: { ':pk': `X#${id}`, ':c': 'C#' },
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    return (Items ?? []).map((item) => ({
+      n: Number(item.n),
+      at: Number(item.at),
+      status: item.status as CheckRecord['status'],
+      httpStatus: item.httpStatus === null || item.httpStatus === undefined ? null : Number(item.httpStatus),
+      error: item.error === null || item.error === undefined ? null : String(item.error),
+      latencyMs: Number(item.latencyMs),
+    }));
+  }
+
+  /** Half messages whose next check is due (GSI: eventually consistent; the check lease re-checks). */
+  async dueChecks(now: number, limit: number): Promise<string[]> {
+    const out: string[] = [];
+    for (let shard = 0; shard < CHECK_SHARDS; shard++) {
+      const { Items } = await call(() =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.table,
+            IndexName: GSI1,
+            KeyConditionExpression: 'g1pk = :pk AND g1sk <= :now',
+            ExpressionAttributeValues: { ':pk': `K#${shard}`, ':now': `${Math.floor(now).toString().padStart(13, '0')}#~` },
+            Limit: limit,
+          }),
+        ),
+      );
+      out.push(...(Items ?? []).map((item) => String(item.pk).slice(2)));
+    }
+    return out;
+  }
+
+  private async conditional(id: string, update: string, condition: string, values: Record<string, unknown>): Promise<boolean> {
+    try {
+      await call(() =>
+        this.doc.send(
+          new UpdateCommand({ TableName: this.table, Key: key(id), UpdateExpression: update, ConditionExpression: condition, ExpressionAttributeValues: values }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalFailure(error)) return false;
+      throw error;
+    }
   }
 
   async get(id: string): Promise<Deferred | undefined> {

@@ -1,0 +1,123 @@
+/**
+ * Producer groups: pk "PRODUCER", sk name. The signing secret is stored
+ * sealed (`sec`, KMS or local AES-GCM); after a rotation the previous one
+ * (`prv`) keeps signing next to it until `pvu`.
+ */
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ProducerGroupNotFoundError } from '../../domain/errors.js';
+import type { OnMaxChecks, ProducerGroup } from '../../domain/model.js';
+import { call } from './call.js';
+import { isConditionalFailure } from './errors.js';
+
+const PK = 'PRODUCER';
+
+export interface StoredProducer extends ProducerGroup {
+  sealedSecret: string;
+  sealedPrevious: string | undefined;
+  previousUntil: number | undefined;
+}
+
+const toProducer = (item: Record<string, unknown>): StoredProducer => ({
+  name: String(item.sk),
+  checkerUrl: String(item.url),
+  checkIntervalSeconds: Number(item.civ),
+  maxChecks: Number(item.mxc),
+  onMaxChecks: item.omc as OnMaxChecks,
+  createdAt: Number(item.ca),
+  updatedAt: Number(item.ua),
+  secretRotatedAt: Number(item.sra),
+  sealedSecret: String(item.sec),
+  sealedPrevious: item.prv === undefined ? undefined : String(item.prv),
+  previousUntil: item.pvu === undefined ? undefined : Number(item.pvu),
+});
+
+export type ProducerSettings = Pick<ProducerGroup, 'checkerUrl' | 'checkIntervalSeconds' | 'maxChecks' | 'onMaxChecks'>;
+
+export class ProducerStore {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {}
+
+  async get(name: string): Promise<StoredProducer | undefined> {
+    const { Item } = await call(() =>
+      this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: PK, sk: name }, ConsistentRead: true })),
+    );
+    return Item ? toProducer(Item) : undefined;
+  }
+
+  /** Creates the group with its sealed secret; undefined when it exists already. */
+  async create(name: string, settings: ProducerSettings, sealedSecret: string, now: number): Promise<StoredProducer | undefined> {
+    const item = {
+      pk: PK,
+      sk: name,
+      url: settings.checkerUrl,
+      civ: settings.checkIntervalSeconds,
+      mxc: settings.maxChecks,
+      omc: settings.onMaxChecks,
+      ca: now,
+      ua: now,
+      sra: now,
+      sec: sealedSecret,
+    };
+    try {
+      await call(() =>
+        this.doc.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })),
+      );
+      return toProducer(item);
+    } catch (error) {
+      if (isConditionalFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async update(name: string, settings: ProducerSettings, now: number): Promise<StoredProducer> {
+    try {
+      const { Attributes } = await call(() =>
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { pk: PK, sk: name },
+            UpdateExpression: 'SET #url = :url, civ = :civ, mxc = :mxc, omc = :omc, ua = :now',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeNames: { '#url': 'url' },
+            ExpressionAttributeValues: {
+              ':url': settings.checkerUrl,
+              ':civ': settings.checkIntervalSeconds,
+              ':mxc': settings.maxChecks,
+              ':omc': settings.onMaxChecks,
+              ':now': now,
+            },
+            ReturnValues: 'ALL_NEW',
+          }),
+        ),
+      );
+      return toProducer(Attributes ?? {});
+    } catch (error) {
+      if (isConditionalFailure(error)) throw new ProducerGroupNotFoundError(name);
+      throw error;
+    }
+  }
+
+  /** Replaces the secret; the old one signs along until `previousUntil`. Conditional on the secret it replaces. */
+  async rotate(name: string, expectSealed: string, sealedSecret: string, previousUntil: number, now: number): Promise<boolean> {
+    try {
+      await call(() =>
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { pk: PK, sk: name },
+            UpdateExpression: 'SET sec = :new, prv = :old, pvu = :until, sra = :now, ua = :now',
+            ConditionExpression: 'sec = :old',
+            ExpressionAttributeValues: { ':new': sealedSecret, ':old': expectSealed, ':until': previousUntil, ':now': now },
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalFailure(error)) return false;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,305 @@
+/**
+ * Transactional messages (SPEC §3.1, §3.6, §4): producer groups and their
+ * signing secrets, commit/rollback of half messages, and the check-back that
+ * asks a producer's checker webhook about half messages left unresolved.
+ *
+ *   send{transaction} ─▶ X#id prepared (indexed K#<shard> by next check time)
+ *   commit  ─▶ TransactWrite[ append segment, X: prepared → committed ]   (first resolution wins)
+ *   rollback ─▶ X: prepared → rolled-back                                  (409 for the opposite)
+ *   sweep (every minute) ─▶ due half messages ─▶ dispatch (SQS / in-process, bounded)
+ *   check ─▶ lease the check (nc moves, cc + 1, IF nc unchanged) ─▶ signed POST ─▶
+ *            record it ─▶ commit | rollback | unknown (→ after maxChecks: onMaxChecks)
+ */
+import { randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import {
+  ProducerGroupNotFoundError,
+  TransactionAlreadyResolvedError,
+  TransactionNotFoundError,
+  InvalidArgumentError,
+} from '../domain/errors.js';
+import { Limits, iso, type CheckStatus, type OnMaxChecks, type ProducerGroup } from '../domain/model.js';
+import { assertCheckerUrl, type CheckerPolicy } from '../domain/ssrf.js';
+import type { CheckRecord, Deferred } from '../adapters/dynamodb/deferred.js';
+import type { StoredProducer } from '../adapters/dynamodb/producers.js';
+import type { Clock, Random } from '../ports/clock.js';
+import type { CheckDispatcher, SecretBox, WebhookClient } from '../ports/webhooks.js';
+import type { QueueService } from './queue-service.js';
+import type { Stores } from './stores.js';
+
+export interface ProducerInput {
+  checkerUrl: string;
+  checkIntervalSeconds: number | undefined;
+  maxChecks: number | undefined;
+  onMaxChecks: OnMaxChecks | undefined;
+}
+
+export interface TransactionServiceOptions {
+  policy: CheckerPolicy;
+  checkTimeoutMs?: number;
+  /** Logs what went wrong without secrets (the default says nothing). */
+  log?: (message: string, details: Record<string, unknown>) => void;
+}
+
+const txId = (id: string) => `t${id}`;
+const idOf = (transactionId: string) => (/^t[0-9A-HJKMNP-TV-Z]{26}$/.test(transactionId) ? transactionId.slice(1) : undefined);
+const secretContext = (producer: string) => ({ purpose: 'sluice-producer-signing-secret', producerGroup: producer });
+const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+
+export const producerView = (p: ProducerGroup) => ({
+  name: p.name,
+  checkerUrl: p.checkerUrl,
+  checkIntervalSeconds: p.checkIntervalSeconds,
+  maxChecks: p.maxChecks,
+  onMaxChecks: p.onMaxChecks,
+  createdAt: iso(p.createdAt),
+  updatedAt: iso(p.updatedAt),
+  secretRotatedAt: iso(p.secretRotatedAt),
+});
+
+export class TransactionService {
+  private readonly timeoutMs: number;
+
+  constructor(
+    private readonly stores: Stores,
+    private readonly queue: QueueService,
+    private readonly clock: Clock,
+    private readonly random: Random,
+    private readonly webhooks: WebhookClient,
+    private readonly secrets: SecretBox,
+    private readonly dispatcher: CheckDispatcher,
+    private readonly options: TransactionServiceOptions,
+  ) {
+    this.timeoutMs = options.checkTimeoutMs ?? Limits.checkTimeoutMs;
+  }
+
+  // ── producer groups ───────────────────────────────────────────────────
+
+  /** Creates (answering the signing secret, once) or updates a producer group. */
+  async putProducer(name: string, input: ProducerInput) {
+    assertCheckerUrl(input.checkerUrl, this.options.policy);
+    try {
+      await this.webhooks.vet(input.checkerUrl);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : 'refused';
+      throw new InvalidArgumentError(`${reason}.`, { issues: [{ path: 'checkerUrl', message: reason }] });
+    }
+    const now = this.clock.now();
+    const existing = await this.stores.producers.get(name);
+    const settings = {
+      checkerUrl: input.checkerUrl,
+      checkIntervalSeconds: input.checkIntervalSeconds ?? existing?.checkIntervalSeconds ?? Limits.checkIntervalDefaultSeconds,
+      maxChecks: input.maxChecks ?? existing?.maxChecks ?? Limits.maxChecksDefault,
+      onMaxChecks: input.onMaxChecks ?? existing?.onMaxChecks ?? 'rollback',
+    };
+    if (!existing) {
+      const secret = newSecret();
+      const created = await this.stores.producers.create(name, settings, await this.secrets.seal(secret, secretContext(name)), now);
+      if (created) return { ...producerView(created), signingSecret: secret };
+    }
+    return producerView(await this.stores.producers.update(name, settings, now));
+  }
+
+  async getProducer(name: string) {
+    const producer = await this.stores.producers.get(name);
+    if (!producer) throw new ProducerGroupNotFoundError(name);
+    return producerView(producer);
+  }
+
+  /** Issues a new signing secret; the previous one keeps signing next to it for a day. */
+  async rotateSecret(name: string) {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const producer = await this.stores.producers.get(name);
+      if (!producer) throw new ProducerGroupNotFoundError(name);
+      const secret = newSecret();
+      const now = this.clock.now();
+      const sealed = await this.secrets.seal(secret, secretContext(name));
+      if (await this.stores.producers.rotate(name, producer.sealedSecret, sealed, now + Limits.secretRotationGraceSeconds * 1000, now)) {
+        return { ...producerView({ ...producer, secretRotatedAt: now, updatedAt: now }), signingSecret: secret };
+      }
+    }
+    throw new InvalidArgumentError('The secret was rotated concurrently; retry.');
+  }
+
+  // ── resolution ────────────────────────────────────────────────────────
+
+  async commit(transactionId: string, by: 'producer' | 'check' | 'onMaxChecks' = 'producer') {
+    const half = await this.require(transactionId);
+    if (half.state === 'prepared') {
+      const now = this.clock.now();
+      const landed = await this.queue.appendDeferred([half], (d, address) => this.stores.deferred.commitItem(d.id, address, by, now));
+      const address = landed.get(half.id);
+      if (address) return this.committedView(half, address.seq);
+    }
+    // Resolved already (perhaps just now, by a racing check): answer from what it is.
+    const current = await this.require(transactionId);
+    if (current.state === 'committed') return this.committedView(current, current.address?.seq);
+    if (current.state === 'prepared') throw new TransactionNotFoundError(`Transaction '${transactionId}' refers to a topic that no longer exists.`);
+    throw new TransactionAlreadyResolvedError(`Transaction '${transactionId}' was rolled back; it cannot be committed.`);
+  }
+
+  async rollback(transactionId: string, by: 'producer' | 'check' | 'onMaxChecks' = 'producer') {
+    const half = await this.require(transactionId);
+    if (half.state === 'prepared' && (await this.stores.deferred.rollback(half.id, by, this.clock.now()))) {
+      return { state: 'rolled-back' as const };
+    }
+    const current = await this.require(transactionId);
+    if (current.state === 'rolled-back') return { state: 'rolled-back' as const };
+    throw new TransactionAlreadyResolvedError(`Transaction '${transactionId}' was committed; it cannot be rolled back.`);
+  }
+
+  async get(transactionId: string) {
+    const half = await this.require(transactionId);
+    const tx = half.transaction;
+    const topic = await this.stores.catalog.getTopic(half.topic);
+    const checks = await this.stores.deferred.checks(half.id);
+    return {
+      transactionId,
+      state: half.state,
+      producerGroup: tx?.producerGroup ?? null,
+      topic: half.topic,
+      messageId: half.record.messageId,
+      sequence: topic?.type === 'fifo' && half.address ? half.address.seq : null,
+      sentAt: iso(half.record.sentAt),
+      checkAfterSeconds: tx?.checkAfterSeconds ?? null,
+      nextCheckAt: half.state === 'prepared' && tx?.nextCheckAt !== undefined ? iso(tx.nextCheckAt) : null,
+      checkCount: tx?.checkCount ?? 0,
+      resolvedBy: tx?.resolvedBy ?? null,
+      resolvedAt: tx?.resolvedAt === undefined ? null : iso(tx.resolvedAt),
+      checks: checks.map((c) => ({
+        checkCount: c.n,
+        at: iso(c.at),
+        status: c.status,
+        httpStatus: c.httpStatus,
+        error: c.error,
+        latencyMs: c.latencyMs,
+      })),
+    };
+  }
+
+  // ── check-back ────────────────────────────────────────────────────────
+
+  /** The recurring sweep: hands every half message due for a check to the workers. */
+  async sweep(): Promise<number> {
+    const ids = await this.stores.deferred.dueChecks(this.clock.now(), 100);
+    if (ids.length > 0) await this.dispatcher.dispatch(ids.map(txId));
+    return ids.length;
+  }
+
+  /** One check of one half message (the worker). Safe to run twice: the check lease lets one through. */
+  async check(transactionId: string): Promise<CheckStatus | 'skipped'> {
+    const half = await this.stores.deferred.get(idOf(transactionId) ?? '');
+    const tx = half?.transaction;
+    const now = this.clock.now();
+    if (!half || half.state !== 'prepared' || !tx || tx.kept || tx.nextCheckAt === undefined || tx.nextCheckAt > now) return 'skipped';
+    const producer = await this.stores.producers.get(tx.producerGroup);
+    const interval = (producer?.checkIntervalSeconds ?? Limits.checkIntervalDefaultSeconds) * 1000;
+    if (!(await this.stores.deferred.leaseCheck(half.id, tx.nextCheckAt, now + interval))) return 'skipped';
+    const checkCount = tx.checkCount + 1;
+    const started = this.clock.now();
+    const outcome: { status: CheckStatus; httpStatus: number | null; error: string | null } = producer
+      ? await this.callChecker(producer, half, checkCount)
+      : { status: 'unknown', httpStatus: null, error: `producer group '${tx.producerGroup}' no longer exists` };
+    const record: CheckRecord = { n: checkCount, at: started, latencyMs: this.clock.now() - started, ...outcome };
+    await this.stores.deferred.addCheck(half.id, record, Math.ceil(now / 1000) + 30 * 86_400);
+    if (outcome.status !== 'unknown') {
+      await this.resolve(transactionId, outcome.status, 'check');
+      return outcome.status;
+    }
+    const maxChecks = producer?.maxChecks ?? Limits.maxChecksDefault;
+    if (checkCount >= maxChecks) {
+      const action = producer?.onMaxChecks ?? 'rollback';
+      if (action === 'keep') await this.stores.deferred.keep(half.id, this.clock.now());
+      else await this.resolve(transactionId, action, 'onMaxChecks');
+    }
+    return 'unknown';
+  }
+
+  private async resolve(transactionId: string, action: 'commit' | 'rollback', by: 'check' | 'onMaxChecks') {
+    try {
+      if (action === 'commit') await this.commit(transactionId, by);
+      else await this.rollback(transactionId, by);
+    } catch (error) {
+      // The producer resolved it first (the other way): the first resolution wins.
+      if (!(error instanceof TransactionAlreadyResolvedError)) throw error;
+    }
+  }
+
+  /** A Standard Webhooks signed POST; anything but a clear answer within the timeout is `unknown`. */
+  private async callChecker(
+    producer: StoredProducer,
+    half: Deferred,
+    checkCount: number,
+  ): Promise<{ status: CheckStatus; httpStatus: number | null; error: string | null }> {
+    const now = this.clock.now();
+    const secrets = [await this.secrets.open(producer.sealedSecret, secretContext(producer.name))];
+    if (producer.sealedPrevious && (producer.previousUntil ?? 0) > now) {
+      secrets.push(await this.secrets.open(producer.sealedPrevious, secretContext(producer.name)));
+    }
+    const transactionId = txId(half.id);
+    const payload = JSON.stringify({
+      type: 'transaction.check',
+      timestamp: iso(now),
+      data: {
+        transactionId,
+        producerGroup: producer.name,
+        topic: half.topic,
+        messageId: half.record.messageId,
+        checkCount,
+        sentAt: iso(half.record.sentAt),
+        message: {
+          body: half.record.body,
+          encoding: half.record.encoding,
+          tag: half.record.tag ?? null,
+          keys: half.record.keys,
+          properties: half.record.properties,
+          shardKey: half.record.shardKey ?? null,
+        },
+      },
+    });
+    const webhookId = `chk_${this.random.id()}`;
+    const timestamp = new Date(now);
+    const headers = {
+      'webhook-id': webhookId,
+      'webhook-timestamp': String(Math.floor(now / 1000)),
+      'webhook-signature': secrets.map((s) => new Webhook(s).sign(webhookId, timestamp, payload)).join(' '),
+      'user-agent': 'Sluice-Checkback/1',
+    };
+    try {
+      const res = await this.webhooks.post(producer.checkerUrl, headers, payload, this.timeoutMs);
+      if (res.status < 200 || res.status >= 300) {
+        return { status: 'unknown' as const, httpStatus: res.status, error: `checker answered HTTP ${res.status}` };
+      }
+      let status: unknown;
+      try {
+        status = (JSON.parse(res.body) as { status?: unknown }).status;
+      } catch {
+        return { status: 'unknown' as const, httpStatus: res.status, error: 'checker answer is not JSON' };
+      }
+      if (status === 'commit' || status === 'rollback' || status === 'unknown') {
+        return { status: status as CheckStatus, httpStatus: res.status, error: null };
+      }
+      return { status: 'unknown' as const, httpStatus: res.status, error: 'checker answer has no valid status' };
+    } catch (error) {
+      const reason = error instanceof Error ? (error.name === 'TimeoutError' || error.name === 'AbortError' ? `no answer within ${this.timeoutMs} ms` : error.message) : 'call failed';
+      this.options.log?.('checker call failed', { producerGroup: producer.name, transactionId, reason });
+      return { status: 'unknown' as const, httpStatus: null, error: reason };
+    }
+  }
+
+  private async require(transactionId: string): Promise<Deferred> {
+    const id = idOf(transactionId);
+    const half = id === undefined ? undefined : await this.stores.deferred.get(id);
+    if (!half || !half.transaction) throw new TransactionNotFoundError(`Transaction '${transactionId}' does not exist.`);
+    return half;
+  }
+
+  private async committedView(half: Deferred, seq: number | undefined) {
+    const topic = await this.stores.catalog.getTopic(half.topic);
+    return {
+      state: 'committed' as const,
+      messageId: half.record.messageId,
+      ...(topic?.type === 'fifo' && seq !== undefined ? { sequence: seq } : {}),
+    };
+  }
+}

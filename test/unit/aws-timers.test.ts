@@ -35,7 +35,7 @@ describe('EventBridge Scheduler adapter', () => {
   });
 
   it('treats ConflictException (the bucket is armed already) as done', async () => {
-    scheduler.on(CreateScheduleCommand).rejects(new ConflictException({ message: 'exists', $metadata: {} }));
+    scheduler.on(CreateScheduleCommand).rejects(new ConflictException({ message: 'exists', Message: 'exists', $metadata: {} }));
     await expect(
       new EventBridgeScheduler(new SchedulerClient({ region: 'eu-west-1', maxAttempts: 1 }), target).scheduleAt('n', 0, { kind: 'minute', minute: 1 }),
     ).resolves.toBeUndefined();

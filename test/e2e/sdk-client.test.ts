@@ -80,6 +80,21 @@ describe('SluiceClient on the local runtime', () => {
     await client.commit('sdk-billing', [second!.receiptHandle]);
   });
 
+  it('schedules a delayed message and cancels another one', async () => {
+    const delayed = await client.send('sdk-orders', { body: 'in a second', delaySeconds: 1 });
+    expect(delayed).toMatchObject({ state: 'scheduled', deliverAt: expect.any(String) });
+    const later = await client.send('sdk-orders', { body: 'never', deliverAt: new Date(Date.now() + 3_600_000).toISOString() });
+    expect(later.state).toBe('scheduled');
+    await client.cancelMessage('sdk-orders', later.messageId);
+    expect(await client.getMessage('sdk-orders', later.messageId)).toMatchObject({ state: 'cancelled' });
+    await expect(client.cancelMessage('sdk-orders', later.messageId)).rejects.toMatchObject({ status: 409 });
+
+    const got = await client.receive('sdk-billing', { maxMessages: 10, waitSeconds: 5 });
+    expect(got.map((m) => m.body)).toEqual(['in a second']);
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(delayed.deliverAt!));
+    await client.commit('sdk-billing', got.map((m) => m.receiptHandle));
+  });
+
   it('throws SluiceApiError with the problem fields for bad input and a wrong token', async () => {
     const invalid = await client.putGroup('sdk-bad', { subscriptions: [{ topic: 'no such topic!' }] }).catch((e: unknown) => e);
     expect(invalid).toBeInstanceOf(SluiceApiError);

@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { planClaims, type PlanInput } from '../../lib/domain/claims.js';
+import type { CursorState, Lease } from '../../lib/domain/cursor.js';
+import type { MessageRecord } from '../../lib/domain/model.js';
+
+const NOW = 1_000_000;
+const record = (body: string, extra: Partial<MessageRecord> = {}): MessageRecord => ({
+  messageId: body,
+  topic: 't',
+  body,
+  encoding: 'utf8',
+  tag: undefined,
+  keys: [],
+  properties: {},
+  shardKey: 'k',
+  sentAt: 0,
+  deliverableAt: 0,
+  expiresAt: NOW + 1e9,
+  generation: 1,
+  ...extra,
+});
+const lease = (seq: number, expiresAt: number, extra: Partial<Lease> = {}): Lease => ({
+  seq,
+  expiresAt,
+  token: `1.${seq}`,
+  deliveries: 1,
+  segment: seq,
+  topic: 't',
+  pending: false,
+  ...extra,
+});
+const cursor = (next: number, leases: Lease[] = []): CursorState => ({
+  group: 'g',
+  stream: 's',
+  next,
+  segmentStart: next,
+  leases: new Map(leases.map((l) => [l.seq, l])),
+  done: new Map(),
+  committed: 0,
+  deadLettered: 0,
+  known: undefined,
+  readyAt: undefined,
+});
+/** One segment per message, seq 1..n. */
+const segments = (from: number, bodies: string[]) => bodies.map((b, i) => ({ seq: from + i, count: 1, records: [record(b)] }));
+
+const plan = (overrides: Partial<PlanInput>) =>
+  planClaims({
+    cursor: cursor(1),
+    mode: 'concurrent',
+    now: NOW,
+    want: 10,
+    visibilityMs: 30_000,
+    maxDeliveries: 3,
+    leaseRecords: new Map(),
+    segments: [],
+    truncated: false,
+    live: (r) => r.expiresAt > NOW,
+    verdict: () => 'deliver',
+    token: () => 'x',
+    ...overrides,
+  });
+
+describe('claim planning', () => {
+  it('concurrent: leases new messages in order up to the request', () => {
+    const p = plan({ segments: segments(1, ['a', 'b', 'c']), want: 2 });
+    expect(p.deliveries.map((d) => [d.record.body, d.lease.seq])).toEqual([
+      ['a', 1],
+      ['b', 2],
+    ]);
+    expect(p.next).toBe(3);
+    expect(p.readyAt).toBe(NOW); // more to take
+  });
+
+  it('serialized: nothing new while a lease is out; the expired one comes back first', () => {
+    const held = plan({ mode: 'serialized', cursor: cursor(2, [lease(1, NOW + 5)]), segments: segments(2, ['b']) });
+    expect(held.deliveries).toEqual([]);
+    expect(held.readyAt).toBe(NOW + 5);
+    const expired = plan({
+      mode: 'serialized',
+      cursor: cursor(2, [lease(1, NOW - 1)]),
+      leaseRecords: new Map([[1, record('a')]]),
+      segments: segments(2, ['b']),
+    });
+    expect(expired.deliveries.map((d) => [d.record.body, d.lease.deliveries])).toEqual([['a', 2]]);
+    expect(expired.grant[0]?.replaces).toBe('1.1');
+  });
+
+  it('redelivers expired leases ahead of newer messages', () => {
+    const p = plan({
+      cursor: cursor(3, [lease(1, NOW - 1), lease(2, NOW + 1000)]),
+      leaseRecords: new Map([[1, record('a')]]),
+      segments: segments(3, ['c']),
+    });
+    expect(p.deliveries.map((d) => d.record.body)).toEqual(['a', 'c']);
+  });
+
+  it('dead-letters after maxDeliveries and closes leases of expired messages', () => {
+    const p = plan({
+      cursor: cursor(3, [lease(1, NOW - 1, { deliveries: 3 }), lease(2, NOW - 1)]),
+      leaseRecords: new Map([
+        [1, record('poison')],
+        [2, record('old', { expiresAt: NOW - 1 })],
+      ]),
+    });
+    expect(p.dead.map((d) => d.record.body)).toEqual(['poison']);
+    expect(p.close.map((c) => [c.done.seq, c.done.outcome])).toEqual([[2, 'expired']]);
+    expect(p.readyAt).toBe(NOW);
+  });
+
+  it('skips filtered records but never skips ahead of a stop on ordered streams', () => {
+    let i = 0;
+    const verdicts = ['skip', 'deliver', 'stop', 'deliver'] as const;
+    const p = plan({ segments: segments(1, ['a', 'b', 'c', 'd']), verdict: () => verdicts[i++] ?? 'deliver' });
+    expect(p.deliveries.map((d) => d.record.body)).toEqual(['b']);
+    expect(p.next).toBe(3); // stopped at c
+    let j = 0;
+    const unordered = plan({ mode: 'unordered', segments: segments(1, ['a', 'b', 'c', 'd']), verdict: () => verdicts[j++] ?? 'deliver' });
+    expect(unordered.deliveries.map((d) => d.record.body)).toEqual(['b', 'd']);
+  });
+
+  it('never leases pending (protected) commits again, and asks for the cascade', () => {
+    const p = plan({ mode: 'protected', cursor: cursor(3, [lease(1, NOW - 1, { pending: true }), lease(2, NOW + 10)]) });
+    expect(p.grant).toEqual([]);
+    expect(p.readyAt).toBe(NOW);
+  });
+
+  it('jumps to a new epoch when the next segment starts above the cursor', () => {
+    const p = plan({ cursor: cursor(5), segments: [{ seq: 9_000_000, count: 1, records: [record('e')] }] });
+    expect(p.deliveries.map((d) => d.lease.seq)).toEqual([9_000_000]);
+    expect(p.next).toBe(9_000_001);
+  });
+});

@@ -61,69 +61,19 @@ export interface PageOptions {
 }
 
 // ── Transactions and producer groups (SPEC §3.1, §3.6, §4) ─────────────
-// Written against the SPEC's shapes; derive them from schemas.ts once the
-// server's schemas for these routes are committed.
 
-export type OnMaxChecks = 'rollback' | 'commit' | 'keep';
-
-export interface PutProducerInput {
-  /** Where Sluice POSTs `transaction.check` webhooks: https (http on loopback for the local runtime). */
-  checkerUrl: string;
-  /** 1–3600, default 60. */
-  checkIntervalSeconds?: number;
-  /** Default 15. */
-  maxChecks?: number;
-  /** Default `rollback`. */
-  onMaxChecks?: OnMaxChecks;
-}
-
-export interface Producer {
-  name: string;
-  checkerUrl: string;
-  checkIntervalSeconds: number;
-  maxChecks: number;
-  onMaxChecks: OnMaxChecks;
-  createdAt: string;
-  updatedAt: string;
-  secretRotatedAt: string;
-  /** Standard Webhooks secret (`whsec_…`): returned when the producer group is created and by rotate-secret only. */
-  signingSecret?: string;
-}
+export type PutProducerInput = z.input<typeof S.PutProducerBody>;
+export type OnMaxChecks = NonNullable<PutProducerInput['onMaxChecks']>;
+/** A producer group; `signingSecret` (Standard Webhooks, `whsec_…`) only in the answers to create and rotate-secret. */
+export type Producer = z.output<typeof S.ProducerSchema>;
 
 export type TransactionState = 'prepared' | 'committed' | 'rolled-back';
-
 /** The answer to a commit or rollback (`messageId`/`sequence` once committed). */
-export interface TransactionResolution {
-  state: 'committed' | 'rolled-back';
-  messageId?: string;
-  sequence?: number;
-}
-
+export type TransactionResolution = z.output<typeof S.TransactionResolutionSchema>;
+/** A transaction's state and the check-backs Sluice made. */
+export type Transaction = z.output<typeof S.TransactionSchema>;
 /** One check-back call Sluice made to the producer group's checker. */
-export interface TransactionCheckRecord {
-  checkCount: number;
-  at: string;
-  status: CheckStatus;
-  httpStatus: number | null;
-  error: string | null;
-  latencyMs: number;
-}
-
-export interface Transaction {
-  transactionId: string;
-  state: TransactionState | (string & {});
-  producerGroup: string | null;
-  topic: string;
-  messageId: string;
-  sequence: number | null;
-  sentAt: string;
-  checkAfterSeconds: number | null;
-  nextCheckAt: string | null;
-  checkCount: number;
-  resolvedBy: string | null;
-  resolvedAt: string | null;
-  checks: TransactionCheckRecord[];
-}
+export type TransactionCheckRecord = Transaction['checks'][number];
 
 /** What a checker answers for a transaction it was asked about. */
 export type CheckStatus = 'commit' | 'rollback' | 'unknown';

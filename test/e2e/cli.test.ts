@@ -1,4 +1,7 @@
-/** The `sluice` CLI as a subprocess (bin/sluice.js, as `npx sluice` runs it) against the local runtime. */
+/**
+ * The `sluice` CLI as a subprocess (bin/sluice.js, as `npx sluice` runs it) against the local runtime.
+ * Each run starts Node and tsx (about a second on a quiet machine), hence the generous time limits.
+ */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -89,7 +92,7 @@ describe('sluice CLI', () => {
     expect(listed.code).toBe(0);
     expect(listed.stdout).toMatch(/^NAME\s+TYPE/);
     expect(listed.stdout).toMatch(/^cli-orders\s+standard/m);
-  });
+  }, 120_000);
 
   it('sends NDJSON in batches of 100, reports bad lines, and tails the group', async () => {
     const lines = Array.from({ length: 230 }, (_, i) => JSON.stringify({ body: `bulk-${i}`, keys: [`bulk-${i}`] }));
@@ -104,7 +107,7 @@ describe('sluice CLI', () => {
     const bodies = tail.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { body: string }).body);
     expect(new Set(bodies).size).toBe(230);
     expect(await client.getGroup('cli-billing')).toMatchObject({ backlog: 0, inFlight: 0 });
-  });
+  }, 120_000);
 
   it('exits 2 on bad arguments, 3 when the endpoint is unreachable, 1 with the problem code on 4xx', async () => {
     const port = await closedPort();
@@ -132,5 +135,5 @@ describe('sluice CLI', () => {
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toMatch(/^InvalidArgument: /);
     expect(invalid.stderr).toContain('- subscriptions/0/topic:');
-  });
+  }, 120_000);
 });

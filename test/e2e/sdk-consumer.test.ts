@@ -71,7 +71,7 @@ describe('Consumer', () => {
       onCommitted: () => void committed++,
     });
     await consumer.start();
-    await until(() => committed === SHARDS * PER_SHARD, 20_000, 'every message committed');
+    await until(() => committed === SHARDS * PER_SHARD, 60_000, 'every message committed');
     await consumer.stop();
 
     expect(errorsOf(errors)).toEqual([]);
@@ -92,11 +92,11 @@ describe('Consumer', () => {
     for (let s = 0; s < SHARDS; s++) {
       expect(outputs.get(`s${s}`)).toEqual(Array.from({ length: PER_SHARD }, (_, i) => `enriched s${s}-${i + 1}`));
     }
-  });
+  }, 120_000);
 
   it('extends the lease while a handler runs longer than half the visibility timeout', async () => {
     await client.putTopic('c-slow', { type: 'standard' });
-    await client.putGroup('c-slow-group', { subscriptions: [{ topic: 'c-slow' }], visibilityTimeoutSeconds: 2 });
+    await client.putGroup('c-slow-group', { subscriptions: [{ topic: 'c-slow' }], visibilityTimeoutSeconds: 4 });
     const sent = await client.send('c-slow', { body: 'slow' });
     const deliveries: Delivered[] = [];
     const errors: Array<{ kind: ConsumerErrorKind; error: unknown }> = [];
@@ -108,8 +108,8 @@ describe('Consumer', () => {
       waitSeconds: 1,
       handler: async (m) => {
         deliveries.push(m);
-        await sleep(2800);
-        // Past the 2 s visibility timeout: without extension the message would be free to take now.
+        await sleep(4500);
+        // Past the 4 s visibility timeout: without extension the message would be free to take now.
         peeked = await client.receive('c-slow-group', { waitSeconds: 0 });
         await sleep(700);
       },
@@ -117,7 +117,7 @@ describe('Consumer', () => {
       onCommitted: () => void (committed = true),
     });
     await consumer.start();
-    await until(() => committed, 10_000, 'the slow message to be committed');
+    await until(() => committed, 30_000, 'the slow message to be committed');
     await consumer.stop();
     expect(errorsOf(errors)).toEqual([]);
     expect(peeked).toEqual([]);
@@ -145,11 +145,11 @@ describe('Consumer', () => {
     });
     const started = Date.now();
     await consumer.start();
-    await until(() => committed, 10_000, 'the redelivered message to be committed');
+    await until(() => committed, 30_000, 'the redelivered message to be committed');
     await consumer.stop();
     expect(counts).toEqual([1, 2]);
     expect(errors).toEqual(['handler']);
-    expect(Date.now() - started).toBeLessThan(10_000); // far below the 60 s visibility timeout
+    expect(Date.now() - started).toBeLessThan(30_000); // far below the 60 s visibility timeout
   });
 
   it('stops gracefully: waits for running handlers and their commits, gives queued messages back', async () => {
@@ -170,8 +170,8 @@ describe('Consumer', () => {
       onError: () => undefined,
     });
     await consumer.start();
-    await until(() => started === 1, 10_000, 'the first handler to start');
-    await until(() => consumer.inFlight === 3, 5_000, 'the other messages of the shard to be queued behind it');
+    await until(() => started === 1, 30_000, 'the first handler to start');
+    await until(() => consumer.inFlight === 3, 15_000, 'the other messages of the shard to be queued behind it');
     await consumer.stop();
     // stop() returned only after the running handler finished and its message was committed.
     expect(finished).toBe(1);

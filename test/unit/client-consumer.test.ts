@@ -1,0 +1,187 @@
+/** The Consumer's scheduling against a fake client: shard lanes, concurrency, release on error, extension, stop. */
+import { describe, expect, it } from 'vitest';
+import { Consumer, SluiceApiError, type ConsumerOptions, type Delivered } from '../../lib/client/index.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let counter = 0;
+function message(shardKey: string | null, sequence: number | null, body = `${shardKey}#${sequence}`): Delivered {
+  counter++;
+  return {
+    messageId: `m${counter}`,
+    receiptHandle: `h:${body}`,
+    topic: 't',
+    body,
+    encoding: 'utf8',
+    tag: null,
+    keys: [],
+    properties: {},
+    shardKey,
+    sequence,
+    sentAt: '2026-01-01T00:00:00.000Z',
+    deliverableAt: '2026-01-01T00:00:00.000Z',
+    deliveryCount: 1,
+  };
+}
+
+/** A client whose receives hand out the given batches, then nothing (after a short "long poll"). */
+function fakeClient(batches: Delivered[][], options: { visibilityTimeoutSeconds?: number; refuseExtension?: boolean } = {}) {
+  const log: string[] = [];
+  const client = {
+    log,
+    receive: async (_group: string, input: { maxMessages?: number } = {}) => {
+      const next = batches[0];
+      if (next) {
+        const taken = next.splice(0, input.maxMessages ?? 10);
+        if (next.length === 0) batches.shift();
+        return taken;
+      }
+      await sleep(5);
+      return [];
+    },
+    commit: async (_group: string, entries: Array<string | { receiptHandle: string; publish?: unknown[] }>) => {
+      for (const e of entries) log.push(typeof e === 'string' ? `commit ${e}` : `commit ${e.receiptHandle} +${e.publish?.length ?? 0}`);
+      return { results: entries.map((e) => ({ receiptHandle: typeof e === 'string' ? e : e.receiptHandle, status: 'committed' as const })) };
+    },
+    changeVisibility: async (_group: string, handle: string, seconds: number) => {
+      log.push(`visibility ${handle} ${seconds}`);
+      if (seconds > 0 && options.refuseExtension) {
+        throw new SluiceApiError(
+          { type: 'urn:sluice:problem:ReceiptHandleExpired', title: 'Receipt handle expired', status: 409, detail: 'expired', code: 'ReceiptHandleExpired' },
+          { method: 'POST', url: '/visibility' },
+        );
+      }
+    },
+    getGroup: async (name: string) => ({ name, visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30 }),
+  };
+  return client;
+}
+
+async function run(client: ReturnType<typeof fakeClient>, options: Omit<ConsumerOptions, 'group'>, until: () => boolean) {
+  const consumer = new Consumer(client as never, { group: 'g', waitSeconds: 1, ...options });
+  await consumer.start();
+  const deadline = Date.now() + 10_000;
+  while (!until()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await sleep(5);
+  }
+  await consumer.stop();
+  return consumer;
+}
+
+describe('Consumer', () => {
+  it('runs a shard’s messages one at a time in sequence order, shards in parallel, within the concurrency', async () => {
+    const batch: Delivered[] = [];
+    for (let seq = 1; seq <= 4; seq++) for (const shard of ['a', 'b', 'c']) batch.push(message(shard, seq));
+    batch.push(message(null, null, 'std-1'), message(null, null, 'std-2'));
+    const client = fakeClient([batch]);
+    const handled: string[] = [];
+    const running = new Set<string>();
+    let active = 0;
+    let peak = 0;
+    const overlaps: string[] = [];
+    await run(
+      client,
+      {
+        concurrency: 3,
+        maxBuffered: 20,
+        handler: async (m) => {
+          const lane = m.shardKey ?? m.messageId;
+          if (running.has(lane)) overlaps.push(m.body);
+          running.add(lane);
+          peak = Math.max(peak, ++active);
+          await sleep(2 + Math.random() * 8);
+          handled.push(m.body);
+          active--;
+          running.delete(lane);
+        },
+      },
+      () => client.log.filter((l) => l.startsWith('commit')).length === 14,
+    );
+    expect(overlaps).toEqual([]);
+    expect(peak).toBe(3);
+    for (const shard of ['a', 'b', 'c']) {
+      expect(handled.filter((b) => b.startsWith(`${shard}#`))).toEqual([1, 2, 3, 4].map((n) => `${shard}#${n}`));
+      // …and each is committed before the next one of its shard starts.
+      const commits = client.log.filter((l) => l.startsWith(`commit h:${shard}#`));
+      expect(commits).toEqual([1, 2, 3, 4].map((n) => `commit h:${shard}#${n}`));
+    }
+  });
+
+  it('puts a redelivered older message of a shard before the newer ones it holds', async () => {
+    const client = fakeClient([[message('a', 3), message('a', 2), message('a', 4)]]);
+    const handled: string[] = [];
+    await run(client, { concurrency: 2, handler: async (m) => void handled.push(m.body) }, () => handled.length === 3);
+    expect(handled).toEqual(['a#2', 'a#3', 'a#4']);
+  });
+
+  it('commits with the handler’s publish entries', async () => {
+    const client = fakeClient([[message('a', 1)]]);
+    await run(
+      client,
+      { handler: () => ({ publish: [{ topic: 'out', body: 'x', shardKey: 'a' }] }) },
+      () => client.log.some((l) => l.startsWith('commit')),
+    );
+    expect(client.log).toContain('commit h:a#1 +1');
+  });
+
+  it('releases a failed message and the rest of its shard, leaving other shards alone', async () => {
+    const client = fakeClient([[message('a', 1), message('a', 2), message('a', 3), message('b', 1)]]);
+    const errors: string[] = [];
+    await run(
+      client,
+      {
+        concurrency: 1,
+        maxBuffered: 10,
+        handler: async (m) => {
+          if (m.body === 'a#1') throw new Error('boom');
+        },
+        onError: (_error, kind, m) => errors.push(`${kind} ${m?.body}`),
+      },
+      () => client.log.includes('commit h:b#1') && client.log.filter((l) => l.startsWith('visibility')).length === 3,
+    );
+    expect(errors).toEqual(['handler a#1']);
+    expect(client.log.filter((l) => l.startsWith('visibility'))).toEqual(['visibility h:a#1 0', 'visibility h:a#2 0', 'visibility h:a#3 0']);
+    expect(client.log.filter((l) => l.startsWith('commit'))).toEqual(['commit h:b#1']);
+  });
+
+  it('extends the lease of a long handler every half visibility timeout; a refused extension aborts the handler', async () => {
+    const client = fakeClient([[message('a', 1)]], { visibilityTimeoutSeconds: 1 });
+    await run(client, { handler: async () => void (await sleep(1600)) }, () => client.log.some((l) => l.startsWith('commit')));
+    expect(client.log.filter((l) => l === 'visibility h:a#1 1').length).toBeGreaterThanOrEqual(2);
+
+    const refusing = fakeClient([[message('a', 1)]], { visibilityTimeoutSeconds: 1, refuseExtension: true });
+    let aborted = false;
+    await run(
+      refusing,
+      {
+        handler: async (_m, { signal }) => {
+          await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+          aborted = signal.aborted;
+        },
+        onError: () => undefined,
+      },
+      () => aborted,
+    );
+    expect(aborted).toBe(true);
+  });
+
+  it('stop() waits for the running handler and its commit, and releases what is queued', async () => {
+    const client = fakeClient([[message('a', 1), message('a', 2), message('a', 3)]]);
+    let finished = false;
+    const consumer = new Consumer(client as never, {
+      group: 'g',
+      waitSeconds: 1,
+      handler: async () => {
+        await sleep(100);
+        finished = true;
+      },
+    });
+    await consumer.start();
+    while (consumer.inFlight < 3) await sleep(2);
+    await consumer.stop();
+    expect(finished).toBe(true);
+    expect(consumer.inFlight).toBe(0);
+    expect(client.log).toEqual(['commit h:a#1', 'visibility h:a#2 0', 'visibility h:a#3 0']);
+  });
+});

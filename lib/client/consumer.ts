@@ -61,6 +61,11 @@ export interface ConsumerOptions {
   visibilityTimeoutSeconds?: number;
   /** Receive from these topics of the group only. */
   topics?: string[];
+  /**
+   * Handle a shard's messages one after another, in sequence order (default true).
+   * `false` runs them in parallel too: for `concurrent` groups whose handlers need no order.
+   */
+  preserveShardOrder?: boolean;
   /** Extend leases of held messages at half the visibility timeout (default true). */
   extendLeases?: boolean;
   /** Told about failed handlers, receives, commits, extensions and releases (default: console.error). */
@@ -207,7 +212,8 @@ export class Consumer {
   }
 
   private enqueue(message: Delivered) {
-    const key = message.shardKey === null ? `m:${message.topic}/${message.messageId}` : `k:${message.shardKey}`;
+    const ordered = message.shardKey !== null && this.options.preserveShardOrder !== false;
+    const key = ordered ? `k:${message.shardKey}` : `m:${message.topic}/${message.messageId}`;
     let lane = this.lanes.get(key);
     if (!lane) this.lanes.set(key, (lane = { key, queue: [], running: false }));
     const held: Held = { message, abort: new AbortController(), timer: undefined, lost: false };
@@ -285,7 +291,7 @@ export class Consumer {
     } catch (error) {
       this.report(error, 'handler', message);
       // Redeliver it, and keep its shard in order: what waited behind it goes back too.
-      const behind = message.shardKey === null ? [] : lane.queue.splice(0);
+      const behind = lane.queue.splice(0);
       await this.releaseAll([held, ...behind]);
       return;
     }

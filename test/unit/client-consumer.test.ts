@@ -108,6 +108,28 @@ describe('Consumer', () => {
     }
   });
 
+  it('runs a shard’s messages in parallel when told that order does not matter', async () => {
+    const client = fakeClient([[message('a', 1), message('a', 2), message('a', 3)]]);
+    let active = 0;
+    let peak = 0;
+    let done = 0;
+    await run(
+      client,
+      {
+        concurrency: 3,
+        preserveShardOrder: false,
+        handler: async () => {
+          peak = Math.max(peak, ++active);
+          await sleep(20);
+          active--;
+          done++;
+        },
+      },
+      () => done === 3,
+    );
+    expect(peak).toBe(3);
+  });
+
   it('puts a redelivered older message of a shard before the newer ones it holds', async () => {
     const client = fakeClient([[message('a', 3), message('a', 2), message('a', 4)]]);
     const handled: string[] = [];

@@ -3,9 +3,10 @@
  * with the route's zod schemas, run the handler, turn errors into problem+json.
  */
 import middy from '@middy/core';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { z } from 'zod';
 import { Limits } from '../../lib/domain/model.js';
+import { UnavailableError } from '../../lib/domain/errors.js';
 import { HttpProblemError, toProblem } from '../../lib/http/problem.js';
 import { container } from './container.js';
 
@@ -22,6 +23,7 @@ export interface Input<P, Q, B> {
   query: Q;
   body: B;
   event: APIGatewayProxyEventV2;
+  context: Context;
 }
 
 export const json = (statusCode: number, body: unknown, headers: Record<string, string> = {}): HttpResult => ({
@@ -71,6 +73,10 @@ function parseBody(event: APIGatewayProxyEventV2): unknown {
   }
 }
 
+/** middy's early answer when the invocation's remaining time runs out. */
+const isDeadline = (error: unknown) =>
+  error instanceof Error && error.name === 'TimeoutError' && (error.cause as { package?: string } | undefined)?.package === '@middy/core';
+
 /** Wraps a handler: validation before, problem+json on error, opaque 500 for the unexpected. */
 export function route<P extends z.ZodType = z.ZodType<Record<string, string>>, Q extends z.ZodType = z.ZodType<Record<string, string>>, B extends z.ZodType = z.ZodType<undefined>>(
   schemas: RouteSchemas<P, Q, B>,
@@ -80,7 +86,12 @@ export function route<P extends z.ZodType = z.ZodType<Record<string, string>>, Q
   return middy<APIGatewayProxyEventV2, HttpResult>()
     .use({
       onError: async (request) => {
-        const { problem, headers, unexpected } = toProblem(request.error);
+        // Out of time (middy answers just before the function's deadline): a retryable 503, not an opaque 500.
+        const error = isDeadline(request.error)
+          ? new UnavailableError('The request did not finish in time; retry it.', 1, { cause: request.error })
+          : request.error;
+        const { problem, headers, unexpected } = toProblem(error);
+        if (error !== request.error) logger.warn('request ran out of time', { route: request.event.routeKey });
         if (unexpected) logger.error('request failed', { error: request.error as Error, route: request.event.routeKey });
         request.response = {
           statusCode: problem.status,
@@ -89,10 +100,10 @@ export function route<P extends z.ZodType = z.ZodType<Record<string, string>>, Q
         };
       },
     })
-    .handler(async (event) => {
+    .handler(async (event, context) => {
       const params = schemas.params ? validate(schemas.params, event.pathParameters ?? {}, 'path') : {};
       const query = schemas.query ? validate(schemas.query, event.queryStringParameters ?? {}, 'query') : {};
       const body = schemas.body ? validate(schemas.body, parseBody(event), 'body') : undefined;
-      return handler({ params, query, body, event } as Input<z.output<P>, z.output<Q>, z.output<B>>);
+      return handler({ params, query, body, event, context } as Input<z.output<P>, z.output<Q>, z.output<B>>);
     });
 }

@@ -29,7 +29,7 @@ import type { Clock, Random } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Timers } from '../ports/timers.js';
 import type { Deferred } from '../adapters/dynamodb/deferred.js';
-import { ExtraConditionFailedError, type TransactItem } from '../adapters/dynamodb/stream-log.js';
+import { ExtraConditionFailedError, type Notice, type TransactItem } from '../adapters/dynamodb/stream-log.js';
 import { Appender, bodyBytes, type Landed, type Outgoing } from './appender.js';
 import { Committer, type CommitEntry, type CommitResult } from './committer.js';
 import { Receiver } from './receiver.js';
@@ -50,12 +50,21 @@ export interface ReceiveRequest {
   visibilityTimeoutSeconds?: number | undefined;
   waitSeconds: number;
   topics?: string[] | undefined;
+  /** Time (ms) by which the call must answer; the long poll and the claims stop before it. */
+  answerBy?: number | undefined;
 }
 
 /** Largest segment we write; DynamoDB items stop at 400 KB. */
 const SEGMENT_MAX_BYTES = 350 * 1024;
 /** Side items per transaction (DynamoDB allows 100 items, the segment and sentinel take two). */
 const SEGMENT_MAX_EXTRAS = 90;
+
+/** A notice written again for a message a dedup hit found already in its FIFO shard. */
+interface Reannounce {
+  stream: string;
+  notice: Notice;
+  ttl: number;
+}
 
 interface Prepared extends Outgoing {
   index: number;
@@ -132,6 +141,7 @@ export class QueueService {
     });
     const seenDedup = new Map<string, number>();
     const landed: Landed[] = [];
+    const reannounce: Reannounce[] = [];
     for (const entry of scheduled) results.push(await this.schedule(topic, entry));
     for (const entry of halves) {
       try {
@@ -147,13 +157,20 @@ export class QueueService {
           const appended = await this.appendChunk(topic, stream, chunk, seenDedup);
           results.push(...appended.results);
           landed.push(...appended.landed);
+          reannounce.push(...appended.reannounce);
         }
       }),
     );
     // Written after the segments: a notice never announces a message that does not exist.
-    await Promise.all(
-      [...Appender.notices(landed)].map(([stream, { notices, ttl }]) => this.stores.log.appendNotices(stream, notices, ttl)),
-    );
+    // Dedup hits re-announce their originals in the same notice segments (one append per notice stream, not per entry).
+    const notices = Appender.notices(landed);
+    for (const { stream, notice, ttl } of reannounce) {
+      const entry = notices.get(stream) ?? { notices: [], ttl: 0 };
+      entry.notices.push(notice);
+      entry.ttl = Math.max(entry.ttl, ttl);
+      notices.set(stream, entry);
+    }
+    await Promise.all([...notices].map(([stream, { notices, ttl }]) => this.stores.log.appendNotices(stream, notices, ttl)));
     this.notifier.notify(topic.name);
     return results.sort((a, b) => a.index - b.index);
   }
@@ -183,9 +200,10 @@ export class QueueService {
     stream: string,
     chunk: Prepared[],
     seenDedup: Map<string, number>,
-  ): Promise<{ results: BatchResult[]; landed: Landed[] }> {
+  ): Promise<{ results: BatchResult[]; landed: Landed[]; reannounce: Reannounce[] }> {
     const out: BatchResult[] = [];
     const landed: Landed[] = [];
+    const reannounce: Reannounce[] = [];
     // A dedup id repeated inside one batch answers with the first entry's result.
     const repeats: Prepared[] = [];
     let pending = chunk.filter((entry) => {
@@ -243,7 +261,7 @@ export class QueueService {
           // Re-announce the original: its first send may have died before writing its notice.
           if (owner.local.kind === 'shard' && original.sequence !== undefined) {
             const { stream: noticeStream, notice } = Appender.noticeFor(topic, owner.local.shardKey, original.sequence);
-            await this.stores.log.appendNotices(noticeStream, [notice], Math.ceil(now / 1000) + topic.retentionSeconds);
+            reannounce.push({ stream: noticeStream, notice, ttl: Math.ceil(now / 1000) + topic.retentionSeconds });
           }
         }
       }
@@ -257,7 +275,7 @@ export class QueueService {
         else if (first && 'error' in first) out.push({ index: repeat.index, error: first.error });
       }
     }
-    return { results: out, landed };
+    return { results: out, landed, reannounce };
   }
 
   /**
@@ -426,11 +444,19 @@ export class QueueService {
     }
     const requested = new Set(request.topics ?? subscribed);
     const visibilityMs = (request.visibilityTimeoutSeconds ?? group.visibilityTimeoutSeconds) * 1000;
-    const deadline = this.clock.now() + request.waitSeconds * 1000;
+    const answerBy = request.answerBy ?? Infinity;
+    const deadline = Math.min(this.clock.now() + request.waitSeconds * 1000, answerBy);
     for (;;) {
       const topics = await this.stores.catalog.getTopics([...subscribed]);
       const messages = await this.receiver.receiveOnce(
-        { group, topics, requested, visibilityMs, cascade: (g, stream) => this.committer.completeProtected(g, stream, []).then(() => undefined) },
+        {
+          group,
+          topics,
+          requested,
+          visibilityMs,
+          deadline: answerBy,
+          cascade: (g, stream) => this.committer.completeProtected(g, stream, []).then(() => undefined),
+        },
         request.maxMessages,
       );
       const now = this.clock.now();

@@ -31,7 +31,12 @@ export interface ReceiveScope {
   visibilityMs: number;
   /** Called when a protected stream's oldest lease is a pending commit (completes the chain). */
   cascade: (group: Group, stream: string) => Promise<void>;
+  /** No new claim starts after this time (ms): the request must answer before its own timeout. */
+  deadline: number;
 }
+
+/** How many FIFO shards one receive claims from at once. */
+const CLAIM_WAVE = 4;
 
 export class Receiver {
   constructor(
@@ -58,19 +63,26 @@ export class Receiver {
     // FIFO: absorb notices of the namespaces asked for, then serve shards from the ready index,
     // in random order so that concurrent receivers spread over the ready shards.
     if (namespaces.size > 0) {
-      for (const namespace of namespaces) await this.absorbNotices(group, namespace, cursors);
-      const ready = shuffle(await this.stores.cursors.ready(group.name, this.clock.now(), Math.max(20, max * 4)), this.random);
-      for (const stream of ready) {
-        if (out.length >= max) break;
-        if (!namespaces.has(namespaceOf(stream))) continue;
-        out.push(...(await this.claim(scope, stream, group.deliveryMode, undefined, max - out.length)));
+      await Promise.all([...namespaces].map((namespace) => this.absorbNotices(group, namespace, cursors)));
+      const ready = shuffle(await this.stores.cursors.ready(group.name, this.clock.now(), Math.max(20, max * 4)), this.random).filter(
+        (stream) => namespaces.has(namespaceOf(stream)),
+      );
+      // Shards are claimed a few at a time, the request's room split between them, so that
+      // one receive never leases more than it returns and a busy store costs latency, not time-outs.
+      for (let i = 0; i < ready.length && out.length < max && this.clock.now() < scope.deadline; ) {
+        const room = max - out.length;
+        const wave = ready.slice(i, i + Math.min(CLAIM_WAVE, room));
+        i += wave.length;
+        const shares = wave.map((_, k) => Math.floor(room / wave.length) + (k < room % wave.length ? 1 : 0));
+        const claimed = await Promise.all(wave.map((stream, k) => this.claim(scope, stream, group.deliveryMode, undefined, shares[k] ?? 1)));
+        for (const messages of claimed) out.push(...messages);
       }
     }
 
     // Standard topics: visit every partition stream, starting at a random one.
     const offset = Math.floor(this.random.fraction() * Math.max(1, partitions.length));
     for (const stream of [...partitions.slice(offset), ...partitions.slice(0, offset)]) {
-      if (out.length >= max) break;
+      if (out.length >= max || this.clock.now() >= scope.deadline) break;
       out.push(...(await this.claim(scope, stream, 'unordered', cursors.get(stream), max - out.length)));
     }
     return out;
@@ -83,12 +95,16 @@ export class Receiver {
    */
   private async absorbNotices(group: Group, namespace: string, cursors: Map<string, CursorState>) {
     const now = this.clock.now();
-    for (let bucket = 0; bucket < NOTICE_BUCKETS; bucket++) {
+    await Promise.all(Array.from({ length: NOTICE_BUCKETS }, (_, bucket) => this.absorbBucket(group, namespace, bucket, cursors, now)));
+  }
+
+  private async absorbBucket(group: Group, namespace: string, bucket: number, cursors: Map<string, CursorState>, now: number) {
+    {
       const stream = noticeStream(namespace, bucket);
       const cursor = cursors.get(stream);
       if (!cursor) {
         await this.stores.cursors.createIfAbsent(group.name, stream, StreamLog.nextAfter(await this.stores.log.head(stream)), now);
-        continue;
+        return;
       }
       const segments = await this.stores.log.readNotices(stream, cursor.segmentStart, 25);
       const shards = new Map<string, { from: number; to: number }>();
@@ -105,7 +121,7 @@ export class Receiver {
         next = end;
         segmentStart = end;
       }
-      if (next === cursor.next) continue;
+      if (next === cursor.next) return;
       await Promise.all(
         [...shards].map(([shardKey, range]) =>
           this.stores.cursors.raiseKnown(group.name, `${namespace}/k:${shardKey}`, range.from, range.to, now),

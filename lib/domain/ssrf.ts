@@ -36,8 +36,10 @@ for (const [net, prefix] of [
   forbidden.addSubnet(net, prefix, 'ipv4');
 }
 for (const [net, prefix] of [
-  ['::', 128], // unspecified
+  ['::', 96], // unspecified, and IPv4-compatible (deprecated, embeds IPv4)
+  ['::ffff:0:0:0', 96], // IPv4-translated (SIIT, embeds IPv4)
   ['64:ff9b::', 96], // NAT64 (embeds IPv4)
+  ['2002::', 16], // 6to4 (embeds IPv4)
   ['100::', 64], // discard
   ['2001:db8::', 32], // documentation
   ['fc00::', 7], // unique local

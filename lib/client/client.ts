@@ -402,9 +402,11 @@ export class SluiceClient {
    */
   async call<T = unknown>(method: string, path: string, options: CallOptions = {}): Promise<T> {
     const url = new URL(`${this.base}${path}`);
-    for (const [name, value] of Object.entries(options.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(name, String(value));
-    }
+    // Percent-encoding (%20, never '+'): what SigV4's canonical query string and API Gateway agree on.
+    url.search = Object.entries(options.query ?? {})
+      .filter(([, value]) => value !== undefined)
+      .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(String(value))}`)
+      .join('&');
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.userAgent };
     if (body !== undefined) headers['content-type'] = 'application/json';

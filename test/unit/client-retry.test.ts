@@ -193,7 +193,7 @@ describe('SluiceClient retries', () => {
     const { client, calls } = scripted([json(200, { messages: [], nextToken: null }), json(200, { topics: [], nextToken: null })]);
     await client.findMessages('orders', 'order 42/x', { limit: 5 });
     await client.listTopics();
-    expect(calls[0]!.url).toBe('http://sluice.test:3000/v1/topics/orders/messages?key=order+42%2Fx&limit=5');
+    expect(calls[0]!.url).toBe('http://sluice.test:3000/v1/topics/orders/messages?key=order%2042%2Fx&limit=5');
     expect(calls[0]!.headers).toMatchObject({ authorization: 'Bearer tok', accept: 'application/json' });
     expect(calls[0]!.headers['content-type']).toBeUndefined();
     expect(calls[1]!.url).toBe('http://sluice.test:3000/v1/topics');

@@ -44,7 +44,7 @@ function expectedSignature(request: { method: string; url: URL; headers: Record<
 describe('SigV4 signing', () => {
   it('signs with the execute-api scope, the session token and a body hash, matching an independent computation', async () => {
     const signer = new SigV4Signer({ region: 'eu-west-1', credentials });
-    const url = new URL(`${endpoint}/v1/topics/orders/messages?b=2&a=1`);
+    const url = new URL(`${endpoint}/v1/topics/orders/messages?b=2&a=1&key=order%2042%2Fx`);
     const body = JSON.stringify({ body: 'hi', dedupId: 'fixed' });
     const headers = await signer.sign(
       { method: 'POST', url, headers: { accept: 'application/json', 'content-type': 'application/json', 'user-agent': 'sluice-client/test' }, body },

@@ -212,9 +212,13 @@ export class AdminService {
       committed += cursor.committed;
       const shard = isShardStream(cursor.stream) && namespaces.has(namespaceOf(cursor.stream));
       if (!partitions.has(cursor.stream) && !shard) continue;
-      const pendingHere = [...cursor.leases.values()].filter((l) => l.pending).length;
+      const leases = [...cursor.leases.values()];
+      const pendingHere = leases.filter((l) => l.pending).length;
+      // A lease that expired (or was released) waits for redelivery: backlog, not in flight.
+      const waitingAgain = leases.filter((l) => !l.pending && l.expiresAt <= now).length;
       pending += pendingHere;
-      inFlight += cursor.leases.size - pendingHere;
+      inFlight += leases.length - pendingHere - waitingAgain;
+      backlog += waitingAgain;
       // Shards: the head announced by notices (no read per shard); partitions: the stream's head.
       const last = shard ? (cursor.known ?? cursor.next - 1) : StreamLog.nextAfter(await this.stores.log.head(cursor.stream)) - 1;
       const waiting = Math.max(0, last + 1 - cursor.next);

@@ -34,6 +34,16 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => runtime?.stop());
 
+/** Like a real client: 429 and 503 are answered with Retry-After and retried. */
+async function retrying(call: () => Promise<{ status: number; headers: Headers; body: any }>) {
+  for (let attempt = 0; ; attempt++) {
+    const res = await call();
+    if ((res.status !== 429 && res.status !== 503) || attempt >= 20) return res;
+    expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+    await new Promise((resolve) => setTimeout(resolve, 200 * (attempt + 1)));
+  }
+}
+
 const shuffle = <T>(items: T[]) => items.map((v) => [Math.random(), v] as const).sort((a, b) => a[0] - b[0]).map(([, v]) => v);
 
 describe('FIFO delivery modes under concurrency', () => {
@@ -43,7 +53,7 @@ describe('FIFO delivery modes under concurrency', () => {
       for (let i = 0; i < PER_SHARD; i++) {
         const entries = [];
         for (let s = p; s < SHARDS; s += 4) entries.push({ body: `s${s}-${i}`, shardKey: `s${s}` });
-        const res = await api.post('/v1/topics/in/messages/batch', { entries });
+        const res = await retrying(() => api.post('/v1/topics/in/messages/batch', { entries }));
         expect(res.status).toBe(200);
         res.body.results.forEach((r: { sequence?: number }, j: number) => expect(r.sequence, JSON.stringify(r)).toBe(i + 1 + 0 * j));
       }
@@ -61,7 +71,7 @@ describe('FIFO delivery modes under concurrency', () => {
       const s = state[mode];
       let idle = 0;
       while (!done(mode) && idle < 60) {
-        const res = await api.post(`/v1/groups/${mode}/receive`, { maxMessages: 10, waitSeconds: 1 });
+        const res = await retrying(() => api.post(`/v1/groups/${mode}/receive`, { maxMessages: 10, waitSeconds: 1 }));
         expect(res.status).toBe(200);
         const got = res.body.messages as Got[];
         if (got.length === 0) {
@@ -91,7 +101,7 @@ describe('FIFO delivery modes under concurrency', () => {
           ...(mode === 'protected' ? { publish: [{ topic: 'out', body: m.body, shardKey: m.shardKey }] } : {}),
         }));
         if (mode === 'serialized') for (const m of got) s.held.delete(m.shardKey);
-        const result = await api.post(`/v1/groups/${mode}/commit`, { entries });
+        const result = await retrying(() => api.post(`/v1/groups/${mode}/commit`, { entries }));
         expect(result.status).toBe(200);
         for (const [i, r] of (result.body.results as Array<{ status?: string; error?: unknown }>).entries()) {
           expect(r.error, JSON.stringify(r)).toBeUndefined();

@@ -1,6 +1,7 @@
 /** SQS with DelaySeconds: the last stretch of a scheduled delivery, to the second. */
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DelayQueue, ReleaseWake } from '../../ports/timers.js';
+import { translateAwsError } from '../dynamodb/errors.js';
 
 export class SqsDelayQueue implements DelayQueue {
   constructor(
@@ -9,12 +10,17 @@ export class SqsDelayQueue implements DelayQueue {
   ) {}
 
   async send(payload: ReleaseWake, delayMs: number): Promise<void> {
-    await this.client.send(
-      new SendMessageCommand({
-        QueueUrl: this.queueUrl,
-        MessageBody: JSON.stringify(payload),
-        DelaySeconds: Math.min(900, Math.max(0, Math.ceil(delayMs / 1000))),
-      }),
-    );
+    try {
+      await this.client.send(
+        new SendMessageCommand({
+          QueueUrl: this.queueUrl,
+          MessageBody: JSON.stringify(payload),
+          DelaySeconds: Math.min(900, Math.max(0, Math.ceil(delayMs / 1000))),
+        }),
+      );
+    } catch (error) {
+      // Throttling, 5xx, timeouts: retryable at the edge (429/503), not an opaque 500.
+      throw translateAwsError(error);
+    }
   }
 }

@@ -1,6 +1,7 @@
 /** EventBridge Scheduler one-time schedules (far-horizon timer buckets). */
 import { ConflictException, CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
 import { ThrottledError } from '../../domain/errors.js';
+import { translateAwsError } from '../dynamodb/errors.js';
 import type { MinuteWake, OneTimeScheduler } from '../../ports/timers.js';
 
 export interface SchedulerTarget {
@@ -44,7 +45,8 @@ export class EventBridgeScheduler implements OneTimeScheduler {
           continue;
         }
         if (name === 'ThrottlingException') throw new ThrottledError('The scheduler is throttling; retry the request.', 2, { cause: error });
-        throw error;
+        // 5xx, timeouts, lost connections: retryable at the edge (503), not an opaque 500.
+        throw translateAwsError(error);
       }
     }
   }

@@ -6,8 +6,24 @@ const THROTTLE_NAMES = new Set([
   'RequestLimitExceeded',
   'TransactionConflictException',
   'TransactionInProgressException',
+  // SQS and Scheduler spellings
+  'RequestThrottled',
+  'TooManyRequestsException',
 ]);
-const UNAVAILABLE_NAMES = new Set(['InternalServerError', 'ServiceUnavailable', 'TimeoutError', 'RequestTimeout', 'AbortError']);
+const UNAVAILABLE_NAMES = new Set([
+  'InternalServerError',
+  'ServiceUnavailable',
+  'TimeoutError',
+  'RequestTimeout',
+  'AbortError',
+  // SQS and Scheduler spellings
+  'InternalServerException',
+  'ServiceUnavailableException',
+  'InternalFailure',
+  'InternalError',
+]);
+/** Reasons of a cancelled transaction that only say "busy, try again". */
+const BUSY_REASONS = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded']);
 
 /**
  * Turns an AWS SDK failure that the SDK's own retries did not absorb into a
@@ -18,7 +34,8 @@ export function translateAwsError(error: unknown): unknown {
   if (error instanceof SluiceError) return error;
   if (error instanceof Error) {
     const code = (error as { code?: string }).code;
-    if (THROTTLE_NAMES.has(error.name)) {
+    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;
+    if (THROTTLE_NAMES.has(error.name) || status === 429 || cancellationReasons(error)?.some((reason) => BUSY_REASONS.has(reason))) {
       return new ThrottledError('The message store is busy; retry the request.', 1, { cause: error });
     }
     if (
@@ -26,7 +43,8 @@ export function translateAwsError(error: unknown): unknown {
       code === 'ECONNREFUSED' ||
       code === 'ECONNRESET' ||
       code === 'ETIMEDOUT' ||
-      (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 503
+      code === 'EPIPE' ||
+      status >= 500
     ) {
       return new UnavailableError('The message store is unavailable; retry the request.', 1, { cause: error });
     }

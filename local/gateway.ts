@@ -89,13 +89,21 @@ export function lambdaContext(name: string, requestId: string): Context {
 export async function createGateway(options: GatewayOptions): Promise<Server> {
   const compiled = await compile();
   const expected = options.token === undefined ? undefined : digest(`Bearer ${options.token}`);
-  return createServer((req, res) => {
+  const server = createServer((req, res) => {
     void serve(req, res).catch((error: unknown) => {
       console.error('gateway error', error);
       if (!res.headersSent) problem(res, 500, 'InternalError', 'Internal error', 'The request failed unexpectedly.');
       else res.end();
     });
   });
+  // Requests Node's HTTP parser refuses (unknown methods, malformed request lines or headers) get a problem too.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
+    const [status, reason] = error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
+    const body = JSON.stringify({ type: problemType('InvalidArgument'), title: 'Invalid argument', status, detail: 'The request is not valid HTTP/1.1.', code: 'InvalidArgument' });
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  });
+  return server;
 
   async function serve(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', 'http://local');

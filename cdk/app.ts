@@ -20,9 +20,13 @@ const memorySize = context('memorySize');
 const logLevel = context('logLevel');
 const namePrefix = context('namePrefix');
 const alarmTopicArn = context('alarmTopicArn');
+const checkConcurrency = context('checkConcurrency');
 
 if (retentionDays !== undefined && !Object.values(RetentionDays).includes(Number(retentionDays))) {
   throw new Error(`sluice:logRetentionDays=${retentionDays} is not a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, …)`);
+}
+if (checkConcurrency !== undefined && !/^\d+$/.test(checkConcurrency)) {
+  throw new Error(`sluice:checkConcurrency=${checkConcurrency} must be a whole number from 2 to 1000`);
 }
 if (logLevel !== undefined && !['DEBUG', 'INFO', 'WARN', 'ERROR'].includes(logLevel)) {
   throw new Error(`sluice:logLevel=${logLevel} must be DEBUG, INFO, WARN or ERROR`);
@@ -39,4 +43,5 @@ addSluiceStacks(app, {
   ...(memorySize ? { memorySize: Number(memorySize) } : {}),
   ...(logLevel ? { logLevel: logLevel as PowertoolsLogLevel } : {}),
   ...(alarmTopicArn ? { alarmTopicArn } : {}),
+  ...(checkConcurrency ? { checkConcurrency: Number(checkConcurrency) } : {}),
 });

@@ -12,3 +12,4 @@ export { SluiceTable, sluiceIndexNames, type SluiceTableProps } from './sluice-t
 export { SluiceStatefulStack, type SluiceStatefulStackProps } from './stateful-stack.js';
 export { SluiceStatelessStack, type SluiceStatelessStackProps } from './stateless-stack.js';
 export { addSluiceStacks, type SluiceAppOptions } from './sluice-app.js';
+export { WorkQueue, InvokeEveryTick, schedulerRole, allowInvoke, type WorkQueueProps } from './background.js';

@@ -13,7 +13,7 @@ export interface SluiceAppOptions {
   readonly stackPrefix?: string;
   /** See `SluiceServiceProps.namePrefix`. @default - generated names */
   readonly namePrefix?: string;
-  /** Table and key. @default RemovalPolicy.RETAIN */
+  /** Table and keys. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;
   /** Log groups. @default RemovalPolicy.DESTROY */
   readonly logRemovalPolicy?: RemovalPolicy;
@@ -26,6 +26,8 @@ export interface SluiceAppOptions {
   readonly alarmTopicArn?: string;
   /** @default 512 */
   readonly memorySize?: number;
+  /** See `SluiceServiceProps.checkConcurrency`. @default 10 */
+  readonly checkConcurrency?: number;
 }
 
 export function addSluiceStacks(app: App, options: SluiceAppOptions = {}) {
@@ -34,6 +36,10 @@ export function addSluiceStacks(app: App, options: SluiceAppOptions = {}) {
     ...(removalPolicy ? { removalPolicy } : {}),
     ...(customerManagedKey ? { customerManagedKey } : {}),
   });
-  const stateless = new SluiceStatelessStack(app, `${stackPrefix}Stateless`, { ...serviceProps, table: stateful.table });
+  const stateless = new SluiceStatelessStack(app, `${stackPrefix}Stateless`, {
+    ...serviceProps,
+    table: stateful.table,
+    secretsKey: stateful.secretsKey,
+  });
   return { stateful, stateless };
 }

@@ -76,6 +76,8 @@ export interface SluiceFunctionProps {
 
 export class SluiceFunction extends NodejsFunction {
   readonly tableAccess: TableAccess;
+  /** The handler module under functions/ (`api/send-message`, `timers/minute`, …). */
+  readonly handlerModule: string;
 
   constructor(scope: Construct, id: string, props: SluiceFunctionProps) {
     const runtime = props.runtime ?? Runtime.NODEJS_22_X;
@@ -129,6 +131,7 @@ export class SluiceFunction extends NodejsFunction {
       },
     });
     this.tableAccess = props.tableAccess;
+    this.handlerModule = props.handlerModule;
     this.grantTable(props.table, props.tableAccess);
 
     Validations.of(role).acknowledge({

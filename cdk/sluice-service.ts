@@ -1,8 +1,10 @@
 /**
  * Sluice as one L3 construct: the table (or one passed in), a Lambda per API
- * route, the IAM-authorized HTTP API and the alarms. Usable inside any CDK app.
+ * route, the IAM-authorized HTTP API, the background functions (timers,
+ * check-back) with their schedules and queues, and the alarms. Usable inside
+ * any CDK app.
  */
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, HttpNoneAuthorizer, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
@@ -10,12 +12,16 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import { Alarm, ComparisonOperator, TreatMissingData, type IAlarmAction, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
+import { Key, type IKey } from 'aws-cdk-lib/aws-kms';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Schedule, ScheduleExpression, ScheduleGroup, TimeWindow } from 'aws-cdk-lib/aws-scheduler';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { routes, type RouteDef } from '../functions/api/routes.js';
 import { Limits } from '../lib/domain/model.js';
+import { allowInvoke, InvokeEveryTick, nagResourceName, schedulerRole, WorkQueue } from './background.js';
 import { SluiceFunction, TableAccess, type PowertoolsLogLevel, type SluiceFunctionProps } from './sluice-function.js';
 import { SluiceTable } from './sluice-table.js';
 
@@ -57,6 +63,19 @@ export interface SluiceServiceProps {
   readonly alarmActions?: IAlarmAction[];
   /** Memory of every function, in MB. @default 512 */
   readonly memorySize?: number;
+  /**
+   * The KMS key that seals producer signing secrets (Encrypt/Decrypt with an encryption
+   * context naming the producer group). Sealed secrets live in the table, so the key must
+   * live as long as the table: a stateful stack should own it.
+   * @default - a new key with yearly rotation, removed according to `removalPolicy`
+   */
+  readonly secretsKey?: IKey;
+  /**
+   * Most check-back workers running at once (SQS event source `maxConcurrency`, 2–1000),
+   * i.e. at most this many × 10 checker calls in flight.
+   * @default 10
+   */
+  readonly checkConcurrency?: number;
 }
 
 /** Per-function settings a caller of `addFunction` chooses; the service supplies the rest. */
@@ -65,15 +84,81 @@ export type SluiceFunctionOptions = Pick<SluiceFunctionProps, 'handlerModule' | 
   readonly name: string;
 };
 
+/**
+ * What a function may do beyond the table, granted per function:
+ * - `arm-timers`: create one-time schedules in the timer group (passing the scheduler role)
+ *   and send delay-queue wake-ups — `TimerService.arm`, reached from a send with
+ *   `delaySeconds`/`deliverAt` (`QueueService.schedule`);
+ * - `seal-secrets`: kms:Encrypt of producer signing secrets (`TransactionService.putProducer`,
+ *   `rotateSecret`).
+ */
+type Capability = 'arm-timers' | 'seal-secrets';
+
+type RouteOverride = Partial<Pick<SluiceFunctionOptions, 'tableAccess' | 'timeout'>> & { readonly capabilities?: readonly Capability[] };
+
 /** Route entries that need more (or less) than the defaults. */
-const routeOverrides: Partial<Record<string, Partial<Pick<SluiceFunctionOptions, 'tableAccess' | 'timeout'>>>> = {
+const routeOverrides: Partial<Record<string, RouteOverride>> = {
   // Neither touches the table: /health answers while the process is up, the OpenAPI document
   // is generated from the route schemas.
   health: { tableAccess: TableAccess.NONE },
   openapi: { tableAccess: TableAccess.NONE },
   // A long poll waits up to receiveMaxWaitSeconds; HTTP API integrations time out at 30 s.
   receive: { timeout: Duration.seconds(Math.min(Limits.receiveMaxWaitSeconds + 8, 29)) },
+  'send-message': { capabilities: ['arm-timers'] },
+  'send-batch': { capabilities: ['arm-timers'] },
+  // Not commit-transaction: a transactional message cannot be scheduled, its commit appends at once.
+  'put-producer': { capabilities: ['seal-secrets'] },
+  'rotate-secret': { capabilities: ['seal-secrets'] },
 };
+
+/** Names the one-time schedules get (`TimerService`: `sluice-m<minute>`). */
+const MINUTE_SCHEDULE_PREFIX = 'sluice-m';
+/** The encryption context key/value `TransactionService` seals producer secrets with. */
+const SECRET_CONTEXT = { key: 'purpose', value: 'sluice-producer-signing-secret' } as const;
+/** SQS `DelaySeconds` maximum: a wake-up may sit this long in the delay queue before it is visible. */
+const MAX_DELAY_SECONDS = 900;
+
+const RELEASE_TIMEOUT = Duration.seconds(60);
+const CHECK_WORKER_TIMEOUT = Duration.seconds(30);
+
+/** The functions that are not API routes: targets of schedules and consumers of queues. */
+const backgroundFunctions = {
+  timerMinute: {
+    name: 'timer-minute',
+    handlerModule: 'timers/minute',
+    description: 'One-time schedule target: queues the second-level wake-ups of a due minute',
+    tableAccess: TableAccess.READ_WRITE,
+    timeout: Duration.seconds(60),
+  },
+  timerRelease: {
+    name: 'timer-release',
+    handlerModule: 'timers/release',
+    description: 'Delay-queue consumer: releases scheduled messages that are due',
+    tableAccess: TableAccess.READ_WRITE,
+    timeout: RELEASE_TIMEOUT,
+  },
+  timerSweep: {
+    name: 'timer-sweep',
+    handlerModule: 'timers/sweep',
+    description: 'Every minute: releases overdue scheduled messages a lost timer left behind',
+    tableAccess: TableAccess.READ_WRITE,
+    timeout: Duration.seconds(60),
+  },
+  checkSweep: {
+    name: 'check-sweep',
+    handlerModule: 'checks/sweep',
+    description: 'Every minute: hands half messages due for a check-back to the check queue',
+    tableAccess: TableAccess.READ,
+    timeout: Duration.seconds(30),
+  },
+  checkWorker: {
+    name: 'check-worker',
+    handlerModule: 'checks/worker',
+    description: "Check-queue consumer: calls the producer group's checker (signed) and resolves",
+    tableAccess: TableAccess.READ_WRITE,
+    timeout: CHECK_WORKER_TIMEOUT,
+  },
+} as const satisfies Record<string, SluiceFunctionOptions>;
 
 /** One JSON line per request, from HTTP API ($context) variables. */
 const accessLogFormat = AccessLogFormat.custom(
@@ -104,18 +189,34 @@ export class SluiceService extends Construct {
   readonly stage: HttpStage;
   /** The API's base URL (the `$default` stage). */
   readonly url: string;
-  /** Every function by its short name (`send-message`, …). */
+  /** Every function by its short name (`send-message`, …, `timer-minute`, `check-worker`). */
   readonly functions = new Map<string, SluiceFunction>();
   readonly alarms: Alarm[] = [];
+  /** Holds the one-time minute schedules the functions create, and the recurring sweeps. */
+  readonly scheduleGroup: ScheduleGroup;
+  /** Assumed by EventBridge Scheduler to invoke `timer-minute` from the one-time schedules. */
+  readonly timerSchedulerRole: Role;
+  /** Second-precision wake-ups of scheduled messages (SQS DelaySeconds), consumed by `timer-release`. */
+  readonly delayQueue: WorkQueue;
+  /** Check-back fan-out, consumed by `check-worker`. */
+  readonly checkQueue: WorkQueue;
+  /** Seals producer signing secrets. */
+  readonly secretsKey: IKey;
+  /** The environment every Sluice function gets (besides the table name and Powertools settings). */
+  readonly environment: Readonly<Record<string, string>>;
 
   private readonly props: SluiceServiceProps;
   private readonly alarmActions: IAlarmAction[];
+  private readonly minuteScheduleArn: string;
 
   constructor(scope: Construct, id: string, props: SluiceServiceProps = {}) {
     super(scope, id);
     this.props = props;
     if (props.namePrefix !== undefined && !/^[A-Za-z][A-Za-z0-9-]{0,31}$/.test(props.namePrefix)) {
       throw new Error(`namePrefix '${props.namePrefix}' must be 1-32 letters, digits or '-', starting with a letter`);
+    }
+    if (props.checkConcurrency !== undefined && !(Number.isInteger(props.checkConcurrency) && props.checkConcurrency >= 2 && props.checkConcurrency <= 1000)) {
+      throw new Error(`checkConcurrency ${props.checkConcurrency} must be a whole number from 2 to 1000 (SQS event source maxConcurrency)`);
     }
     this.alarmActions = [...(props.alarmTopic ? [new SnsAction(props.alarmTopic)] : []), ...(props.alarmActions ?? [])];
     this.table =
@@ -124,6 +225,62 @@ export class SluiceService extends Construct {
         ...(props.removalPolicy ? { removalPolicy: props.removalPolicy } : {}),
         ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}),
       }).table;
+    this.secretsKey =
+      props.secretsKey ??
+      new Key(this, 'SecretsKey', {
+        description: 'Sluice: seals producer signing secrets',
+        enableKeyRotation: true,
+        removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+      });
+
+    // Timers: one-time schedules (created at run time) → timer-minute → delay queue → timer-release.
+    this.scheduleGroup = new ScheduleGroup(this, 'Schedules', {
+      ...(props.namePrefix ? { scheduleGroupName: `${props.namePrefix}-timers` } : {}),
+      // Deleting the group deletes the one-time schedules still in it: nothing outlives the
+      // functions it would invoke, and a redeployment can take the same name.
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.minuteScheduleArn = Stack.of(this).formatArn({
+      service: 'scheduler',
+      resource: 'schedule',
+      resourceName: `${this.scheduleGroup.scheduleGroupName}/${MINUTE_SCHEDULE_PREFIX}*`,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
+    this.timerSchedulerRole = schedulerRole(
+      this,
+      'TimerSchedulerRole',
+      this.scheduleGroup,
+      'Assumed by EventBridge Scheduler to invoke timer-minute from the one-time minute schedules',
+    );
+    this.delayQueue = new WorkQueue(this, 'DelayQueue', {
+      ...(props.namePrefix ? { queueName: `${props.namePrefix}-delay` } : {}),
+      // AWS recommends six times the consumer's timeout, so retries of a batch cannot overlap.
+      visibilityTimeout: Duration.seconds(RELEASE_TIMEOUT.toSeconds() * 6),
+    });
+    this.checkQueue = new WorkQueue(this, 'CheckQueue', {
+      ...(props.namePrefix ? { queueName: `${props.namePrefix}-checks` } : {}),
+      visibilityTimeout: Duration.seconds(CHECK_WORKER_TIMEOUT.toSeconds() * 6),
+    });
+    // timer-minute needs its own ARN in its environment (every function gets the same one), so
+    // its name is fixed before it exists: an attribute reference to itself would be a cycle.
+    const minuteName =
+      this.functionName(backgroundFunctions.timerMinute.name) ??
+      `${Names.uniqueResourceName(this, { maxLength: 64 - 1 - backgroundFunctions.timerMinute.name.length, separator: '-' })}-${backgroundFunctions.timerMinute.name}`;
+    this.environment = {
+      SLUICE_TIMERS: 'aws',
+      SLUICE_SCHEDULE_GROUP: this.scheduleGroup.scheduleGroupName,
+      SLUICE_SCHEDULER_ROLE_ARN: this.timerSchedulerRole.roleArn,
+      SLUICE_TIMER_FUNCTION_ARN: Stack.of(this).formatArn({
+        service: 'lambda',
+        resource: 'function',
+        resourceName: minuteName,
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      }),
+      SLUICE_DELAY_QUEUE_URL: this.delayQueue.queue.queueUrl,
+      SLUICE_CHECK_QUEUE_URL: this.checkQueue.queue.queueUrl,
+      SLUICE_KMS_KEY_ID: this.secretsKey.keyArn,
+      SLUICE_CHECK_TIMEOUT_MS: String(Limits.checkTimeoutMs),
+    };
 
     this.api = new HttpApi(this, 'Api', {
       ...(props.namePrefix ? { apiName: `${props.namePrefix}-api` } : {}),
@@ -143,11 +300,129 @@ export class SluiceService extends Construct {
     this.url = this.stage.url;
     this.addRoutes(routes);
     this.addAlarm('Api5xx', this.api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }), 'The API answered with 5xx.');
+    this.addBackground(minuteName);
+  }
+
+  /** Timers and check-back: their functions, event sources, schedules, grants and alarms. */
+  private addBackground(minuteName: string): void {
+    const minute = this.createFunction(backgroundFunctions.timerMinute, minuteName);
+    const release = this.addFunction(backgroundFunctions.timerRelease);
+    const timerSweep = this.addFunction(backgroundFunctions.timerSweep);
+    const checkSweep = this.addFunction(backgroundFunctions.checkSweep);
+    const checkWorker = this.addFunction(backgroundFunctions.checkWorker);
+
+    allowInvoke(this.timerSchedulerRole, minute);
+    // The minute handler queues second wake-ups; the release handler re-queues what is not due yet.
+    this.grantQueueWakeUps(minute);
+    this.grantQueueWakeUps(release);
+    release.addEventSource(new SqsEventSource(this.delayQueue.queue, { batchSize: 10, reportBatchItemFailures: true }));
+
+    checkSweep.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.checkQueue.queue.queueArn] }));
+    checkWorker.addEventSource(
+      new SqsEventSource(this.checkQueue.queue, {
+        batchSize: 10,
+        maxConcurrency: this.props.checkConcurrency ?? 10,
+        reportBatchItemFailures: true,
+      }),
+    );
+    this.grantOpenSecrets(checkWorker);
+
+    for (const [fn, name, what] of [
+      [timerSweep, backgroundFunctions.timerSweep.name, 'releases overdue scheduled messages'],
+      [checkSweep, backgroundFunctions.checkSweep.name, 'dispatches due transaction check-backs'],
+    ] as const) {
+      const id = pascalCase(name);
+      const role = schedulerRole(this, `${id}ScheduleRole`, this.scheduleGroup, `Assumed by EventBridge Scheduler to invoke ${name} every minute`);
+      allowInvoke(role, fn);
+      new Schedule(this, `${id}Schedule`, {
+        schedule: ScheduleExpression.rate(Duration.minutes(1)),
+        target: new InvokeEveryTick(fn, role),
+        scheduleGroup: this.scheduleGroup,
+        timeWindow: TimeWindow.off(),
+        description: `Every minute: ${name} ${what}`,
+        ...(this.props.namePrefix ? { scheduleName: `${this.props.namePrefix}-${name}` } : {}),
+      });
+      // Each tick does the whole job; a retried one would only overlap the next.
+      fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
+    }
+
+    const fiveMinutes = Duration.minutes(5);
+    this.addAlarm(
+      'DelayQueueOldestMessage',
+      this.delayQueue.queue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: 'Maximum' }),
+      `A wake-up waited more than 5 minutes past its delay (at most ${MAX_DELAY_SECONDS} s) for timer-release: scheduled messages are late.`,
+      { threshold: MAX_DELAY_SECONDS + 300 },
+    );
+    this.addAlarm(
+      'CheckQueueOldestMessage',
+      this.checkQueue.queue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: 'Maximum' }),
+      'A transaction check waited more than 5 minutes for check-worker: check-backs are late.',
+      { threshold: 300 },
+    );
+    for (const [id, queue, what] of [
+      ['DelayDeadLetters', this.delayQueue.deadLetterQueue, 'Wake-ups of scheduled messages failed repeatedly (timer-sweep still releases what is overdue).'],
+      ['CheckDeadLetters', this.checkQueue.deadLetterQueue, 'Transaction checks failed repeatedly (the next sweep dispatches them again).'],
+    ] as const) {
+      this.addAlarm(id, queue.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }), what);
+    }
+    this.addAlarm(
+      'SchedulesDropped',
+      this.scheduleGroup.metricDropped({ period: fiveMinutes, statistic: 'Sum' }),
+      'EventBridge Scheduler dropped an invocation (a minute schedule or a sweep tick) after its retries.',
+    );
   }
 
   /**
-   * Adds a function with the service's defaults (memory, logs, env, table grant) and its
-   * error and throttle alarms. Event sources (schedules, queues) and their grants are wired
+   * Lets a function arm timers as `TimerService.arm` does: create one-time schedules named
+   * `sluice-m*` in the schedule group, passing only the timer scheduler role, and queue
+   * delay-queue wake-ups.
+   */
+  grantArmTimers(fn: SluiceFunction): void {
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['scheduler:CreateSchedule'], resources: [this.minuteScheduleArn] }));
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['iam:PassRole'],
+        resources: [this.timerSchedulerRole.roleArn],
+        conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+      }),
+    );
+    this.grantQueueWakeUps(fn);
+    Validations.of(fn.role ?? fn).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${nagResourceName(this, this.minuteScheduleArn)}]`,
+      reason: `Minute schedules are created at run time, one per due minute (${MINUTE_SCHEDULE_PREFIX}<minute>), so their names are unknown at deploy time; the grant is CreateSchedule only, in this service's schedule group, on names with that prefix.`,
+    });
+  }
+
+  /** kms:Encrypt of producer signing secrets (with their encryption context only). */
+  grantSealSecrets(fn: SluiceFunction): void {
+    fn.addToRolePolicy(this.secretsStatement('kms:Encrypt'));
+  }
+
+  /** kms:Decrypt of producer signing secrets (with their encryption context only). */
+  grantOpenSecrets(fn: SluiceFunction): void {
+    fn.addToRolePolicy(this.secretsStatement('kms:Decrypt'));
+  }
+
+  private secretsStatement(action: string): PolicyStatement {
+    return new PolicyStatement({
+      actions: [action],
+      resources: [this.secretsKey.keyArn],
+      conditions: { StringEquals: { [`kms:EncryptionContext:${SECRET_CONTEXT.key}`]: SECRET_CONTEXT.value } },
+    });
+  }
+
+  private grantQueueWakeUps(fn: SluiceFunction): void {
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.delayQueue.queue.queueArn] }));
+  }
+
+  /** The physical name of a function, when the service has a `namePrefix`. */
+  private functionName(name: string): string | undefined {
+    return this.props.namePrefix ? `${this.props.namePrefix}-${name}` : undefined;
+  }
+
+  /**
+   * Adds a function with the service's defaults (memory, logs, env — including
+   * `environment` —, table grant) and its error and throttle alarms. Event sources (schedules, queues) and their grants are wired
    * by the caller, e.g. for a worker that will live in functions/workers/fan-out.ts:
    *
    * ```ts
@@ -156,12 +431,17 @@ export class SluiceService extends Construct {
    * ```
    */
   addFunction(options: SluiceFunctionOptions): SluiceFunction {
+    return this.createFunction(options, this.functionName(options.name));
+  }
+
+  private createFunction(options: SluiceFunctionOptions, functionName: string | undefined): SluiceFunction {
     if (this.functions.has(options.name)) throw new Error(`A function named '${options.name}' already exists`);
-    const { name, ...functionProps } = options;
+    const { name, environment, ...functionProps } = options;
     const fn = new SluiceFunction(this, pascalCase(name), {
       ...functionProps,
       table: this.table,
-      ...(this.props.namePrefix ? { functionName: `${this.props.namePrefix}-${name}` } : {}),
+      environment: { ...this.environment, ...environment },
+      ...(functionName ? { functionName } : {}),
       ...(this.props.memorySize ? { memorySize: this.props.memorySize } : {}),
       ...(this.props.logRetention ? { logRetention: this.props.logRetention } : {}),
       ...(this.props.logRemovalPolicy ? { logRemovalPolicy: this.props.logRemovalPolicy } : {}),
@@ -179,13 +459,16 @@ export class SluiceService extends Construct {
     if (unknown.length > 0) throw new Error(`routeOverrides name no route: ${unknown.join(', ')}`);
     const iam = new HttpIamAuthorizer();
     for (const route of defs) {
+      const { capabilities = [], ...overrides } = routeOverrides[route.entry] ?? {};
       const fn = this.addFunction({
         name: route.entry,
         handlerModule: `api/${route.entry}`,
         description: `${route.method} ${route.path}: ${route.summary}`,
         tableAccess: defaultAccess(route),
-        ...routeOverrides[route.entry],
+        ...overrides,
       });
+      if (capabilities.includes('arm-timers')) this.grantArmTimers(fn);
+      if (capabilities.includes('seal-secrets')) this.grantSealSecrets(fn);
       const [httpRoute] = this.api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],
@@ -202,13 +485,16 @@ export class SluiceService extends Construct {
     }
   }
 
-  /** An alarm at one or more occurrences in a period, notifying the service's alarm actions. */
-  addAlarm(id: string, metric: IMetric, description: string): Alarm {
+  /**
+   * An alarm when the metric reaches `threshold` (default 1: one or more occurrences) in a
+   * period, notifying the service's alarm actions.
+   */
+  addAlarm(id: string, metric: IMetric, description: string, options: { readonly threshold?: number } = {}): Alarm {
     const alarm = new Alarm(this, `${id}Alarm`, {
       ...(this.props.namePrefix ? { alarmName: `${this.props.namePrefix}-${id}` } : {}),
       alarmDescription: description,
       metric,
-      threshold: 1,
+      threshold: options.threshold ?? 1,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,

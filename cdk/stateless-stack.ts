@@ -1,5 +1,5 @@
-/** The stateless half: functions, API and alarms, on the table of the stateful stack. */
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+/** The stateless half: functions, API, schedules, queues and alarms, on the table (and secrets key) of the stateful stack. */
+import { ArnFormat, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
@@ -15,12 +15,28 @@ export class SluiceStatelessStack extends Stack {
   readonly service: SluiceService;
 
   constructor(scope: Construct, id: string, props: SluiceStatelessStackProps) {
-    super(scope, id, { description: 'Sluice: functions, HTTP API and alarms', ...props });
+    super(scope, id, { description: 'Sluice: functions, HTTP API, schedules, queues and alarms', ...props });
     const { alarmTopicArn, ...serviceProps } = props;
     this.service = new SluiceService(this, 'Sluice', {
       ...serviceProps,
       ...(alarmTopicArn ? { alarmTopic: Topic.fromTopicArn(this, 'AlarmTopic', alarmTopicArn) } : {}),
     });
     new CfnOutput(this, 'ApiUrl', { value: this.service.url, description: 'Base URL of the Sluice API (SigV4, service execute-api)' });
+    new CfnOutput(this, 'ApiInvokeArn', {
+      value: this.formatArn({ service: 'execute-api', resource: this.service.api.apiId, resourceName: '*', arnFormat: ArnFormat.SLASH_RESOURCE_NAME }),
+      description: 'Resource for the execute-api:Invoke permission of API callers',
+    });
+    new CfnOutput(this, 'ScheduleGroupName', {
+      value: this.service.scheduleGroup.scheduleGroupName,
+      description: 'EventBridge Scheduler group of the timer schedules',
+    });
+    new CfnOutput(this, 'DelayDeadLetterQueueUrl', {
+      value: this.service.delayQueue.deadLetterQueue.queueUrl,
+      description: 'Wake-ups of scheduled messages that failed repeatedly',
+    });
+    new CfnOutput(this, 'CheckDeadLetterQueueUrl', {
+      value: this.service.checkQueue.deadLetterQueue.queueUrl,
+      description: 'Transaction check-backs that failed repeatedly',
+    });
   }
 }

@@ -5,13 +5,41 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { SluiceService, TableAccess } from '../../cdk/index.js';
 import { TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS } from '../../cdk/sluice-function.js';
 import { routes } from '../../functions/api/routes.js';
+import { loadConfig } from '../../functions/commons/config.js';
 import { tableDefinition, TTL_ATTRIBUTE } from '../../lib/adapters/dynamodb/table.js';
 import { Limits } from '../../lib/domain/model.js';
-import { grantsOf, logicalIdOf, resourcesOf, sluiceApp } from './synth.js';
+import { grantsOf, logicalIdOf, resourcesOf, roleGrants, roleOf, sluiceApp, type Grant } from './synth.js';
 
 const alarmTopicArn = 'arn:aws:sns:eu-west-1:123456789012:sluice-alarms';
 const writeActions: readonly string[] = TABLE_WRITE_ACTIONS;
 const noTableAccess = new Set(['health', 'openapi']);
+
+/** The functions besides the API routes, with their handler modules. */
+const background = {
+  'timer-minute': 'timers/minute',
+  'timer-release': 'timers/release',
+  'timer-sweep': 'timers/sweep',
+  'check-sweep': 'checks/sweep',
+  'check-worker': 'checks/worker',
+} as const;
+const allFunctions = [...routes.map((r) => r.entry), ...Object.keys(background)];
+
+const CONSUME = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
+/** Every grant besides the table, the function's own log group and X-Ray, per function (none if absent). */
+const expectedExtraGrants: Record<string, string[]> = {
+  // delaySeconds / deliverAt → QueueService.schedule → TimerService.arm: a minute schedule or a delay-queue wake-up
+  'send-message': ['iam:PassRole', 'scheduler:CreateSchedule', 'sqs:SendMessage'],
+  'send-batch': ['iam:PassRole', 'scheduler:CreateSchedule', 'sqs:SendMessage'],
+  // TransactionService.putProducer / rotateSecret seal a new signing secret
+  'put-producer': ['kms:Encrypt'],
+  'rotate-secret': ['kms:Encrypt'],
+  // onMinute queues second wake-ups; onRelease re-queues what is not due yet
+  'timer-minute': ['sqs:SendMessage'],
+  'timer-release': [...CONSUME, 'sqs:SendMessage'],
+  'check-sweep': ['sqs:SendMessage'],
+  'check-worker': [...CONSUME, 'kms:Decrypt'],
+};
+const extraGrants = (grants: Grant[]) => grants.filter((g) => !/^(dynamodb|logs|xray):/.test(g.action));
 
 let built: ReturnType<typeof sluiceApp>;
 let stateful: Template;
@@ -28,6 +56,15 @@ const functionId = (entry: string) => {
   if (!fn) throw new Error(`no function for route ${entry}`);
   return logicalIdOf(built.stateless, fn);
 };
+const idOf = (construct: { node: { defaultChild?: unknown } }) => logicalIdOf(built.stateless, construct);
+const getAtt = (logicalId: string, attribute = 'Arn') => ({ 'Fn::GetAtt': [logicalId, attribute] });
+/** Every statement of every policy in the template that grants `action`, with the role it is attached to. */
+const grantsOfAction = (template: Template, action: string) =>
+  Object.keys(resourcesOf(template, 'AWS::IAM::Role')).flatMap((role) =>
+    roleGrants(template, role)
+      .filter((g) => g.action === action)
+      .map((g) => ({ role, ...g })),
+  );
 
 describe('stateful stack', () => {
   it('creates the table exactly as tableDefinition() describes it', () => {
@@ -55,6 +92,16 @@ describe('stateful stack', () => {
         DeletionProtectionEnabled: true,
       }),
     });
+  });
+
+  it('creates a rotated, retained KMS key for producer signing secrets and hands it to the functions', () => {
+    stateful.hasResource('AWS::KMS::Key', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({ EnableKeyRotation: true, Description: Match.stringLikeRegexp('signing secrets') }),
+    });
+    expect(Object.keys(resourcesOf(stateful, 'AWS::KMS::Key'))).toHaveLength(1);
+    expect(built.stateless.service.secretsKey).toBe(built.stateful.secretsKey);
+    expect(resourcesOf(stateless, 'AWS::KMS::Key')).toEqual({});
   });
 
   it('gives the table no physical name (it must stay replaceable)', () => {
@@ -95,8 +142,8 @@ describe('HTTP API', () => {
   it('has exactly one route per entry of the route table, each to its own function', () => {
     const apiRoutes = Object.values(resourcesOf(stateless, 'AWS::ApiGatewayV2::Route'));
     expect(apiRoutes.map((r) => r.Properties?.RouteKey).sort()).toEqual(routes.map((r) => `${r.method} ${r.path}`).sort());
-    expect(Object.keys(resourcesOf(stateless, 'AWS::Lambda::Function'))).toHaveLength(routes.length);
-    expect(new Set(routes.map((r) => functionId(r.entry))).size).toBe(routes.length);
+    expect(Object.keys(resourcesOf(stateless, 'AWS::Lambda::Function'))).toHaveLength(allFunctions.length);
+    expect(new Set(allFunctions.map((entry) => functionId(entry))).size).toBe(allFunctions.length);
   });
 
   it('requires IAM (SigV4) on every route except GET /health', () => {
@@ -107,6 +154,18 @@ describe('HTTP API', () => {
       const key = `${route.method} ${route.path}`;
       expect({ key, auth: byKey.get(key) }).toEqual({ key, auth: key === 'GET /health' ? 'NONE' : 'AWS_IAM' });
     }
+  });
+
+  it.each([
+    'PUT /v1/producers/{producerGroup}',
+    'GET /v1/producers/{producerGroup}',
+    'POST /v1/producers/{producerGroup}/rotate-secret',
+    'POST /v1/transactions/{transactionId}/commit',
+    'POST /v1/transactions/{transactionId}/rollback',
+    'GET /v1/transactions/{transactionId}',
+    'DELETE /v1/topics/{topic}/messages/{messageId}',
+  ])('requires IAM on the producer, transaction and cancel route %s', (key) => {
+    stateless.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: key, AuthorizationType: 'AWS_IAM' });
   });
 
   it('logs access in JSON on the auto-deployed $default stage', () => {
@@ -132,11 +191,22 @@ describe('functions', () => {
     }
   });
 
+  it.each(Object.entries(background))('include %s (functions/%s.ts) on Node.js 22, arm64', (name, handlerModule) => {
+    const fn = built.stateless.service.functions.get(name);
+    expect(fn?.handlerModule).toBe(handlerModule);
+    expect(stateless.toJSON().Resources[functionId(name)].Properties).toMatchObject({
+      FunctionName: `sluice-test-${name}`,
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      Handler: 'index.handler',
+    });
+  });
+
   it('get the table name and the Powertools settings from the environment', () => {
     const tableArnOrName = Match.objectLike({ 'Fn::GetStackOutput': Match.objectLike({ StackName: built.stateful.stackName }) });
-    for (const route of routes) {
+    for (const entry of allFunctions) {
       stateless.hasResourceProperties('AWS::Lambda::Function', {
-        FunctionName: `sluice-test-${route.entry}`,
+        FunctionName: `sluice-test-${entry}`,
         Environment: {
           Variables: Match.objectLike({
             SLUICE_TABLE_NAME: tableArnOrName,
@@ -149,6 +219,51 @@ describe('functions', () => {
     }
   });
 
+  it('all get the AWS timers, queues, scheduler and secrets settings', () => {
+    const service = built.stateless.service;
+    const expected = {
+      SLUICE_TIMERS: 'aws',
+      SLUICE_SCHEDULE_GROUP: 'sluice-test-timers',
+      SLUICE_SCHEDULER_ROLE_ARN: getAtt(idOf(service.timerSchedulerRole)),
+      SLUICE_TIMER_FUNCTION_ARN: {
+        'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':lambda:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':function:sluice-test-timer-minute']],
+      },
+      SLUICE_DELAY_QUEUE_URL: { Ref: idOf(service.delayQueue.queue) },
+      SLUICE_CHECK_QUEUE_URL: { Ref: idOf(service.checkQueue.queue) },
+      SLUICE_KMS_KEY_ID: { 'Fn::GetStackOutput': expect.objectContaining({ StackName: built.stateful.stackName, OutputName: expect.stringMatching(/SecretsKey/) }) },
+      SLUICE_CHECK_TIMEOUT_MS: String(Limits.checkTimeoutMs),
+    };
+    for (const entry of allFunctions) {
+      const variables = stateless.toJSON().Resources[functionId(entry)].Properties.Environment.Variables as Record<string, unknown>;
+      expect({ entry, variables }).toEqual({ entry, variables: expect.objectContaining(expected) });
+      // …and they pass the handlers' own configuration check (deploy-time values stand in for tokens).
+      const resolved = Object.fromEntries(
+        Object.entries(variables).map(([key, value]) => [
+          key,
+          typeof value === 'string' ? value : key.endsWith('_URL') ? 'https://sqs.eu-west-1.amazonaws.com/123456789012/q' : `arn:aws:x:eu-west-1:123456789012:${key}`,
+        ]),
+      );
+      expect(() => loadConfig(resolved)).not.toThrow();
+    }
+    stateless.hasResourceProperties('AWS::Lambda::Function', { FunctionName: 'sluice-test-timer-minute' });
+  });
+
+  it('name timer-minute up front without a prefix too, so its ARN in the environment is its own', () => {
+    const { stateless: stack } = sluiceApp();
+    const template = Template.fromStack(stack);
+    const minute = stack.service.functions.get('timer-minute');
+    if (!minute) throw new Error('no timer-minute');
+    const properties = template.toJSON().Resources[logicalIdOf(stack, minute)].Properties;
+    expect(properties.FunctionName).toMatch(/^[A-Za-z0-9-]{1,64}$/);
+    const arn = properties.Environment.Variables.SLUICE_TIMER_FUNCTION_ARN['Fn::Join'][1].at(-1);
+    expect(arn).toBe(`:function:${properties.FunctionName}`);
+    for (const fn of stack.service.functions.values()) {
+      expect(template.toJSON().Resources[logicalIdOf(stack, fn)].Properties.Environment.Variables.SLUICE_TIMER_FUNCTION_ARN).toEqual(
+        properties.Environment.Variables.SLUICE_TIMER_FUNCTION_ARN,
+      );
+    }
+  });
+
   it('give the long poll of receive more time than its longest wait, within the HTTP API limit', () => {
     const receive = stateless.toJSON().Resources[functionId('receive')];
     expect(receive.Properties.Timeout).toBeGreaterThan(Limits.receiveMaxWaitSeconds);
@@ -156,12 +271,12 @@ describe('functions', () => {
   });
 
   it('write to their own log group with the configured retention', () => {
-    for (const route of routes) {
-      const fn = stateless.toJSON().Resources[functionId(route.entry)];
+    for (const entry of allFunctions) {
+      const fn = stateless.toJSON().Resources[functionId(entry)];
       const logGroupId = fn.Properties.LoggingConfig.LogGroup.Ref as string;
       expect(stateless.toJSON().Resources[logGroupId]).toMatchObject({
         Type: 'AWS::Logs::LogGroup',
-        Properties: { LogGroupName: `/aws/lambda/sluice-test-${route.entry}`, RetentionInDays: 14 },
+        Properties: { LogGroupName: `/aws/lambda/sluice-test-${entry}`, RetentionInDays: 14 },
         // Named log groups must go with the stack, or a redeployment with the same prefix fails.
         DeletionPolicy: 'Delete',
       });
@@ -188,9 +303,87 @@ describe('least privilege', () => {
     expect(actions.filter((a) => a.startsWith('dynamodb:')).sort()).toEqual([...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS].sort());
   });
 
+  it.each(allFunctions)('%s has only the grants beyond the table that its code paths need', (entry) => {
+    const actions = extraGrants(grantsOf(stateless, functionId(entry))).map((g) => g.action);
+    expect(actions.sort()).toEqual([...(expectedExtraGrants[entry] ?? [])].sort());
+  });
+
+  it('lets the background functions read and write the table, but the check sweep only read', () => {
+    const tableActions = (entry: string) =>
+      grantsOf(stateless, functionId(entry))
+        .map((g) => g.action)
+        .filter((a) => a.startsWith('dynamodb:'))
+        .sort();
+    for (const entry of ['timer-minute', 'timer-release', 'timer-sweep', 'check-worker']) {
+      expect(tableActions(entry)).toEqual([...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS].sort());
+    }
+    expect(tableActions('check-sweep')).toEqual([...TABLE_READ_ACTIONS].sort());
+  });
+
+  it('limits iam:PassRole to the timer scheduler role, passed to EventBridge Scheduler only', () => {
+    const passes = grantsOfAction(stateless, 'iam:PassRole');
+    expect(passes.map((g) => g.role).sort()).toEqual(['send-message', 'send-batch'].map((e) => roleOf(stateless, functionId(e))).sort());
+    for (const grant of passes) {
+      expect(grant.resource).toEqual(getAtt(idOf(built.stateless.service.timerSchedulerRole)));
+      expect(grant.condition).toEqual({ StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } });
+    }
+  });
+
+  it('limits scheduler:CreateSchedule to the sluice-m* schedules of the schedule group', () => {
+    const creates = grantsOfAction(stateless, 'scheduler:CreateSchedule');
+    expect(creates).toHaveLength(2);
+    for (const grant of creates) {
+      expect(grant.resource).toEqual({
+        'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':scheduler:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':schedule/sluice-test-timers/sluice-m*']],
+      });
+    }
+    expect(grantsOfAction(stateless, 'scheduler:*')).toEqual([]);
+    expect(Object.keys(resourcesOf(stateless, 'AWS::IAM::Policy')).length).toBeGreaterThan(0);
+    const schedulerActions = Object.keys(resourcesOf(stateless, 'AWS::IAM::Role'))
+      .flatMap((role) => roleGrants(stateless, role))
+      .filter((g) => g.action.startsWith('scheduler:'))
+      .map((g) => g.action);
+    expect(new Set(schedulerActions)).toEqual(new Set(['scheduler:CreateSchedule']));
+  });
+
+  it('sends to the delay queue only from the functions that arm timers, to the check queue only from the check sweep', () => {
+    const service = built.stateless.service;
+    const sendersTo = (queue: { node: { defaultChild?: unknown } }) =>
+      grantsOfAction(stateless, 'sqs:SendMessage')
+        .filter((g) => JSON.stringify(g.resource) === JSON.stringify(getAtt(idOf(queue))))
+        .map((g) => g.role)
+        .sort();
+    const roles = (...entries: string[]) => entries.map((e) => roleOf(stateless, functionId(e))).sort();
+    expect(sendersTo(service.delayQueue.queue)).toEqual(roles('send-message', 'send-batch', 'timer-minute', 'timer-release'));
+    expect(sendersTo(service.checkQueue.queue)).toEqual(roles('check-sweep'));
+    expect(grantsOfAction(stateless, 'sqs:SendMessage')).toHaveLength(5);
+  });
+
+  it('lets only the check worker decrypt producer secrets, and only put-producer and rotate-secret encrypt them', () => {
+    const context = { StringEquals: { 'kms:EncryptionContext:purpose': 'sluice-producer-signing-secret' } };
+    const decrypts = grantsOfAction(stateless, 'kms:Decrypt');
+    expect(decrypts.map((g) => g.role)).toEqual([roleOf(stateless, functionId('check-worker'))]);
+    const encrypts = grantsOfAction(stateless, 'kms:Encrypt');
+    expect(encrypts.map((g) => g.role).sort()).toEqual(['put-producer', 'rotate-secret'].map((e) => roleOf(stateless, functionId(e))).sort());
+    for (const grant of [...decrypts, ...encrypts]) {
+      expect(grant.condition).toEqual(context);
+      expect(grant.resource).toMatchObject({ 'Fn::GetStackOutput': { StackName: built.stateful.stackName, OutputName: expect.stringMatching(/SecretsKey/) } });
+    }
+    expect(grantsOfAction(stateless, 'kms:*')).toEqual([]);
+  });
+
+  it('keeps secrets decryption to the check worker with a customer managed table key too', () => {
+    const { stateless: stack } = sluiceApp({ customerManagedKey: true });
+    const template = Template.fromStack(stack);
+    const onSecretsKey = grantsOfAction(template, 'kms:Decrypt').filter((g) => JSON.stringify(g.resource).includes('SecretsKey'));
+    const worker = stack.service.functions.get('check-worker');
+    if (!worker) throw new Error('no check-worker');
+    expect(onSecretsKey.map((g) => g.role)).toEqual([roleOf(template, logicalIdOf(stack, worker))]);
+  });
+
   it('grants table actions on the table and its named index only, never on *', () => {
-    for (const route of routes) {
-      for (const grant of grantsOf(stateless, functionId(route.entry)).filter((g) => g.action.startsWith('dynamodb:'))) {
+    for (const entry of allFunctions) {
+      for (const grant of grantsOf(stateless, functionId(entry)).filter((g) => g.action.startsWith('dynamodb:'))) {
         expect(JSON.stringify(grant.resource)).not.toMatch(/"\*"|index\/\*/);
         expect(JSON.stringify(grant.resource)).toContain(built.stateful.stackName);
       }
@@ -206,9 +399,9 @@ describe('alarms', () => {
         JSON.stringify(a.Properties?.Dimensions) === JSON.stringify([{ Name: dimension, Value: { Ref: ref } }]),
     );
 
-  it.each(routes)('watch errors and throttles of $entry', (route) => {
+  it.each(allFunctions)('watch errors and throttles of %s', (entry) => {
     for (const metric of ['Errors', 'Throttles']) {
-      const [alarm, ...others] = alarmsOn(metric, 'FunctionName', functionId(route.entry));
+      const [alarm, ...others] = alarmsOn(metric, 'FunctionName', functionId(entry));
       expect(others).toEqual([]);
       expect(alarm?.Properties).toMatchObject({ Namespace: 'AWS/Lambda', Threshold: 1, AlarmActions: [alarmTopicArn] });
     }
@@ -219,6 +412,165 @@ describe('alarms', () => {
     const [alarm] = alarmsOn('5xx', 'ApiId', apiId ?? '');
     expect(alarm?.Properties).toMatchObject({ Namespace: 'AWS/ApiGateway', Statistic: 'Sum', Threshold: 1, AlarmActions: [alarmTopicArn] });
   });
+
+  const queueAlarm = (metric: string, queue: { node: { defaultChild?: unknown } }) => {
+    const found = Object.values(resourcesOf(stateless, 'AWS::CloudWatch::Alarm')).filter(
+      (a) =>
+        a.Properties?.MetricName === metric &&
+        JSON.stringify(a.Properties?.Dimensions) === JSON.stringify([{ Name: 'QueueName', Value: getAtt(idOf(queue), 'QueueName') }]),
+    );
+    expect(found).toHaveLength(1);
+    return found[0]?.Properties;
+  };
+
+  it('watch the age of the oldest message on the delay and check queues', () => {
+    const { delayQueue, checkQueue } = built.stateless.service;
+    const delay = queueAlarm('ApproximateAgeOfOldestMessage', delayQueue.queue);
+    // A wake-up may wait up to 900 s (DelaySeconds) before it is even visible.
+    expect(delay).toMatchObject({ Namespace: 'AWS/SQS', Statistic: 'Maximum', AlarmActions: [alarmTopicArn] });
+    expect(delay?.Threshold).toBeGreaterThan(900);
+    expect(delay?.Threshold).toBeLessThanOrEqual(1800);
+    const check = queueAlarm('ApproximateAgeOfOldestMessage', checkQueue.queue);
+    expect(check).toMatchObject({ Namespace: 'AWS/SQS', Statistic: 'Maximum', AlarmActions: [alarmTopicArn] });
+    expect(check?.Threshold).toBeLessThanOrEqual(600);
+  });
+
+  it('watch dead-letter depth of both queues from the first message', () => {
+    const { delayQueue, checkQueue } = built.stateless.service;
+    for (const dlq of [delayQueue.deadLetterQueue, checkQueue.deadLetterQueue]) {
+      expect(queueAlarm('ApproximateNumberOfMessagesVisible', dlq)).toMatchObject({
+        Namespace: 'AWS/SQS',
+        Statistic: 'Maximum',
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        AlarmActions: [alarmTopicArn],
+      });
+    }
+  });
+
+  it('watch invocations EventBridge Scheduler dropped in the schedule group', () => {
+    stateless.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/Scheduler',
+      MetricName: 'InvocationDroppedCount',
+      Dimensions: [{ Name: 'ScheduleGroup', Value: 'sluice-test-timers' }],
+      AlarmActions: [alarmTopicArn],
+    });
+  });
+});
+
+describe('timers and check-back', () => {
+  it('create one schedule group for the one-time minute schedules, deleted with the stack', () => {
+    const groups = resourcesOf(stateless, 'AWS::Scheduler::ScheduleGroup');
+    expect(Object.values(groups)).toEqual([
+      expect.objectContaining({ Properties: { Name: 'sluice-test-timers' }, DeletionPolicy: 'Delete' }),
+    ]);
+  });
+
+  it('let EventBridge Scheduler invoke timer-minute, and nothing else, through the timer scheduler role', () => {
+    const roleId = idOf(built.stateless.service.timerSchedulerRole);
+    const role = stateless.toJSON().Resources[roleId];
+    expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
+      {
+        Action: 'sts:AssumeRole',
+        Effect: 'Allow',
+        Principal: { Service: 'scheduler.amazonaws.com' },
+        Condition: {
+          StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' }, 'aws:SourceArn': getAtt(idOf(built.stateless.service.scheduleGroup)) },
+        },
+      },
+    ]);
+    expect(roleGrants(stateless, roleId)).toEqual([{ action: 'lambda:InvokeFunction', resource: getAtt(functionId('timer-minute')) }]);
+  });
+
+  it.each(['timer-sweep', 'check-sweep'])('run %s every minute in the schedule group, through a role that may invoke only it', (entry) => {
+    const schedules = Object.values(resourcesOf(stateless, 'AWS::Scheduler::Schedule'));
+    expect(schedules).toHaveLength(2);
+    const [schedule, ...others] = schedules.filter(
+      (s) => JSON.stringify((s.Properties?.Target as { Arn: unknown }).Arn) === JSON.stringify(getAtt(functionId(entry))),
+    );
+    expect(others).toEqual([]);
+    expect(schedule?.Properties).toMatchObject({
+      Name: `sluice-test-${entry}`,
+      GroupName: 'sluice-test-timers',
+      ScheduleExpression: 'rate(1 minute)',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      State: 'ENABLED',
+      Target: { RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 } },
+    });
+    const roleId = (schedule?.Properties?.Target as { RoleArn: { 'Fn::GetAtt': [string, string] } }).RoleArn['Fn::GetAtt'][0];
+    expect(roleGrants(stateless, roleId)).toEqual([{ action: 'lambda:InvokeFunction', resource: getAtt(functionId(entry)) }]);
+    expect(stateless.toJSON().Resources[roleId].Properties.AssumeRolePolicyDocument.Statement[0].Condition.StringEquals).toMatchObject({
+      'aws:SourceAccount': { Ref: 'AWS::AccountId' },
+    });
+  });
+
+  it('invoke no function from any other event source than these schedules and the two queues', () => {
+    const invokers = Object.keys(resourcesOf(stateless, 'AWS::IAM::Role')).filter((role) =>
+      roleGrants(stateless, role).some((g) => g.action === 'lambda:InvokeFunction'),
+    );
+    expect(invokers).toHaveLength(3);
+    expect(Object.keys(resourcesOf(stateless, 'AWS::Lambda::EventSourceMapping'))).toHaveLength(2);
+  });
+
+  it('wire the delay queue to timer-release with partial batch responses', () => {
+    const { delayQueue } = built.stateless.service;
+    const mappings = Object.values(resourcesOf(stateless, 'AWS::Lambda::EventSourceMapping')).filter(
+      (m) => JSON.stringify(m.Properties?.EventSourceArn) === JSON.stringify(getAtt(idOf(delayQueue.queue))),
+    );
+    expect(mappings.map((m) => m.Properties)).toEqual([
+      expect.objectContaining({ FunctionName: { Ref: functionId('timer-release') }, FunctionResponseTypes: ['ReportBatchItemFailures'] }),
+    ]);
+  });
+
+  it('wire the check queue to check-worker with bounded concurrency and partial batch responses', () => {
+    const { checkQueue } = built.stateless.service;
+    const mappings = Object.values(resourcesOf(stateless, 'AWS::Lambda::EventSourceMapping')).filter(
+      (m) => JSON.stringify(m.Properties?.EventSourceArn) === JSON.stringify(getAtt(idOf(checkQueue.queue))),
+    );
+    expect(mappings.map((m) => m.Properties)).toEqual([
+      expect.objectContaining({
+        FunctionName: { Ref: functionId('check-worker') },
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        ScalingConfig: { MaximumConcurrency: 10 },
+      }),
+    ]);
+  });
+
+  it('take the check-back concurrency from the props, within what SQS event sources allow', () => {
+    const { stateless: stack } = sluiceApp({ checkConcurrency: 25 });
+    Template.fromStack(stack).hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 25 } });
+    expect(() => sluiceApp({ checkConcurrency: 1 })).toThrow(/checkConcurrency/);
+  });
+
+  it('encrypt both queues and their DLQs, refuse plain HTTP, and redrive to the DLQ', () => {
+    const { delayQueue, checkQueue, functions } = built.stateless.service;
+    const resources = stateless.toJSON().Resources;
+    for (const [work, consumer] of [
+      [delayQueue, 'timer-release'],
+      [checkQueue, 'check-worker'],
+    ] as const) {
+      const queue = resources[idOf(work.queue)].Properties;
+      const dlqId = idOf(work.deadLetterQueue);
+      expect(queue).toMatchObject({ SqsManagedSseEnabled: true, RedrivePolicy: { deadLetterTargetArn: getAtt(dlqId), maxReceiveCount: 5 } });
+      const timeout = resources[functionId(consumer)].Properties.Timeout as number;
+      expect(functions.get(consumer)).toBeDefined();
+      expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * timeout);
+      expect(resources[dlqId].Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
+    }
+    const policies = Object.values(resourcesOf(stateless, 'AWS::SQS::QueuePolicy'));
+    expect(policies).toHaveLength(4);
+    for (const policy of policies) {
+      expect(JSON.stringify(policy.Properties?.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
+    }
+  });
+
+  it('give the stack outputs the README names: API URL and invoke ARN, schedule group, dead-letter queues', () => {
+    const outputs = stateless.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(Object.keys(outputs).sort()).toEqual(['ApiInvokeArn', 'ApiUrl', 'CheckDeadLetterQueueUrl', 'DelayDeadLetterQueueUrl', 'ScheduleGroupName']);
+    expect(JSON.stringify(outputs.ApiInvokeArn?.Value)).toContain(':execute-api:');
+    expect(Object.keys(stateful.toJSON().Outputs ?? {})).toEqual(expect.arrayContaining(['SecretsKeyArn', 'TableName']));
+  });
 });
 
 describe('SluiceService as an L3 construct in one stack', () => {
@@ -228,33 +580,39 @@ describe('SluiceService as an L3 construct in one stack', () => {
     return { stack, service: new SluiceService(stack, 'Queue') };
   };
 
-  it('creates its own table and wires every function to it', () => {
+  it('creates its own table and secrets key and wires every function to them', () => {
     const { stack, service } = oneStack();
     const template = Template.fromStack(stack);
     const [tableId, ...more] = Object.keys(resourcesOf(template, 'AWS::DynamoDB::Table'));
     expect(more).toEqual([]);
-    expect(service.functions.size).toBe(routes.length);
+    expect(service.functions.size).toBe(allFunctions.length);
+    const [keyId, ...moreKeys] = Object.keys(resourcesOf(template, 'AWS::KMS::Key'));
+    expect(moreKeys).toEqual([]);
+    template.hasResource('AWS::KMS::Key', { DeletionPolicy: 'Retain', Properties: Match.objectLike({ EnableKeyRotation: true }) });
     template.allResourcesProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ SLUICE_TABLE_NAME: { Ref: tableId } }) },
+      Environment: { Variables: Match.objectLike({ SLUICE_TABLE_NAME: { Ref: tableId }, SLUICE_KMS_KEY_ID: getAtt(keyId ?? '') }) },
     });
   });
 
-  it('takes a further function with one call: role, log group, grants and two alarms', () => {
-    const { stack, service } = oneStack();
+  it('takes a further function with one call: role, log group, environment, grants and two alarms', () => {
     const counts = (t: Template) =>
       Object.fromEntries(
         ['AWS::Lambda::Function', 'AWS::IAM::Role', 'AWS::Logs::LogGroup', 'AWS::CloudWatch::Alarm'].map((type) => [type, Object.keys(t.findResources(type)).length]),
       );
+    const before = counts(Template.fromStack(oneStack().stack));
+    const { stack, service } = oneStack();
     const fn = service.addFunction({ name: 'sweeper', handlerModule: 'api/health', tableAccess: TableAccess.READ_WRITE });
     const template = Template.fromStack(stack);
     expect(counts(template)).toEqual({
-      'AWS::Lambda::Function': routes.length + 1,
-      'AWS::IAM::Role': routes.length + 1,
-      'AWS::Logs::LogGroup': routes.length + 2,
-      'AWS::CloudWatch::Alarm': 2 * (routes.length + 1) + 1,
+      'AWS::Lambda::Function': (before['AWS::Lambda::Function'] ?? 0) + 1,
+      'AWS::IAM::Role': (before['AWS::IAM::Role'] ?? 0) + 1,
+      'AWS::Logs::LogGroup': (before['AWS::Logs::LogGroup'] ?? 0) + 1,
+      'AWS::CloudWatch::Alarm': (before['AWS::CloudWatch::Alarm'] ?? 0) + 2,
     });
+    expect(template.toJSON().Resources[logicalIdOf(stack, fn)].Properties.Environment.Variables).toMatchObject({ SLUICE_TIMERS: 'aws' });
     const actions = grantsOf(template, logicalIdOf(stack, fn)).map((g) => g.action);
     expect(actions).toEqual(expect.arrayContaining([...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS]));
+    expect(extraGrants(grantsOf(template, logicalIdOf(stack, fn)))).toEqual([]);
     expect(() => service.addFunction({ name: 'sweeper', handlerModule: 'api/health', tableAccess: TableAccess.NONE })).toThrow(/already exists/);
   });
 });

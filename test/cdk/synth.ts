@@ -34,15 +34,40 @@ export const resourcesOf = (template: Template, type: string) =>
 export const logicalIdOf = (stack: { getLogicalId(element: CfnFunction): string }, fn: { node: { defaultChild?: unknown } }) =>
   stack.getLogicalId(fn.node.defaultChild as CfnFunction);
 
-/** Every IAM action granted to a function's role, with the resources of each statement. */
-export function grantsOf(template: Template, functionLogicalId: string): Array<{ action: string; resource: unknown }> {
+export interface Grant {
+  action: string;
+  resource: unknown;
+  condition?: unknown;
+}
+
+type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: unknown };
+
+/** Every IAM action granted to a role of the template (its attached policies and inline ones). */
+export function roleGrants(template: Template, roleLogicalId: string): Grant[] {
+  const role = template.toJSON().Resources[roleLogicalId] as Resource | undefined;
+  if (role?.Type !== 'AWS::IAM::Role') throw new Error(`${roleLogicalId} is no role of this stack`);
+  const inline = ((role.Properties?.Policies as Array<{ PolicyDocument: { Statement: Statement[] } }> | undefined) ?? []).flatMap(
+    (p) => p.PolicyDocument.Statement,
+  );
+  const attached = Object.values(resourcesOf(template, 'AWS::IAM::Policy'))
+    .filter((policy) => (policy.Properties?.Roles as unknown[]).some((r) => JSON.stringify(r) === JSON.stringify({ Ref: roleLogicalId })))
+    .flatMap((policy) => (policy.Properties?.PolicyDocument as { Statement: Statement[] }).Statement);
+  return [...inline, ...attached]
+    .filter((s) => s.Effect === 'Allow')
+    .flatMap((s) =>
+      [s.Action].flat().map((action) => ({ action, resource: s.Resource, ...(s.Condition ? { condition: s.Condition } : {}) })),
+    );
+}
+
+/** The logical id of a function's role. */
+export function roleOf(template: Template, functionLogicalId: string): string {
   const fn = template.toJSON().Resources[functionLogicalId] as Resource | undefined;
   const role = (fn?.Properties?.Role as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt']?.[0];
   if (!role) throw new Error(`${functionLogicalId} has no role of this stack`);
-  const statements = Object.values(resourcesOf(template, 'AWS::IAM::Policy'))
-    .filter((policy) => (policy.Properties?.Roles as unknown[]).some((r) => JSON.stringify(r) === JSON.stringify({ Ref: role })))
-    .flatMap((policy) => (policy.Properties?.PolicyDocument as { Statement: Array<{ Action: string | string[]; Resource: unknown; Effect: string }> }).Statement);
-  return statements
-    .filter((s) => s.Effect === 'Allow')
-    .flatMap((s) => [s.Action].flat().map((action) => ({ action, resource: s.Resource })));
+  return role;
+}
+
+/** Every IAM action granted to a function's role, with the resources of each statement. */
+export function grantsOf(template: Template, functionLogicalId: string): Grant[] {
+  return roleGrants(template, roleOf(template, functionLogicalId));
 }

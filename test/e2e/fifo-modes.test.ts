@@ -51,7 +51,7 @@ describe('FIFO delivery modes under concurrency', () => {
     // Produce: batches mixing shards, each shard's messages in order.
     const producers = Array.from({ length: 4 }, async (_, p) => {
       for (let i = 0; i < PER_SHARD; i++) {
-        const entries = [];
+        const entries: Array<{ body: string; shardKey: string }> = [];
         for (let s = p; s < SHARDS; s += 4) entries.push({ body: `s${s}-${i}`, shardKey: `s${s}` });
         const res = await retrying(() => api.post('/v1/topics/in/messages/batch', { entries }));
         expect(res.status).toBe(200);

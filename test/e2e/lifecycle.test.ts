@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalRuntime } from '../../local/runtime.js';
-import { client, startRuntime } from '../helpers/local.js';
+import { client, startRuntime, unique } from '../helpers/local.js';
+
+const T = unique('orders');
+const G = unique('billing');
 
 let runtime: LocalRuntime;
 let api: ReturnType<typeof client>;
@@ -8,8 +11,8 @@ let api: ReturnType<typeof client>;
 beforeAll(async () => {
   runtime = await startRuntime();
   api = client(runtime.url);
-  expect((await api.put('/v1/topics/orders', { type: 'standard' })).status).toBe(200);
-  expect((await api.put('/v1/groups/billing', { subscriptions: [{ topic: 'orders' }], visibilityTimeoutSeconds: 1 })).status).toBe(200);
+  expect((await api.put(`/v1/topics/${T}`, { type: 'standard' })).status).toBe(200);
+  expect((await api.put(`/v1/groups/${G}`, { subscriptions: [{ topic: T }], visibilityTimeoutSeconds: 1 })).status).toBe(200);
 });
 afterAll(async () => runtime?.stop());
 
@@ -20,53 +23,53 @@ describe('over HTTP', () => {
   });
 
   it('walks send → receive → commit', async () => {
-    const sent = await api.post('/v1/topics/orders/messages', { body: 'hello', keys: ['order-1'] });
+    const sent = await api.post(`/v1/topics/${T}/messages`, { body: 'hello', keys: ['order-1'] });
     expect(sent.status).toBe(201);
     expect(sent.body).toMatchObject({ state: 'deliverable' });
-    const got = await api.post('/v1/groups/billing/receive', { maxMessages: 10, waitSeconds: 1 });
+    const got = await api.post(`/v1/groups/${G}/receive`, { maxMessages: 10, waitSeconds: 1 });
     expect(got.status).toBe(200);
     expect(got.body.messages).toHaveLength(1);
     const [message] = got.body.messages;
     expect(message).toMatchObject({ messageId: sent.body.messageId, body: 'hello', deliveryCount: 1 });
-    const committed = await api.post('/v1/groups/billing/commit', { entries: [{ receiptHandle: message.receiptHandle }] });
+    const committed = await api.post(`/v1/groups/${G}/commit`, { entries: [{ receiptHandle: message.receiptHandle }] });
     expect(committed).toMatchObject({ status: 200, body: { results: [{ status: 'committed' }] } });
-    const view = await api.get(`/v1/topics/orders/messages/${sent.body.messageId}`);
-    expect(view.body.groups).toMatchObject([{ group: 'billing', state: 'committed', deliveryCount: 1 }]);
-    const byKey = await api.get('/v1/topics/orders/messages?key=order-1');
+    const view = await api.get(`/v1/topics/${T}/messages/${sent.body.messageId}`);
+    expect(view.body.groups).toMatchObject([{ group: G, state: 'committed', deliveryCount: 1 }]);
+    const byKey = await api.get(`/v1/topics/${T}/messages?key=order-1`);
     expect(byKey.body.messages.map((m: { messageId: string }) => m.messageId)).toEqual([sent.body.messageId]);
   });
 
   it('redelivers an expired lease and fences the stale receipt handle', async () => {
-    const sent = await api.post('/v1/topics/orders/messages', { body: 'lease' });
-    const first = (await api.post('/v1/groups/billing/receive', { waitSeconds: 2 })).body.messages[0];
+    const sent = await api.post(`/v1/topics/${T}/messages`, { body: 'lease' });
+    const first = (await api.post(`/v1/groups/${G}/receive`, { waitSeconds: 2 })).body.messages[0];
     expect(first.messageId).toBe(sent.body.messageId);
     await new Promise((resolve) => setTimeout(resolve, 1100));
-    const second = (await api.post('/v1/groups/billing/receive', { waitSeconds: 2 })).body.messages[0];
+    const second = (await api.post(`/v1/groups/${G}/receive`, { waitSeconds: 2 })).body.messages[0];
     expect(second).toMatchObject({ messageId: sent.body.messageId, deliveryCount: 2 });
-    const stale = await api.post('/v1/groups/billing/commit', { entries: [{ receiptHandle: first.receiptHandle }] });
+    const stale = await api.post(`/v1/groups/${G}/commit`, { entries: [{ receiptHandle: first.receiptHandle }] });
     expect(stale.body.results[0].error).toMatchObject({ status: 409, code: 'ReceiptHandleExpired' });
-    const visibility = await api.post('/v1/groups/billing/visibility', { receiptHandle: first.receiptHandle, visibilityTimeoutSeconds: 5 });
+    const visibility = await api.post(`/v1/groups/${G}/visibility`, { receiptHandle: first.receiptHandle, visibilityTimeoutSeconds: 5 });
     expect(visibility).toMatchObject({ status: 409, body: { code: 'ReceiptHandleExpired' } });
-    const fresh = await api.post('/v1/groups/billing/commit', { entries: [{ receiptHandle: second.receiptHandle }] });
+    const fresh = await api.post(`/v1/groups/${G}/commit`, { entries: [{ receiptHandle: second.receiptHandle }] });
     expect(fresh.body.results[0]).toMatchObject({ status: 'committed' });
   });
 
   it('long-polls: a receive waiting for messages returns as soon as one is sent', async () => {
     const started = Date.now();
-    const waiting = api.post('/v1/groups/billing/receive', { waitSeconds: 10 });
+    const waiting = api.post(`/v1/groups/${G}/receive`, { waitSeconds: 10 });
     await new Promise((resolve) => setTimeout(resolve, 300));
-    await api.post('/v1/topics/orders/messages', { body: 'wake' });
+    await api.post(`/v1/topics/${T}/messages`, { body: 'wake' });
     const got = await waiting;
     expect(got.body.messages.map((m: { body: string }) => m.body)).toEqual(['wake']);
     expect(Date.now() - started).toBeLessThan(5000);
-    await api.post('/v1/groups/billing/commit', { entries: [{ receiptHandle: got.body.messages[0].receiptHandle }] });
+    await api.post(`/v1/groups/${G}/commit`, { entries: [{ receiptHandle: got.body.messages[0].receiptHandle }] });
   });
 
   it('reports group statistics', async () => {
-    await api.post('/v1/topics/orders/messages/batch', { entries: [{ body: 'a' }, { body: 'b' }] });
-    const stats = await api.get('/v1/groups/billing');
+    await api.post(`/v1/topics/${T}/messages/batch`, { entries: [{ body: 'a' }, { body: 'b' }] });
+    const stats = await api.get(`/v1/groups/${G}`);
     expect(stats.status).toBe(200);
-    expect(stats.body).toMatchObject({ name: 'billing', backlog: 2, deadLetterTopic: 'billing-dlq' });
+    expect(stats.body).toMatchObject({ name: G, backlog: 2, deadLetterTopic: `${G}-dlq` });
   });
 
   it('serves the OpenAPI document', async () => {

@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The reliability suite has its own config (vitest.reliability.config.ts) and scripts.
+    exclude: ['test/reliability/**', '**/node_modules/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

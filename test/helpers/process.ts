@@ -12,7 +12,14 @@ export interface RuntimeProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export async function spawnRuntime(options: { endpoint: string; table: string; token: string; port?: number }): Promise<RuntimeProcess> {
+export async function spawnRuntime(options: {
+  endpoint: string;
+  table: string;
+  token: string;
+  port?: number;
+  /** Extra environment for the child (e.g. SLUICE_CHECKBACK_EVERY_SECONDS, SLUICE_SECRETS_KEY, POWERTOOLS_LOG_LEVEL). */
+  env?: Record<string, string>;
+}): Promise<RuntimeProcess> {
   const port = options.port ?? (await freePort());
   const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
     cwd: root,
@@ -24,6 +31,7 @@ export async function spawnRuntime(options: { endpoint: string; table: string; t
       SLUICE_TABLE_NAME: options.table,
       SLUICE_API_TOKEN: options.token,
       POWERTOOLS_LOG_LEVEL: 'ERROR',
+      ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -124,11 +124,40 @@ export class Receiver {
       if (next === cursor.next) return;
       await Promise.all(
         [...shards].map(([shardKey, range]) =>
-          this.stores.cursors.raiseKnown(group.name, `${namespace}/k:${shardKey}`, range.from, range.to, now),
+          this.stores.cursors.raiseKnown(
+            group.name,
+            `${namespace}/k:${shardKey}`,
+            () => this.shardStart(group, `${namespace}/k:${shardKey}`, range.from),
+            range.to,
+            now,
+          ),
         ),
       );
       await this.stores.cursors.advance(group.name, stream, cursor.next, next, segmentStart);
     }
+  }
+
+  /**
+   * Where a group's new shard cursor starts: at the first message its first
+   * notice announces, or lower when messages that became deliverable after
+   * the group's subscription precede it. Notices can land out of sequence
+   * order (concurrent producers on one shard; a send that died before its
+   * notice and was retried later), and starting at `from` would skip those
+   * messages for good. Reads back segment by segment (bounded).
+   */
+  private async shardStart(group: Group, stream: string, from: number): Promise<number> {
+    let start = from;
+    for (let i = 0; i < 100 && start > 1; i++) {
+      const segment = await this.stores.log.segmentContaining(stream, start - 1);
+      if (!segment) return start;
+      for (let seq = start - 1; seq >= segment.seq; seq--) {
+        const record = segment.records[seq - segment.seq];
+        // Deliverable in the very millisecond the group was created counts as before it (as `from` would).
+        if (!record || record.deliverableAt <= group.createdAt) return start;
+        start = seq;
+      }
+    }
+    return start;
   }
 
   /** Plans and writes one claim on one stream; retries when another receiver got there first. */

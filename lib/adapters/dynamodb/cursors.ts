@@ -452,9 +452,10 @@ export class CursorStore {
   /**
    * A notice announced messages `from`…`to` of a FIFO shard: raise the group's
    * known head and put the shard on the ready index, creating the shard cursor
-   * at `from` the first time the group hears of the shard. Idempotent.
+   * at `from` (a number, or computed on demand) the first time the group hears
+   * of the shard. Idempotent.
    */
-  async raiseKnown(group: string, stream: string, from: number, to: number, now: number): Promise<void> {
+  async raiseKnown(group: string, stream: string, from: number | (() => Promise<number>), to: number, now: number): Promise<void> {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         await call(() =>
@@ -474,6 +475,8 @@ export class CursorStore {
         if (!isConditionalFailure(error)) throw error;
         if (oldImage(error) !== undefined) return; // already knows at least `to`
       }
+      // Where the new cursor starts may take reads to find out (see Receiver): only now that it is needed.
+      const start = typeof from === 'number' ? from : await from();
       try {
         await call(() =>
           this.doc.send(
@@ -482,8 +485,8 @@ export class CursorStore {
               Item: {
                 pk: cursorPk(group),
                 sk: stream,
-                nx: from,
-                ns: from,
+                nx: start,
+                ns: start,
                 kn: to,
                 fl: {},
                 dn: {},

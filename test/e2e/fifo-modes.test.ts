@@ -51,8 +51,9 @@ describe('FIFO delivery modes under concurrency', () => {
     // Produce: batches mixing shards, each shard's messages in order.
     const producers = Array.from({ length: 4 }, async (_, p) => {
       for (let i = 0; i < PER_SHARD; i++) {
-        const entries: Array<{ body: string; shardKey: string }> = [];
-        for (let s = p; s < SHARDS; s += 4) entries.push({ body: `s${s}-${i}`, shardKey: `s${s}` });
+        const entries: Array<{ body: string; shardKey: string; dedupId: string }> = [];
+        // dedupIds make the retry of a batch that landed but was answered 429/503 idempotent.
+        for (let s = p; s < SHARDS; s += 4) entries.push({ body: `s${s}-${i}`, shardKey: `s${s}`, dedupId: `s${s}-${i}` });
         const res = await retrying(() => api.post('/v1/topics/in/messages/batch', { entries }));
         expect(res.status).toBe(200);
         res.body.results.forEach((r: { sequence?: number }, j: number) => expect(r.sequence, JSON.stringify(r)).toBe(i + 1 + 0 * j));

@@ -4,6 +4,7 @@
  * handler module. It also plays the authorizer: a bearer token when
  * SLUICE_API_TOKEN is set.
  */
+import { isUtf8 } from 'node:buffer';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
@@ -161,8 +162,9 @@ export async function createGateway(options: GatewayOptions): Promise<Server> {
       headers,
       ...(Object.keys(query).length ? { queryStringParameters: query } : {}),
       ...(route.names.length ? { pathParameters } : {}),
-      ...(body.length ? { body: body.toString('utf8') } : {}),
-      isBase64Encoded: false,
+      // Like API Gateway with a body that is not text: base64, so that the handler can refuse invalid UTF-8.
+      ...(body.length ? { body: isUtf8(body) ? body.toString('utf8') : body.toString('base64') } : {}),
+      isBase64Encoded: body.length > 0 && !isUtf8(body),
       requestContext: {
         accountId: 'local',
         apiId: 'local',

@@ -2,6 +2,7 @@
  * The HTTP edge shared by every API handler: parse and validate the request
  * with the route's zod schemas, run the handler, turn errors into problem+json.
  */
+import { isUtf8 } from 'node:buffer';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { z } from 'zod';
@@ -56,7 +57,12 @@ function validate<T extends z.ZodType>(schema: T, value: unknown, where: string)
 
 function parseBody(event: APIGatewayProxyEventV2): unknown {
   const raw = event.body ?? '';
-  const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+  const bytes = event.isBase64Encoded ? Buffer.from(raw, 'base64') : undefined;
+  // JSON is UTF-8 (RFC 8259): invalid bytes are refused, not silently replaced by U+FFFD and stored.
+  if (bytes && bytes.length <= Limits.requestMaxBytes && !isUtf8(bytes)) {
+    throw invalid('The request body is not valid UTF-8.', [{ path: '', message: 'invalid UTF-8' }]);
+  }
+  const text = bytes ? bytes.toString('utf8') : raw;
   if (Buffer.byteLength(text, 'utf8') > Limits.requestMaxBytes) {
     throw new HttpProblemError(413, 'PayloadTooLarge', 'Payload too large', `Request bodies are limited to ${Limits.requestMaxBytes} bytes.`);
   }

@@ -1,0 +1,372 @@
+/**
+ * Counts what the handlers ask of DynamoDB: a middleware on the container's
+ * client records every call (command, outcome, duration), injects
+ * `ReturnConsumedCapacity: 'INDEXES'` so that DynamoDB Local reports the
+ * capacity it charges (table and GSI apart), and models from item sizes what
+ * DynamoDB Local leaves out (failed conditional writes) plus a size-model
+ * cross-check of what it reports.
+ *
+ * Calls are attributed to the HTTP request that caused them (route and the
+ * bench's `x-bench-tag` header) through AsyncLocalStorage; calls made outside
+ * any request (timers of the local runtime) are attributed to `background`.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { wruOf, rruOf, itemBytes, type AttributeMap } from './units.js';
+
+export interface Attribution {
+  tag: string;
+  route: string;
+}
+
+/** Totals of one (tag, route, command) key. */
+export interface CallCounter {
+  calls: number;
+  /** Calls that ended in an error (conditional failures included). */
+  errors: number;
+  conditionalFailures: number;
+  /** SDK attempts beyond the first (retries inside the client). */
+  retries: number;
+  /** Write units DynamoDB Local reported for the table, and for the GSI. */
+  wruTable: number;
+  wruGsi: number;
+  /** Read units DynamoDB Local reported (table + GSI). */
+  rru: number;
+  /** Write units modelled for failed conditional writes (DynamoDB Local reports none; AWS charges them). */
+  wruFailedModel: number;
+  /** Read units modelled for reads DynamoDB Local reported as 0 (a Query or GetItem that found nothing; AWS bills a minimum). */
+  rruMinModel: number;
+  /** Calls that succeeded without a ConsumedCapacity in the answer. */
+  unreported: number;
+  /** Items read (Query/Get/BatchGet) and written (Put/Update/Delete, transaction items). */
+  itemsRead: number;
+  itemsWritten: number;
+  /** Bytes written by puts, by the AWS item-size rules. */
+  bytesPut: number;
+  ms: number;
+}
+
+export interface HttpCounter {
+  requests: number;
+  /** Sum of server-side durations (ms), i.e. what the Lambda would be billed for, before rounding. */
+  ms: number;
+  /** Sum of the per-request durations rounded up to the next ms (Lambda bills per 1 ms). */
+  billedMs: number;
+  /** Request body bytes (HTTP API meters requests in 512 KB increments). */
+  bytesIn: number;
+  /** Requests counted as HTTP API requests: one per started 512 KB of request and response. */
+  apiUnits: number;
+  status: Record<string, number>;
+}
+
+export interface Snapshot {
+  dynamo: Record<string, CallCounter>;
+  http: Record<string, HttpCounter>;
+  /** Other AWS clients found on the container (Scheduler, SQS...): calls by client and command. */
+  other: Record<string, number>;
+  /** Size-model cross-check of what DynamoDB Local reported. */
+  check: { compared: number; agreed: number; samples: string[] };
+}
+
+const DATA_COMMANDS = new Set([
+  'PutItemCommand',
+  'UpdateItemCommand',
+  'DeleteItemCommand',
+  'GetItemCommand',
+  'QueryCommand',
+  'ScanCommand',
+  'BatchGetItemCommand',
+  'BatchWriteItemCommand',
+  'TransactWriteItemsCommand',
+  'TransactGetItemsCommand',
+]);
+
+const emptyCall = (): CallCounter => ({
+  calls: 0,
+  errors: 0,
+  conditionalFailures: 0,
+  retries: 0,
+  wruTable: 0,
+  wruGsi: 0,
+  rru: 0,
+  wruFailedModel: 0,
+  rruMinModel: 0,
+  unreported: 0,
+  itemsRead: 0,
+  itemsWritten: 0,
+  bytesPut: 0,
+  ms: 0,
+});
+const emptyHttp = (): HttpCounter => ({ requests: 0, ms: 0, billedMs: 0, bytesIn: 0, apiUnits: 0, status: {} });
+
+interface ConsumedCapacity {
+  CapacityUnits?: number;
+  ReadCapacityUnits?: number;
+  WriteCapacityUnits?: number;
+  Table?: { CapacityUnits?: number };
+  GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }>;
+}
+
+/** Marshalled shape or document shape: DynamoDB Local's figures are cross-checked against item sizes of either. */
+const asAttributes = (item: Record<string, unknown>): AttributeMap => {
+  const values = Object.values(item);
+  const marshalled =
+    values.length > 0 &&
+    values.every((v) => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 1 && /^(S|N|B|BOOL|NULL|M|L|SS|NS|BS)$/.test(Object.keys(v)[0] ?? ''));
+  return (marshalled ? item : marshall(item, { removeUndefinedValues: true, convertClassInstanceToMap: true })) as AttributeMap;
+};
+
+interface TransactItemInput {
+  Put?: { Item?: Record<string, unknown> };
+  Update?: unknown;
+  Delete?: unknown;
+  ConditionCheck?: unknown;
+}
+
+export class Meter {
+  private readonly dynamo = new Map<string, CallCounter>();
+  private readonly http = new Map<string, HttpCounter>();
+  private readonly other = new Map<string, number>();
+  private readonly check = { compared: 0, agreed: 0, samples: [] as string[] };
+  readonly als = new AsyncLocalStorage<Attribution>();
+
+  /** Adds the counting middleware to a DynamoDB client (the container's). */
+  instrumentDynamo(client: { middlewareStack: { add: (...args: any[]) => void } }): void {
+    client.middlewareStack.add(
+      (next: (args: any) => Promise<any>, context: { commandName?: string }) => async (args: { input: Record<string, unknown> }) => {
+        const command = context.commandName ?? 'unknown';
+        if (!DATA_COMMANDS.has(command)) return next(args);
+        const injected = args.input.ReturnConsumedCapacity === undefined;
+        if (injected) args.input.ReturnConsumedCapacity = 'INDEXES';
+        const at = this.als.getStore();
+        const counter = this.counter(at, command);
+        const started = performance.now();
+        counter.calls++;
+        counter.itemsWritten += writtenItems(command, args.input);
+        counter.bytesPut += putBytes(command, args.input);
+        try {
+          const result = await next(args);
+          counter.ms += performance.now() - started;
+          const output = result.output as Record<string, unknown>;
+          counter.retries += Math.max(0, Number((output.$metadata as { attempts?: number } | undefined)?.attempts ?? 1) - 1);
+          const consumed = output.ConsumedCapacity as ConsumedCapacity | ConsumedCapacity[] | undefined;
+          if (consumed === undefined) counter.unreported++;
+          const list = consumed === undefined ? [] : Array.isArray(consumed) ? consumed : [consumed];
+          const isWrite = /Put|Update|Delete|Write/.test(command);
+          let reported = 0;
+          let reportedTable = 0;
+          for (const c of list) {
+            const total = c.CapacityUnits ?? 0;
+            reported += total;
+            // The cross-check compares the table's share (the size rules below know nothing of the GSI).
+            reportedTable += c.Table?.CapacityUnits ?? total;
+            const gsi = Object.values(c.GlobalSecondaryIndexes ?? {}).reduce((n, g) => n + (g.CapacityUnits ?? 0), 0);
+            if (isWrite) {
+              counter.wruGsi += gsi;
+              counter.wruTable += c.Table?.CapacityUnits ?? total - gsi;
+            } else counter.rru += total;
+          }
+          if (!isWrite && consumed !== undefined && reported === 0 && (command === 'QueryCommand' || command === 'GetItemCommand')) {
+            counter.rruMinModel += args.input.ConsistentRead === true ? 1 : 0.5;
+          }
+          counter.itemsRead += readItems(command, output);
+          this.crossCheck(command, args.input, output, reportedTable);
+          if (injected) delete output.ConsumedCapacity;
+          return result;
+        } catch (error) {
+          counter.ms += performance.now() - started;
+          counter.errors++;
+          const name = (error as { name?: string }).name ?? '';
+          const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons;
+          if (name === 'ConditionalCheckFailedException' || (name === 'TransactionCanceledException' && reasons?.some((r) => r.Code === 'ConditionalCheckFailed'))) {
+            counter.conditionalFailures++;
+            counter.wruFailedModel += failedWriteModel(command, args.input);
+          }
+          throw error;
+        }
+      },
+      { step: 'initialize', priority: 'high', name: 'sluiceBenchMeter', override: true },
+    );
+  }
+
+  /** Counts calls of any other AWS client (the Scheduler and SQS adapters when they exist). */
+  instrumentOther(label: string, client: { middlewareStack: { add: (...args: any[]) => void } }): void {
+    client.middlewareStack.add(
+      (next: (args: any) => Promise<any>, context: { commandName?: string }) => async (args: unknown) => {
+        const key = `${label}.${context.commandName ?? 'unknown'}`;
+        this.other.set(key, (this.other.get(key) ?? 0) + 1);
+        return next(args);
+      },
+      { step: 'initialize', priority: 'high', name: `sluiceBenchMeter${label}`, override: true },
+    );
+  }
+
+  /**
+   * Counts calls of some methods of an object (the local runtime's in-process
+   * stand-ins for EventBridge Scheduler and SQS), passing them through unchanged.
+   */
+  instrumentMethods(label: string, target: Record<string, unknown>, names: string[]): string[] {
+    const wrapped: string[] = [];
+    for (const name of names) {
+      const original = target[name];
+      if (typeof original !== 'function') continue;
+      const key = `${label}.${name}`;
+      target[name] = (...args: unknown[]) => {
+        this.other.set(key, (this.other.get(key) ?? 0) + 1);
+        return (original as (...a: unknown[]) => unknown).apply(target, args);
+      };
+      wrapped.push(key);
+    }
+    return wrapped;
+  }
+
+  /**
+   * Times every request the gateway serves (what Lambda would bill) and puts
+   * the request's attribution in scope for the DynamoDB middleware. Runs
+   * before the gateway's own listener, so the handler's async work inherits it.
+   */
+  instrumentServer(server: Server, routeOf: (method: string, path: string) => string): void {
+    server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+      const path = new URL(req.url ?? '/', 'http://local').pathname;
+      const route = routeOf((req.method ?? 'GET').toUpperCase(), path);
+      const tagHeader = req.headers['x-bench-tag'];
+      const tag = typeof tagHeader === 'string' ? tagHeader : 'untagged';
+      this.als.enterWith({ tag, route });
+      const started = performance.now();
+      // From the header, not a 'data' listener: reading the body here would start it flowing before the gateway listens.
+      const bytesIn = Number(req.headers['content-length'] ?? 0) || 0;
+      res.on('finish', () => {
+        const ms = performance.now() - started;
+        const key = `${tag}|${route}`;
+        const counter = this.http.get(key) ?? emptyHttp();
+        counter.requests++;
+        counter.ms += ms;
+        counter.billedMs += Math.max(1, Math.ceil(ms));
+        counter.bytesIn += bytesIn;
+        const bytesOut = Number(res.getHeader('content-length') ?? 0);
+        counter.apiUnits += Math.max(1, Math.ceil(Math.max(bytesIn, bytesOut) / (512 * 1024)));
+        counter.status[String(res.statusCode)] = (counter.status[String(res.statusCode)] ?? 0) + 1;
+        this.http.set(key, counter);
+      });
+    });
+  }
+
+  snapshot(): Snapshot {
+    const dynamo: Record<string, CallCounter> = {};
+    for (const [k, v] of this.dynamo) dynamo[k] = { ...v };
+    const http: Record<string, HttpCounter> = {};
+    for (const [k, v] of this.http) http[k] = { ...v, status: { ...v.status } };
+    return { dynamo, http, other: Object.fromEntries(this.other), check: { ...this.check, samples: [...this.check.samples] } };
+  }
+
+  private counter(at: Attribution | undefined, command: string): CallCounter {
+    const key = `${at?.tag ?? 'background'}|${at?.route ?? 'background'}|${command.replace(/Command$/, '')}`;
+    let counter = this.dynamo.get(key);
+    if (!counter) this.dynamo.set(key, (counter = emptyCall()));
+    return counter;
+  }
+
+  /** Compares DynamoDB Local's figure with the AWS size rules where the call carries every item involved. */
+  private crossCheck(command: string, input: Record<string, unknown>, output: Record<string, unknown>, reported: number) {
+    let modelled: number | undefined;
+    if (command === 'PutItemCommand' && input.Item) {
+      modelled = wruOf(itemBytes(asAttributes(input.Item as Record<string, unknown>)));
+    } else if (command === 'QueryCommand' && input.IndexName === undefined && input.ProjectionExpression === undefined && input.Select === undefined) {
+      const items = (output.Items as Record<string, unknown>[] | undefined) ?? [];
+      if (items.length === 0) return; // an empty result: DynamoDB Local says 0, the minimum charge is modelled apart
+      modelled = rruOf(items.reduce((n, item) => n + itemBytes(asAttributes(item)), 0), input.ConsistentRead === true);
+    } else if (command === 'GetItemCommand' && output.Item) {
+      modelled = rruOf(itemBytes(asAttributes(output.Item as Record<string, unknown>)), input.ConsistentRead === true);
+    }
+    if (modelled === undefined) return;
+    this.check.compared++;
+    if (Math.abs(modelled - reported) < 1e-9) this.check.agreed++;
+    else if (this.check.samples.length < 8) this.check.samples.push(`${command}: DynamoDB Local ${reported}, size model ${modelled}`);
+  }
+}
+
+/** Adds `b` to `a` key by key (for windows: after − before). */
+export function diff(after: Snapshot, before: Snapshot): Snapshot {
+  const dynamo: Record<string, CallCounter> = {};
+  for (const [k, v] of Object.entries(after.dynamo)) {
+    const b = before.dynamo[k] ?? emptyCall();
+    const d = emptyCall();
+    for (const f of Object.keys(d) as Array<keyof CallCounter>) d[f] = v[f] - b[f];
+    if (d.calls > 0) dynamo[k] = d;
+  }
+  const http: Record<string, HttpCounter> = {};
+  for (const [k, v] of Object.entries(after.http)) {
+    const b = before.http[k] ?? emptyHttp();
+    if (v.requests === b.requests) continue;
+    const status: Record<string, number> = {};
+    for (const [s, n] of Object.entries(v.status)) if (n - (b.status[s] ?? 0) > 0) status[s] = n - (b.status[s] ?? 0);
+    http[k] = {
+      requests: v.requests - b.requests,
+      ms: v.ms - b.ms,
+      billedMs: v.billedMs - b.billedMs,
+      bytesIn: v.bytesIn - b.bytesIn,
+      apiUnits: v.apiUnits - b.apiUnits,
+      status,
+    };
+  }
+  const other: Record<string, number> = {};
+  for (const [k, v] of Object.entries(after.other)) if (v - (before.other[k] ?? 0) > 0) other[k] = v - (before.other[k] ?? 0);
+  return {
+    dynamo,
+    http,
+    other,
+    check: {
+      compared: after.check.compared - before.check.compared,
+      agreed: after.check.agreed - before.check.agreed,
+      samples: after.check.samples.slice(before.check.samples.length),
+    },
+  };
+}
+
+const writtenItems = (command: string, input: Record<string, unknown>): number => {
+  if (command === 'TransactWriteItemsCommand') return ((input.TransactItems as unknown[] | undefined) ?? []).length;
+  if (command === 'BatchWriteItemCommand') {
+    return Object.values((input.RequestItems as Record<string, unknown[]> | undefined) ?? {}).reduce((n, l) => n + l.length, 0);
+  }
+  return /^(Put|Update|Delete)Item/.test(command) ? 1 : 0;
+};
+
+const readItems = (command: string, output: Record<string, unknown>): number => {
+  if (command === 'QueryCommand' || command === 'ScanCommand') return ((output.Items as unknown[] | undefined) ?? []).length;
+  if (command === 'GetItemCommand') return output.Item ? 1 : 0;
+  if (command === 'BatchGetItemCommand') {
+    return Object.values((output.Responses as Record<string, unknown[]> | undefined) ?? {}).reduce((n, l) => n + l.length, 0);
+  }
+  return 0;
+};
+
+const putBytes = (command: string, input: Record<string, unknown>): number => {
+  if (command === 'PutItemCommand' && input.Item) return itemBytes(asAttributes(input.Item as Record<string, unknown>));
+  if (command === 'TransactWriteItemsCommand') {
+    return ((input.TransactItems as TransactItemInput[] | undefined) ?? []).reduce(
+      (n, t) => n + (t.Put?.Item ? itemBytes(asAttributes(t.Put.Item)) : 0),
+      0,
+    );
+  }
+  return 0;
+};
+
+/**
+ * What AWS would charge for a write whose condition failed (DynamoDB Local
+ * reports nothing for it): the new item's size for a put, at least 1 WRU;
+ * updates and deletes 1 WRU (their old image is not in the request: a lower
+ * bound). A cancelled transaction is counted like a successful one (2× per
+ * item): a conservative assumption, AWS does not document it precisely.
+ */
+function failedWriteModel(command: string, input: Record<string, unknown>): number {
+  if (command === 'PutItemCommand' && input.Item) return wruOf(itemBytes(asAttributes(input.Item as Record<string, unknown>)));
+  if (command === 'UpdateItemCommand' || command === 'DeleteItemCommand') return 1;
+  if (command === 'TransactWriteItemsCommand') {
+    return ((input.TransactItems as TransactItemInput[] | undefined) ?? []).reduce(
+      (n, t) => n + 2 * (t.Put?.Item ? wruOf(itemBytes(asAttributes(t.Put.Item))) : 1),
+      0,
+    );
+  }
+  return 0;
+}

@@ -149,7 +149,7 @@ describe(`crash test (${SCALE}: ${N} messages, ${CRASHES} SIGKILLs)`, () => {
       const sendAll = async (topic: string, entries: Array<Record<string, unknown> & { body: string }>) => {
         let pending = entries;
         for (let round = 0; pending.length > 0 && round < 200; round++) {
-          const res = await http.call('POST', `/v1/topics/${topic}/messages/batch`, { entries: pending.map((e) => ({ ...e, dedupId: e.body })) });
+          const res = await http.call('POST', `/v1/topics/${topic}/messages/batch`, { entries: pending.map((e) => ({ ...e, dedupId: e.body })) }, { deadlineMs: 300_000, timeoutMs: 60_000 });
           expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(200);
           const failed: typeof entries = [];
           for (const r of res.body.results as Array<{ index: number; messageId?: string; sequence?: number; transactionId?: string; error?: { status: number } }>) {
@@ -207,10 +207,11 @@ describe(`crash test (${SCALE}: ${N} messages, ${CRASHES} SIGKILLs)`, () => {
         for (let i = 0; i < count.stdDelayed; i++) all.push({ topic: 'std', entry: { body: `dstd-${i}`, delaySeconds: random.int(1, 5) } });
         for (let i = 0; i < count.fifoDelayed; i++) all.push({ topic: 'fifo', entry: { body: `dfifo-${i}`, delaySeconds: random.int(1, 5), shardKey: shardOf(i) } });
         for (const { topic, entry } of all) expected[topic as 'std' | 'fifo'].add(entry.body);
-        const batches = Math.ceil(all.length / 50);
+        // Scheduled entries are stored one transaction each: smaller batches keep a request short.
+        const batches = Math.ceil(all.length / 20);
         const wait = pace(batches);
         for (let b = 0; b < batches; b++) {
-          const slice = all.slice(b * 50, b * 50 + 50);
+          const slice = all.slice(b * 20, b * 20 + 20);
           for (const topic of ['std', 'fifo']) {
             const entries = slice.filter((s) => s.topic === topic).map((s) => s.entry);
             if (entries.length) await sendAll(topic, entries);
@@ -285,7 +286,7 @@ describe(`crash test (${SCALE}: ${N} messages, ${CRASHES} SIGKILLs)`, () => {
         const log = logs.get(group)!;
         const now = Date.now();
         for (const e of entries) if (!log.firstCommitAttempt.has(e.receiptHandle)) log.firstCommitAttempt.set(e.receiptHandle, now);
-        const res = await http.call('POST', `/v1/groups/${group}/commit`, { entries }, { deadlineMs: 90_000 });
+        const res = await http.call('POST', `/v1/groups/${group}/commit`, { entries }, { deadlineMs: 300_000 });
         expect(res.status, JSON.stringify(res.body).slice(0, 400)).toBe(200);
         for (const r of res.body.results as Array<{ receiptHandle: string; status?: string; error?: { code: string } }>) {
           if (r.status === 'committed' || r.status === 'pending') log.acks.set(r.receiptHandle, (log.acks.get(r.receiptHandle) ?? 0) + 1);

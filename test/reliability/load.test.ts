@@ -141,7 +141,8 @@ describe(`load (${SCALE}: ${SECONDS} s)`, () => {
     expect(http.counters.serverErrors).toEqual([]);
     expect(received.std.size).toBe(sent.std);
     expect(received.fifo.size).toBe(sent.fifo);
-    expect(sent.std + sent.fifo).toBeGreaterThan(SECONDS * 20);
+    // Behaviour, not speed (figures come from npm run bench): both topics carried real traffic.
+    expect(Math.min(sent.std, sent.fifo)).toBeGreaterThan(20);
     for (const group of ['g-std', 'g-fifo']) {
       const stats = (await http.call('GET', `/v1/groups/${group}`)).body;
       expect(stats, group).toMatchObject({ backlog: 0, inFlight: 0, pending: 0 });

@@ -96,7 +96,7 @@ export class Http {
 
   /** Retries until an answer that is neither a connection error nor retryable, or until the deadline. */
   async call<T = any>(method: string, path: string, body?: unknown, options: { deadlineMs?: number; timeoutMs?: number } = {}): Promise<Reply<T>> {
-    const deadline = Date.now() + (options.deadlineMs ?? 120_000);
+    const deadline = Date.now() + (options.deadlineMs ?? 300_000);
     let lastError = '';
     for (let attempt = 0; attempt < 10_000 && Date.now() < deadline; attempt++) {
       try {

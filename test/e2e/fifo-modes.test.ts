@@ -54,9 +54,21 @@ describe('FIFO delivery modes under concurrency', () => {
         const entries: Array<{ body: string; shardKey: string; dedupId: string }> = [];
         // dedupIds make the retry of a batch that landed but was answered 429/503 idempotent.
         for (let s = p; s < SHARDS; s += 4) entries.push({ body: `s${s}-${i}`, shardKey: `s${s}`, dedupId: `s${s}-${i}` });
-        const res = await retrying(() => api.post('/v1/topics/in/messages/batch', { entries }));
-        expect(res.status).toBe(200);
-        res.body.results.forEach((r: { sequence?: number }, j: number) => expect(r.sequence, JSON.stringify(r)).toBe(i + 1 + 0 * j));
+        // Entries that failed alone with a retryable 429/503 are sent again (same dedupIds), as a client would.
+        let pending = entries;
+        for (let attempt = 0; pending.length > 0 && attempt < 20; attempt++) {
+          const res = await retrying(() => api.post('/v1/topics/in/messages/batch', { entries: pending }));
+          expect(res.status).toBe(200);
+          const results = res.body.results as Array<{ sequence?: number; error?: { status: number } }>;
+          const again = pending.filter((_, j) => results[j]?.error && [429, 503].includes(results[j]!.error!.status));
+          results.forEach((r) => {
+            if (!r.error) expect(r.sequence, JSON.stringify(r)).toBe(i + 1);
+            else expect([429, 503], JSON.stringify(r)).toContain(r.error.status);
+          });
+          pending = again;
+          if (pending.length) await new Promise((resolve) => setTimeout(resolve, 200 * (attempt + 1)));
+        }
+        expect(pending).toEqual([]);
       }
     });
 

@@ -41,6 +41,16 @@ async function compile(): Promise<CompiledRoute[]> {
   );
 }
 
+/** The URL of a request target (origin form '/path?query', or absolute form); undefined when it does not parse. */
+function requestUrl(target: string | undefined): URL | undefined {
+  const text = target ?? '/';
+  try {
+    return text.startsWith('/') ? new URL(`http://local${text}`) : new URL(text);
+  } catch {
+    return undefined;
+  }
+}
+
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
 function problem(res: ServerResponse, status: number, code: string, title: string, detail: string, headers: Record<string, string> = {}) {
@@ -107,9 +117,10 @@ export async function createGateway(options: GatewayOptions): Promise<Server> {
   return server;
 
   async function serve(req: IncomingMessage, res: ServerResponse) {
-    const url = new URL(req.url ?? '/', 'http://local');
+    // The request target is a path: '//x/y' is the path '//x/y', not a URL of host x (which may not even parse).
+    const url = requestUrl(req.url);
     const method = (req.method ?? 'GET').toUpperCase();
-    const path = url.pathname;
+    const path = url?.pathname ?? '';
     const matches = compiled
       .map((route) => ({ route, match: route.pattern.exec(path) }))
       .filter((m): m is { route: CompiledRoute; match: RegExpExecArray } => m.match !== null);
@@ -123,6 +134,10 @@ export async function createGateway(options: GatewayOptions): Promise<Server> {
           'www-authenticate': 'Bearer realm="sluice"',
         });
       }
+    }
+    if (!url) {
+      req.resume();
+      return problem(res, 400, 'InvalidArgument', 'Invalid argument', 'The request target is not a valid path.');
     }
     const found = matches.find((m) => m.route.def.method === method);
     if (!found) {

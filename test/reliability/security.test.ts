@@ -71,6 +71,9 @@ describe('authentication on every route, method and path but /health', () => {
     '/v1/',
     '/v1/topics/',
     '//v1/topics',
+    '//%23%7B%3Ax/batch', // '//' then something that is not a valid host
+    '//v1/..',
+    '//[bad/v1/topics',
     '/V1/TOPICS',
     '/v1/topics/../groups',
     '/health/../v1/topics',

@@ -293,23 +293,41 @@ export class QueueService {
       expiresAt: dueAt + topic.retentionSeconds * 1000,
     };
     const result: SendResult = { messageId, state: 'scheduled', deliverAt: iso(dueAt) };
-    const items: TransactItem[] = [this.stores.deferred.scheduleItem(id, record, dueAt, topic.retentionSeconds)];
+    const original = await this.storeDeferred(topic, entry, this.stores.deferred.scheduleItem(id, record, dueAt, topic.retentionSeconds), result, record, now);
+    // A dedup hit re-arms too: the first attempt may have died before arming its timer.
+    const stored = original ?? result;
+    if (stored.state === 'scheduled' && stored.deliverAt) await this.timers.arm(Date.parse(stored.deliverAt));
+    return { index: entry.index, result: stored };
+  }
+
+  /**
+   * Writes a deferred item with its dedup marker and key index entries
+   * (atomically when there are any). Returns the original result on a dedup hit.
+   */
+  private async storeDeferred(
+    topic: Topic,
+    entry: Prepared,
+    item: TransactItem,
+    result: SendResult,
+    record: MessageRecord,
+    now: number,
+  ): Promise<SendResult | undefined> {
+    const items: TransactItem[] = [item];
     if (entry.input.dedupId !== undefined) {
       items.push(this.stores.markers.dedupItem(topic.name, entry.input.dedupId, result, now, Limits.dedupWindowSeconds));
     }
-    for (const key of entry.input.keys) items.push(this.stores.markers.keyItem(topic.name, key, messageId, dueAt, record.expiresAt));
+    for (const key of entry.input.keys) {
+      items.push(this.stores.markers.keyItem(topic.name, key, record.messageId, record.deliverableAt, record.expiresAt));
+    }
     try {
       await this.stores.log.appendMany([], () => items);
+      return undefined;
     } catch (error) {
       if (!(error instanceof ExtraConditionFailedError) || entry.input.dedupId === undefined) throw error;
       const original = await this.stores.markers.dedupResult(topic.name, entry.input.dedupId, now);
       if (!original) throw new ThrottledError('A concurrent send with the same dedupId is in progress; retry.');
-      // The first attempt may have died before arming its timer.
-      if (original.state === 'scheduled' && original.deliverAt) await this.timers.arm(Date.parse(original.deliverAt));
-      return { index: entry.index, result: original };
+      return original;
     }
-    await this.timers.arm(dueAt);
-    return { index: entry.index, result };
   }
 
   /**
@@ -326,22 +344,9 @@ export class QueueService {
     const record = this.appender.record(topic, entry.input, messageId, now);
     const result: SendResult = { messageId, state: 'prepared', transactionId: `t${id}` };
     const checkAfter = transaction.checkAfterSeconds ?? Limits.checkAfterDefaultSeconds;
-    const items: TransactItem[] = [
-      this.stores.deferred.prepareItem(id, record, producer.name, checkAfter, now, topic.retentionSeconds),
-    ];
-    if (entry.input.dedupId !== undefined) {
-      items.push(this.stores.markers.dedupItem(topic.name, entry.input.dedupId, result, now, Limits.dedupWindowSeconds));
-    }
-    for (const key of entry.input.keys) items.push(this.stores.markers.keyItem(topic.name, key, messageId, now, record.expiresAt));
-    try {
-      await this.stores.log.appendMany([], () => items);
-    } catch (error) {
-      if (!(error instanceof ExtraConditionFailedError) || entry.input.dedupId === undefined) throw error;
-      const original = await this.stores.markers.dedupResult(topic.name, entry.input.dedupId, now);
-      if (!original) throw new ThrottledError('A concurrent send with the same dedupId is in progress; retry.');
-      return { index: entry.index, result: original };
-    }
-    return { index: entry.index, result };
+    const item = this.stores.deferred.prepareItem(id, record, producer.name, checkAfter, now, topic.retentionSeconds);
+    const original = await this.storeDeferred(topic, entry, item, result, record, now);
+    return { index: entry.index, result: original ?? result };
   }
 
   /**

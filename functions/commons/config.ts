@@ -9,6 +9,12 @@ const ConfigSchema = z
   /** `in-process` in the local runtime: long polls wake on sends in the same process. */
   SLUICE_NOTIFIER: z.enum(['polling', 'in-process']).default('polling'),
   SLUICE_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(5000).default(250),
+  /**
+   * How long a container reuses a topic or group item on the data plane
+   * (send, receive, commit) before reading it again; 0 reads every time.
+   * A deleted topic can be re-created after twice this time.
+   */
+  SLUICE_CATALOG_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(5000),
   /** `aws`: EventBridge Scheduler + SQS; `local`: in-process timers (the local runtime). */
   SLUICE_TIMERS: z.enum(['aws', 'local']).default('local'),
   SLUICE_SCHEDULE_GROUP: z.string().min(1).optional(),

@@ -55,7 +55,7 @@ export function buildContainer(config: Config): Container {
   const { client, doc } = createDynamoClients({ endpoint: config.DYNAMODB_ENDPOINT, region: config.AWS_REGION });
   const table = config.SLUICE_TABLE_NAME;
   const stores: Stores = {
-    catalog: new Catalog(doc, table),
+    catalog: new Catalog(doc, table, { cacheTtlMs: config.SLUICE_CATALOG_CACHE_MS, now: systemClock.now }),
     log: new StreamLog(doc, table, systemClock),
     cursors: new CursorStore(doc, table),
     markers: new Markers(doc, table),

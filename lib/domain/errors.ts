@@ -66,6 +66,16 @@ export class ConflictError extends SluiceError {
 export class ReceiptHandleExpiredError extends SluiceError {
   readonly code = 'ReceiptHandleExpired';
 }
+/** A topic deleted moments ago cannot be re-created yet (other containers may still use its old settings). */
+export class TopicRecentlyDeletedError extends ConflictError {
+  override readonly code = 'TopicRecentlyDeleted';
+  constructor(
+    topic: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`Topic '${topic}' was deleted moments ago; it can be re-created in ${retryAfterSeconds} s.`);
+  }
+}
 export class TransactionAlreadyResolvedError extends ConflictError {
   override readonly code = 'TransactionAlreadyResolved';
 }

@@ -4,6 +4,7 @@
  */
 import {
   ConflictError,
+  TopicRecentlyDeletedError,
   DelayTooLongError,
   InvalidArgumentError,
   NotFoundError,
@@ -78,7 +79,7 @@ export function toProblem(error: unknown): ProblemResponse {
     const row = TABLE.find(([type]) => error instanceof type);
     const status = row?.[1] ?? 400;
     const headers: Record<string, string> = {};
-    if (error instanceof ThrottledError || error instanceof UnavailableError) {
+    if (error instanceof ThrottledError || error instanceof UnavailableError || error instanceof TopicRecentlyDeletedError) {
       headers['retry-after'] = String(error.retryAfterSeconds);
     }
     return {

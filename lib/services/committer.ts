@@ -107,7 +107,7 @@ export class Committer {
         issues: [{ path: 'entries', message: 'too many publish entries' }],
       });
     }
-    const topics = await this.stores.catalog.getTopics(entries.flatMap((e) => e.publish.map((p) => p.topic)));
+    const topics = await this.stores.catalog.topics(entries.flatMap((e) => e.publish.map((p) => p.topic)));
     return entries.map((entry, i) => {
       let receipt: Receipt;
       try {
@@ -224,7 +224,7 @@ export class Committer {
 
   /** Saved publish inputs of a pending commit, routed again (their topics may have changed meanwhile). */
   private async reroute(publish: PublishInput[]): Promise<Outgoing[]> {
-    const topics = await this.stores.catalog.getTopics(publish.map((p) => p.topic));
+    const topics = await this.stores.catalog.topics(publish.map((p) => p.topic));
     return publish.flatMap((p) => {
       const topic: Topic | undefined = topics.get(p.topic);
       // A topic deleted while the commit was pending: its outputs go nowhere, like sends to a deleted topic.

@@ -376,7 +376,7 @@ export class QueueService {
   ): Promise<Map<string, { stream: string; seq: number } | undefined>> {
     const now = this.clock.now();
     const out = new Map<string, { stream: string; seq: number } | undefined>();
-    const topics = await this.stores.catalog.getTopics(items.map((d) => d.topic));
+    const topics = await this.stores.catalog.topics(items.map((d) => d.topic));
     for (let i = 0; i < items.length; i += 10) {
       let pending = items.slice(i, i + 10);
       while (pending.length > 0) {
@@ -452,7 +452,7 @@ export class QueueService {
     const answerBy = request.answerBy ?? Infinity;
     const deadline = Math.min(this.clock.now() + request.waitSeconds * 1000, answerBy);
     for (;;) {
-      const topics = await this.stores.catalog.getTopics([...subscribed]);
+      const topics = await this.stores.catalog.topics([...subscribed]);
       const messages = await this.receiver.receiveOnce(
         {
           group,
@@ -562,13 +562,13 @@ export class QueueService {
   // ── helpers ───────────────────────────────────────────────────────────
 
   async requireTopic(name: string): Promise<Topic> {
-    const topic = await this.stores.catalog.getTopic(name);
+    const topic = await this.stores.catalog.topic(name);
     if (!topic) throw new TopicNotFoundError(name);
     return topic;
   }
 
   async requireGroup(name: string): Promise<Group> {
-    const group = await this.stores.catalog.getGroup(name);
+    const group = await this.stores.catalog.group(name);
     if (!group) throw new GroupNotFoundError(name);
     return group;
   }

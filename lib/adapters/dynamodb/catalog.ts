@@ -6,7 +6,7 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeliveryMode, Group, Subscription, Topic, TopicType } from '../../domain/model.js';
-import { ConflictError, InvalidArgumentError, TopicNotFoundError } from '../../domain/errors.js';
+import { ConflictError, InvalidArgumentError, TopicNotFoundError, TopicRecentlyDeletedError } from '../../domain/errors.js';
 import { call } from './call.js';
 import { isConditionalFailure } from './errors.js';
 
@@ -66,17 +66,95 @@ const toGroup = (item: Record<string, unknown>): Group => ({
   updatedAt: Number(item.updatedAt),
 });
 
+/**
+ * How long the data plane may use a topic or group item it read before
+ * (per container). 0 (the default) reads the table every time.
+ */
+export interface CatalogOptions {
+  cacheTtlMs?: number;
+  now?: () => number;
+}
+
+interface Cached<T> {
+  value: T;
+  until: number;
+}
+
 export class Catalog {
+  private readonly ttlMs: number;
+  private readonly now: () => number;
+  private readonly topicCache = new Map<string, Cached<Topic>>();
+  private readonly groupCache = new Map<string, Cached<Group>>();
+
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly table: string,
-  ) {}
+    options: CatalogOptions = {},
+  ) {
+    this.ttlMs = options.cacheTtlMs ?? 0;
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * A deleted topic can be re-created once every container's cached copy of
+   * it has expired (twice the cache lifetime), so that no send can still
+   * stamp a message with the old generation after the new one exists.
+   */
+  get recreateAfterMs(): number {
+    return 2 * this.ttlMs;
+  }
+
+  // ── cached reads (data plane: send, receive, commit) ────────────────────
+  // Only live items are cached: a topic or group created a moment ago is
+  // found at once everywhere; a change or a deletion reaches other
+  // containers within `cacheTtlMs` (writes through this instance at once).
+
+  /** A live topic, from this container's cache when it is fresh enough. */
+  async topic(name: string): Promise<Topic | undefined> {
+    return this.cachedOf(this.topicCache, name) ?? (await this.getTopic(name));
+  }
+
+  /** Live topics by name, reading only the ones not cached. */
+  async topics(names: readonly string[]): Promise<Map<string, Topic>> {
+    const out = new Map<string, Topic>();
+    const missing: string[] = [];
+    for (const name of new Set(names)) {
+      const hit = this.cachedOf(this.topicCache, name);
+      if (hit) out.set(name, hit);
+      else missing.push(name);
+    }
+    if (missing.length > 0) for (const [name, topic] of await this.getTopics(missing)) out.set(name, topic);
+    return out;
+  }
+
+  /** A group, from this container's cache when it is fresh enough. */
+  async group(name: string): Promise<Group | undefined> {
+    return this.cachedOf(this.groupCache, name) ?? (await this.getGroup(name));
+  }
+
+  private cachedOf<T>(cache: Map<string, Cached<T>>, name: string): T | undefined {
+    const hit = cache.get(name);
+    if (!hit) return undefined;
+    if (hit.until > this.now()) return hit.value;
+    cache.delete(name);
+    return undefined;
+  }
+
+  private remember<T>(cache: Map<string, Cached<T>>, name: string, value: T | undefined): void {
+    if (this.ttlMs <= 0) return;
+    if (value === undefined) cache.delete(name);
+    else cache.set(name, { value, until: this.now() + this.ttlMs });
+  }
+
+  // ── consistent reads and writes (they refresh this container's cache) ──
 
   async getTopic(name: string): Promise<Topic | undefined> {
     const { Item } = await call(() =>
       this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: TOPIC_PK, sk: name }, ConsistentRead: true })),
     );
-    return Item && Item.deleted !== true ? toTopic(Item) : undefined;
+    const topic = Item && Item.deleted !== true ? toTopic(Item) : undefined;
+    this.remember(this.topicCache, name, topic);
+    return topic;
   }
 
   async getTopics(names: readonly string[]): Promise<Map<string, Topic>> {
@@ -87,7 +165,11 @@ export class Catalog {
       const result = await call(() =>
         this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } })),
       );
-      for (const item of result.Responses?.[this.table] ?? []) if (item.deleted !== true) out.set(String(item.sk), toTopic(item));
+      for (const item of result.Responses?.[this.table] ?? []) {
+        const topic = item.deleted !== true ? toTopic(item) : undefined;
+        this.remember(this.topicCache, String(item.sk), topic);
+        if (topic) out.set(topic.name, topic);
+      }
       const left = result.UnprocessedKeys?.[this.table]?.Keys ?? [];
       for (const key of left) {
         const topic = await this.getTopic(String(key.sk));
@@ -109,7 +191,9 @@ export class Catalog {
       await call(() =>
         this.doc.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })),
       );
-      return { topic: toTopic(item), created: true };
+      const topic = toTopic(item);
+      this.remember(this.topicCache, topic.name, topic);
+      return { topic, created: true };
     } catch (error) {
       if (!isConditionalFailure(error)) throw error;
     }
@@ -121,14 +205,18 @@ export class Catalog {
       `deleted <> :true AND ${sameShape}`,
       { ':r': spec.retentionSeconds, ':d': spec.maxDelaySeconds, ':now': now, ':true': true, ':type': spec.type, ...(spec.orderGroup === undefined ? {} : { ':og': spec.orderGroup }) },
     );
-    if (live) return { topic: live, created: false };
+    if (live) {
+      this.remember(this.topicCache, live.name, live);
+      return { topic: live, created: false };
+    }
     const revived = await this.updateTopic(
       spec.name,
       'SET retentionSeconds = :r, maxDelaySeconds = :d, updatedAt = :now, createdAt = :now, #type = :type, ' +
         '#partitions = :p, deleted = :false, #generation = #generation + :one' +
         (spec.orderGroup === undefined ? ' REMOVE orderGroup' : ', orderGroup = :og'),
-      'deleted = :true',
+      'deleted = :true AND updatedAt <= :deletedBy',
       {
+        ':deletedBy': now - this.recreateAfterMs,
         ':r': spec.retentionSeconds,
         ':d': spec.maxDelaySeconds,
         ':now': now,
@@ -140,7 +228,17 @@ export class Catalog {
         ...(spec.orderGroup === undefined ? {} : { ':og': spec.orderGroup }),
       },
     );
-    if (revived) return { topic: revived, created: true };
+    if (revived) {
+      this.remember(this.topicCache, revived.name, revived);
+      return { topic: revived, created: true };
+    }
+    const { Item } = await call(() =>
+      this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: TOPIC_PK, sk: spec.name }, ConsistentRead: true })),
+    );
+    if (Item?.deleted === true) {
+      const waitMs = Number(Item.updatedAt) + this.recreateAfterMs - now;
+      throw new TopicRecentlyDeletedError(spec.name, Math.max(1, Math.ceil(waitMs / 1000)));
+    }
     throw new ConflictError(
       `Topic '${spec.name}' already exists with a different type or orderGroup; delete it first to change them.`,
     );
@@ -178,6 +276,7 @@ export class Catalog {
 
   /** Marks a topic deleted; its messages expire by TTL and are never delivered again. */
   async deleteTopic(name: string, now: number): Promise<void> {
+    this.topicCache.delete(name);
     try {
       await call(() =>
         this.doc.send(
@@ -204,7 +303,9 @@ export class Catalog {
     const { Item } = await call(() =>
       this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: GROUP_PK, sk: name }, ConsistentRead: true })),
     );
-    return Item ? toGroup(Item) : undefined;
+    const group = Item ? toGroup(Item) : undefined;
+    this.remember(this.groupCache, name, group);
+    return group;
   }
 
   async putGroup(group: Omit<Group, 'createdAt' | 'updatedAt'>, now: number): Promise<Group> {
@@ -228,7 +329,9 @@ export class Catalog {
         }),
       ),
     );
-    return toGroup(Attributes ?? {});
+    const saved = toGroup(Attributes ?? {});
+    this.remember(this.groupCache, saved.name, saved);
+    return saved;
   }
 
   async listGroups(limit: number, token: string | undefined): Promise<Page<Group>> {

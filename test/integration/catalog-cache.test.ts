@@ -1,0 +1,96 @@
+/**
+ * The data plane's per-container catalog cache: two Catalog instances on one
+ * table stand for two Lambda containers (the "admin" one writes, the "data"
+ * one serves sends and receives).
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Catalog, type TopicSpec } from '../../lib/adapters/dynamodb/catalog.js';
+import { TopicRecentlyDeletedError } from '../../lib/domain/errors.js';
+import { FakeClock, testTable } from '../helpers/stores.js';
+import { toProblem } from '../../lib/http/problem.js';
+
+const spec = (name: string): TopicSpec => ({
+  name,
+  type: 'standard',
+  retentionSeconds: 3600,
+  maxDelaySeconds: 60,
+  orderGroup: undefined,
+  partitions: 4,
+});
+
+describe('catalog cache', () => {
+  const clock = new FakeClock();
+  let admin: Catalog;
+  let data: Catalog;
+
+  beforeAll(async () => {
+    const { doc, table } = await testTable('catalog');
+    const options = { cacheTtlMs: 5000, now: () => clock.now() };
+    admin = new Catalog(doc, table, options);
+    data = new Catalog(doc, table, options);
+  });
+
+  it('finds a topic created elsewhere at once (misses are not cached)', async () => {
+    expect(await data.topic('t-new')).toBeUndefined();
+    await admin.putTopic(spec('t-new'), clock.now());
+    expect(await data.topic('t-new')).toMatchObject({ name: 't-new', generation: 1 });
+    expect((await data.topics(['t-new', 'nope'])).has('t-new')).toBe(true);
+  });
+
+  it('serves a cached topic until it expires, then reads the deletion', async () => {
+    await admin.putTopic(spec('t-del'), clock.now());
+    expect(await data.topic('t-del')).toBeDefined();
+    await admin.deleteTopic('t-del', clock.now());
+    expect(await admin.topic('t-del')).toBeUndefined(); // the writing container knows at once
+    expect(await data.topic('t-del')).toBeDefined(); // another one within its cache lifetime
+    clock.advance(5001);
+    expect(await data.topic('t-del')).toBeUndefined();
+    expect((await data.topics(['t-del'])).size).toBe(0);
+  });
+
+  it('refuses to re-create a deleted topic until every cached copy has expired', async () => {
+    await admin.putTopic(spec('t-again'), clock.now());
+    await admin.deleteTopic('t-again', clock.now());
+    clock.advance(4000);
+    const refused = await admin.putTopic(spec('t-again'), clock.now()).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(TopicRecentlyDeletedError);
+    expect((refused as TopicRecentlyDeletedError).retryAfterSeconds).toBe(6);
+    const { problem, headers } = toProblem(refused);
+    expect(problem).toMatchObject({ status: 409, code: 'TopicRecentlyDeleted' });
+    expect(headers['retry-after']).toBe('6');
+    clock.advance(6000);
+    const { topic, created } = await admin.putTopic(spec('t-again'), clock.now());
+    expect(created).toBe(true);
+    expect(topic.generation).toBe(2);
+  });
+
+  it('serves a cached group until it expires; writes through one instance refresh it', async () => {
+    const group = {
+      name: 'g-cache',
+      subscriptions: [{ topic: 't-new', tags: undefined }],
+      deliveryMode: 'concurrent' as const,
+      visibilityTimeoutSeconds: 30,
+      maxDeliveries: 5,
+      deadLetterTopic: 'g-cache-dlq',
+    };
+    await admin.putGroup(group, clock.now());
+    expect((await data.group('g-cache'))?.visibilityTimeoutSeconds).toBe(30);
+    await admin.putGroup({ ...group, visibilityTimeoutSeconds: 90 }, clock.now());
+    expect((await admin.group('g-cache'))?.visibilityTimeoutSeconds).toBe(90);
+    expect((await data.group('g-cache'))?.visibilityTimeoutSeconds).toBe(30);
+    clock.advance(5001);
+    expect((await data.group('g-cache'))?.visibilityTimeoutSeconds).toBe(90);
+  });
+
+  it('reads every time when the cache is off', async () => {
+    const { doc, table } = await testTable('catalog-off');
+    const a = new Catalog(doc, table);
+    const b = new Catalog(doc, table);
+    await a.putTopic(spec('t-off'), clock.now());
+    expect(await b.topic('t-off')).toBeDefined();
+    await a.deleteTopic('t-off', clock.now());
+    expect(await b.topic('t-off')).toBeUndefined();
+    expect(a.recreateAfterMs).toBe(0);
+    expect((await a.putTopic(spec('t-off'), clock.now())).topic.generation).toBe(2);
+  });
+});

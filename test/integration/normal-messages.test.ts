@@ -32,6 +32,17 @@ describe('send → receive → commit', () => {
     expect(await h.queue.commit('billing', [message!.receiptHandle])).toEqual(results);
   });
 
+  it('stores large JSON bodies deflated and gives them back byte for byte (receive and query)', async () => {
+    const body = JSON.stringify({ lines: Array.from({ length: 40 }, (_, i) => ({ sku: `SKU-${i}`, qty: i, note: 'Grüße 🚀' })) });
+    const binary = Buffer.from(body.repeat(3), 'utf8').toString('base64');
+    const sent = await h.queue.send('orders', send(body));
+    await h.queue.send('orders', { ...send(binary), encoding: 'base64' });
+    const got = await receive();
+    expect(got.map((m) => m.body).sort()).toEqual([body, binary].sort());
+    expect(got.find((m) => m.body === binary)?.encoding).toBe('base64');
+    expect((await h.queue.getMessage('orders', sent.messageId)).body).toBe(body);
+  });
+
   it('redelivers an expired lease with deliveryCount + 1 and fences the stale handle', async () => {
     await h.queue.send('orders', send('m'));
     const [first] = await receive();

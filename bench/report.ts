@@ -170,7 +170,7 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
   out.push('');
   out.push(
     `Local runtime in-process on a fresh in-memory DynamoDB Local; ${r.machine.cpus} CPUs (${r.machine.cpuModel}), Node ${r.machine.node}, ${r.machine.java}. ` +
-      `Client concurrency ${String(r.config.concurrency)}, ${String(r.config.bodyBytes)} B message bodies, ${String(r.config.shards)} FIFO shard keys, ` +
+      `Client concurrency ${String(r.config.concurrency)}, ${String(r.config.bodyBytes)} B message bodies (JSON order events with random ids and values, which deflate to about half; one cost row uses incompressible random text), ${String(r.config.shards)} FIFO shard keys, ` +
       `${String(r.config.cellSeconds)} s per throughput cell. Took ${f(r.durationSeconds)} s. Produced by \`npm run bench${r.mode === 'quick' ? ' -- --quick' : ''}\`.`,
   );
   out.push('');
@@ -257,7 +257,7 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
   out.push('');
   out.push(
     'One worker, sequential send → receive → commit (one group, ' +
-      `${String(r.config.bodyBytes)} B bodies), after a warm-up that opened every stream; the units are what DynamoDB Local reported with ` +
+      `${String(r.config.bodyBytes)} B JSON bodies unless the row says otherwise), after a warm-up that opened every stream; the units are what DynamoDB Local reported with ` +
       '`ReturnConsumedCapacity: INDEXES` (table and GSI), plus the modelled charge of failed conditional writes, which DynamoDB Local does not report. ' +
       `Transactional messages: ${r.transactional.available ? 'measured' : `not available (${r.transactional.reason})`}.`,
   );

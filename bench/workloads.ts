@@ -5,7 +5,7 @@
  * by a count.
  */
 import { PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { Api, HttpError, messageBody, sentAt, type Reply } from './http.js';
+import { Api, HttpError, messageBody, sentAt, type BodyKind, type Reply } from './http.js';
 import { diff, type Meter, type Snapshot } from './meter.js';
 import { cpuSeconds, percentiles, sleep, type Percentiles } from './stats.js';
 
@@ -200,8 +200,8 @@ export interface CellResult {
 
 const shardOf = (ctx: Ctx, n: number) => `s${((n % ctx.shards) + ctx.shards) % ctx.shards}`;
 
-function entry(ctx: Ctx, type: TopicType, n: number, extra: Record<string, unknown> = {}) {
-  return { body: messageBody(ctx.bodyBytes), ...(type === 'fifo' ? { shardKey: shardOf(ctx, n) } : {}), ...extra };
+function entry(ctx: Ctx, type: TopicType, n: number, extra: Record<string, unknown> = {}, body: BodyKind = 'json') {
+  return { body: messageBody(ctx.bodyBytes, {}, body), ...(type === 'fifo' ? { shardKey: shardOf(ctx, n) } : {}), ...extra };
 }
 
 /** Sends `batch` messages (one request: single send or batch); the number accepted. */
@@ -536,6 +536,8 @@ export interface CostType {
   mode: Mode;
   batch: number;
   variant?: 'dedup+key' | 'scheduled' | 'transactional';
+  /** The message body (default: a realistic JSON order event). */
+  body?: BodyKind;
 }
 
 export interface CostResult {
@@ -562,7 +564,7 @@ export async function costOf(ctx: Ctx, type: CostType, rounds: number, names: { 
   const { topic, group } = names;
   let n = 0;
   const makeEntry = (i: number) => {
-    const base = entry(ctx, type.topicType, i);
+    const base = entry(ctx, type.topicType, i, {}, type.body);
     if (type.variant === 'dedup+key') return { ...base, dedupId: `d-${i}-${Math.random().toString(36).slice(2)}`, keys: [`order-${i}`] };
     if (type.variant === 'scheduled') return { ...base, delaySeconds: 1 };
     if (type.variant === 'transactional') return { ...base, transaction: { producerGroup: `${topic}-producer` } };

@@ -24,7 +24,7 @@ export const PRICES = {
   schedulerPerMillion: 1.0,
 } as const;
 
-/** The Lambda memory size of the deployed API functions (cdk/sluice-function.ts default). */
+/** The Lambda memory size of the deployed API functions (cdk/sluice-function.ts default; receive runs at 256 MB, so pricing it at 512 overstates it). */
 export const LAMBDA_MEMORY_MB = 512;
 
 export const PRICE_TABLE: Array<{ item: string; price: string; source: string }> = [

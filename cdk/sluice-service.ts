@@ -79,7 +79,7 @@ export interface SluiceServiceProps {
 }
 
 /** Per-function settings a caller of `addFunction` chooses; the service supplies the rest. */
-export type SluiceFunctionOptions = Pick<SluiceFunctionProps, 'handlerModule' | 'tableAccess' | 'description' | 'timeout' | 'environment'> & {
+export type SluiceFunctionOptions = Pick<SluiceFunctionProps, 'handlerModule' | 'tableAccess' | 'description' | 'timeout' | 'memorySize' | 'environment'> & {
   /** The function's short name: construct id suffix and physical name suffix, e.g. `send-message`. */
   readonly name: string;
 };
@@ -94,7 +94,7 @@ export type SluiceFunctionOptions = Pick<SluiceFunctionProps, 'handlerModule' | 
  */
 type Capability = 'arm-timers' | 'seal-secrets';
 
-type RouteOverride = Partial<Pick<SluiceFunctionOptions, 'tableAccess' | 'timeout'>> & { readonly capabilities?: readonly Capability[] };
+type RouteOverride = Partial<Pick<SluiceFunctionOptions, 'tableAccess' | 'timeout' | 'memorySize'>> & { readonly capabilities?: readonly Capability[] };
 
 /** Route entries that need more (or less) than the defaults. */
 const routeOverrides: Partial<Record<string, RouteOverride>> = {
@@ -103,7 +103,9 @@ const routeOverrides: Partial<Record<string, RouteOverride>> = {
   health: { tableAccess: TableAccess.NONE },
   openapi: { tableAccess: TableAccess.NONE },
   // A long poll waits up to receiveMaxWaitSeconds; HTTP API integrations time out at 30 s.
-  receive: { timeout: Duration.seconds(Math.min(Limits.receiveMaxWaitSeconds + 8, 29)) },
+  // It mostly waits: Lambda bills the wait by GB-s, so it gets half the default memory
+  // (an idle 20 s long poll: 5 GB-s instead of 10; see docs/performance.md, finding 12).
+  receive: { timeout: Duration.seconds(Math.min(Limits.receiveMaxWaitSeconds + 8, 29)), memorySize: 256 },
   'send-message': { capabilities: ['arm-timers'] },
   'send-batch': { capabilities: ['arm-timers'] },
   // Not commit-transaction: a transactional message cannot be scheduled, its commit appends at once.

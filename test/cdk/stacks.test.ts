@@ -268,6 +268,9 @@ describe('functions', () => {
     const receive = stateless.toJSON().Resources[functionId('receive')];
     expect(receive.Properties.Timeout).toBeGreaterThan(Limits.receiveMaxWaitSeconds);
     expect(receive.Properties.Timeout).toBeLessThan(30);
+    // It mostly waits, and the wait is billed by memory × time.
+    expect(receive.Properties.MemorySize).toBe(256);
+    expect(stateless.toJSON().Resources[functionId('send-message')].Properties.MemorySize).toBe(512);
   });
 
   it('write to their own log group with the configured retention', () => {

@@ -7,6 +7,7 @@
 import {
   MAX_IN_FLIGHT_PER_STREAM,
   expiredLeases,
+  hintedToken,
   leaseToken,
   type CursorState,
   type DoneEntry,
@@ -161,5 +162,16 @@ export function planClaims(input: PlanInput): Plan {
   if (plan.dead.length > 0 || lowest?.pending) plan.readyAt = now;
   else if (more && !blocked()) plan.readyAt = now;
   else plan.readyAt = earliestExpiry;
+
+  // 4. FIFO: tell each lease's commit what it will most likely do to the ready index (a guess the
+  //    commit proves with conditions): with more work here the shard stays (or becomes) ready;
+  //    drained, the commit of the highest lease takes it off the index, the others leave it alone.
+  if (ordered && plan.grant.length > 0) {
+    const drained = !more && plan.readyAt !== undefined && plan.readyAt > now;
+    const highest = Math.max(...plan.grant.map((g) => g.lease.seq));
+    for (const { lease } of plan.grant) {
+      lease.token = hintedToken(lease.token, !drained ? 'ready' : lease.seq === highest ? 'drop' : 'keep');
+    }
+  }
   return plan;
 }

@@ -9,6 +9,7 @@ import { leasesInOrder, type Lease } from '../domain/cursor.js';
 import { Limits, type Group, type SendInput, type Topic } from '../domain/model.js';
 import { decodeReceipt, isShardStream, type Receipt } from '../domain/streams.js';
 import { ExtraConditionFailedError, type TransactItem } from '../adapters/dynamodb/stream-log.js';
+import { CursorStore } from '../adapters/dynamodb/cursors.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Appender, Outgoing } from './appender.js';
@@ -134,16 +135,26 @@ export class Committer {
   private async commitWithOutputs(group: Group, stream: string, item: Item, now: number): Promise<Outcome> {
     const entry = { seq: item.receipt.seq, token: item.receipt.token };
     const { writes } = this.appender.writes(item.outgoing, now, true);
-    try {
-      await this.stores.log.appendMany(writes, () => [
-        this.stores.cursors.completionItem(group.name, stream, { complete: [entry], now }),
-      ]);
-      return 'committed';
-    } catch (error) {
-      if (!(error instanceof ExtraConditionFailedError)) throw error;
-      // A repeat of a commit that took effect (its outputs exist already), or a stale handle.
-      const outcome = await this.stores.cursors.classify(group.name, stream, entry);
-      return outcome === 'committed' ? 'committed' : 'expired';
+    // FIFO: the ready-index write the claim guessed; when only that guess fails, decided from the cursor.
+    let readiness = isShardStream(stream) ? CursorStore.readinessGuess([entry.token]) : undefined;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.stores.log.appendMany(writes, () => [
+          this.stores.cursors.completionItem(group.name, stream, { complete: [entry], now, ...(readiness ? { readiness } : {}) }),
+        ]);
+        return 'committed';
+      } catch (error) {
+        if (!(error instanceof ExtraConditionFailedError)) throw error;
+        // A repeat of a commit that took effect (its outputs exist already), or a stale handle.
+        const cursor = readiness ? await this.stores.cursors.get(group.name, stream) : undefined;
+        const lease = cursor?.leases.get(entry.seq);
+        if (cursor && lease?.token === entry.token && !lease.pending && attempt < 3) {
+          readiness = CursorStore.readinessFor(cursor, 1, attempt);
+          continue;
+        }
+        const outcome = await this.stores.cursors.classify(group.name, stream, entry);
+        return outcome === 'committed' ? 'committed' : 'expired';
+      }
     }
   }
 
@@ -193,12 +204,17 @@ export class Committer {
         if (fresh) outgoing.push(...fresh.outgoing);
         else outgoing.push(...(await this.reroute((saved.get(lease.seq) ?? []) as PublishInput[])));
       }
+      // The ready index: decided from the cursor read (its conditions make a race plan again);
+      // pending commits left at the head of the shard (a long chain) make it ready now.
+      const readiness =
+        chain.length > completing.length ? { readiness: 'ready' as const, guarded: false } : CursorStore.readinessFor(cursor, completing.length, attempt);
       const extras: TransactItem[] = [
         this.stores.cursors.completionItem(group.name, stream, {
           complete: completing.map((l) => ({ seq: l.seq, token: l.token })),
           markPending: markPending.map((c) => ({ seq: c.receipt.seq, token: c.receipt.token })),
           ...(markPending.length > 0 && blocker ? { blocker: { seq: blocker.seq, token: blocker.token } } : {}),
           now,
+          readiness,
         }),
         ...markPending
           .filter((c) => c.publish.length > 0)

@@ -17,6 +17,7 @@ import {
   type StreamLocal,
 } from '../domain/streams.js';
 import { ExtraConditionFailedError, StreamLog } from '../adapters/dynamodb/stream-log.js';
+import { readyKeyFor } from '../adapters/dynamodb/cursors.js';
 import type { Clock, Random } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Stores } from './stores.js';
@@ -64,7 +65,10 @@ export class Receiver {
     // in random order so that concurrent receivers spread over the ready shards.
     if (namespaces.size > 0) {
       await Promise.all([...namespaces].map((namespace) => this.absorbNotices(group, namespace, cursors)));
-      const ready = shuffle(await this.stores.cursors.ready(group.name, this.clock.now(), Math.max(20, max * 4)), this.random).filter(
+      const ready = shuffle(
+        await this.stores.cursors.ready(group.name, this.clock.now(), Math.max(20, max * 4), this.random.fraction()),
+        this.random,
+      ).filter(
         (stream) => namespaces.has(namespaceOf(stream)),
       );
       // Shards are claimed a few at a time, the request's room split between them, so that
@@ -206,11 +210,13 @@ export class Receiver {
       });
       const shard = isShardStream(stream);
       const known = Math.max(cursor.known ?? 0, plan.seen);
+      // The ready-index key is written only when readiness changes (an index key change costs 2 WRU).
+      const index = shard ? indexChange(stream, cursor, plan.readyAt, now) : undefined;
       const changed =
         plan.grant.length > 0 ||
         plan.close.length > 0 ||
         plan.next !== cursor.next ||
-        (shard && (readyKey(plan.readyAt, now) !== readyKey(cursor.readyAt, now) || known !== cursor.known));
+        (shard && (index !== undefined || known !== cursor.known));
       if (changed) {
         const ok = await this.stores.cursors.claim(group.name, stream, {
           expectNext: cursor.next,
@@ -220,7 +226,7 @@ export class Receiver {
           close: plan.close,
           forgetDone: doneToForget(cursor, plan.close.length),
           ...(shard
-            ? { shard: { expectKnown: cursor.known, expectInFlight: cursor.leases.size, known, readyAt: plan.readyAt } }
+            ? { shard: { expectKnown: cursor.known, expectInFlight: cursor.leases.size, known, ...(index ? { index } : {}) } }
             : {}),
         });
         if (!ok) {
@@ -332,8 +338,17 @@ const shuffle = <T>(items: T[], random: Random): T[] => {
   return out;
 };
 
-/** Ready times compare as "idle", "now" (any time already passed) or the future time itself. */
-const readyKey = (at: number | undefined, now: number) => (at === undefined ? 'idle' : at <= now ? 'now' : String(Math.floor(at)));
+/**
+ * The ready-index change a claim makes (undefined: none). A shard ready now keeps whatever
+ * "ready" key it has (its own ready-now key, or a time already passed); otherwise the key
+ * changes only when the time differs.
+ */
+const indexChange = (stream: string, cursor: CursorState, readyAt: number | undefined, now: number) => {
+  const from = cursor.readySk;
+  const stillReady = readyAt !== undefined && readyAt <= now && cursor.readyAt !== undefined && cursor.readyAt <= now;
+  const to = readyKeyFor(stream, readyAt, now);
+  return stillReady || to === from ? undefined : { from, to };
+};
 
 const doneEntry = (lease: Lease, at: number, outcome: DoneEntry['outcome']): DoneEntry => ({
   seq: lease.seq,

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { planClaims, type PlanInput } from '../../lib/domain/claims.js';
-import type { CursorState, Lease } from '../../lib/domain/cursor.js';
+import {
+  combinedHint,
+  deliveriesOfToken,
+  readinessAfterCompletion,
+  readinessHint,
+  type CursorState,
+  type Lease,
+} from '../../lib/domain/cursor.js';
 import type { MessageRecord } from '../../lib/domain/model.js';
 
 const NOW = 1_000_000;
@@ -123,6 +130,31 @@ describe('claim planning', () => {
     const p = plan({ mode: 'protected', cursor: cursor(3, [lease(1, NOW - 1, { pending: true }), lease(2, NOW + 10)]) });
     expect(p.grant).toEqual([]);
     expect(p.readyAt).toBe(NOW);
+  });
+
+  it("hints each FIFO lease's commit at its ready-index write: ready with more work, drop at the end of a drained shard", () => {
+    const more = plan({ segments: segments(1, ['a', 'b', 'c']), want: 2 });
+    expect(more.grant.map((g) => readinessHint(g.lease.token))).toEqual(['ready', 'ready']);
+    const drained = plan({ segments: segments(1, ['a', 'b']) });
+    expect(drained.readyAt).toBe(NOW + 30_000);
+    expect(drained.grant.map((g) => readinessHint(g.lease.token))).toEqual(['keep', 'drop']);
+    expect(drained.grant.map((g) => deliveriesOfToken(g.lease.token))).toEqual([1, 1]);
+    const blocked = plan({ mode: 'serialized', segments: segments(1, ['a', 'b']) });
+    expect(blocked.grant.map((g) => readinessHint(g.lease.token))).toEqual(['ready']);
+    const unordered = plan({ mode: 'unordered', segments: segments(1, ['a']) });
+    expect(unordered.grant[0]?.lease.token).toBe('1.x');
+  });
+
+  it("decides a commit's ready-index write from the cursor after it", () => {
+    expect(readinessAfterCompletion(5, 5, 0)).toBe('ready'); // known messages after nx
+    expect(readinessAfterCompletion(undefined, 5, 0)).toBe('ready');
+    expect(readinessAfterCompletion(4, 5, 1)).toBe('keep'); // leases left, their expiry is indexed
+    expect(readinessAfterCompletion(4, 5, 0)).toBe('drop'); // idle until a notice
+    expect(combinedHint(['1.a.k', '1.b.d'])).toBe('drop');
+    expect(combinedHint(['1.a.k', '1.b.r'])).toBe('ready');
+    expect(combinedHint(['1.a.k', '1.b.k'])).toBe('keep');
+    expect(combinedHint(['1.a', '1.b'])).toBeUndefined();
+    expect(combinedHint(['1.a', '1.b.k'])).toBe('ready');
   });
 
   it('jumps to a new epoch when the next segment starts above the cursor', () => {

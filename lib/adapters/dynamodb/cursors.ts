@@ -16,7 +16,16 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ThrottledError } from '../../domain/errors.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { deliveriesOfToken, type CursorState, type DoneEntry, type DoneOutcome, type Lease } from '../../domain/cursor.js';
+import {
+  combinedHint,
+  deliveriesOfToken,
+  readinessAfterCompletion,
+  type CursorState,
+  type DoneEntry,
+  type DoneOutcome,
+  type Lease,
+  type Readiness,
+} from '../../domain/cursor.js';
 import { isShardStream } from '../../domain/streams.js';
 import { GSI1 } from './table.js';
 import { call } from './call.js';
@@ -74,13 +83,36 @@ const toState = (item: Record<string, unknown>): CursorState => {
     committed: Number(item.cm ?? 0),
     deadLettered: Number(item.dl ?? 0),
     known: item.kn === undefined ? undefined : Number(item.kn),
-    readyAt: item.g1sk === undefined ? undefined : Number(item.g1sk),
+    readyAt: item.g1sk === undefined ? undefined : readyAtOf(String(item.g1sk)),
+    readySk: item.g1sk === undefined ? undefined : String(item.g1sk),
   };
 };
 
-/** Ready-index keys of FIFO shard cursors (gsi1): `R#<group>` / zero-padded ready time. */
+/**
+ * Ready-index keys of FIFO shard cursors (gsi1): `R#<group>` / sort key.
+ * A shard waiting for a lease to expire is indexed at that time (zero-padded
+ * ms); a shard with work now at a key of its own, `#<hash of the stream>`,
+ * that sorts before every time and never changes while the shard stays ready,
+ * so claims and commits on a busy shard leave its index entry alone (an index
+ * key change costs 2 WRU more). The hash spreads ready shards so that
+ * {@link CursorStore.ready} can start reading at a random point.
+ */
 export const readyPk = (group: string) => `R#${group}`;
 export const readySk = (at: number) => Math.max(0, Math.floor(at)).toString().padStart(13, '0');
+const READY_NOW_PREFIX = '#';
+const readyNowKey = (point: number) => `${READY_NOW_PREFIX}${(point >>> 0).toString(16).padStart(8, '0')}`;
+export const readyNowSk = (stream: string): string => {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < stream.length; i++) {
+    hash ^= stream.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return readyNowKey(hash);
+};
+/** The index key for a ready time: the shard's own "ready now" key for any time not after `now`. */
+export const readyKeyFor = (stream: string, at: number | undefined, now: number): string | undefined =>
+  at === undefined ? undefined : at <= now ? readyNowSk(stream) : readySk(at);
+const readyAtOf = (sk: string): number => (sk.startsWith(READY_NOW_PREFIX) ? 0 : Number(sk));
 
 const storedLease = (lease: Lease): StoredLease => {
   const stored: StoredLease = { e: lease.expiresAt, k: lease.token, d: lease.deliveries, g: lease.segment };
@@ -123,8 +155,23 @@ export interface ClaimChange {
   /** Leases to close without delivery (message expired), with the token they must still carry. */
   close: Array<{ done: DoneEntry; replaces: string }>;
   forgetDone: number[];
-  /** FIFO shard cursors only: the new known head and ready time, guarded by what the plan read. */
-  shard?: { expectKnown: number | undefined; expectInFlight: number; known: number; readyAt: number | undefined };
+  /**
+   * FIFO shard cursors only: the new known head, guarded by what the plan read;
+   * `index` when the ready-index key changes (from the key read to the new one,
+   * undefined = off the index). Without it `g1pk`/`g1sk` are not written at all.
+   */
+  shard?: {
+    expectKnown: number | undefined;
+    expectInFlight: number;
+    known: number;
+    index?: { from: string | undefined; to: string | undefined };
+  };
+}
+
+/** A commit's ready-index write (see {@link Readiness}); `guarded` adds the conditions that prove it. */
+export interface CommitReadiness {
+  readiness: Readiness;
+  guarded: boolean;
 }
 
 export type CommitOutcome = 'committed' | 'expired';
@@ -224,8 +271,13 @@ export class CursorStore {
     if (change.shard) {
       const { shard } = change;
       sets.push(`kn = ${x.value(shard.known)}`);
-      if (shard.readyAt === undefined) removes.push('g1pk', 'g1sk');
-      else sets.push(`g1pk = ${x.value(readyPk(group))}`, `g1sk = ${x.value(readySk(shard.readyAt))}`);
+      if (shard.index) {
+        const { from, to } = shard.index;
+        if (to === undefined) removes.push('g1pk', 'g1sk');
+        else sets.push(`g1pk = ${x.value(readyPk(group))}`, `g1sk = ${x.value(to)}`);
+        // Nobody (a visibility change) moved the entry since it was read.
+        conditions.push(from === undefined ? 'attribute_not_exists(g1sk)' : `g1sk = ${x.value(from)}`);
+      }
       // Readiness may only be dropped or delayed if no notice raised the head and no commit freed a slot meanwhile.
       conditions.push(
         shard.expectKnown === undefined ? 'attribute_not_exists(kn)' : `kn = ${x.value(shard.expectKnown)}`,
@@ -264,10 +316,31 @@ export class CursorStore {
     entries: Array<{ seq: number; token: string }>,
     now: number,
   ): Promise<CommitOutcome[]> {
-    if (entries.length > 1 && (await this.commitAll(group, stream, entries, now))) return entries.map(() => 'committed');
+    const shard = isShardStream(stream);
+    if (entries.length > 1) {
+      // FIFO: first as the leases' claim guessed, then as the cursor the failed attempt saw says.
+      let readiness = shard ? firstGuess(entries.map((e) => e.token)) : undefined;
+      for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
+        const result = await this.commitAll(group, stream, entries, now, readiness);
+        if (result === true) return entries.map(() => 'committed');
+        // Only a readiness guess that did not hold is worth another try of the whole write.
+        readiness = result && shard ? retryReadiness(result, entries, attempt + 1) : undefined;
+        if (!readiness) break;
+      }
+    }
     const out: CommitOutcome[] = [];
     for (const entry of entries) out.push(await this.commitOne(group, stream, entry, now));
     return out;
+  }
+
+  /** The readiness write a commit should make, decided from the cursor as read (protected commits, commits with outputs). */
+  static readinessFor(cursor: CursorState, completing: number, attempt = 0): CommitReadiness {
+    if (attempt >= COMMIT_ATTEMPTS - 1) return { readiness: 'ready', guarded: false };
+    return { readiness: readinessAfterCompletion(cursor.known, cursor.next, cursor.leases.size - completing), guarded: true };
+  }
+  /** The readiness write the claim guessed for these leases' commit. */
+  static readinessGuess(tokens: string[]): CommitReadiness {
+    return firstGuess(tokens);
   }
 
   /** A {@link completion} as a transaction item (commits with publish outputs, protected commits). */
@@ -326,6 +399,8 @@ export class CursorStore {
       markPending?: Array<{ seq: number; token: string }>;
       blocker?: { seq: number; token: string };
       now: number;
+      /** FIFO shards: what to do with the ready-index entry (default: ready now, unconditionally). */
+      readiness?: CommitReadiness;
     },
   ) {
     const x = new Expr();
@@ -349,8 +424,22 @@ export class CursorStore {
       conditions.push(`${fl()}.${x.name(String(change.blocker.seq))}.k = ${x.value(change.blocker.token)}`);
     }
     if (isShardStream(stream)) {
-      // A completed message may unblock the shard: put it on the group's ready index.
-      sets.push(`g1pk = ${x.value(readyPk(group))}`, `g1sk = ${x.value(readySk(change.now))}`);
+      // Only a change of readiness touches the index; each choice but an unguarded `ready` is
+      // conditional on the cursor state that makes it right (docs/design.md, Ready index).
+      const { readiness, guarded } = change.readiness ?? { readiness: 'ready', guarded: false };
+      const completing = () => x.value(change.complete.length);
+      if (readiness === 'ready') {
+        // Known messages after nx: ready now (an unchanged key is no index write).
+        sets.push(`g1pk = ${x.value(readyPk(group))}`, `g1sk = ${x.value(readyNowSk(stream))}`);
+        if (guarded) conditions.push('(attribute_not_exists(kn) OR kn >= nx)');
+      } else if (readiness === 'drop') {
+        // Nothing after nx and no lease left: idle until a notice raises kn.
+        removes.push('g1pk', 'g1sk');
+        conditions.push(`kn < nx AND size(${fl()}) = ${completing()}`);
+      } else {
+        // Nothing after nx, leases left: the entry already waits for the earliest of them.
+        conditions.push(`kn < nx AND size(${fl()}) > ${completing()}`);
+      }
     }
     const adds = change.complete.length > 0 ? ` ADD cm ${x.value(change.complete.length)}` : '';
     return {
@@ -361,72 +450,112 @@ export class CursorStore {
     };
   }
 
-  private async commitAll(group: string, stream: string, entries: Array<{ seq: number; token: string }>, now: number) {
+  /** True when committed; else the item's old image (undefined: no image, or duplicate entries). */
+  private async commitAll(
+    group: string,
+    stream: string,
+    entries: Array<{ seq: number; token: string }>,
+    now: number,
+    readiness: CommitReadiness | undefined,
+  ): Promise<true | Record<string, unknown> | undefined> {
     const unique = [...new Map(entries.map((e) => [e.seq, e])).values()];
-    if (unique.length !== entries.length) return false;
+    if (unique.length !== entries.length) return undefined;
     try {
       await call(() =>
         this.doc.send(
           new UpdateCommand({
             TableName: this.table,
             Key: { pk: cursorPk(group), sk: stream },
-            ...this.completion(group, stream, { complete: entries, now }),
+            ...this.completion(group, stream, { complete: entries, now, ...(readiness ? { readiness } : {}) }),
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         ),
       );
       return true;
     } catch (error) {
-      if (isConditionalFailure(error)) return false;
+      if (isConditionalFailure(error)) return oldImage(error);
       throw error;
     }
   }
 
   private async commitOne(group: string, stream: string, entry: { seq: number; token: string }, now: number): Promise<CommitOutcome> {
-    try {
-      await call(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: { pk: cursorPk(group), sk: stream },
-            ...this.completion(group, stream, { complete: [entry], now }),
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
-        ),
-      );
-      return 'committed';
-    } catch (error) {
-      if (!isConditionalFailure(error)) throw error;
-      const old = oldImage(error);
-      const done = (old?.dn as Record<string, StoredDone> | undefined)?.[String(entry.seq)];
-      return done !== undefined && done.k === entry.token && done.o === 'committed' ? 'committed' : 'expired';
+    const shard = isShardStream(stream);
+    let readiness = shard ? firstGuess([entry.token]) : undefined;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await call(() =>
+          this.doc.send(
+            new UpdateCommand({
+              TableName: this.table,
+              Key: { pk: cursorPk(group), sk: stream },
+              ...this.completion(group, stream, { complete: [entry], now, ...(readiness ? { readiness } : {}) }),
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            }),
+          ),
+        );
+        return 'committed';
+      } catch (error) {
+        if (!isConditionalFailure(error)) throw error;
+        const old = oldImage(error);
+        const done = (old?.dn as Record<string, StoredDone> | undefined)?.[String(entry.seq)];
+        if (done !== undefined && done.k === entry.token && done.o === 'committed') return 'committed';
+        // The lease is still ours: only the readiness guess failed; decide again from what the cursor was.
+        readiness = old && shard && attempt < COMMIT_ATTEMPTS ? retryReadiness(old, [entry], attempt) : undefined;
+        if (!readiness) return 'expired';
+      }
     }
   }
 
   /** Moves a lease's expiry; false when the token is no longer the message's latest lease. */
   async setVisibility(group: string, stream: string, seq: number, token: string, expiresAt: number, now: number): Promise<boolean> {
-    const shard = isShardStream(stream);
-    try {
-      await call(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: { pk: cursorPk(group), sk: stream },
-            UpdateExpression: `SET fl.#s.e = :e${shard ? ', g1pk = :rk, g1sk = :rs' : ''}`,
-            ConditionExpression: 'fl.#s.k = :k AND attribute_not_exists(fl.#s.c)',
-            ExpressionAttributeNames: { '#s': String(seq) },
-            ExpressionAttributeValues: {
-              ':e': expiresAt,
-              ':k': token,
-              ...(shard ? { ':rk': readyPk(group), ':rs': readySk(Math.min(expiresAt, now)) } : {}),
-            },
-          }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalFailure(error)) return false;
-      throw error;
+    // FIFO shards: the index entry must be no later than the lease's new expiry. An entry already
+    // early enough is left alone (a longer lease: one early look, then the claim moves it); a later
+    // one is lowered to the new expiry; "ready now" is always safe and ends the attempts.
+    const variants: Array<'plain' | 'keep' | 'lower' | 'now'> = !isShardStream(stream)
+      ? ['plain']
+      : expiresAt > now
+        ? ['keep', 'lower', 'keep', 'now']
+        : ['now'];
+    for (const variant of variants) {
+      const values: Record<string, unknown> = { ':e': expiresAt, ':k': token };
+      let update = 'SET fl.#s.e = :e';
+      let condition = 'fl.#s.k = :k AND attribute_not_exists(fl.#s.c)';
+      if (variant === 'keep') {
+        condition += ' AND g1sk <= :at';
+        values[':at'] = readySk(expiresAt);
+      } else if (variant === 'lower') {
+        update += ', g1pk = :rk, g1sk = :at';
+        condition += ' AND (attribute_not_exists(g1sk) OR g1sk > :at)';
+        values[':at'] = readySk(expiresAt);
+        values[':rk'] = readyPk(group);
+      } else if (variant === 'now') {
+        update += ', g1pk = :rk, g1sk = :at';
+        values[':at'] = readyNowSk(stream);
+        values[':rk'] = readyPk(group);
+      }
+      try {
+        await call(() =>
+          this.doc.send(
+            new UpdateCommand({
+              TableName: this.table,
+              Key: { pk: cursorPk(group), sk: stream },
+              UpdateExpression: update,
+              ConditionExpression: condition,
+              ExpressionAttributeNames: { '#s': String(seq) },
+              ExpressionAttributeValues: values,
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            }),
+          ),
+        );
+        return true;
+      } catch (error) {
+        if (!isConditionalFailure(error)) throw error;
+        const lease = (oldImage(error)?.fl as Record<string, StoredLease> | undefined)?.[String(seq)];
+        if (!lease || lease.k !== token || lease.c === 1) return false;
+        // Only the index condition failed: try the next variant.
+      }
     }
+    return false;
   }
 
   /** The transaction item that closes a lease as dead-lettered (written with the dead-letter append). */
@@ -443,7 +572,7 @@ export class CursorStore {
           ':done': storedDone(done),
           ':k': token,
           ':one': 1,
-          ...(shard ? { ':rk': readyPk(group), ':rs': readySk(now) } : {}),
+          ...(shard ? { ':rk': readyPk(group), ':rs': readyNowSk(stream) } : {}),
         },
       },
     };
@@ -465,7 +594,7 @@ export class CursorStore {
               Key: { pk: cursorPk(group), sk: stream },
               UpdateExpression: 'SET kn = :to, g1pk = :rk, g1sk = :rs',
               ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(kn) OR kn < :to)',
-              ExpressionAttributeValues: { ':to': to, ':rk': readyPk(group), ':rs': readySk(now) },
+              ExpressionAttributeValues: { ':to': to, ':rk': readyPk(group), ':rs': readyNowSk(stream) },
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             }),
           ),
@@ -494,7 +623,7 @@ export class CursorStore {
                 dl: 0,
                 ca: now,
                 g1pk: readyPk(group),
-                g1sk: readySk(now),
+                g1sk: readyNowSk(stream),
               },
               ConditionExpression: 'attribute_not_exists(pk)',
             }),
@@ -528,19 +657,56 @@ export class CursorStore {
     }
   }
 
-  /** FIFO shard cursors of `group` that are ready (`readyAt <= now`), oldest first. Eventually consistent. */
-  async ready(group: string, now: number, limit: number): Promise<string[]> {
-    const { Items } = await call(() =>
-      this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: GSI1,
-          KeyConditionExpression: 'g1pk = :pk AND g1sk <= :now',
-          ExpressionAttributeValues: { ':pk': readyPk(group), ':now': readySk(now) },
-          Limit: limit,
-        }),
-      ),
-    );
-    return (Items ?? []).filter((item) => String(item.pk) === cursorPk(group)).map((item) => String(item.sk));
+  /**
+   * Up to `limit` FIFO shard cursors of `group` that are ready (`readyAt <= now`). Eventually
+   * consistent. A ready shard keeps its key while it stays ready, so the first page alone would
+   * serve the same shards again and again: when there are more than a page, reading also starts
+   * at a random point (`spread`, in [0, 1)) of the "ready now" keys, wrapping to the first page.
+   */
+  async ready(group: string, now: number, limit: number, spread = Math.random()): Promise<string[]> {
+    const page = (from?: string) =>
+      call(() =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.table,
+            IndexName: GSI1,
+            KeyConditionExpression: `g1pk = :pk AND g1sk ${from === undefined ? '<= :now' : 'BETWEEN :from AND :now'}`,
+            ExpressionAttributeValues: { ':pk': readyPk(group), ':now': readySk(now), ...(from === undefined ? {} : { ':from': from }) },
+            Limit: limit,
+          }),
+        ),
+      );
+    const first = await page();
+    let items = first.Items ?? [];
+    if (first.LastEvaluatedKey !== undefined) {
+      const from = await page(readyNowKey(Math.floor(Math.min(Math.max(spread, 0), 1 - 2 ** -32) * 2 ** 32)));
+      const seen = new Set<string>();
+      items = [...(from.Items ?? []), ...items].filter((item) => !seen.has(String(item.sk)) && seen.add(String(item.sk)) !== undefined);
+      items = items.slice(0, limit);
+    }
+    return items.filter((item) => String(item.pk) === cursorPk(group)).map((item) => String(item.sk));
   }
 }
+
+/** Attempts of a commit write: the claim's guess, the state a failed attempt saw, then ready now unconditionally. */
+const COMMIT_ATTEMPTS = 3;
+
+const firstGuess = (tokens: string[]): CommitReadiness => ({ readiness: combinedHint(tokens) ?? 'ready', guarded: true });
+
+/**
+ * After a commit of `entries` failed its condition: when every lease is still
+ * there with its token, only the readiness guess was wrong — the write to try
+ * next, decided from the old image (the last attempt: ready now, unconditionally).
+ * Undefined when a lease is gone or changed (the commit itself failed).
+ */
+const retryReadiness = (
+  old: Record<string, unknown>,
+  entries: Array<{ seq: number; token: string }>,
+  attempt: number,
+): CommitReadiness | undefined => {
+  const fl = (old.fl as Record<string, StoredLease> | undefined) ?? {};
+  if (!entries.every((e) => fl[String(e.seq)]?.k === e.token)) return undefined;
+  if (attempt >= COMMIT_ATTEMPTS - 1) return { readiness: 'ready', guarded: false };
+  const known = old.kn === undefined ? undefined : Number(old.kn);
+  return { readiness: readinessAfterCompletion(known, Number(old.nx), Object.keys(fl).length - entries.length), guarded: true };
+};

@@ -12,6 +12,15 @@
  * cursors never skip a late writer. When every segment has expired and been
  * removed, the sentinel tells the next writer to open a new epoch above every
  * sequence number ever used, in one transaction with its first segment.
+ *
+ * Head hints: a process that has just appended segment k…m to a stream knows
+ * the next segment can only start at m+1 (whoever writes after it read m as
+ * the head), so for a short while its next append to that stream skips the
+ * head read and puts at m+1 directly — same condition, so a stale hint only
+ * costs a failed put and a normal retry. Hints live a few seconds (far below
+ * the minimum retention, so segment m is still there), are not used while
+ * another append of this process is in flight on the stream, and are turned
+ * off for a while on a stream where one turned out stale (another writer).
  */
 import { TransactWriteCommand, PutCommand, QueryCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -76,13 +85,43 @@ const SENTINEL_SK = '#';
 const MIN_SK = padSeq(0);
 const MAX_SK = padSeq(MAX_SEQ);
 const APPEND_ATTEMPTS = 12;
+/** How long a head hint may be used after this process's own append. */
+const HINT_TTL_MS = 2000;
+/** How long hints stay off on a stream after one was stale. */
+const HINT_BACKOFF_MS = 10_000;
+
+interface HeadHint {
+  /** The first sequence number of the next segment, as of this process's last append. */
+  next: number;
+  at: number;
+}
 
 export class StreamLog {
+  private readonly hints = new Map<string, HeadHint>();
+  private readonly staleUntil = new Map<string, number>();
+  private readonly appending = new Map<string, number>();
+
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly table: string,
     private readonly clock: Clock,
   ) {}
+
+  /** The head as this process last left it, when that is recent and nobody here is appending. */
+  private hintedHead(stream: string, now: number): Head | undefined {
+    const hint = this.hints.get(stream);
+    if (!hint || now - hint.at > HINT_TTL_MS || (this.appending.get(stream) ?? 0) > 0) return undefined;
+    if ((this.staleUntil.get(stream) ?? 0) > now) return undefined;
+    return { kind: 'segment', seq: hint.next - 1, count: 1 };
+  }
+
+  private track(streams: string[], delta: 1 | -1): void {
+    for (const stream of streams) {
+      const n = (this.appending.get(stream) ?? 0) + delta;
+      if (n > 0) this.appending.set(stream, n);
+      else this.appending.delete(stream);
+    }
+  }
 
   async head(stream: string): Promise<Head> {
     const { Items } = await call(() => this.doc.send(
@@ -138,77 +177,109 @@ export class StreamLog {
    * once. Returns each segment's first sequence number.
    */
   async appendMany(writes: StreamWrite[], extras: (firstSeqs: number[]) => TransactItem[]): Promise<number[]> {
-    for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
-      const heads = await Promise.all(writes.map((w) => this.head(w.stream)));
-      const items: TransactItem[] = [];
-      const seqs: number[] = [];
-      const opening: boolean[] = [];
-      writes.forEach((write, i) => {
-        const head = heads[i] ?? { kind: 'none' };
-        opening.push(head.kind !== 'segment');
-        // A new epoch starts above every sequence number the stream could ever have used
-        // (each epoch holds far fewer than 1000 messages per millisecond of its life).
-        const base = head.kind === 'sentinel' ? Math.max(this.clock.now() * 1000, head.base + 1) : 0;
-        seqs.push(head.kind === 'segment' ? StreamLog.nextAfter(head) : base + 1);
-        if (head.kind !== 'segment') {
-          items.push({
-            Put: {
-              TableName: this.table,
-              Item: { pk: streamPk(write.stream), sk: SENTINEL_SK, eb: base },
-              ConditionExpression: head.kind === 'none' ? 'attribute_not_exists(pk)' : 'eb = :old',
-              ...(head.kind === 'sentinel' ? { ExpressionAttributeValues: { ':old': head.base } } : {}),
-            },
+    const streams = writes.map((w) => w.stream);
+    // Decided before this append counts as in flight, in the same tick: two appends of this
+    // process never both trust one hint.
+    const now = this.clock.now();
+    let hinted = writes.map((w) => this.hintedHead(w.stream, now));
+    this.track(streams, 1);
+    try {
+      for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
+        if (attempt > 0 && hinted.some(Boolean)) {
+          // The first attempt trusted a hint and lost: another writer is active here.
+          writes.forEach((w, i) => {
+            if (!hinted[i]) return;
+            this.hints.delete(w.stream);
+            this.staleUntil.set(w.stream, this.clock.now() + HINT_BACKOFF_MS);
           });
+          hinted = writes.map(() => undefined);
         }
-      });
-      writes.forEach((write, i) => {
-        const seq = seqs[i] ?? 1;
-        const { stored, ttl } = write.build(seq, seqs);
+        const seqs = await this.tryAppend(writes, extras, hinted, attempt);
+        if (seqs) return seqs;
+      }
+    } finally {
+      this.track(streams, -1);
+    }
+    throw new ThrottledError('Too many concurrent writers on one stream; retry the request.');
+  }
+
+  /** One append attempt; undefined when it lost a race (after a back-off). */
+  private async tryAppend(
+    writes: StreamWrite[],
+    extras: (firstSeqs: number[]) => TransactItem[],
+    hinted: Array<Head | undefined>,
+    attempt: number,
+  ): Promise<number[] | undefined> {
+    const heads = await Promise.all(writes.map((w, i) => hinted[i] ?? this.head(w.stream)));
+    const items: TransactItem[] = [];
+    const seqs: number[] = [];
+    const counts: number[] = [];
+    writes.forEach((write, i) => {
+      const head = heads[i] ?? { kind: 'none' };
+      // A new epoch starts above every sequence number the stream could ever have used
+      // (each epoch holds far fewer than 1000 messages per millisecond of its life).
+      const base = head.kind === 'sentinel' ? Math.max(this.clock.now() * 1000, head.base + 1) : 0;
+      seqs.push(head.kind === 'segment' ? StreamLog.nextAfter(head) : base + 1);
+      if (head.kind !== 'segment') {
         items.push({
           Put: {
             TableName: this.table,
-            Item: { pk: streamPk(write.stream), sk: padSeq(seq), n: stored.length, m: stored, ttl },
-            ConditionExpression: 'attribute_not_exists(pk)',
+            Item: { pk: streamPk(write.stream), sk: SENTINEL_SK, eb: base },
+            ConditionExpression: head.kind === 'none' ? 'attribute_not_exists(pk)' : 'eb = :old',
+            ...(head.kind === 'sentinel' ? { ExpressionAttributeValues: { ':old': head.base } } : {}),
           },
         });
-      });
-      const offset = items.length;
-      items.push(...extras(seqs));
-      try {
-        if (items.length === 1 && items[0]?.Put) {
-          try {
-            await this.doc.send(new PutCommand(items[0].Put));
-          } catch (error) {
-            // With no segment to write, the one item is an extra: its failed condition is the caller's.
-            if (writes.length === 0 && isConditionalFailure(error)) throw new ExtraConditionFailedError(0);
-            throw error;
-          }
-        } else {
-          try {
-            await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
-          } catch (error) {
-            const reasons = cancellationReasons(error);
-            if (!reasons) throw error;
-            const extra = reasons.findIndex((code, index) => index >= offset && code === 'ConditionalCheckFailed');
-            if (extra >= 0) throw new ExtraConditionFailedError(extra - offset);
-            if (reasons.slice(0, offset).some((code) => code === 'ConditionalCheckFailed')) {
-              await this.backoff(attempt);
-              continue;
-            }
-            throw error;
-          }
-        }
-        return seqs;
-      } catch (error) {
-        if (error instanceof ExtraConditionFailedError) throw error;
-        if (isConditionalFailure(error)) {
-          await this.backoff(attempt);
-          continue;
-        }
-        throw translateAwsError(error);
       }
+    });
+    writes.forEach((write, i) => {
+      const seq = seqs[i] ?? 1;
+      const { stored, ttl } = write.build(seq, seqs);
+      counts.push(stored.length);
+      items.push({
+        Put: {
+          TableName: this.table,
+          Item: { pk: streamPk(write.stream), sk: padSeq(seq), n: stored.length, m: stored, ttl },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      });
+    });
+    const offset = items.length;
+    items.push(...extras(seqs));
+    try {
+      if (items.length === 1 && items[0]?.Put) {
+        try {
+          await this.doc.send(new PutCommand(items[0].Put));
+        } catch (error) {
+          // With no segment to write, the one item is an extra: its failed condition is the caller's.
+          if (writes.length === 0 && isConditionalFailure(error)) throw new ExtraConditionFailedError(0);
+          throw error;
+        }
+      } else {
+        try {
+          await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
+        } catch (error) {
+          const reasons = cancellationReasons(error);
+          if (!reasons) throw error;
+          const extra = reasons.findIndex((code, index) => index >= offset && code === 'ConditionalCheckFailed');
+          if (extra >= 0) throw new ExtraConditionFailedError(extra - offset);
+          if (reasons.slice(0, offset).some((code) => code === 'ConditionalCheckFailed')) {
+            await this.backoff(attempt);
+            return undefined;
+          }
+          throw error;
+        }
+      }
+      const at = this.clock.now();
+      writes.forEach((write, i) => this.hints.set(write.stream, { next: (seqs[i] ?? 1) + (counts[i] ?? 0), at }));
+      return seqs;
+    } catch (error) {
+      if (error instanceof ExtraConditionFailedError) throw error;
+      if (isConditionalFailure(error)) {
+        await this.backoff(attempt);
+        return undefined;
+      }
+      throw translateAwsError(error);
     }
-    throw new ThrottledError('Too many concurrent writers on one stream; retry the request.');
   }
 
   /** Appends notices (FIFO shard activity) to a notice stream. */

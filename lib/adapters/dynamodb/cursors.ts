@@ -259,13 +259,15 @@ export class CursorStore {
     for (const { lease, replaces } of change.grant) {
       const seq = x.name(String(lease.seq));
       sets.push(`${fl()}.${seq} = ${x.value(storedLease(lease))}`);
-      if (replaces !== undefined) conditions.push(`${fl()}.${seq}.k = ${x.value(replaces)}`);
+      // A renewal replaces the lease the plan read — still carrying its token and not committed
+      // meanwhile (protected mode marks a committed lease pending, keeping its token).
+      if (replaces !== undefined) conditions.push(`${fl()}.${seq}.k = ${x.value(replaces)}`, `attribute_not_exists(${fl()}.${seq}.c)`);
     }
     for (const { done, replaces } of change.close) {
       const seq = x.name(String(done.seq));
       removes.push(`${fl()}.${seq}`);
       sets.push(`${dn()}.${seq} = ${x.value(storedDone(done))}`);
-      conditions.push(`${fl()}.${seq}.k = ${x.value(replaces)}`);
+      conditions.push(`${fl()}.${seq}.k = ${x.value(replaces)}`, `attribute_not_exists(${fl()}.${seq}.c)`);
     }
     for (const seq of change.forgetDone) removes.push(`${dn()}.${x.name(String(seq))}`);
     if (change.shard) {
@@ -566,7 +568,8 @@ export class CursorStore {
         TableName: this.table,
         Key: { pk: cursorPk(group), sk: stream },
         UpdateExpression: `SET dn.#s = :done${shard ? ', g1pk = :rk, g1sk = :rs' : ''} REMOVE fl.#s ADD dl :one`,
-        ConditionExpression: 'fl.#s.k = :k',
+        // Not a lease whose (protected) commit went pending meanwhile.
+        ConditionExpression: 'fl.#s.k = :k AND attribute_not_exists(fl.#s.c)',
         ExpressionAttributeNames: { '#s': String(done.seq) },
         ExpressionAttributeValues: {
           ':done': storedDone(done),

@@ -5,27 +5,43 @@
  */
 export interface Notifier {
   notify(topic: string): void;
-  /** Resolves after `ms` or as soon as one of `topics` is notified. */
-  wait(topics: readonly string[], ms: number): Promise<void>;
+  /** A point in the notification history, taken before a look for messages. */
+  mark(): number;
+  /**
+   * Resolves after `ms` or as soon as one of `topics` is notified — at once
+   * when one was notified after `since` (while the caller was looking), so a
+   * message that lands during a receive's look is not left waiting a poll interval.
+   */
+  wait(topics: readonly string[], ms: number, since?: number): Promise<void>;
 }
 
 export const pollingNotifier: Notifier = {
   notify: () => undefined,
+  mark: () => 0,
   wait: (_topics, ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 };
 
 /** In-process notifier for the local runtime and tests. */
 export class InProcessNotifier implements Notifier {
   private readonly waiters = new Map<string, Set<() => void>>();
+  /** Per topic, the notification count when it was last notified (bounded by the number of topics). */
+  private readonly notifiedAt = new Map<string, number>();
+  private count = 0;
+
+  mark(): number {
+    return this.count;
+  }
 
   notify(topic: string): void {
+    this.notifiedAt.set(topic, ++this.count);
     const set = this.waiters.get(topic);
     if (!set) return;
     this.waiters.delete(topic);
     for (const wake of set) wake();
   }
 
-  wait(topics: readonly string[], ms: number): Promise<void> {
+  wait(topics: readonly string[], ms: number, since?: number): Promise<void> {
+    if (since !== undefined && topics.some((topic) => (this.notifiedAt.get(topic) ?? 0) > since)) return Promise.resolve();
     return new Promise((resolve) => {
       let done = false;
       const finish = () => {

@@ -452,6 +452,7 @@ export class QueueService {
     const answerBy = request.answerBy ?? Infinity;
     const deadline = Math.min(this.clock.now() + request.waitSeconds * 1000, answerBy);
     for (;;) {
+      const mark = this.notifier.mark();
       const topics = await this.stores.catalog.topics([...subscribed]);
       const messages = await this.receiver.receiveOnce(
         {
@@ -466,7 +467,7 @@ export class QueueService {
       );
       const now = this.clock.now();
       if (messages.length > 0 || now >= deadline) return messages;
-      await this.notifier.wait([...requested], Math.min(this.pollIntervalMs, deadline - now));
+      await this.notifier.wait([...requested], Math.min(this.pollIntervalMs, deadline - now), mark);
     }
   }
 

@@ -206,8 +206,11 @@ export class Committer {
       }
       // The ready index: decided from the cursor read (its conditions make a race plan again);
       // pending commits left at the head of the shard (a long chain) make it ready now.
+      const head = leases.find((l) => !completingSeqs.has(l.seq));
       const readiness =
-        chain.length > completing.length ? { readiness: 'ready' as const, guarded: false } : CursorStore.readinessFor(cursor, completing.length, attempt);
+        chain.length > completing.length
+          ? { readiness: 'ready' as const, guarded: false }
+          : { ...CursorStore.readinessFor(cursor, completing.length, attempt), ...(head ? { head: head.seq } : {}) };
       const extras: TransactItem[] = [
         this.stores.cursors.completionItem(group.name, stream, {
           complete: completing.map((l) => ({ seq: l.seq, token: l.token })),

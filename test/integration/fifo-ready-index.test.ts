@@ -121,6 +121,30 @@ describe('FIFO ready index', () => {
     expect(bodies(await receive('g'))).toEqual(['a4']);
   });
 
+  it('protected: a commit racing with a later one going pending still completes it (or leaves the shard ready)', async () => {
+    await group('g', ['ledger'], 'protected');
+    await h.queue.sendBatch('ledger', ['a1', 'a2', 'a3'].map((b) => send(b, { shardKey: 'A' })));
+    const [a1, a2, a3] = await receive('g');
+    // a1's commit reads the cursor; a2's commit goes pending right after that read.
+    const cursors = h.stores.cursors;
+    const get = cursors.get.bind(cursors);
+    let raced = false;
+    cursors.get = async (g, stream) => {
+      const read = await get(g, stream);
+      if (!raced) {
+        raced = true;
+        expect((await commit('g', a2!.receiptHandle))[0]).toMatchObject({ status: 'pending' });
+      }
+      return read;
+    };
+    expect((await commit('g', a1!.receiptHandle))[0]).toMatchObject({ status: 'committed' });
+    cursors.get = get;
+    expect(raced).toBe(true);
+    expect((await h.admin.getGroup('g')).pending).toBe(0);
+    expect((await commit('g', a3!.receiptHandle))[0]).toMatchObject({ status: 'committed' });
+    expect(await indexed('g')).toEqual([]);
+  });
+
   it('an expired lease makes its shard ready again at the expiry time', async () => {
     await group('g', ['ledger'], 'concurrent');
     await h.queue.send('ledger', send('a1', { shardKey: 'A' }));

@@ -172,6 +172,11 @@ export interface ClaimChange {
 export interface CommitReadiness {
   readiness: Readiness;
   guarded: boolean;
+  /**
+   * Protected mode, `keep`: the lowest lease left after the commit, which must not be a pending
+   * commit (one marked meanwhile, its blocker now completed, is work to cascade: ready now).
+   */
+  head?: number;
 }
 
 export type CommitOutcome = 'committed' | 'expired';
@@ -441,6 +446,8 @@ export class CursorStore {
       } else {
         // Nothing after nx, leases left: the entry already waits for the earliest of them.
         conditions.push(`kn < nx AND size(${fl()}) > ${completing()}`);
+        const { head } = change.readiness ?? {};
+        if (head !== undefined) conditions.push(`attribute_not_exists(${fl()}.${x.name(String(head))}.c)`);
       }
     }
     const adds = change.complete.length > 0 ? ` ADD cm ${x.value(change.complete.length)}` : '';

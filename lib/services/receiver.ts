@@ -58,8 +58,14 @@ export class Receiver {
       else for (let p = 0; p < topic.partitions; p++) partitions.push(streamId(topic, { kind: 'partition', partition: p }));
     }
     const noticeStreams = [...namespaces].flatMap((ns) => Array.from({ length: NOTICE_BUCKETS }, (_, b) => noticeStream(ns, b)));
-    // Only the cursors this receive starts from: O(subscriptions), never O(shards).
-    const cursors = await this.stores.cursors.getMany(group.name, [...noticeStreams, ...partitions]);
+    // Only the cursors this receive starts from: O(subscriptions), never O(shards). Partition cursors
+    // are read eventually consistently (half price): a stale one only makes its conditional claim
+    // fail and read again. Notice cursors consistently: a stale one would re-absorb notices (writes).
+    const [noticeCursors, partitionCursors] = await Promise.all([
+      noticeStreams.length ? this.stores.cursors.getMany(group.name, noticeStreams) : new Map<string, CursorState>(),
+      partitions.length ? this.stores.cursors.getMany(group.name, partitions, { consistent: false }) : new Map<string, CursorState>(),
+    ]);
+    const cursors = new Map([...noticeCursors, ...partitionCursors]);
 
     // FIFO: absorb notices of the namespaces asked for, then serve shards from the ready index,
     // in random order so that concurrent receivers spread over the ready shards.

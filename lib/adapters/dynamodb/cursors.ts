@@ -196,14 +196,19 @@ export class CursorStore {
     return Item ? toState(Item) : undefined;
   }
 
-  /** Cursors of `group` on the named streams (consistent reads; missing ones are left out). */
-  async getMany(group: string, streams: string[]): Promise<Map<string, CursorState>> {
+  /**
+   * Cursors of `group` on the named streams (missing ones are left out).
+   * `consistent: false` reads at half the price; fit for planning only,
+   * because every write planned from a cursor is conditional on what it read.
+   */
+  async getMany(group: string, streams: string[], options: { consistent?: boolean } = {}): Promise<Map<string, CursorState>> {
+    const consistent = options.consistent ?? true;
     const out = new Map<string, CursorState>();
     for (let i = 0; i < streams.length; i += 100) {
       let keys: Record<string, unknown>[] = streams.slice(i, i + 100).map((sk) => ({ pk: cursorPk(group), sk }));
       for (let round = 0; keys.length > 0; round++) {
         const result = await call(() =>
-          this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } })),
+          this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: consistent } } })),
         );
         for (const item of result.Responses?.[this.table] ?? []) out.set(String(item.sk), toState(item));
         keys = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];

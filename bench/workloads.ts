@@ -601,7 +601,8 @@ export async function costOf(ctx: Ctx, type: CostType, rounds: number, names: { 
   };
 
   // Warm-up: every partition / shard / notice stream the type touches gets its first segment.
-  const warm = type.topicType === 'fifo' ? ctx.shards : 16;
+  // Standard: enough lifecycles that each of the 4 random partitions is opened (miss chance 4 × 0.75^40 ≈ 4e-5).
+  const warm = type.topicType === 'fifo' ? ctx.shards : 40;
   if (type.variant === 'scheduled') {
     for (let i = 0; i < 4; i++) await lifecycle(1, `${tag}:warmup`);
     await sleep(1600);

@@ -1,11 +1,21 @@
+import { toProblem } from '../../lib/http/problem.js';
 import { container } from '../commons/container.js';
 import { json, route } from '../commons/http.js';
 import { GroupParams, ReceiveBody } from './schemas.js';
 
-/** POST /v1/groups/{group}/receive: lease up to maxMessages messages, long-polling up to waitSeconds. */
-export const handler = route({ params: GroupParams, body: ReceiveBody }, async ({ params, body, context }) =>
-  json(200, {
-    // Answer well before the function's timeout: leased messages must reach the caller.
-    messages: await container().queue.receive(params.group, { ...body, answerBy: Date.now() + context.getRemainingTimeInMillis() - 5000 }),
-  }),
-);
+/**
+ * POST /v1/groups/{group}/receive: lease up to maxMessages messages,
+ * long-polling up to waitSeconds; with `commit`, commit those handles first.
+ */
+export const handler = route({ params: GroupParams, body: ReceiveBody }, async ({ params, body, context }) => {
+  const { commit, ...rest } = body;
+  const queue = container().queue;
+  // Answer well before the function's timeout: leased messages must reach the caller.
+  const request = { ...rest, answerBy: Date.now() + context.getRemainingTimeInMillis() - 5000 };
+  if (!commit) return json(200, { messages: await queue.receive(params.group, request) });
+  const { commitResults, messages } = await queue.commitAndReceive(params.group, commit, request);
+  return json(200, {
+    messages,
+    commitResults: commitResults.map((r) => ('error' in r ? { receiptHandle: r.receiptHandle, error: toProblem(r.error).problem } : r)),
+  });
+});

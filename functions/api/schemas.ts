@@ -98,6 +98,12 @@ export const ReceiveBody = z.strictObject({
   visibilityTimeoutSeconds: z.number().int().min(0).max(Limits.visibilityMaxSeconds).optional(),
   waitSeconds: z.number().int().min(0).max(Limits.receiveMaxWaitSeconds).default(0),
   topics: z.array(Name).min(1).max(Limits.subscriptionsMax).optional(),
+  commit: z
+    .array(shortText(2048))
+    .min(1)
+    .max(Limits.batchMaxEntries)
+    .optional()
+    .describe('receipt handles to commit before receiving (saves the separate commit call; use /commit for publish)'),
 });
 
 export const VisibilityBody = z.strictObject({
@@ -203,14 +209,14 @@ export const DeliveredSchema = z.object({
   deliverableAt: z.string(),
   deliveryCount: z.number().int(),
 });
-export const ReceiveResultSchema = z.object({ messages: z.array(DeliveredSchema) });
-export const CommitResultSchema = z.object({
-  results: z.array(
-    z.union([
-      z.object({ receiptHandle: z.string(), status: z.enum(['committed', 'pending']) }),
-      z.object({ receiptHandle: z.string(), error: ProblemSchema }),
-    ]),
-  ),
+const CommitEntryResultSchema = z.union([
+  z.object({ receiptHandle: z.string(), status: z.enum(['committed', 'pending']) }),
+  z.object({ receiptHandle: z.string(), error: ProblemSchema }),
+]);
+export const CommitResultSchema = z.object({ results: z.array(CommitEntryResultSchema) });
+export const ReceiveResultSchema = z.object({
+  messages: z.array(DeliveredSchema),
+  commitResults: z.array(CommitEntryResultSchema).optional().describe('when the request carried `commit`: one result per handle, in order'),
 });
 export const MessageSchema = z.object({
   messageId: z.string(),

@@ -16,6 +16,7 @@ import type { AwsCredentials, AwsCredentialsProvider, SigV4Signer } from './sigv
 import { isAwsEndpoint, regionFromEndpoint } from './endpoint.js';
 import type {
   CommitEntry,
+  CommitEntryResult,
   CommitResult,
   Delivered,
   Group,
@@ -30,6 +31,7 @@ import type {
   PutProducerInput,
   PutTopicInput,
   ReceiveInput,
+  ReceiveResult,
   SendBatchResult,
   SendBody,
   SendInput,
@@ -326,6 +328,26 @@ export class SluiceClient {
       timeoutMs: this.timeoutMs + (input.waitSeconds ?? 0) * 1000,
     });
     return result.messages;
+  }
+
+  /**
+   * Commits `receiptHandles` and receives in one request — a consumer loop
+   * that commits each batch with its next receive makes two calls per batch
+   * instead of three. Each handle gets its own result, as with `commit`
+   * (use `commit` for `publish`). A retried call is safe: commits are idempotent.
+   */
+  async receiveAndCommit(
+    group: string,
+    receiptHandles: string[],
+    input: ReceiveInput = {},
+    options?: RequestOptions,
+  ): Promise<{ messages: Delivered[]; commitResults: CommitEntryResult[] }> {
+    const result = await this.call<ReceiveResult>('POST', `/v1/groups/${seg(group)}/receive`, {
+      ...options,
+      body: receiptHandles.length > 0 ? { ...input, commit: receiptHandles } : input,
+      timeoutMs: this.timeoutMs + (input.waitSeconds ?? 0) * 1000,
+    });
+    return { messages: result.messages, commitResults: result.commitResults ?? [] };
   }
 
   /** Extends a lease to `seconds` from now, or releases it with 0 (redelivered at once). */

@@ -37,7 +37,7 @@ export type SendResult = z.output<typeof S.SendResultSchema>;
 export type SendBatchResult = z.output<typeof S.SendBatchResultSchema>;
 export type SendBatchEntryResult = SendBatchResult['results'][number];
 
-export type ReceiveInput = z.input<typeof S.ReceiveBody>;
+export type ReceiveInput = Omit<z.input<typeof S.ReceiveBody>, 'commit'>;
 /** A delivered message with its lease (`receiptHandle`). */
 export type Delivered = z.output<typeof S.DeliveredSchema>;
 export type ReceiveResult = z.output<typeof S.ReceiveResultSchema>;

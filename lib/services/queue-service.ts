@@ -437,16 +437,47 @@ export class QueueService {
 
   // ── receive ───────────────────────────────────────────────────────────
 
-  async receive(groupName: string, request: ReceiveRequest): Promise<DeliveredMessage[]> {
-    const group = await this.requireGroup(groupName);
+  /** The group's subscribed topic names; refuses `topics` the group does not subscribe to. */
+  private subscribedTopics(group: Group, topics: string[] | undefined): Set<string> {
     const subscribed = new Set(group.subscriptions.map((s) => s.topic));
-    for (const [i, topic] of (request.topics ?? []).entries()) {
+    for (const [i, topic] of (topics ?? []).entries()) {
       if (!subscribed.has(topic)) {
         throw new InvalidArgumentError(`Group '${group.name}' does not subscribe to topic '${topic}'.`, {
           issues: [{ path: `topics/${i}`, message: 'not a subscription of this group' }],
         });
       }
     }
+    return subscribed;
+  }
+
+  /**
+   * A receive that carries commits (`commit` in its body): every part of the
+   * request is checked before the commits write anything, so bad input
+   * changes nothing; then the handles are committed (plain commits, each with
+   * its own result) and the receive runs.
+   */
+  async commitAndReceive(
+    groupName: string,
+    receiptHandles: string[],
+    request: ReceiveRequest,
+  ): Promise<{ commitResults: CommitResult[]; messages: DeliveredMessage[] }> {
+    receiptHandles.forEach((handle, i) => {
+      try {
+        decodeReceipt(handle);
+      } catch {
+        throw new InvalidArgumentError(`commit/${i} is not a receipt handle issued by Sluice.`, {
+          issues: [{ path: `commit/${i}`, message: 'malformed receipt handle' }],
+        });
+      }
+    });
+    this.subscribedTopics(await this.requireGroup(groupName), request.topics);
+    const commitResults = await this.commit(groupName, receiptHandles);
+    return { commitResults, messages: await this.receive(groupName, request) };
+  }
+
+  async receive(groupName: string, request: ReceiveRequest): Promise<DeliveredMessage[]> {
+    const group = await this.requireGroup(groupName);
+    const subscribed = this.subscribedTopics(group, request.topics);
     const requested = new Set(request.topics ?? subscribed);
     const visibilityMs = (request.visibilityTimeoutSeconds ?? group.visibilityTimeoutSeconds) * 1000;
     const answerBy = request.answerBy ?? Infinity;

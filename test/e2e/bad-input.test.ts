@@ -75,6 +75,8 @@ const cases: Array<[string, string, string, unknown, number, string, string?]> =
   ['receive too long a wait', 'POST', '/v1/groups/billing/receive', { waitSeconds: 21 }, 400, 'InvalidArgument', 'waitSeconds'],
   ['receive from an unsubscribed topic', 'POST', '/v1/groups/billing/receive', { topics: ['ledger'] }, 400, 'InvalidArgument', 'topics/0'],
   ['receive for a missing group', 'POST', '/v1/groups/nope/receive', {}, 404, 'GroupNotFound'],
+  ['receive carrying a malformed receipt handle', 'POST', '/v1/groups/billing/receive', { commit: ['zzz'] }, 400, 'InvalidArgument', 'commit/0'],
+  ['receive carrying too many handles', 'POST', '/v1/groups/billing/receive', { commit: Array.from({ length: 101 }, () => 'h') }, 400, 'InvalidArgument', 'commit'],
   ['visibility with a garbage handle', 'POST', '/v1/groups/billing/visibility', { receiptHandle: 'abc', visibilityTimeoutSeconds: 1 }, 400, 'InvalidArgument', 'receiptHandle'],
   ['visibility negative', 'POST', '/v1/groups/billing/visibility', { receiptHandle: 'abc', visibilityTimeoutSeconds: -1 }, 400, 'InvalidArgument', 'visibilityTimeoutSeconds'],
   ['commit nothing', 'POST', '/v1/groups/billing/commit', { entries: [] }, 400, 'InvalidArgument', 'entries'],
@@ -110,6 +112,14 @@ describe('bad input', () => {
     const res = await api.request(method, path, body);
     expectProblem(res, status, code, errorPath);
     expect(await snapshot()).toEqual(before);
+  });
+
+  it('a receive carrying a live handle but asking for an unsubscribed topic commits nothing', async () => {
+    const before = await snapshot();
+    const res = await api.request('POST', '/v1/groups/billing/receive', { commit: [receipt], topics: ['ledger'] });
+    expectProblem(res, 400, 'InvalidArgument', 'topics/0');
+    expect(await snapshot()).toEqual(before);
+    expect(before.group).toMatchObject({ inFlight: 1 });
   });
 
   it('refuses a body that is not JSON', async () => {

@@ -65,6 +65,33 @@ describe('over HTTP', () => {
     await api.post(`/v1/groups/${G}/commit`, { entries: [{ receiptHandle: got.body.messages[0].receiptHandle }] });
   });
 
+  it('commits the handles a receive carries, before it receives (one call instead of two)', async () => {
+    const topic = unique('carry');
+    const group = unique('carry-g');
+    await api.put(`/v1/topics/${topic}`, { type: 'standard' });
+    await api.put(`/v1/groups/${group}`, { subscriptions: [{ topic }], visibilityTimeoutSeconds: 60 });
+    await api.post(`/v1/topics/${topic}/messages/batch`, { entries: [{ body: 'c1' }, { body: 'c2' }, { body: 'c3' }] });
+    const first = (await api.post(`/v1/groups/${group}/receive`, { maxMessages: 1, waitSeconds: 1 })).body.messages[0];
+    const next = await api.post(`/v1/groups/${group}/receive`, { maxMessages: 1, waitSeconds: 1, commit: [first.receiptHandle] });
+    expect(next.status).toBe(200);
+    expect(next.body.commitResults).toEqual([{ receiptHandle: first.receiptHandle, status: 'committed' }]);
+    expect(next.body.messages).toHaveLength(1);
+    const second = next.body.messages[0];
+    expect(second.messageId).not.toBe(first.messageId);
+    // A malformed handle refuses the whole request: nothing is committed, nothing received.
+    const bad = await api.post(`/v1/groups/${group}/receive`, { maxMessages: 5, commit: [second.receiptHandle, 'not-a-handle'] });
+    expect(bad).toMatchObject({ status: 400, body: { code: 'InvalidArgument', errors: [{ path: 'commit/1' }] } });
+    expect((await api.get(`/v1/groups/${group}`)).body).toMatchObject({ inFlight: 1, backlog: 1, committed: 1 });
+    // Each handle gets its own result (a repeat commit is answered committed again); the receive goes on.
+    const last = await api.post(`/v1/groups/${group}/receive`, { maxMessages: 5, commit: [second.receiptHandle, first.receiptHandle] });
+    expect(last.body.commitResults[0]).toMatchObject({ status: 'committed' });
+    expect(last.body.commitResults[1]).toMatchObject({ status: 'committed' });
+    expect(last.body.messages).toHaveLength(1);
+    const done = await api.post(`/v1/groups/${group}/receive`, { maxMessages: 5, commit: [last.body.messages[0].receiptHandle] });
+    expect(done.body).toMatchObject({ messages: [], commitResults: [{ status: 'committed' }] });
+    expect((await api.get(`/v1/groups/${group}`)).body).toMatchObject({ inFlight: 0, backlog: 0, committed: 3 });
+  });
+
   it('reports group statistics', async () => {
     await api.post(`/v1/topics/${T}/messages/batch`, { entries: [{ body: 'a' }, { body: 'b' }] });
     const stats = await api.get(`/v1/groups/${G}`);

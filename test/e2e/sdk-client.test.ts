@@ -59,6 +59,18 @@ describe('SluiceClient on the local runtime', () => {
     expect(found.messages.map((m) => m.messageId)).toEqual([sent.messageId]);
   });
 
+  it('commits a batch with the next receive (receiveAndCommit)', async () => {
+    await client.sendBatch('sdk-orders', [{ body: 'r1' }, { body: 'r2' }]);
+    const first = await client.receiveAndCommit('sdk-billing', [], { maxMessages: 1, waitSeconds: 2 });
+    expect(first.commitResults).toEqual([]);
+    const next = await client.receiveAndCommit('sdk-billing', first.messages.map((m) => m.receiptHandle), { maxMessages: 1, waitSeconds: 2 });
+    expect(next.commitResults).toEqual([{ receiptHandle: first.messages[0]!.receiptHandle, status: 'committed' }]);
+    expect(next.messages.map((m) => m.body)).toHaveLength(1);
+    expect([...first.messages, ...next.messages].map((m) => m.body).sort()).toEqual(['r1', 'r2']);
+    const last = await client.receiveAndCommit('sdk-billing', next.messages.map((m) => m.receiptHandle), { waitSeconds: 0 });
+    expect(last).toMatchObject({ messages: [], commitResults: [{ status: 'committed' }] });
+  });
+
   it('makes a retried send idempotent through its dedupId', async () => {
     const first = await client.send('sdk-orders', { body: 'once', dedupId: 'dedup-1' });
     const again = await client.send('sdk-orders', { body: 'once', dedupId: 'dedup-1' });

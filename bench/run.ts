@@ -269,6 +269,8 @@ async function main() {
   const costTypes: CostType[] = [
     { id: 'normal-1', label: 'normal, standard topic, unbatched', topicType: 'standard', mode: 'standard', batch: 1 },
     { id: 'normal-1-random', label: 'normal, unbatched, incompressible body (random base64)', topicType: 'standard', mode: 'standard', batch: 1, body: 'random' },
+    { id: 'normal-1-carry', label: 'normal, unbatched, commit carried by the next receive', topicType: 'standard', mode: 'standard', batch: 1, variant: 'carry' },
+    { id: 'normal-10-carry', label: 'normal, batches of 10, commit carried by the next receive', topicType: 'standard', mode: 'standard', batch: 10, variant: 'carry' },
     { id: 'normal-10', label: 'normal, standard topic, batches of 10', topicType: 'standard', mode: 'standard', batch: 10 },
     { id: 'normal-100', label: 'normal, standard topic, batches of 100', topicType: 'standard', mode: 'standard', batch: 100 },
     { id: 'normal-dedup-key-1', label: 'normal with dedupId and 1 key, unbatched', topicType: 'standard', mode: 'standard', batch: 1, variant: 'dedup+key' },

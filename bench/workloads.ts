@@ -535,7 +535,8 @@ export interface CostType {
   topicType: TopicType;
   mode: Mode;
   batch: number;
-  variant?: 'dedup+key' | 'scheduled' | 'transactional';
+  /** `carry`: each receive carries the commits of the previous batch (`commit` in its body). */
+  variant?: 'dedup+key' | 'scheduled' | 'transactional' | 'carry';
   /** The message body (default: a realistic JSON order event). */
   body?: BodyKind;
 }
@@ -592,12 +593,34 @@ export async function costOf(ctx: Ctx, type: CostType, rounds: number, names: { 
     }
     if (got < count) throw new Error(`received ${got} of ${count} messages`);
   };
+  /** Like `consume`, but each receive commits the previous batch (`commit: [...]`); `flush` commits the last one. */
+  let carried: string[] = [];
+  const consumeCarrying = async (count: number, t: string) => {
+    let got = 0;
+    for (let attempt = 0, empty = 0; got < count && attempt < 20 + 2 * count; attempt++) {
+      const body = { maxMessages: Math.min(type.batch, count - got), waitSeconds: empty === 0 ? 0 : 1, visibilityTimeoutSeconds: 300, ...(carried.length ? { commit: carried } : {}) };
+      const r = await ctx.api.request<{ messages: Array<{ receiptHandle: string }>; commitResults?: Array<{ status?: string; error?: unknown }> }>('POST', `/v1/groups/${group}/receive`, body, t);
+      if (!(await tolerate(errors, r))) continue;
+      for (const c of r.body.commitResults ?? []) if (c.status !== 'committed') errors.add(`commit:${JSON.stringify(c.error).slice(0, 60)}`);
+      carried = r.body.messages.map((m) => m.receiptHandle);
+      got += r.body.messages.length;
+      empty = r.body.messages.length === 0 ? empty + 1 : 0;
+      if (empty > 10) break;
+    }
+    if (got < count) throw new Error(`received ${got} of ${count} messages`);
+  };
+  const flush = async (t: string) => {
+    if (carried.length === 0) return;
+    await ctx.api.must('POST', `/v1/groups/${group}/commit`, { entries: carried.map((receiptHandle) => ({ receiptHandle })) }, t);
+    carried = [];
+  };
   const lifecycle = async (count: number, t: string) => {
     const sent = await send(count, t);
     if (type.variant === 'transactional') {
       for (const s of sent) await ctx.api.must('POST', `/v1/transactions/${s.transactionId ?? ''}/commit`, {}, t, [200]);
     }
-    if (type.variant !== 'scheduled') await consume(count, t);
+    if (type.variant === 'carry') await consumeCarrying(count, t);
+    else if (type.variant !== 'scheduled') await consume(count, t);
   };
 
   // Warm-up: every partition / shard / notice stream the type touches gets its first segment.
@@ -616,6 +639,7 @@ export async function costOf(ctx: Ctx, type: CostType, rounds: number, names: { 
     // Later messages continue the shard rotation where the warm-up ended.
   } else {
     for (let i = 0; i < warm; i++) await lifecycle(1, `${tag}:warmup`);
+    await flush(`${tag}:warmup`);
   }
 
   const { window } = await measured(ctx, async () => {
@@ -626,6 +650,7 @@ export async function costOf(ctx: Ctx, type: CostType, rounds: number, names: { 
       return;
     }
     for (let r = 0; r < rounds; r++) await lifecycle(type.batch, tag);
+    await flush(tag); // the last batch's commit, counted
   });
   const messages = rounds * type.batch;
   // Everything in the window counts: the type's own requests and any background work it caused.

@@ -28,7 +28,7 @@ import {
 } from '../../domain/cursor.js';
 import { isShardStream } from '../../domain/streams.js';
 import { GSI1 } from './table.js';
-import { call } from './call.js';
+import { call, conditional, queryAll } from './call.js';
 import { isConditionalFailure } from './errors.js';
 import type { TransactItem } from './stream-log.js';
 
@@ -221,24 +221,13 @@ export class CursorStore {
 
   /** Every cursor of a group (admin statistics; O(streams the group has touched)). */
   async list(group: string): Promise<CursorState[]> {
-    const out: CursorState[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const result = await call(() =>
-        this.doc.send(
-          new QueryCommand({
-            TableName: this.table,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': cursorPk(group) },
-            ExclusiveStartKey: start,
-            ConsistentRead: true,
-          }),
-        ),
-      );
-      out.push(...(result.Items ?? []).map(toState));
-      start = result.LastEvaluatedKey;
-    } while (start !== undefined);
-    return out;
+    const items = await queryAll(this.doc, {
+      TableName: this.table,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': cursorPk(group) },
+      ConsistentRead: true,
+    });
+    return items.map(toState);
   }
 
   /** Creates the cursor at `next` unless it already exists (subscribing twice changes nothing). */
@@ -296,24 +285,18 @@ export class CursorStore {
         `size(${fl()}) = ${x.value(shard.expectInFlight)}`,
       );
     }
-    try {
-      await call(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: { pk: cursorPk(group), sk: stream },
-            UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-            ConditionExpression: conditions.join(' AND '),
-            ...(Object.keys(x.names).length ? { ExpressionAttributeNames: x.names } : {}),
-            ExpressionAttributeValues: x.values,
-          }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalFailure(error)) return false;
-      throw error;
-    }
+    return conditional(() =>
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: cursorPk(group), sk: stream },
+          UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+          ConditionExpression: conditions.join(' AND '),
+          ...(Object.keys(x.names).length ? { ExpressionAttributeNames: x.names } : {}),
+          ExpressionAttributeValues: x.values,
+        }),
+      ),
+    );
   }
 
   /**
@@ -653,23 +636,17 @@ export class CursorStore {
 
   /** Moves a lease-less cursor (notice streams) forward; false when someone else moved it first. */
   async advance(group: string, stream: string, expectNext: number, next: number, segmentStart: number): Promise<boolean> {
-    try {
-      await call(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: { pk: cursorPk(group), sk: stream },
-            UpdateExpression: 'SET nx = :nx, ns = :ns',
-            ConditionExpression: 'nx = :old',
-            ExpressionAttributeValues: { ':nx': next, ':ns': segmentStart, ':old': expectNext },
-          }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalFailure(error)) return false;
-      throw error;
-    }
+    return conditional(() =>
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: cursorPk(group), sk: stream },
+          UpdateExpression: 'SET nx = :nx, ns = :ns',
+          ConditionExpression: 'nx = :old',
+          ExpressionAttributeValues: { ':nx': next, ':ns': segmentStart, ':old': expectNext },
+        }),
+      ),
+    );
   }
 
   /**

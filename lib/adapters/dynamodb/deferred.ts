@@ -14,7 +14,7 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { MessageRecord } from '../../domain/model.js';
-import { call } from './call.js';
+import { call, conditional, queryAll } from './call.js';
 import { isConditionalFailure } from './errors.js';
 import { fromStored, toStored, type StoredRecord } from './records.js';
 import type { TransactItem } from './stream-log.js';
@@ -253,17 +253,11 @@ export class DeferredStore {
   }
 
   private async conditional(id: string, update: string, condition: string, values: Record<string, unknown>): Promise<boolean> {
-    try {
-      await call(() =>
-        this.doc.send(
-          new UpdateCommand({ TableName: this.table, Key: key(id), UpdateExpression: update, ConditionExpression: condition, ExpressionAttributeValues: values }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalFailure(error)) return false;
-      throw error;
-    }
+    return conditional(() =>
+      this.doc.send(
+        new UpdateCommand({ TableName: this.table, Key: key(id), UpdateExpression: update, ConditionExpression: condition, ExpressionAttributeValues: values }),
+      ),
+    );
   }
 
   async get(id: string): Promise<Deferred | undefined> {
@@ -289,24 +283,13 @@ export class DeferredStore {
 
   /** All due times still scheduled in a minute bucket (to arm its second-level wake-ups). */
   async dueTimes(minute: number): Promise<number[]> {
-    const out: number[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const result = await call(() =>
-        this.doc.send(
-          new QueryCommand({
-            TableName: this.table,
-            IndexName: GSI1,
-            KeyConditionExpression: 'g1pk = :pk',
-            ExpressionAttributeValues: { ':pk': `T#${minute}` },
-            ExclusiveStartKey: start,
-          }),
-        ),
-      );
-      for (const item of result.Items ?? []) out.push(Number(String(item.g1sk).slice(0, 13)));
-      start = result.LastEvaluatedKey;
-    } while (start !== undefined);
-    return out;
+    const items = await queryAll(this.doc, {
+      TableName: this.table,
+      IndexName: GSI1,
+      KeyConditionExpression: 'g1pk = :pk',
+      ExpressionAttributeValues: { ':pk': `T#${minute}` },
+    });
+    return items.map((item) => Number(String(item.g1sk).slice(0, 13)));
   }
 
   /** Marks a scheduled message released at `address`; fails its condition unless it is still scheduled. */
@@ -357,43 +340,26 @@ export class DeferredStore {
 
   /** Records that a timer bucket is armed; false when it already was. */
   async markWake(bucket: string, expiresAt: number): Promise<boolean> {
-    try {
-      await call(() =>
-        this.doc.send(
-          new PutCommand({
-            TableName: this.table,
-            Item: { pk: WAKE_PK, sk: bucket, ttl: Math.ceil(expiresAt / 1000) },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalFailure(error)) return false;
-      throw error;
-    }
+    return conditional(() =>
+      this.doc.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: { pk: WAKE_PK, sk: bucket, ttl: Math.ceil(expiresAt / 1000) },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      ),
+    );
   }
 
   /** Armed buckets of one kind (`s` seconds, `m` minutes) from `from` on. */
   async wakes(kind: 's' | 'm', from: number): Promise<number[]> {
-    const out: number[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const result = await call(() =>
-        this.doc.send(
-          new QueryCommand({
-            TableName: this.table,
-            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-            ExpressionAttributeValues: { ':pk': WAKE_PK, ':from': `${kind}${String(from).padStart(12, '0')}`, ':to': `${kind}~` },
-            ExclusiveStartKey: start,
-            ConsistentRead: true,
-          }),
-        ),
-      );
-      for (const item of result.Items ?? []) out.push(Number(String(item.sk).slice(1)));
-      start = result.LastEvaluatedKey;
-    } while (start !== undefined);
-    return out;
+    const items = await queryAll(this.doc, {
+      TableName: this.table,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': WAKE_PK, ':from': wakeBucket(kind, from), ':to': `${kind}~` },
+      ConsistentRead: true,
+    });
+    return items.map((item) => Number(String(item.sk).slice(1)));
   }
 }
 

@@ -7,7 +7,7 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ProducerGroupNotFoundError } from '../../domain/errors.js';
 import type { OnMaxChecks, ProducerGroup } from '../../domain/model.js';
-import { call } from './call.js';
+import { call, conditional } from './call.js';
 import { isConditionalFailure } from './errors.js';
 
 const PK = 'PRODUCER';
@@ -102,22 +102,16 @@ export class ProducerStore {
 
   /** Replaces the secret; the old one signs along until `previousUntil`. Conditional on the secret it replaces. */
   async rotate(name: string, expectSealed: string, sealedSecret: string, previousUntil: number, now: number): Promise<boolean> {
-    try {
-      await call(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: { pk: PK, sk: name },
-            UpdateExpression: 'SET sec = :new, prv = :old, pvu = :until, sra = :now, ua = :now',
-            ConditionExpression: 'sec = :old',
-            ExpressionAttributeValues: { ':new': sealedSecret, ':old': expectSealed, ':until': previousUntil, ':now': now },
-          }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalFailure(error)) return false;
-      throw error;
-    }
+    return conditional(() =>
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { pk: PK, sk: name },
+          UpdateExpression: 'SET sec = :new, prv = :old, pvu = :until, sra = :now, ua = :now',
+          ConditionExpression: 'sec = :old',
+          ExpressionAttributeValues: { ':new': sealedSecret, ':old': expectSealed, ':until': previousUntil, ':now': now },
+        }),
+      ),
+    );
   }
 }

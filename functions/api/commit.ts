@@ -1,7 +1,6 @@
-import { toProblem } from '../../lib/http/problem.js';
 import { container } from '../commons/container.js';
 import { json, route } from '../commons/http.js';
-import { toSendInput } from './convert.js';
+import { commitResultsOf, toSendInput } from './convert.js';
 import { CommitBody, GroupParams } from './schemas.js';
 
 /** POST /v1/groups/{group}/commit: acknowledge received messages; each entry succeeds or fails alone. */
@@ -13,7 +12,5 @@ export const handler = route({ params: GroupParams, body: CommitBody }, async ({
       publish: (e.publish ?? []).map(({ topic, ...send }) => ({ topic, ...toSendInput(send) })),
     })),
   );
-  return json(200, {
-    results: results.map((r) => ('error' in r ? { receiptHandle: r.receiptHandle, error: toProblem(r.error).problem } : r)),
-  });
+  return json(200, { results: commitResultsOf(results) });
 });

@@ -1,5 +1,7 @@
 import type { z } from 'zod';
 import type { SendInput } from '../../lib/domain/model.js';
+import type { CommitResult } from '../../lib/services/committer.js';
+import { toProblem } from '../../lib/http/problem.js';
 import type { SendBody } from './schemas.js';
 
 /** A validated send body as the service's input (deliverAt normalised to epoch ms). */
@@ -21,3 +23,7 @@ export const toSendInput = (
       ? { producerGroup: body.transaction.producerGroup, checkAfterSeconds: body.transaction.checkAfterSeconds }
       : undefined,
 });
+
+/** Commit outcomes as the API answers them: a status, or the error as problem+json. */
+export const commitResultsOf = (results: CommitResult[]) =>
+  results.map((r) => ('error' in r ? { receiptHandle: r.receiptHandle, error: toProblem(r.error).problem } : r));

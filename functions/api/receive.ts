@@ -1,6 +1,6 @@
-import { toProblem } from '../../lib/http/problem.js';
 import { container } from '../commons/container.js';
 import { json, route } from '../commons/http.js';
+import { commitResultsOf } from './convert.js';
 import { GroupParams, ReceiveBody } from './schemas.js';
 
 /**
@@ -14,8 +14,5 @@ export const handler = route({ params: GroupParams, body: ReceiveBody }, async (
   const request = { ...rest, answerBy: Date.now() + context.getRemainingTimeInMillis() - 5000 };
   if (!commit) return json(200, { messages: await queue.receive(params.group, request) });
   const { commitResults, messages } = await queue.commitAndReceive(params.group, commit, request);
-  return json(200, {
-    messages,
-    commitResults: commitResults.map((r) => ('error' in r ? { receiptHandle: r.receiptHandle, error: toProblem(r.error).problem } : r)),
-  });
+  return json(200, { messages, commitResults: commitResultsOf(commitResults) });
 });

@@ -41,6 +41,17 @@ interface Item {
 /** Most pending commits one protected cascade completes in one transaction (the rest follow at once). */
 const CASCADE_MAX = 20;
 
+/** Decodes a receipt handle; a malformed one is a 400 naming where it was in the request. */
+export function receiptAt(handle: string, path: string): Receipt {
+  try {
+    return decodeReceipt(handle);
+  } catch {
+    throw new InvalidArgumentError(`${path} is not a receipt handle issued by Sluice.`, {
+      issues: [{ path, message: 'malformed receipt handle' }],
+    });
+  }
+}
+
 const expired = () =>
   new ReceiptHandleExpiredError(
     'The lease of this receipt handle expired and the message was delivered again (or dead-lettered); only the latest receipt handle can commit.',
@@ -110,14 +121,7 @@ export class Committer {
     }
     const topics = await this.stores.catalog.topics(entries.flatMap((e) => e.publish.map((p) => p.topic)));
     return entries.map((entry, i) => {
-      let receipt: Receipt;
-      try {
-        receipt = decodeReceipt(entry.receiptHandle);
-      } catch {
-        throw new InvalidArgumentError(`entries/${i}/receiptHandle is not a receipt handle issued by Sluice.`, {
-          issues: [{ path: `entries/${i}/receiptHandle`, message: 'malformed receipt handle' }],
-        });
-      }
+      const receipt = receiptAt(entry.receiptHandle, `entries/${i}/receiptHandle`);
       const outgoing = entry.publish.map((p, j) => {
         const topic = topics.get(p.topic);
         if (!topic) {

@@ -31,7 +31,7 @@ import type { Timers } from '../ports/timers.js';
 import type { Deferred } from '../adapters/dynamodb/deferred.js';
 import { ExtraConditionFailedError, type Notice, type TransactItem } from '../adapters/dynamodb/stream-log.js';
 import { Appender, bodyBytes, type Landed, type Outgoing } from './appender.js';
-import { Committer, type CommitEntry, type CommitResult } from './committer.js';
+import { Committer, receiptAt, type CommitEntry, type CommitResult } from './committer.js';
 import { Receiver } from './receiver.js';
 import type { Stores } from './stores.js';
 
@@ -461,15 +461,7 @@ export class QueueService {
     receiptHandles: string[],
     request: ReceiveRequest,
   ): Promise<{ commitResults: CommitResult[]; messages: DeliveredMessage[] }> {
-    receiptHandles.forEach((handle, i) => {
-      try {
-        decodeReceipt(handle);
-      } catch {
-        throw new InvalidArgumentError(`commit/${i} is not a receipt handle issued by Sluice.`, {
-          issues: [{ path: `commit/${i}`, message: 'malformed receipt handle' }],
-        });
-      }
-    });
+    receiptHandles.forEach((handle, i) => receiptAt(handle, `commit/${i}`));
     this.subscribedTopics(await this.requireGroup(groupName), request.topics);
     const commitResults = await this.commit(groupName, receiptHandles);
     return { commitResults, messages: await this.receive(groupName, request) };

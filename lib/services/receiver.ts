@@ -109,42 +109,40 @@ export class Receiver {
   }
 
   private async absorbBucket(group: Group, namespace: string, bucket: number, cursors: Map<string, CursorState>, now: number) {
-    {
-      const stream = noticeStream(namespace, bucket);
-      const cursor = cursors.get(stream);
-      if (!cursor) {
-        await this.stores.cursors.createIfAbsent(group.name, stream, StreamLog.nextAfter(await this.stores.log.head(stream)), now);
-        return;
-      }
-      const segments = await this.stores.log.readNotices(stream, cursor.segmentStart, 25);
-      const shards = new Map<string, { from: number; to: number }>();
-      let next = cursor.next;
-      let segmentStart = cursor.segmentStart;
-      for (const segment of segments) {
-        const end = segment.seq + segment.count;
-        if (end <= next) continue;
-        if (segment.seq > next) next = segment.seq;
-        for (const notice of segment.notices.slice(next - segment.seq)) {
-          const known = shards.get(notice.shardKey);
-          shards.set(notice.shardKey, { from: Math.min(known?.from ?? notice.from, notice.from), to: Math.max(known?.to ?? 0, notice.to) });
-        }
-        next = end;
-        segmentStart = end;
-      }
-      if (next === cursor.next) return;
-      await Promise.all(
-        [...shards].map(([shardKey, range]) =>
-          this.stores.cursors.raiseKnown(
-            group.name,
-            `${namespace}/k:${shardKey}`,
-            () => this.shardStart(group, `${namespace}/k:${shardKey}`, range.from),
-            range.to,
-            now,
-          ),
-        ),
-      );
-      await this.stores.cursors.advance(group.name, stream, cursor.next, next, segmentStart);
+    const stream = noticeStream(namespace, bucket);
+    const cursor = cursors.get(stream);
+    if (!cursor) {
+      await this.stores.cursors.createIfAbsent(group.name, stream, StreamLog.nextAfter(await this.stores.log.head(stream)), now);
+      return;
     }
+    const segments = await this.stores.log.readNotices(stream, cursor.segmentStart, 25);
+    const shards = new Map<string, { from: number; to: number }>();
+    let next = cursor.next;
+    let segmentStart = cursor.segmentStart;
+    for (const segment of segments) {
+      const end = segment.seq + segment.count;
+      if (end <= next) continue;
+      if (segment.seq > next) next = segment.seq;
+      for (const notice of segment.notices.slice(next - segment.seq)) {
+        const known = shards.get(notice.shardKey);
+        shards.set(notice.shardKey, { from: Math.min(known?.from ?? notice.from, notice.from), to: Math.max(known?.to ?? 0, notice.to) });
+      }
+      next = end;
+      segmentStart = end;
+    }
+    if (next === cursor.next) return;
+    await Promise.all(
+      [...shards].map(([shardKey, range]) =>
+        this.stores.cursors.raiseKnown(
+          group.name,
+          `${namespace}/k:${shardKey}`,
+          () => this.shardStart(group, `${namespace}/k:${shardKey}`, range.from),
+          range.to,
+          now,
+        ),
+      ),
+    );
+    await this.stores.cursors.advance(group.name, stream, cursor.next, next, segmentStart);
   }
 
   /**

@@ -14,7 +14,8 @@ import {
   type StreamLocal,
 } from '../domain/streams.js';
 import { StreamLog, type Notice, type StreamWrite } from '../adapters/dynamodb/stream-log.js';
-import type { Clock, Random } from '../ports/clock.js';
+import type { Clock } from '../ports/clock.js';
+import type { Random } from '../ports/random.js';
 
 export const bodyBytes = (body: string, encoding: 'utf8' | 'base64'): number =>
   encoding === 'base64' ? Buffer.from(body, 'base64').length : Buffer.byteLength(body, 'utf8');

@@ -25,7 +25,8 @@ import {
 } from '../domain/model.js';
 import { decodeReceipt, directMessageId, parseDirectMessageId, streamId } from '../domain/streams.js';
 import { tagMatches, type CursorState } from '../domain/cursor.js';
-import type { Clock, Random } from '../ports/clock.js';
+import type { Clock } from '../ports/clock.js';
+import type { Random } from '../ports/random.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Timers } from '../ports/timers.js';
 import type { Deferred } from '../adapters/dynamodb/deferred.js';

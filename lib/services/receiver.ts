@@ -18,7 +18,8 @@ import {
 } from '../domain/streams.js';
 import { ExtraConditionFailedError, StreamLog } from '../adapters/dynamodb/stream-log.js';
 import { readyKeyFor } from '../adapters/dynamodb/cursors.js';
-import type { Clock, Random } from '../ports/clock.js';
+import type { Clock } from '../ports/clock.js';
+import type { Random } from '../ports/random.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Stores } from './stores.js';
 

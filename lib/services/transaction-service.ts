@@ -22,7 +22,8 @@ import { Limits, iso, type CheckStatus, type OnMaxChecks, type ProducerGroup } f
 import { assertCheckerUrl, type CheckerPolicy } from '../domain/ssrf.js';
 import type { CheckRecord, Deferred } from '../adapters/dynamodb/deferred.js';
 import type { StoredProducer } from '../adapters/dynamodb/producers.js';
-import type { Clock, Random } from '../ports/clock.js';
+import type { Clock } from '../ports/clock.js';
+import type { Random } from '../ports/random.js';
 import type { CheckDispatcher, SecretBox, WebhookClient } from '../ports/webhooks.js';
 import type { QueueService } from './queue-service.js';
 import type { Stores } from './stores.js';

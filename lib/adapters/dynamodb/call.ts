@@ -1,12 +1,12 @@
 import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { isConditionalFailure, translateAwsError } from './errors.js';
+import { isConditionalFailure, translateDynamoError } from './errors.js';
 
 /** Runs one store call and turns unabsorbed AWS failures into retryable domain errors. */
 export async function call<T>(operation: () => Promise<T>): Promise<T> {
   try {
     return await operation();
   } catch (error) {
-    throw translateAwsError(error);
+    throw translateDynamoError(error);
   }
 }
 

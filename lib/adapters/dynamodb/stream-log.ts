@@ -29,7 +29,7 @@ import type { MessageRecord } from '../../domain/model.js';
 import { MAX_SEQ, padSeq } from '../../domain/streams.js';
 import { ThrottledError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
-import { cancellationReasons, isConditionalFailure, translateAwsError } from './errors.js';
+import { cancellationReasons, isConditionalFailure, translateDynamoError } from './errors.js';
 import { call } from './call.js';
 import { fromStored, toStored, type StoredRecord } from './records.js';
 
@@ -278,7 +278,7 @@ export class StreamLog {
         await this.backoff(attempt);
         return undefined;
       }
-      throw translateAwsError(error);
+      throw translateDynamoError(error);
     }
   }
 

@@ -9,6 +9,7 @@
  * epoch; an epoch only ends when every message of the stream has expired.
  */
 import { InvalidArgumentError } from './errors.js';
+import { fnv1a32 } from './hash.js';
 import type { Topic } from './model.js';
 
 export type StreamLocal = { kind: 'partition'; partition: number } | { kind: 'shard'; shardKey: string };
@@ -30,15 +31,8 @@ export const isShardStream = (stream: string): boolean => stream.includes('/k:')
 export const NOTICE_BUCKETS = 4;
 export const noticeStream = (namespace: string, bucket: number): string => `${namespace}/n:${bucket}`;
 
-/** FNV-1a: a stable, well-spread bucket for a shard key. */
-export const noticeBucket = (shardKey: string): number => {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < shardKey.length; i++) {
-    hash ^= shardKey.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0) % NOTICE_BUCKETS;
-};
+/** A stable, well-spread notice bucket for a shard key. */
+export const noticeBucket = (shardKey: string): number => fnv1a32(shardKey) % NOTICE_BUCKETS;
 
 export const parseLocalPart = (text: string): StreamLocal | undefined => {
   if (text.startsWith('p:')) {

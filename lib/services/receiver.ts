@@ -17,7 +17,7 @@ import {
   type StreamLocal,
 } from '../domain/streams.js';
 import { ExtraConditionFailedError, StreamLog } from '../adapters/dynamodb/stream-log.js';
-import { readyKeyFor } from '../adapters/dynamodb/cursors.js';
+import { readyKey } from '../adapters/dynamodb/cursors.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 import type { Notifier } from '../ports/notifier.js';
@@ -351,7 +351,7 @@ const shuffle = <T>(items: T[], random: Random): T[] => {
 const indexChange = (stream: string, cursor: CursorState, readyAt: number | undefined, now: number) => {
   const from = cursor.readySk;
   const stillReady = readyAt !== undefined && readyAt <= now && cursor.readyAt !== undefined && cursor.readyAt <= now;
-  const to = readyKeyFor(stream, readyAt, now);
+  const to = readyKey(stream, readyAt, now);
   return stillReady || to === from ? undefined : { from, to };
 };
 

@@ -11,7 +11,9 @@
  * messages share it, and let the local runtime re-arm after a restart. A
  * periodic sweep releases anything overdue that a lost timer left behind.
  */
-import { minuteOf, wakeBucket, type DeferredStore } from '../adapters/dynamodb/deferred.js';
+import type { DeferredStore } from '../adapters/dynamodb/deferred.js';
+import { minuteOf, wakeBucket } from '../adapters/dynamodb/keys.js';
+import { minuteScheduleName } from '../adapters/aws/names.js';
 import type { Clock } from '../ports/clock.js';
 import type { DelayQueue, OneTimeScheduler, ReleaseWake, Timers } from '../ports/timers.js';
 
@@ -62,7 +64,7 @@ export class TimerService implements Timers {
     const bucket = wakeBucket('m', minute);
     if (this.armed.has(bucket)) return;
     if (!(await this.deferred.hasWake(bucket))) {
-      await this.scheduler.scheduleAt(`sluice-m${minute}`, Math.max(now, minute * 60_000 - MINUTE_LEAD_MS), { kind: 'minute', minute });
+      await this.scheduler.scheduleAt(minuteScheduleName(minute), Math.max(now, minute * 60_000 - MINUTE_LEAD_MS), { kind: 'minute', minute });
       await this.deferred.markWake(bucket, minute * 60_000 + 86_400_000);
     }
     this.armed.add(bucket);
@@ -114,7 +116,7 @@ export class TimerService implements Timers {
       this.armed.add(wakeBucket('s', second));
     }
     for (const minute of await this.deferred.wakes('m', minuteOf(now) - 60)) {
-      await this.scheduler.scheduleAt(`sluice-m${minute}`, Math.max(now, minute * 60_000 - MINUTE_LEAD_MS), { kind: 'minute', minute });
+      await this.scheduler.scheduleAt(minuteScheduleName(minute), Math.max(now, minute * 60_000 - MINUTE_LEAD_MS), { kind: 'minute', minute });
       this.armed.add(wakeBucket('m', minute));
     }
     await this.sweep(60);

@@ -22,6 +22,7 @@ import { Limits, iso, type CheckStatus, type OnMaxChecks, type ProducerGroup } f
 import { assertCheckerUrl, type CheckerPolicy } from '../domain/ssrf.js';
 import type { CheckRecord, Deferred } from '../adapters/dynamodb/deferred.js';
 import type { StoredProducer } from '../adapters/dynamodb/producers.js';
+import { secretContext } from '../adapters/aws/names.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 import type { CheckDispatcher, SecretBox, WebhookClient } from '../ports/webhooks.js';
@@ -44,7 +45,6 @@ export interface TransactionServiceOptions {
 
 const txId = (id: string) => `t${id}`;
 const idOf = (transactionId: string) => (/^t[0-9A-HJKMNP-TV-Z]{26}$/.test(transactionId) ? transactionId.slice(1) : undefined);
-const secretContext = (producer: string) => ({ purpose: 'sluice-producer-signing-secret', producerGroup: producer });
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
 export const producerView = (p: ProducerGroup) => ({

@@ -31,6 +31,16 @@ import { GSI1 } from './table.js';
 import { call, conditional, queryAll } from './call.js';
 import { isConditionalFailure } from './errors.js';
 import type { TransactItem } from './stream-log.js';
+import {
+  cursorPk,
+  groupOfCursorPk,
+  pendingOutputsKey,
+  readyAtKey,
+  readyAtOfKey,
+  readyIndexPk,
+  readyNowKey,
+  readyNowKeyAt,
+} from './keys.js';
 
 interface StoredLease {
   e: number;
@@ -47,8 +57,6 @@ interface StoredDone {
   d: number;
 }
 
-const cursorPk = (group: string) => `C#${group}`;
-const outputsPk = (group: string, stream: string) => `O#${group}#${stream}`;
 
 /** The item's old image from a failed condition (the document client leaves it marshalled). */
 const oldImage = (error: unknown): Record<string, unknown> | undefined => {
@@ -74,7 +82,7 @@ const toState = (item: Record<string, unknown>): CursorState => {
     done.set(Number(seq), { seq: Number(seq), token: d.k, at: d.a, outcome: d.o, deliveries: d.d });
   }
   return {
-    group: String(item.pk).slice(2),
+    group: groupOfCursorPk(String(item.pk)),
     stream: String(item.sk),
     next: Number(item.nx),
     segmentStart: Number(item.ns),
@@ -83,7 +91,7 @@ const toState = (item: Record<string, unknown>): CursorState => {
     committed: Number(item.cm ?? 0),
     deadLettered: Number(item.dl ?? 0),
     known: item.kn === undefined ? undefined : Number(item.kn),
-    readyAt: item.g1sk === undefined ? undefined : readyAtOf(String(item.g1sk)),
+    readyAt: item.g1sk === undefined ? undefined : readyAtOfKey(String(item.g1sk)),
     readySk: item.g1sk === undefined ? undefined : String(item.g1sk),
   };
 };
@@ -97,22 +105,9 @@ const toState = (item: Record<string, unknown>): CursorState => {
  * key change costs 2 WRU more). The hash spreads ready shards so that
  * {@link CursorStore.ready} can start reading at a random point.
  */
-export const readyPk = (group: string) => `R#${group}`;
-export const readySk = (at: number) => Math.max(0, Math.floor(at)).toString().padStart(13, '0');
-const READY_NOW_PREFIX = '#';
-const readyNowKey = (point: number) => `${READY_NOW_PREFIX}${(point >>> 0).toString(16).padStart(8, '0')}`;
-export const readyNowSk = (stream: string): string => {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < stream.length; i++) {
-    hash ^= stream.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return readyNowKey(hash);
-};
 /** The index key for a ready time: the shard's own "ready now" key for any time not after `now`. */
-export const readyKeyFor = (stream: string, at: number | undefined, now: number): string | undefined =>
-  at === undefined ? undefined : at <= now ? readyNowSk(stream) : readySk(at);
-const readyAtOf = (sk: string): number => (sk.startsWith(READY_NOW_PREFIX) ? 0 : Number(sk));
+export const readyKey = (stream: string, at: number | undefined, now: number): string | undefined =>
+  at === undefined ? undefined : at <= now ? readyNowKey(stream) : readyAtKey(at);
 
 const storedLease = (lease: Lease): StoredLease => {
   const stored: StoredLease = { e: lease.expiresAt, k: lease.token, d: lease.deliveries, g: lease.segment };
@@ -275,7 +270,7 @@ export class CursorStore {
       if (shard.index) {
         const { from, to } = shard.index;
         if (to === undefined) removes.push('g1pk', 'g1sk');
-        else sets.push(`g1pk = ${x.value(readyPk(group))}`, `g1sk = ${x.value(to)}`);
+        else sets.push(`g1pk = ${x.value(readyIndexPk(group))}`, `g1sk = ${x.value(to)}`);
         // Nobody (a visibility change) moved the entry since it was read.
         conditions.push(from === undefined ? 'attribute_not_exists(g1sk)' : `g1sk = ${x.value(from)}`);
       }
@@ -348,13 +343,13 @@ export class CursorStore {
     return {
       Put: {
         TableName: this.table,
-        Item: { pk: outputsPk(group, stream), sk: String(seq), p: JSON.stringify(outputs), ttl: ttlSeconds },
+        Item: { ...pendingOutputsKey(group, stream, seq), p: JSON.stringify(outputs), ttl: ttlSeconds },
       },
     };
   }
 
   pendingOutputsDelete(group: string, stream: string, seq: number): TransactItem {
-    return { Delete: { TableName: this.table, Key: { pk: outputsPk(group, stream), sk: String(seq) } } };
+    return { Delete: { TableName: this.table, Key: pendingOutputsKey(group, stream, seq) } };
   }
 
   async pendingOutputs(group: string, stream: string, seqs: number[]): Promise<Map<number, unknown[]>> {
@@ -362,7 +357,7 @@ export class CursorStore {
     for (const seq of seqs) {
       const { Item } = await call(() =>
         this.doc.send(
-          new GetCommand({ TableName: this.table, Key: { pk: outputsPk(group, stream), sk: String(seq) }, ConsistentRead: true }),
+          new GetCommand({ TableName: this.table, Key: pendingOutputsKey(group, stream, seq), ConsistentRead: true }),
         ),
       );
       if (Item) out.set(seq, JSON.parse(String(Item.p)) as unknown[]);
@@ -425,7 +420,7 @@ export class CursorStore {
       const completing = () => x.value(change.complete.length);
       if (readiness === 'ready') {
         // Known messages after nx: ready now (an unchanged key is no index write).
-        sets.push(`g1pk = ${x.value(readyPk(group))}`, `g1sk = ${x.value(readyNowSk(stream))}`);
+        sets.push(`g1pk = ${x.value(readyIndexPk(group))}`, `g1sk = ${x.value(readyNowKey(stream))}`);
         if (guarded) conditions.push('(attribute_not_exists(kn) OR kn >= nx)');
       } else if (readiness === 'drop') {
         // Nothing after nx and no lease left: idle until a notice raises kn.
@@ -519,16 +514,16 @@ export class CursorStore {
       let condition = 'fl.#s.k = :k AND attribute_not_exists(fl.#s.c)';
       if (variant === 'keep') {
         condition += ' AND g1sk <= :at';
-        values[':at'] = readySk(expiresAt);
+        values[':at'] = readyAtKey(expiresAt);
       } else if (variant === 'lower') {
         update += ', g1pk = :rk, g1sk = :at';
         condition += ' AND (attribute_not_exists(g1sk) OR g1sk > :at)';
-        values[':at'] = readySk(expiresAt);
-        values[':rk'] = readyPk(group);
+        values[':at'] = readyAtKey(expiresAt);
+        values[':rk'] = readyIndexPk(group);
       } else if (variant === 'now') {
         update += ', g1pk = :rk, g1sk = :at';
-        values[':at'] = readyNowSk(stream);
-        values[':rk'] = readyPk(group);
+        values[':at'] = readyNowKey(stream);
+        values[':rk'] = readyIndexPk(group);
       }
       try {
         await call(() =>
@@ -570,7 +565,7 @@ export class CursorStore {
           ':done': storedDone(done),
           ':k': token,
           ':one': 1,
-          ...(shard ? { ':rk': readyPk(group), ':rs': readyNowSk(stream) } : {}),
+          ...(shard ? { ':rk': readyIndexPk(group), ':rs': readyNowKey(stream) } : {}),
         },
       },
     };
@@ -592,7 +587,7 @@ export class CursorStore {
               Key: { pk: cursorPk(group), sk: stream },
               UpdateExpression: 'SET kn = :to, g1pk = :rk, g1sk = :rs',
               ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(kn) OR kn < :to)',
-              ExpressionAttributeValues: { ':to': to, ':rk': readyPk(group), ':rs': readyNowSk(stream) },
+              ExpressionAttributeValues: { ':to': to, ':rk': readyIndexPk(group), ':rs': readyNowKey(stream) },
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             }),
           ),
@@ -620,8 +615,8 @@ export class CursorStore {
                 cm: 0,
                 dl: 0,
                 ca: now,
-                g1pk: readyPk(group),
-                g1sk: readyNowSk(stream),
+                g1pk: readyIndexPk(group),
+                g1sk: readyNowKey(stream),
               },
               ConditionExpression: 'attribute_not_exists(pk)',
             }),
@@ -663,7 +658,7 @@ export class CursorStore {
             TableName: this.table,
             IndexName: GSI1,
             KeyConditionExpression: `g1pk = :pk AND g1sk ${from === undefined ? '<= :now' : 'BETWEEN :from AND :now'}`,
-            ExpressionAttributeValues: { ':pk': readyPk(group), ':now': readySk(now), ...(from === undefined ? {} : { ':from': from }) },
+            ExpressionAttributeValues: { ':pk': readyIndexPk(group), ':now': readyAtKey(now), ...(from === undefined ? {} : { ':from': from }) },
             Limit: limit,
           }),
         ),
@@ -671,7 +666,7 @@ export class CursorStore {
     const first = await page();
     let items = first.Items ?? [];
     if (first.LastEvaluatedKey !== undefined) {
-      const from = await page(readyNowKey(Math.floor(Math.min(Math.max(spread, 0), 1 - 2 ** -32) * 2 ** 32)));
+      const from = await page(readyNowKeyAt(Math.floor(Math.min(Math.max(spread, 0), 1 - 2 ** -32) * 2 ** 32)));
       const seen = new Set<string>();
       items = [...(from.Items ?? []), ...items].filter((item) => !seen.has(String(item.sk)) && seen.add(String(item.sk)) !== undefined);
       items = items.slice(0, limit);

@@ -26,11 +26,12 @@ import { TransactWriteCommand, PutCommand, QueryCommand, BatchGetCommand } from 
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { MessageRecord } from '../../domain/model.js';
-import { MAX_SEQ, padSeq } from '../../domain/streams.js';
+import { MAX_SEQ } from '../../domain/streams.js';
 import { ThrottledError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import { cancellationReasons, isConditionalFailure, translateDynamoError } from './errors.js';
 import { call } from './call.js';
+import { SENTINEL_SK, segmentSk, streamOfPk, streamPk } from './keys.js';
 import { fromStored, toStored, type StoredRecord } from './records.js';
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -80,10 +81,8 @@ export interface AppendPlan {
   extras: TransactItem[];
 }
 
-const streamPk = (stream: string) => `S#${stream}`;
-const SENTINEL_SK = '#';
-const MIN_SK = padSeq(0);
-const MAX_SK = padSeq(MAX_SEQ);
+const MIN_SK = segmentSk(0);
+const MAX_SK = segmentSk(MAX_SEQ);
 const APPEND_ATTEMPTS = 12;
 /** How long a head hint may be used after this process's own append. */
 const HINT_TTL_MS = 2000;
@@ -238,7 +237,7 @@ export class StreamLog {
       items.push({
         Put: {
           TableName: this.table,
-          Item: { pk: streamPk(write.stream), sk: padSeq(seq), n: stored.length, m: stored, ttl },
+          Item: { pk: streamPk(write.stream), sk: segmentSk(seq), n: stored.length, m: stored, ttl },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       });
@@ -324,7 +323,7 @@ export class StreamLog {
         new QueryCommand({
           TableName: this.table,
           KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-          ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': padSeq(fromSeq), ':to': MAX_SK },
+          ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': segmentSk(fromSeq), ':to': MAX_SK },
           Limit: limit,
           ConsistentRead: true,
         }),
@@ -339,7 +338,7 @@ export class StreamLog {
       new QueryCommand({
         TableName: this.table,
         KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': MIN_SK, ':to': padSeq(seq) },
+        ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': MIN_SK, ':to': segmentSk(seq) },
         ScanIndexForward: false,
         Limit: 1,
         ConsistentRead: true,
@@ -364,13 +363,13 @@ export class StreamLog {
     for (let i = 0; i < unique.length; i += 100) {
       let request: Record<string, unknown>[] = unique
         .slice(i, i + 100)
-        .map((key) => ({ pk: streamPk(key.stream), sk: padSeq(key.seq) }));
+        .map((key) => ({ pk: streamPk(key.stream), sk: segmentSk(key.seq) }));
       for (let round = 0; request.length > 0 && round < 8; round++) {
         const result = await call(() =>
           this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: request, ConsistentRead: true } } })),
         );
         for (const item of result.Responses?.[this.table] ?? []) {
-          out.push(this.toSegment(String(item.pk).slice(2), item));
+          out.push(this.toSegment(streamOfPk(String(item.pk)), item));
         }
         request = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
         if (request.length > 0) await this.backoff(round);

@@ -7,6 +7,8 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
 import { Catalog } from '../../lib/adapters/dynamodb/catalog.js';
 import { CursorStore } from '../../lib/adapters/dynamodb/cursors.js';
+import { PendingOutputStore } from '../../lib/adapters/dynamodb/pending-outputs.js';
+import { ReadyIndex } from '../../lib/adapters/dynamodb/ready-index.js';
 import { Markers } from '../../lib/adapters/dynamodb/markers.js';
 import { StreamLog } from '../../lib/adapters/dynamodb/stream-log.js';
 import { systemClock } from '../../lib/ports/clock.js';
@@ -58,6 +60,8 @@ export function buildContainer(config: Config): Container {
     catalog: new Catalog(doc, table, { cacheTtlMs: config.SLUICE_CATALOG_CACHE_MS, now: systemClock.now }),
     log: new StreamLog(doc, table, systemClock),
     cursors: new CursorStore(doc, table),
+    readyIndex: new ReadyIndex(doc, table),
+    outputs: new PendingOutputStore(doc, table),
     markers: new Markers(doc, table),
     deferred: new DeferredStore(doc, table),
     producers: new ProducerStore(doc, table),

@@ -7,9 +7,9 @@
 import { InvalidArgumentError, ReceiptHandleExpiredError, SluiceError } from '../domain/errors.js';
 import { leasesInOrder, type Lease } from '../domain/cursor.js';
 import { Limits, type Group, type SendInput, type Topic } from '../domain/model.js';
+import { READY_NOW, guessedReadiness, readinessFor, retryReadiness } from '../domain/readiness.js';
 import { decodeReceipt, isShardStream, type Receipt } from '../domain/streams.js';
 import { ExtraConditionFailedError, type TransactItem } from '../adapters/dynamodb/stream-log.js';
-import { CursorStore } from '../adapters/dynamodb/cursors.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Appender, Outgoing } from './appender.js';
@@ -40,6 +40,8 @@ interface Item {
 
 /** Most pending commits one protected cascade completes in one transaction (the rest follow at once). */
 const CASCADE_MAX = 20;
+/** Plans of one protected commit: each failed transaction (the cursor moved) reads the cursor and plans again. */
+const PROTECTED_ATTEMPTS = 8;
 
 /** Decodes a receipt handle; a malformed one is a 400 naming where it was in the request. */
 export function receiptAt(handle: string, path: string): Receipt {
@@ -140,7 +142,7 @@ export class Committer {
     const entry = { seq: item.receipt.seq, token: item.receipt.token };
     const { writes } = this.appender.writes(item.outgoing, now, true);
     // FIFO: the ready-index write the claim guessed; when only that guess fails, decided from the cursor.
-    let readiness = isShardStream(stream) ? CursorStore.readinessGuess([entry.token]) : undefined;
+    let readiness = isShardStream(stream) ? guessedReadiness([entry.token]) : undefined;
     for (let attempt = 1; ; attempt++) {
       try {
         await this.stores.log.appendMany(writes, () => [
@@ -151,11 +153,9 @@ export class Committer {
         if (!(error instanceof ExtraConditionFailedError)) throw error;
         // A repeat of a commit that took effect (its outputs exist already), or a stale handle.
         const cursor = readiness ? await this.stores.cursors.get(group.name, stream) : undefined;
-        const lease = cursor?.leases.get(entry.seq);
-        if (cursor && lease?.token === entry.token && !lease.pending && attempt < 3) {
-          readiness = CursorStore.readinessFor(cursor, 1, attempt);
-          continue;
-        }
+        // A lease still ours and not gone pending: only the readiness guess failed.
+        readiness = cursor && !cursor.leases.get(entry.seq)?.pending ? retryReadiness(cursor, [entry], attempt) : undefined;
+        if (readiness) continue;
         const outcome = await this.stores.cursors.classify(group.name, stream, entry);
         return outcome === 'committed' ? 'committed' : 'expired';
       }
@@ -171,7 +171,7 @@ export class Committer {
    */
   async completeProtected(group: Group, stream: string, items: Item[]): Promise<Map<number, Outcome>> {
     const outcomes = new Map<number, Outcome>();
-    for (let attempt = 0; attempt < 8; attempt++) {
+    for (let attempt = 0; attempt < PROTECTED_ATTEMPTS; attempt++) {
       const now = this.clock.now();
       const cursor = await this.stores.cursors.get(group.name, stream);
       const candidates: Item[] = [];
@@ -201,7 +201,7 @@ export class Committer {
 
       // Outputs in sequence order: from this request, or saved when their commit went pending.
       const earlier = completing.filter((l) => l.pending).map((l) => l.seq);
-      const saved = earlier.length ? await this.stores.cursors.pendingOutputs(group.name, stream, earlier) : new Map<number, unknown[]>();
+      const saved = earlier.length ? await this.stores.outputs.get(group.name, stream, earlier) : new Map<number, unknown[]>();
       const outgoing: Outgoing[] = [];
       for (const lease of completing) {
         const fresh = bySeq.get(lease.seq);
@@ -213,8 +213,8 @@ export class Committer {
       const head = leases.find((l) => !completingSeqs.has(l.seq));
       const readiness =
         chain.length > completing.length
-          ? { readiness: 'ready' as const, guarded: false }
-          : { ...CursorStore.readinessFor(cursor, completing.length, attempt), ...(head ? { head: head.seq } : {}) };
+          ? { ...READY_NOW }
+          : { ...readinessFor(cursor, completing.length, attempt), ...(head ? { head: head.seq } : {}) };
       const extras: TransactItem[] = [
         this.stores.cursors.completionItem(group.name, stream, {
           complete: completing.map((l) => ({ seq: l.seq, token: l.token })),
@@ -226,9 +226,9 @@ export class Committer {
         ...markPending
           .filter((c) => c.publish.length > 0)
           .map((c) =>
-            this.stores.cursors.pendingOutputsPut(group.name, stream, c.receipt.seq, c.publish, Math.ceil(now / 1000) + Limits.retentionMaxSeconds),
+            this.stores.outputs.putItem(group.name, stream, c.receipt.seq, c.publish, Math.ceil(now / 1000) + Limits.retentionMaxSeconds),
           ),
-        ...earlier.filter((seq) => saved.has(seq)).map((seq) => this.stores.cursors.pendingOutputsDelete(group.name, stream, seq)),
+        ...earlier.filter((seq) => saved.has(seq)).map((seq) => this.stores.outputs.deleteItem(group.name, stream, seq)),
       ];
       const { writes } = this.appender.writes(outgoing, now, true);
       try {

@@ -17,7 +17,7 @@ import {
   type StreamLocal,
 } from '../domain/streams.js';
 import { ExtraConditionFailedError, StreamLog } from '../adapters/dynamodb/stream-log.js';
-import { readyKey } from '../adapters/dynamodb/cursors.js';
+import { readyKeyChange } from '../adapters/dynamodb/ready-index.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 import type { Notifier } from '../ports/notifier.js';
@@ -73,7 +73,7 @@ export class Receiver {
     if (namespaces.size > 0) {
       await Promise.all([...namespaces].map((namespace) => this.absorbNotices(group, namespace, cursors)));
       const ready = shuffle(
-        await this.stores.cursors.ready(group.name, this.clock.now(), Math.max(20, max * 4), this.random.fraction()),
+        await this.stores.readyIndex.ready(group.name, this.clock.now(), Math.max(20, max * 4), this.random.fraction()),
         this.random,
       ).filter(
         (stream) => namespaces.has(namespaceOf(stream)),
@@ -216,7 +216,7 @@ export class Receiver {
       const shard = isShardStream(stream);
       const known = Math.max(cursor.known ?? 0, plan.seen);
       // The ready-index key is written only when readiness changes (an index key change costs 2 WRU).
-      const index = shard ? indexChange(stream, cursor, plan.readyAt, now) : undefined;
+      const index = shard ? readyKeyChange(stream, cursor, plan.readyAt, now) : undefined;
       const changed =
         plan.grant.length > 0 ||
         plan.close.length > 0 ||
@@ -323,7 +323,7 @@ export class Receiver {
               generation: target.generation,
             },
           ],
-          extras: [this.stores.cursors.deadLetterItem(group.name, stream, doneEntry(lease, now, 'dead-lettered'), lease.token, now)],
+          extras: [this.stores.cursors.deadLetterItem(group.name, stream, doneEntry(lease, now, 'dead-lettered'), lease.token)],
         }));
         this.notifier.notify(target.name);
       } catch (error) {
@@ -341,18 +341,6 @@ const shuffle = <T>(items: T[], random: Random): T[] => {
     [out[i], out[j]] = [out[j] as T, out[i] as T];
   }
   return out;
-};
-
-/**
- * The ready-index change a claim makes (undefined: none). A shard ready now keeps whatever
- * "ready" key it has (its own ready-now key, or a time already passed); otherwise the key
- * changes only when the time differs.
- */
-const indexChange = (stream: string, cursor: CursorState, readyAt: number | undefined, now: number) => {
-  const from = cursor.readySk;
-  const stillReady = readyAt !== undefined && readyAt <= now && cursor.readyAt !== undefined && cursor.readyAt <= now;
-  const to = readyKey(stream, readyAt, now);
-  return stillReady || to === from ? undefined : { from, to };
 };
 
 const doneEntry = (lease: Lease, at: number, outcome: DoneEntry['outcome']): DoneEntry => ({

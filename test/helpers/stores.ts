@@ -4,6 +4,8 @@ import { inject } from 'vitest';
 import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
 import { Catalog } from '../../lib/adapters/dynamodb/catalog.js';
 import { CursorStore } from '../../lib/adapters/dynamodb/cursors.js';
+import { PendingOutputStore } from '../../lib/adapters/dynamodb/pending-outputs.js';
+import { ReadyIndex } from '../../lib/adapters/dynamodb/ready-index.js';
 import { Markers } from '../../lib/adapters/dynamodb/markers.js';
 import { StreamLog } from '../../lib/adapters/dynamodb/stream-log.js';
 import { ensureTable } from '../../lib/adapters/dynamodb/table.js';
@@ -82,6 +84,8 @@ export function harness(
     catalog: new Catalog(doc, table),
     log: new StreamLog(doc, table, clock),
     cursors: new CursorStore(doc, table),
+    readyIndex: new ReadyIndex(doc, table),
+    outputs: new PendingOutputStore(doc, table),
     markers: new Markers(doc, table),
     deferred: new DeferredStore(doc, table),
     producers: new ProducerStore(doc, table),

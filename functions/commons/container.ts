@@ -11,6 +11,7 @@ import { PendingOutputStore } from '../../lib/adapters/dynamodb/pending-outputs.
 import { ReadyIndex } from '../../lib/adapters/dynamodb/ready-index.js';
 import { Markers } from '../../lib/adapters/dynamodb/markers.js';
 import { StreamLog } from '../../lib/adapters/dynamodb/stream-log.js';
+import { BatchWriter } from '../../lib/adapters/dynamodb/write-batch.js';
 import { systemClock } from '../../lib/ports/clock.js';
 import { InProcessNotifier, pollingNotifier } from '../../lib/ports/notifier.js';
 import { cryptoRandom } from '../../lib/ports/random.js';
@@ -65,6 +66,7 @@ export function buildContainer(config: Config): Container {
     markers: new Markers(doc, table),
     deferred: new DeferredStore(doc, table),
     producers: new ProducerStore(doc, table),
+    writer: new BatchWriter(doc),
   };
   const notifier = config.SLUICE_NOTIFIER === 'in-process' ? new InProcessNotifier() : pollingNotifier;
   const logger = new Logger({ serviceName: 'sluice' });

@@ -9,7 +9,8 @@ import { leasesInOrder, type Lease } from '../domain/cursor.js';
 import { Limits, type Group, type SendInput, type Topic } from '../domain/model.js';
 import { READY_NOW, guessedReadiness, readinessFor, retryReadiness } from '../domain/readiness.js';
 import { decodeReceipt, isShardStream, type Receipt } from '../domain/streams.js';
-import { ExtraConditionFailedError, type TransactItem } from '../adapters/dynamodb/stream-log.js';
+import type { StreamWrite } from '../adapters/dynamodb/stream-log.js';
+import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Appender, Outgoing } from './appender.js';
@@ -42,6 +43,11 @@ interface Item {
 const CASCADE_MAX = 20;
 /** Plans of one protected commit: each failed transaction (the cursor moved) reads the cursor and plans again. */
 const PROTECTED_ATTEMPTS = 8;
+
+/** Names of the items a commit writes besides its outputs (write-batch.ts). */
+const CURSOR_ITEM = 'cursor';
+const savedOutputsItem = (seq: number) => `outputs:${seq}`;
+const spentOutputsItem = (seq: number) => `spent-outputs:${seq}`;
 
 /** Decodes a receipt handle; a malformed one is a 400 naming where it was in the request. */
 export function receiptAt(handle: string, path: string): Receipt {
@@ -144,13 +150,15 @@ export class Committer {
     // FIFO: the ready-index write the claim guessed; when only that guess fails, decided from the cursor.
     let readiness = isShardStream(stream) ? guessedReadiness([entry.token]) : undefined;
     for (let attempt = 1; ; attempt++) {
+      const batch = new WriteBatch().add(
+        CURSOR_ITEM,
+        this.stores.cursors.completionItem(group.name, stream, { complete: [entry], now, ...(readiness ? { readiness } : {}) }),
+      );
       try {
-        await this.stores.log.appendMany(writes, () => [
-          this.stores.cursors.completionItem(group.name, stream, { complete: [entry], now, ...(readiness ? { readiness } : {}) }),
-        ]);
+        await this.write(writes, batch);
         return 'committed';
       } catch (error) {
-        if (!(error instanceof ExtraConditionFailedError)) throw error;
+        if (!(error instanceof ItemConditionFailedError) || error.item !== CURSOR_ITEM) throw error;
         // A repeat of a commit that took effect (its outputs exist already), or a stale handle.
         const cursor = readiness ? await this.stores.cursors.get(group.name, stream) : undefined;
         // A lease still ours and not gone pending: only the readiness guess failed.
@@ -160,6 +168,12 @@ export class Committer {
         return outcome === 'committed' ? 'committed' : 'expired';
       }
     }
+  }
+
+  /** Outputs and the batch of cursor (and saved outputs) items, in one transaction; without outputs, the batch alone. */
+  private async write(writes: StreamWrite[], batch: WriteBatch): Promise<void> {
+    if (writes.length > 0) await this.stores.log.appendMany(writes, () => batch);
+    else await this.stores.writer.write(batch);
   }
 
   /**
@@ -215,7 +229,8 @@ export class Committer {
         chain.length > completing.length
           ? { ...READY_NOW }
           : { ...readinessFor(cursor, completing.length, attempt), ...(head ? { head: head.seq } : {}) };
-      const extras: TransactItem[] = [
+      const batch = new WriteBatch().add(
+        CURSOR_ITEM,
         this.stores.cursors.completionItem(group.name, stream, {
           complete: completing.map((l) => ({ seq: l.seq, token: l.token })),
           markPending: markPending.map((c) => ({ seq: c.receipt.seq, token: c.receipt.token })),
@@ -223,18 +238,20 @@ export class Committer {
           now,
           readiness,
         }),
-        ...markPending
-          .filter((c) => c.publish.length > 0)
-          .map((c) =>
-            this.stores.outputs.putItem(group.name, stream, c.receipt.seq, c.publish, Math.ceil(now / 1000) + Limits.retentionMaxSeconds),
-          ),
-        ...earlier.filter((seq) => saved.has(seq)).map((seq) => this.stores.outputs.deleteItem(group.name, stream, seq)),
-      ];
+      );
+      for (const c of markPending.filter((c) => c.publish.length > 0)) {
+        const ttl = Math.ceil(now / 1000) + Limits.retentionMaxSeconds;
+        batch.add(savedOutputsItem(c.receipt.seq), this.stores.outputs.putItem(group.name, stream, c.receipt.seq, c.publish, ttl));
+      }
+      for (const seq of earlier.filter((seq) => saved.has(seq))) {
+        batch.add(spentOutputsItem(seq), this.stores.outputs.deleteItem(group.name, stream, seq));
+      }
       const { writes } = this.appender.writes(outgoing, now, true);
       try {
-        await this.stores.log.appendMany(writes, () => extras);
+        await this.write(writes, batch);
       } catch (error) {
-        if (error instanceof ExtraConditionFailedError) continue; // the cursor moved: plan again
+        // The cursor moved (a token, the blocker or the readiness condition): plan again.
+        if (error instanceof ItemConditionFailedError && error.item === CURSOR_ITEM) continue;
         throw error;
       }
       for (const c of candidates) outcomes.set(c.index, completingSeqs.has(c.receipt.seq) ? 'committed' : 'pending');

@@ -30,7 +30,8 @@ import type { Random } from '../ports/random.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Timers } from '../ports/timers.js';
 import type { Deferred } from '../adapters/dynamodb/deferred.js';
-import { ExtraConditionFailedError, type Notice, type TransactItem } from '../adapters/dynamodb/stream-log.js';
+import type { Notice } from '../adapters/dynamodb/stream-log.js';
+import { ItemConditionFailedError, WriteBatch, type TransactItem } from '../adapters/dynamodb/write-batch.js';
 import { Appender, bodyBytes, type Landed, type Outgoing } from './appender.js';
 import { Committer, receiptAt, type CommitEntry, type CommitResult } from './committer.js';
 import { Receiver } from './receiver.js';
@@ -59,6 +60,13 @@ export interface ReceiveRequest {
 const SEGMENT_MAX_BYTES = 350 * 1024;
 /** Side items per transaction (DynamoDB allows 100 items, the segment and sentinel take two). */
 const SEGMENT_MAX_EXTRAS = 90;
+
+/** Names of the items written with a message (write-batch.ts): a failed condition names its item. */
+const DEFERRED_ITEM = 'deferred';
+const dedupItem = (entry: { index: number }) => `dedup:${entry.index}`;
+const keyItem = (entry: { index: number }, key: number) => `key:${entry.index}:${key}`;
+/** The name of a deferred item's update in a write batch. */
+const deferredUpdateItem = (d: Deferred) => `deferred:${d.id}`;
 
 /** A notice written again for a message a dedup hit found already in its FIFO shard. */
 interface Reannounce {
@@ -219,23 +227,20 @@ export class QueueService {
     });
     while (pending.length > 0) {
       const now = this.clock.now();
-      const owners: Prepared[] = [];
       try {
         const { seq, records } = await this.stores.log.append(stream, (first) => {
-          owners.length = 0;
-          const extras: TransactItem[] = [];
+          const extras = new WriteBatch();
           const records = pending.map((entry, i) => {
             const record = this.appender.record(topic, entry.input, directMessageId(entry.local, first + i), now);
             if (entry.input.dedupId !== undefined) {
-              extras.push(
+              extras.add(
+                dedupItem(entry),
                 this.stores.markers.dedupItem(topic.name, entry.input.dedupId, sendResult(topic, record, first + i), now, Limits.dedupWindowSeconds),
               );
-              owners.push(entry);
             }
-            for (const key of entry.input.keys) {
-              extras.push(this.stores.markers.keyItem(topic.name, key, record.messageId, record.deliverableAt, record.expiresAt));
-              owners.push(entry);
-            }
+            entry.input.keys.forEach((key, j) =>
+              extras.add(keyItem(entry, j), this.stores.markers.keyItem(topic.name, key, record.messageId, record.deliverableAt, record.expiresAt)),
+            );
             return record;
           });
           return { records, extras };
@@ -245,7 +250,7 @@ export class QueueService {
         landed.push({ topic, local: first.local, stream, firstSeq: seq, records });
         pending = [];
       } catch (error) {
-        if (!(error instanceof ExtraConditionFailedError)) {
+        if (!(error instanceof ItemConditionFailedError)) {
           if (error instanceof SluiceError) {
             for (const entry of pending) out.push({ index: entry.index, error });
             pending = [];
@@ -253,7 +258,8 @@ export class QueueService {
           }
           throw error;
         }
-        const owner = owners[error.index];
+        // A dedup hit: the entry whose marker failed was sent before.
+        const owner = pending.find((entry) => dedupItem(entry) === error.item);
         if (!owner || owner.input.dedupId === undefined) throw error;
         const original = await this.stores.markers.dedupResult(topic.name, owner.input.dedupId, now);
         if (original) {
@@ -313,18 +319,18 @@ export class QueueService {
     record: MessageRecord,
     now: number,
   ): Promise<SendResult | undefined> {
-    const items: TransactItem[] = [item];
+    const batch = new WriteBatch().add(DEFERRED_ITEM, item);
     if (entry.input.dedupId !== undefined) {
-      items.push(this.stores.markers.dedupItem(topic.name, entry.input.dedupId, result, now, Limits.dedupWindowSeconds));
+      batch.add(dedupItem(entry), this.stores.markers.dedupItem(topic.name, entry.input.dedupId, result, now, Limits.dedupWindowSeconds));
     }
-    for (const key of entry.input.keys) {
-      items.push(this.stores.markers.keyItem(topic.name, key, record.messageId, record.deliverableAt, record.expiresAt));
-    }
+    entry.input.keys.forEach((key, j) =>
+      batch.add(keyItem(entry, j), this.stores.markers.keyItem(topic.name, key, record.messageId, record.deliverableAt, record.expiresAt)),
+    );
     try {
-      await this.stores.log.appendMany([], () => items);
+      await this.stores.writer.write(batch);
       return undefined;
     } catch (error) {
-      if (!(error instanceof ExtraConditionFailedError) || entry.input.dedupId === undefined) throw error;
+      if (!(error instanceof ItemConditionFailedError) || error.item !== dedupItem(entry) || entry.input.dedupId === undefined) throw error;
       const original = await this.stores.markers.dedupResult(topic.name, entry.input.dedupId, now);
       if (!original) throw new ThrottledError('A concurrent send with the same dedupId is in progress; retry.');
       return original;
@@ -401,11 +407,13 @@ export class QueueService {
             for (const group of landed(seqs)) {
               group.records.forEach((r, j) => addresses.set(r.messageId, { stream: group.stream, seq: group.firstSeq + j }));
             }
-            return live.map((l) => update(l.deferred, addresses.get(l.deferred.record.messageId) ?? { stream: '', seq: 0 }));
+            const batch = new WriteBatch();
+            for (const l of live) batch.add(deferredUpdateItem(l.deferred), update(l.deferred, addresses.get(l.deferred.record.messageId) ?? { stream: '', seq: 0 }));
+            return batch;
           });
         } catch (error) {
-          if (!(error instanceof ExtraConditionFailedError)) throw error;
-          const gone = live[error.index]?.deferred;
+          if (!(error instanceof ItemConditionFailedError)) throw error;
+          const gone = live.find((l) => deferredUpdateItem(l.deferred) === error.item)?.deferred;
           if (gone) out.set(gone.id, undefined);
           pending = pending.filter((d) => d !== gone); // resolved meanwhile
           continue;

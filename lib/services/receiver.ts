@@ -16,7 +16,8 @@ import {
   streamNamespace,
   type StreamLocal,
 } from '../domain/streams.js';
-import { ExtraConditionFailedError, StreamLog } from '../adapters/dynamodb/stream-log.js';
+import { StreamLog } from '../adapters/dynamodb/stream-log.js';
+import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write-batch.js';
 import { readyKeyChange } from '../adapters/dynamodb/ready-index.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
@@ -39,6 +40,8 @@ export interface ReceiveScope {
 
 /** How many FIFO shards one receive claims from at once. */
 const CLAIM_WAVE = 4;
+/** The name of the lease close written with a dead-letter append (write-batch.ts). */
+const DEAD_LETTER_CLOSE = 'cursor';
 
 export class Receiver {
   constructor(
@@ -323,12 +326,15 @@ export class Receiver {
               generation: target.generation,
             },
           ],
-          extras: [this.stores.cursors.deadLetterItem(group.name, stream, doneEntry(lease, now, 'dead-lettered'), lease.token)],
+          extras: new WriteBatch().add(
+            DEAD_LETTER_CLOSE,
+            this.stores.cursors.deadLetterItem(group.name, stream, doneEntry(lease, now, 'dead-lettered'), lease.token),
+          ),
         }));
         this.notifier.notify(target.name);
       } catch (error) {
         // Another receiver dead-lettered it, or its last holder committed it meanwhile.
-        if (!(error instanceof ExtraConditionFailedError)) throw error;
+        if (!(error instanceof ItemConditionFailedError && error.item === DEAD_LETTER_CLOSE)) throw error;
       }
     }
   }

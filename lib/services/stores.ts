@@ -1,3 +1,4 @@
+import type { BatchWriter } from '../adapters/dynamodb/write-batch.js';
 import type { Catalog } from '../adapters/dynamodb/catalog.js';
 import type { CursorStore } from '../adapters/dynamodb/cursors.js';
 import type { DeferredStore } from '../adapters/dynamodb/deferred.js';
@@ -17,4 +18,6 @@ export interface Stores {
   markers: Markers;
   deferred: DeferredStore;
   producers: ProducerStore;
+  /** Named write batches written without a stream segment. */
+  writer: BatchWriter;
 }

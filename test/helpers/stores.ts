@@ -8,6 +8,7 @@ import { PendingOutputStore } from '../../lib/adapters/dynamodb/pending-outputs.
 import { ReadyIndex } from '../../lib/adapters/dynamodb/ready-index.js';
 import { Markers } from '../../lib/adapters/dynamodb/markers.js';
 import { StreamLog } from '../../lib/adapters/dynamodb/stream-log.js';
+import { BatchWriter } from '../../lib/adapters/dynamodb/write-batch.js';
 import { ensureTable } from '../../lib/adapters/dynamodb/table.js';
 import type { Clock } from '../../lib/ports/clock.js';
 import { InProcessNotifier } from '../../lib/ports/notifier.js';
@@ -89,6 +90,7 @@ export function harness(
     markers: new Markers(doc, table),
     deferred: new DeferredStore(doc, table),
     producers: new ProducerStore(doc, table),
+    writer: new BatchWriter(doc),
   };
   const recorded = new RecordingTimers(clock);
   let queue: QueueService | undefined;

@@ -26,7 +26,7 @@ import {
   type CompletionChange,
 } from './cursor-updates.js';
 import { cursorPk, readyIndexPk, readyNowKey } from './keys.js';
-import type { TransactItem } from './stream-log.js';
+import type { TransactItem } from './write-batch.js';
 
 export type { ClaimChange, CompletionChange } from './cursor-updates.js';
 

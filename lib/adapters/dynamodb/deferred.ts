@@ -56,7 +56,7 @@ import {
   wakeBucketsEnd,
 } from './keys.js';
 import { fromStored, toStored, type StoredRecord } from './records.js';
-import type { TransactItem } from './stream-log.js';
+import type { TransactItem } from './write-batch.js';
 import { GSI1 } from './table.js';
 
 export const DeferredState = {

@@ -10,7 +10,7 @@ import type { SendResult } from '../../domain/model.js';
 import { call } from './call.js';
 import { decodePageToken, encodePageToken } from './catalog.js';
 import { dedupKey, keyIndexPk, keyIndexSk, messageIdOfKeyIndexSk } from './keys.js';
-import type { TransactItem } from './stream-log.js';
+import type { TransactItem } from './write-batch.js';
 
 export class Markers {
   constructor(

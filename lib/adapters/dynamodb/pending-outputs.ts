@@ -10,7 +10,7 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { call } from './call.js';
 import { pendingOutputsKey } from './keys.js';
-import type { TransactItem } from './stream-log.js';
+import type { TransactItem } from './write-batch.js';
 
 export class PendingOutputStore {
   constructor(

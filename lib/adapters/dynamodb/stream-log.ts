@@ -1,9 +1,11 @@
 /**
  * Stream logs: append-only, gap-free sequences of messages (docs/design.md §Streams).
  *
- * Items of stream S:
- *   pk = "S#<S>", sk = "#"                 sentinel {base}: the epoch, never expires
- *   pk = "S#<S>", sk = <16-digit seq>      segment {n, m: [records]}: messages seq … seq+n-1
+ * Items of stream S (keys.ts):
+ *   pk `S#<S>`, sk `#`                   sentinel {eb: base of the current epoch}; never expires
+ *   pk `S#<S>`, sk `<16-digit seq>`      segment {n: count, m: [entries], ttl}: messages seq … seq+n-1;
+ *                                        entries are message records (records.ts) or, on notice
+ *                                        streams, notices {h: shard key, f: from, t: to}
  *
  * Append reads the head (the highest item, strongly consistent) and puts the
  * next segment with `attribute_not_exists(pk)`. Whoever loses the race reads
@@ -24,7 +26,6 @@
  */
 import { TransactWriteCommand, PutCommand, QueryCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { MessageRecord } from '../../domain/model.js';
 import { MAX_SEQ } from '../../domain/streams.js';
 import { ThrottledError } from '../../domain/errors.js';
@@ -33,8 +34,7 @@ import { cancellationReasons, isConditionalFailure, translateDynamoError } from 
 import { call } from './call.js';
 import { SENTINEL_SK, segmentSk, streamOfPk, streamPk } from './keys.js';
 import { fromStored, toStored, type StoredRecord } from './records.js';
-
-export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+import { ItemConditionFailedError, WriteBatch, failedItem, type TransactItem } from './write-batch.js';
 
 export type Head =
   | { kind: 'none' }
@@ -46,13 +46,6 @@ export interface Segment {
   seq: number;
   count: number;
   records: MessageRecord[];
-}
-
-/** An extra item written atomically with a segment failed its condition (e.g. a dedup id already used). */
-export class ExtraConditionFailedError extends Error {
-  constructor(readonly index: number) {
-    super(`transaction item ${index} failed its condition`);
-  }
 }
 
 /** FIFO shard activity: shard `shardKey` got messages `from`…`to` (docs/design.md, FIFO). */
@@ -78,7 +71,7 @@ export interface StreamWrite {
 export interface AppendPlan {
   records: MessageRecord[];
   /** Items written in the same transaction as the segment (dedup markers, key index, cursor updates). */
-  extras: TransactItem[];
+  extras?: WriteBatch;
 }
 
 const MIN_SK = segmentSk(0);
@@ -149,18 +142,20 @@ export class StreamLog {
 
   /**
    * Appends one segment built by `plan(firstSeq)`; retries lost races.
-   * Returns the first sequence number. Throws {@link ExtraConditionFailedError}
+   * Returns the first sequence number. Throws {@link ItemConditionFailedError}
    * when one of the plan's extra items fails its own condition.
    */
   async append(stream: string, plan: (firstSeq: number) => AppendPlan): Promise<{ seq: number; records: MessageRecord[] }> {
     let records: MessageRecord[] = [];
-    let extras: TransactItem[] = [];
+    let extras = new WriteBatch();
     const [seq] = await this.appendMany(
       [
         {
           stream,
           build: (first) => {
-            ({ records, extras } = plan(first));
+            const planned = plan(first);
+            records = planned.records;
+            extras = planned.extras ?? new WriteBatch();
             return { stored: records.map(toStored), ttl: Math.ceil(Math.max(...records.map((r) => r.expiresAt)) / 1000) };
           },
         },
@@ -171,11 +166,14 @@ export class StreamLog {
   }
 
   /**
-   * Appends one segment to each of several streams in one transaction, with
-   * `extras` written atomically alongside (all or nothing). A stream may appear
-   * once. Returns each segment's first sequence number.
+   * Appends one segment to each of several streams (at least one) in one
+   * transaction, with `extras` written atomically alongside (all or nothing).
+   * A stream may appear once. Returns each segment's first sequence number.
+   * Throws {@link ItemConditionFailedError} when an extra item fails its own
+   * condition. (Extras without segments: BatchWriter.)
    */
-  async appendMany(writes: StreamWrite[], extras: (firstSeqs: number[]) => TransactItem[]): Promise<number[]> {
+  async appendMany(writes: StreamWrite[], extras: (firstSeqs: number[]) => WriteBatch = () => new WriteBatch()): Promise<number[]> {
+    if (writes.length === 0) throw new Error('appendMany needs a stream write; write a batch alone with BatchWriter');
     const streams = writes.map((w) => w.stream);
     // Decided before this append counts as in flight, in the same tick: two appends of this
     // process never both trust one hint.
@@ -205,7 +203,7 @@ export class StreamLog {
   /** One append attempt; undefined when it lost a race (after a back-off). */
   private async tryAppend(
     writes: StreamWrite[],
-    extras: (firstSeqs: number[]) => TransactItem[],
+    extras: (firstSeqs: number[]) => WriteBatch,
     hinted: Array<Head | undefined>,
     attempt: number,
   ): Promise<number[] | undefined> {
@@ -243,24 +241,20 @@ export class StreamLog {
       });
     });
     const offset = items.length;
-    items.push(...extras(seqs));
+    const batch = extras(seqs);
+    items.push(...batch.items);
     try {
       if (items.length === 1 && items[0]?.Put) {
-        try {
-          await this.doc.send(new PutCommand(items[0].Put));
-        } catch (error) {
-          // With no segment to write, the one item is an extra: its failed condition is the caller's.
-          if (writes.length === 0 && isConditionalFailure(error)) throw new ExtraConditionFailedError(0);
-          throw error;
-        }
+        // The one item is the segment itself: a lost race fails its condition (retried below).
+        await this.doc.send(new PutCommand(items[0].Put));
       } else {
         try {
           await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
         } catch (error) {
           const reasons = cancellationReasons(error);
           if (!reasons) throw error;
-          const extra = reasons.findIndex((code, index) => index >= offset && code === 'ConditionalCheckFailed');
-          if (extra >= 0) throw new ExtraConditionFailedError(extra - offset);
+          const extra = failedItem(error, batch, offset);
+          if (extra) throw extra;
           if (reasons.slice(0, offset).some((code) => code === 'ConditionalCheckFailed')) {
             await this.backoff(attempt);
             return undefined;
@@ -272,7 +266,7 @@ export class StreamLog {
       writes.forEach((write, i) => this.hints.set(write.stream, { next: (seqs[i] ?? 1) + (counts[i] ?? 0), at }));
       return seqs;
     } catch (error) {
-      if (error instanceof ExtraConditionFailedError) throw error;
+      if (error instanceof ItemConditionFailedError) throw error;
       if (isConditionalFailure(error)) {
         await this.backoff(attempt);
         return undefined;
@@ -283,7 +277,7 @@ export class StreamLog {
 
   /** Appends notices (FIFO shard activity) to a notice stream. */
   async appendNotices(stream: string, notices: Notice[], ttl: number): Promise<void> {
-    await this.appendMany([StreamLog.noticeWrite(stream, () => notices, ttl)], () => []);
+    await this.appendMany([StreamLog.noticeWrite(stream, () => notices, ttl)]);
   }
 
   /** A notice segment for {@link appendMany}; `notices` may use the other writes' sequence numbers. */

@@ -13,8 +13,8 @@ import type { StreamWrite } from '../adapters/dynamodb/stream-log.js';
 import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
-import type { Appender, Outgoing } from './appender.js';
 import type { Stores } from './stores.js';
+import type { Outgoing, WritePlanner } from './write-planner.js';
 
 /** A send published atomically with a commit (consume-transform-produce). */
 export interface PublishInput extends SendInput {
@@ -70,7 +70,7 @@ export class Committer {
     private readonly stores: Stores,
     private readonly clock: Clock,
     private readonly notifier: Notifier,
-    private readonly appender: Appender,
+    private readonly planner: WritePlanner,
   ) {}
 
   async changeVisibility(group: Group, receiptHandle: string, seconds: number): Promise<void> {
@@ -137,7 +137,7 @@ export class Committer {
             issues: [{ path: `entries/${i}/publish/${j}/topic`, message: 'no such topic' }],
           });
         }
-        return this.appender.route(topic, p, undefined, `entries/${i}/publish/${j}`);
+        return this.planner.route(topic, p, undefined, `entries/${i}/publish/${j}`);
       });
       return { index: i, receipt, outgoing, publish: entry.publish };
     });
@@ -146,7 +146,7 @@ export class Committer {
   /** One commit and its outputs in one transaction. */
   private async commitWithOutputs(group: Group, stream: string, item: Item, now: number): Promise<Outcome> {
     const entry = { seq: item.receipt.seq, token: item.receipt.token };
-    const { writes } = this.appender.writes(item.outgoing, now, true);
+    const { writes } = this.planner.writes(item.outgoing, now, true);
     // FIFO: the ready-index write the claim guessed; when only that guess fails, decided from the cursor.
     let readiness = isShardStream(stream) ? guessedReadiness([entry.token]) : undefined;
     for (let attempt = 1; ; attempt++) {
@@ -246,7 +246,7 @@ export class Committer {
       for (const seq of earlier.filter((seq) => saved.has(seq))) {
         batch.add(spentOutputsItem(seq), this.stores.outputs.deleteItem(group.name, stream, seq));
       }
-      const { writes } = this.appender.writes(outgoing, now, true);
+      const { writes } = this.planner.writes(outgoing, now, true);
       try {
         await this.write(writes, batch);
       } catch (error) {
@@ -268,7 +268,7 @@ export class Committer {
     return publish.flatMap((p) => {
       const topic: Topic | undefined = topics.get(p.topic);
       // A topic deleted while the commit was pending: its outputs go nowhere, like sends to a deleted topic.
-      return topic ? [this.appender.route(topic, p)] : [];
+      return topic ? [this.planner.route(topic, p)] : [];
     });
   }
 }

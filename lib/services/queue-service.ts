@@ -32,7 +32,7 @@ import type { Timers } from '../ports/timers.js';
 import type { Deferred } from '../adapters/dynamodb/deferred.js';
 import type { Notice } from '../adapters/dynamodb/stream-log.js';
 import { ItemConditionFailedError, WriteBatch, type TransactItem } from '../adapters/dynamodb/write-batch.js';
-import { Appender, bodyBytes, type Landed, type Outgoing } from './appender.js';
+import { WritePlanner, bodyBytes, type Landed, type Outgoing } from './write-planner.js';
 import { Committer, receiptAt, type CommitEntry, type CommitResult } from './committer.js';
 import { Receiver } from './receiver.js';
 import type { Stores } from './stores.js';
@@ -82,7 +82,7 @@ interface Prepared extends Outgoing {
 
 export class QueueService {
   private readonly pollIntervalMs: number;
-  private readonly appender: Appender;
+  private readonly planner: WritePlanner;
   private readonly receiver: Receiver;
   private readonly committer: Committer;
 
@@ -95,9 +95,9 @@ export class QueueService {
     options: QueueServiceOptions = {},
   ) {
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
-    this.appender = new Appender(clock, random);
+    this.planner = new WritePlanner(clock, random);
     this.receiver = new Receiver(stores, clock, random, notifier);
-    this.committer = new Committer(stores, clock, notifier, this.appender);
+    this.committer = new Committer(stores, clock, notifier, this.planner);
     this.random = random;
   }
 
@@ -127,7 +127,7 @@ export class QueueService {
     inputs.forEach((input, index) => {
       try {
         const path = inputs.length > 1 ? `entries/${index}` : '';
-        const routed = this.appender.route(topic, input, partition, path);
+        const routed = this.planner.route(topic, input, partition, path);
         if (input.transaction !== undefined) {
           if (input.delaySeconds !== undefined || input.deliverAt !== undefined) {
             throw new InvalidArgumentError('A transactional message cannot also be scheduled: it becomes deliverable when committed.', {
@@ -172,7 +172,7 @@ export class QueueService {
     );
     // Written after the segments: a notice never announces a message that does not exist.
     // Dedup hits re-announce their originals in the same notice segments (one append per notice stream, not per entry).
-    const notices = Appender.notices(landed);
+    const notices = WritePlanner.notices(landed);
     for (const { stream, notice, ttl } of reannounce) {
       const entry = notices.get(stream) ?? { notices: [], ttl: 0 };
       entry.notices.push(notice);
@@ -231,7 +231,7 @@ export class QueueService {
         const { seq, records } = await this.stores.log.append(stream, (first) => {
           const extras = new WriteBatch();
           const records = pending.map((entry, i) => {
-            const record = this.appender.record(topic, entry.input, directMessageId(entry.local, first + i), now);
+            const record = this.planner.record(topic, entry.input, directMessageId(entry.local, first + i), now);
             if (entry.input.dedupId !== undefined) {
               extras.add(
                 dedupItem(entry),
@@ -267,7 +267,7 @@ export class QueueService {
           pending = pending.filter((entry) => entry !== owner);
           // Re-announce the original: its first send may have died before writing its notice.
           if (owner.local.kind === 'shard' && original.sequence !== undefined) {
-            const { stream: noticeStream, notice } = Appender.noticeFor(topic, owner.local.shardKey, original.sequence);
+            const { stream: noticeStream, notice } = WritePlanner.noticeFor(topic, owner.local.shardKey, original.sequence);
             reannounce.push({ stream: noticeStream, notice, ttl: Math.ceil(now / 1000) + topic.retentionSeconds });
           }
         }
@@ -295,7 +295,7 @@ export class QueueService {
     const id = this.random.id();
     const messageId = `${DEFERRED_PREFIX}${id}`;
     const record = {
-      ...this.appender.record(topic, entry.input, messageId, now),
+      ...this.planner.record(topic, entry.input, messageId, now),
       deliverableAt: dueAt,
       expiresAt: dueAt + topic.retentionSeconds * 1000,
     };
@@ -348,7 +348,7 @@ export class QueueService {
     const now = this.clock.now();
     const id = this.random.id();
     const messageId = `${DEFERRED_PREFIX}${id}`;
-    const record = this.appender.record(topic, entry.input, messageId, now);
+    const record = this.planner.record(topic, entry.input, messageId, now);
     const result: SendResult = { messageId, state: 'prepared', transactionId: `t${id}` };
     const checkAfter = transaction.checkAfterSeconds ?? Limits.checkAfterDefaultSeconds;
     const item = this.stores.deferred.prepareItem(id, record, producer.name, checkAfter, now, topic.retentionSeconds);
@@ -395,11 +395,11 @@ export class QueueService {
             out.set(d.id, undefined);
             continue;
           }
-          const outgoing = this.appender.route(topic, inputOf(d.record));
+          const outgoing = this.planner.route(topic, inputOf(d.record));
           live.push({ deferred: d, outgoing: { ...outgoing, messageId: d.record.messageId, sentAt: d.record.sentAt } });
         }
         if (live.length === 0) break;
-        const { writes, landed } = this.appender.writes(live.map((l) => l.outgoing), now, true);
+        const { writes, landed } = this.planner.writes(live.map((l) => l.outgoing), now, true);
         const addresses = new Map<string, { stream: string; seq: number }>();
         try {
           await this.stores.log.appendMany(writes, (seqs) => {

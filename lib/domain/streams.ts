@@ -57,6 +57,12 @@ const unb64 = (text: string): string => Buffer.from(text, 'base64url').toString(
  */
 export const directMessageId = (local: StreamLocal, seq: number): string => `m${b64(`${localPart(local)}|${seq}`)}`;
 
+/** Messages that wait before entering a stream (scheduled, transactional) have ids `d<ULID>`, kept after they enter it. */
+export const deferredMessageId = (ulid: string): string => `d${ulid}`;
+export const isDeferredMessageId = (messageId: string): boolean => /^d[0-9A-HJKMNP-TV-Z]{26}$/.test(messageId);
+/** The ULID of a deferred message id. */
+export const ulidOfDeferredMessageId = (messageId: string): string => messageId.slice(1);
+
 export interface MessageAddress {
   local: StreamLocal;
   seq: number;

@@ -26,7 +26,7 @@ import { secretContext } from '../adapters/aws/names.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 import type { CheckDispatcher, SecretBox, WebhookClient } from '../ports/webhooks.js';
-import type { QueueService } from './queue-service.js';
+import type { DeferredReleaser } from './releaser.js';
 import type { Stores } from './stores.js';
 
 export interface ProducerInput {
@@ -63,7 +63,7 @@ export class TransactionService {
 
   constructor(
     private readonly stores: Stores,
-    private readonly queue: QueueService,
+    private readonly releaser: DeferredReleaser,
     private readonly clock: Clock,
     private readonly random: Random,
     private readonly webhooks: WebhookClient,
@@ -128,7 +128,7 @@ export class TransactionService {
     const half = await this.require(transactionId);
     if (half.state === 'prepared') {
       const now = this.clock.now();
-      const landed = await this.queue.appendDeferred([half], (d, address) => this.stores.deferred.commitItem(d.id, address, by, now));
+      const landed = await this.releaser.append([half], (d, address) => this.stores.deferred.commitItem(d.id, address, by, now));
       const address = landed.get(half.id);
       if (address) return this.committedView(half, address.seq);
     }

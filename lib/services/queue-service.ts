@@ -32,6 +32,12 @@ export interface QueueServiceOptions {
 /** A long poll looks again this often (ms) when nothing wakes it and no option says otherwise. */
 const DEFAULT_POLL_INTERVAL_MS = 250;
 
+/**
+ * How long before its function's timeout a receive answers (ms): leased
+ * messages must reach the caller, with room for the response itself.
+ */
+export const RECEIVE_ANSWER_MARGIN_MS = 5000;
+
 export interface ReceiveRequest {
   maxMessages: number;
   visibilityTimeoutSeconds?: number | undefined;

@@ -16,9 +16,9 @@ import {
   streamNamespace,
   type StreamLocal,
 } from '../domain/streams.js';
+import { readyKeyChange } from '../adapters/dynamodb/ready-index.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write-batch.js';
-import { readyKeyChange } from '../adapters/dynamodb/ready-index.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 import type { Notifier } from '../ports/notifier.js';
@@ -40,6 +40,19 @@ export interface ReceiveScope {
 
 /** How many FIFO shards one receive claims from at once. */
 const CLAIM_WAVE = 4;
+/**
+ * Ready shards one receive reads from the ready index: several per message
+ * wanted (a shard may turn out to have nothing claimable, or be taken by a
+ * concurrent receiver), and never fewer than a small page.
+ */
+const READY_READ_PER_MESSAGE = 4;
+const READY_READ_MIN = 20;
+/** Notice segments one receive absorbs per notice stream (the rest wait for the next receive). */
+const NOTICE_SEGMENTS_PER_RECEIVE = 25;
+/** Segments a new shard cursor's start is looked for below its first notice (see `shardStart`). */
+const SHARD_START_MAX_SEGMENTS = 100;
+/** Plans of one claim: each lost race (the cursor changed) reads the cursor and plans again. */
+const CLAIM_ATTEMPTS = 3;
 /** The name of the lease close written with a dead-letter append (write-batch.ts). */
 const DEAD_LETTER_CLOSE = 'cursor';
 
@@ -76,7 +89,7 @@ export class Receiver {
     if (namespaces.size > 0) {
       await Promise.all([...namespaces].map((namespace) => this.absorbNotices(group, namespace, cursors)));
       const ready = shuffle(
-        await this.stores.readyIndex.ready(group.name, this.clock.now(), Math.max(20, max * 4), this.random.fraction()),
+        await this.stores.readyIndex.ready(group.name, this.clock.now(), Math.max(READY_READ_MIN, max * READY_READ_PER_MESSAGE), this.random.fraction()),
         this.random,
       ).filter(
         (stream) => namespaces.has(namespaceOf(stream)),
@@ -119,7 +132,7 @@ export class Receiver {
       await this.stores.cursors.createIfAbsent(group.name, stream, StreamLog.nextAfter(await this.stores.log.head(stream)), now);
       return;
     }
-    const segments = await this.stores.log.readNotices(stream, cursor.segmentStart, 25);
+    const segments = await this.stores.log.readNotices(stream, cursor.segmentStart, NOTICE_SEGMENTS_PER_RECEIVE);
     const shards = new Map<string, { from: number; to: number }>();
     let next = cursor.next;
     let segmentStart = cursor.segmentStart;
@@ -159,7 +172,7 @@ export class Receiver {
    */
   private async shardStart(group: Group, stream: string, from: number): Promise<number> {
     let start = from;
-    for (let i = 0; i < 100 && start > 1; i++) {
+    for (let i = 0; i < SHARD_START_MAX_SEGMENTS && start > 1; i++) {
       const segment = await this.stores.log.segmentContaining(stream, start - 1);
       if (!segment) return start;
       for (let seq = start - 1; seq >= segment.seq; seq--) {
@@ -176,7 +189,7 @@ export class Receiver {
   private async claim(scope: ReceiveScope, stream: string, mode: ClaimMode, hint: CursorState | undefined, want: number): Promise<DeliveredMessage[]> {
     const { group } = scope;
     let cursor = hint;
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const now = this.clock.now();
       cursor ??= await this.stores.cursors.get(group.name, stream);
       if (!cursor) {

@@ -3,7 +3,7 @@
  * signing secrets, commit/rollback of half messages, and the check-back that
  * asks a producer's checker webhook about half messages left unresolved.
  *
- *   send{transaction} ─▶ X#id prepared (indexed K#<shard> by next check time)
+ *   send{transaction} ─▶ X#id prepared (check-back index K#<0..3>, by next check time)
  *   commit  ─▶ TransactWrite[ append segment, X: prepared → committed ]   (first resolution wins)
  *   rollback ─▶ X: prepared → rolled-back                                  (409 for the opposite)
  *   sweep (every minute) ─▶ due half messages ─▶ dispatch (SQS / in-process, bounded)
@@ -42,6 +42,11 @@ export interface TransactionServiceOptions {
   /** Logs what went wrong without secrets (the default says nothing). */
   log?: (message: string, details: Record<string, unknown>) => void;
 }
+
+/** Half messages one sweep reads per check-back index partition (the next sweep takes the rest). */
+const CHECK_SWEEP_PAGE = 100;
+/** How long check records stay readable (GET /v1/transactions/{id}). */
+const CHECK_RECORD_KEEP_SECONDS = 30 * 86_400;
 
 const txId = (id: string) => `t${id}`;
 const idOf = (transactionId: string) => (/^t[0-9A-HJKMNP-TV-Z]{26}$/.test(transactionId) ? transactionId.slice(1) : undefined);
@@ -182,7 +187,7 @@ export class TransactionService {
 
   /** The recurring sweep: hands every half message due for a check to the workers. */
   async sweep(): Promise<number> {
-    const ids = await this.stores.deferred.dueChecks(this.clock.now(), 100);
+    const ids = await this.stores.deferred.dueChecks(this.clock.now(), CHECK_SWEEP_PAGE);
     if (ids.length > 0) await this.dispatcher.dispatch(ids.map(txId));
     return ids.length;
   }
@@ -202,7 +207,7 @@ export class TransactionService {
       ? await this.callChecker(producer, half, checkCount)
       : { status: 'unknown', httpStatus: null, error: `producer group '${tx.producerGroup}' no longer exists` };
     const record: CheckRecord = { n: checkCount, at: started, latencyMs: this.clock.now() - started, ...outcome };
-    await this.stores.deferred.addCheck(half.id, record, Math.ceil(now / 1000) + 30 * 86_400);
+    await this.stores.deferred.addCheck(half.id, record, Math.ceil(now / 1000) + CHECK_RECORD_KEEP_SECONDS);
     if (outcome.status !== 'unknown') {
       await this.resolve(transactionId, outcome.status, 'check');
       return outcome.status;

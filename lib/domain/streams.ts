@@ -9,7 +9,7 @@
  * epoch; an epoch only ends when every message of the stream has expired.
  */
 import { InvalidArgumentError } from './errors.js';
-import { fnv1a32 } from './hash.js';
+import { fnv1a32, zeroPad } from './key-encoding.js';
 import type { Topic } from './model.js';
 
 export type StreamLocal = { kind: 'partition'; partition: number } | { kind: 'shard'; shardKey: string };
@@ -46,7 +46,7 @@ export const parseLocalPart = (text: string): StreamLocal | undefined => {
 /** Sequence numbers are stored as fixed-width decimal strings so they sort as numbers. */
 export const SEQ_WIDTH = 16;
 export const MAX_SEQ = 9_007_199_254_740_991;
-export const padSeq = (seq: number): string => seq.toString().padStart(SEQ_WIDTH, '0');
+export const padSeq = (seq: number): string => zeroPad(seq, SEQ_WIDTH);
 
 const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64url');
 const unb64 = (text: string): string => Buffer.from(text, 'base64url').toString('utf8');

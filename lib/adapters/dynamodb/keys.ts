@@ -28,13 +28,10 @@
  * harmless; the names below keep them apart in the code. Stored keys are
  * never renamed: items written by earlier versions must still be found.
  */
-import { fnv1a32 } from '../../domain/hash.js';
+import { fnv1a32, zeroPad } from '../../domain/key-encoding.js';
 import { padSeq } from '../../domain/streams.js';
 
 // ── padding ────────────────────────────────────────────────────────────
-
-/** `digits` left-padded with zeros to `width`, so that keys of one width sort as numbers. */
-export const zeroPad = (digits: number | string, width: number): string => String(digits).padStart(width, '0');
 
 /** Width of a time in keys: epoch milliseconds have 13 digits until the year 2286. */
 export const MS_WIDTH = 13;

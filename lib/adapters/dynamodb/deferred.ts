@@ -35,7 +35,6 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { MessageRecord } from '../../domain/model.js';
 import { call, conditional, queryAll } from './call.js';
-import { isConditionalFailure } from './errors.js';
 import {
   CHECK_INDEX_SHARDS,
   CHECK_RECORD_PREFIX,
@@ -341,24 +340,15 @@ export class DeferredStore {
 
   /** Cancels a scheduled message of `topic`: `done`, or its state when it was not scheduled (undefined if absent). */
   async cancel(id: string, topic: string): Promise<{ done: true } | { done: false; state: DeferredState } | undefined> {
-    try {
-      await call(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: key(id),
-            UpdateExpression: 'SET st = :cancelled REMOVE g1pk, g1sk',
-            ConditionExpression: 'st = :scheduled AND tp = :topic',
-            ExpressionAttributeValues: { ':cancelled': DeferredState.cancelled, ':scheduled': DeferredState.scheduled, ':topic': topic },
-          }),
-        ),
-      );
-      return { done: true };
-    } catch (error) {
-      if (!isConditionalFailure(error)) throw error;
-      const current = await this.get(id);
-      return current && current.topic === topic ? { done: false, state: current.state } : undefined;
-    }
+    const cancelled = await this.conditional(id, 'SET st = :cancelled REMOVE g1pk, g1sk', 'st = :scheduled AND tp = :topic', {
+      ':cancelled': DeferredState.cancelled,
+      ':scheduled': DeferredState.scheduled,
+      ':topic': topic,
+    });
+    if (cancelled) return { done: true };
+    // Not (or no longer) scheduled: its state says why.
+    const current = await this.get(id);
+    return current && current.topic === topic ? { done: false, state: current.state } : undefined;
   }
 
   async hasWake(bucket: string): Promise<boolean> {

@@ -5,7 +5,7 @@
  * that group's cursor.
  */
 import { MessageNotFoundError } from '../domain/errors.js';
-import { GroupDeliveryState, iso, type MessageRecord, type Topic } from '../domain/model.js';
+import { GroupDeliveryState, iso, messageContent, type MessageRecord, type Topic } from '../domain/model.js';
 import { isDeferredMessageId, parseDirectMessageId, streamId, ulidOfDeferredMessageId } from '../domain/streams.js';
 import { tagMatches, type CursorState } from '../domain/cursor.js';
 import type { Clock } from '../ports/clock.js';
@@ -85,12 +85,7 @@ export class MessageQueries {
       messageId: record.messageId,
       topic: record.topic,
       state,
-      body: record.body,
-      encoding: record.encoding,
-      tag: record.tag ?? null,
-      keys: record.keys,
-      properties: record.properties,
-      shardKey: record.shardKey ?? null,
+      ...messageContent(record),
       sequence: topic.type === 'fifo' && seq !== undefined ? seq : null,
       sentAt: iso(record.sentAt),
       deliverableAt: iso(record.deliverableAt),

@@ -4,7 +4,7 @@
  */
 import { planClaims, type ClaimMode, type Delivery, type Verdict } from '../domain/claims.js';
 import { doneToForget, leasesInOrder, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
-import { Limits, iso, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
+import { iso, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
 import {
   NOTICE_BUCKETS,
   directMessageId,
@@ -22,6 +22,7 @@ import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 import type { Notifier } from '../ports/notifier.js';
+import { ensureDeadLetterTopic } from './lookups.js';
 import type { Stores } from './stores.js';
 
 /** What one receive call may take: the group's subscriptions, narrowed by the request's `topics`. */
@@ -282,12 +283,7 @@ export class Receiver {
       messageId: record.messageId,
       receiptHandle: encodeReceipt({ topic: record.topic, stream, seq: lease.seq, token: lease.token }),
       topic: record.topic,
-      body: record.body,
-      encoding: record.encoding,
-      tag: record.tag ?? null,
-      keys: record.keys,
-      properties: record.properties,
-      shardKey: record.shardKey ?? null,
+      ...messageContent(record),
       sequence: topics.get(record.topic)?.type === 'fifo' ? lease.seq : null,
       sentAt: iso(record.sentAt),
       deliverableAt: iso(record.deliverableAt),
@@ -302,21 +298,7 @@ export class Receiver {
    */
   private async deadLetter(group: Group, stream: string, dead: Array<{ lease: Lease; record: MessageRecord }>, now: number) {
     if (dead.length === 0) return;
-    let dlq = await this.stores.catalog.getTopic(group.deadLetterTopic);
-    dlq ??= (
-      await this.stores.catalog.putTopic(
-        {
-          name: group.deadLetterTopic,
-          type: 'standard',
-          retentionSeconds: Limits.retentionMaxSeconds,
-          maxDelaySeconds: Limits.maxDelayDefaultSeconds,
-          orderGroup: undefined,
-          partitions: Limits.standardPartitions,
-        },
-        now,
-      )
-    ).topic;
-    const target = dlq;
+    const target = await ensureDeadLetterTopic(this.stores, group.deadLetterTopic, now);
     for (const { lease, record } of dead) {
       const local: StreamLocal = { kind: 'partition', partition: Math.floor(this.random.fraction() * target.partitions) };
       try {

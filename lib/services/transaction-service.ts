@@ -18,7 +18,7 @@ import {
   TransactionNotFoundError,
   InvalidArgumentError,
 } from '../domain/errors.js';
-import { Limits, iso, type CheckStatus, type OnMaxChecks, type ProducerGroup } from '../domain/model.js';
+import { Limits, iso, messageContent, type CheckStatus, type OnMaxChecks, type ProducerGroup } from '../domain/model.js';
 import { assertCheckerUrl, type CheckerPolicy } from '../domain/ssrf.js';
 import type { CheckRecord, Deferred } from '../adapters/dynamodb/deferred.js';
 import type { StoredProducer } from '../adapters/dynamodb/producers.js';
@@ -253,14 +253,7 @@ export class TransactionService {
         messageId: half.record.messageId,
         checkCount,
         sentAt: iso(half.record.sentAt),
-        message: {
-          body: half.record.body,
-          encoding: half.record.encoding,
-          tag: half.record.tag ?? null,
-          keys: half.record.keys,
-          properties: half.record.properties,
-          shardKey: half.record.shardKey ?? null,
-        },
+        message: messageContent(half.record),
       },
     });
     const webhookId = `chk_${this.random.id()}`;

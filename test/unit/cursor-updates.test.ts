@@ -13,6 +13,7 @@ import {
   raiseKnownUpdate,
   visibilityUpdate,
   visibilityVariants,
+  type ClaimChange,
   type UpdateParts,
 } from '../../lib/adapters/dynamodb/cursor-updates.js';
 import { readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
@@ -46,6 +47,10 @@ const lease = (seq: number, token: string, extra: Partial<Lease> = {}): Lease =>
   ...extra,
 });
 
+/** A claim of group `g` that changes nothing but what `change` says. */
+const claim = (change: Partial<ClaimChange>) =>
+  render(claimUpdate('g', { expectNext: 5, next: 5, segmentStart: 5, grant: [], close: [], forgetDone: [], ...change }));
+
 describe('claimUpdate', () => {
   it('grants and renews leases, closes expired ones and forgets old completions, on the nx and tokens it read', () => {
     const { update, condition } = render(
@@ -71,10 +76,8 @@ describe('claimUpdate', () => {
   });
 
   it('stores a pending mark as c = 1', () => {
-    const { update } = render(
-      claimUpdate('g', { expectNext: 1, next: 1, segmentStart: 1, grant: [{ lease: lease(1, '1.a', { pending: true }), replaces: undefined }], close: [], forgetDone: [] }),
-    );
-    expect(update).toBe('SET nx = 1, ns = 1, fl.1 = {"e":5000,"k":"1.a","d":2,"g":7,"c":1}');
+    const { update } = claim({ grant: [{ lease: lease(1, '1.a', { pending: true }), replaces: undefined }] });
+    expect(update).toBe('SET nx = 5, ns = 5, fl.1 = {"e":5000,"k":"1.a","d":2,"g":7,"c":1}');
   });
 
   it('names no attribute when it only moves nx (DynamoDB refuses an empty name map)', () => {
@@ -84,41 +87,23 @@ describe('claimUpdate', () => {
   });
 
   it('on a FIFO shard raises kn and moves the ready-index key, guarded by the key, kn and leases it read', () => {
-    const { update, condition } = render(
-      claimUpdate('g', {
-        expectNext: 5,
-        next: 6,
-        segmentStart: 5,
-        grant: [{ lease: lease(5, '1.a.d'), replaces: undefined }],
-        close: [],
-        forgetDone: [],
-        shard: { expectKnown: 5, expectInFlight: 0, known: 5, index: { from: readyNowKey(SHARD), to: '0000000030000' } },
-      }),
-    );
+    const { update, condition } = claim({
+      next: 6,
+      grant: [{ lease: lease(5, '1.a.d'), replaces: undefined }],
+      shard: { expectKnown: 5, expectInFlight: 0, known: 5, index: { from: readyNowKey(SHARD), to: '0000000030000' } },
+    });
     expect(update).toBe('SET nx = 6, ns = 5, fl.5 = {"e":5000,"k":"1.a.d","d":2,"g":7}, kn = 5, g1pk = "R#g", g1sk = "0000000030000"');
     expect(condition).toBe(`nx = 5 AND g1sk = "${readyNowKey(SHARD)}" AND kn = 5 AND size(fl) = 0`);
   });
 
   it('takes a shard off the index only if it was where the claim read it, and no notice came meanwhile', () => {
-    const { update, condition } = render(
-      claimUpdate('g', {
-        expectNext: 5,
-        next: 5,
-        segmentStart: 5,
-        grant: [],
-        close: [],
-        forgetDone: [],
-        shard: { expectKnown: undefined, expectInFlight: 0, known: 4, index: { from: undefined, to: undefined } },
-      }),
-    );
+    const { update, condition } = claim({ shard: { expectKnown: undefined, expectInFlight: 0, known: 4, index: { from: undefined, to: undefined } } });
     expect(update).toBe('SET nx = 5, ns = 5, kn = 4 REMOVE g1pk, g1sk');
     expect(condition).toBe('nx = 5 AND attribute_not_exists(g1sk) AND attribute_not_exists(kn) AND size(fl) = 0');
   });
 
   it('leaves the index alone when the key does not change', () => {
-    const { update, condition } = render(
-      claimUpdate('g', { expectNext: 5, next: 6, segmentStart: 5, grant: [], close: [], forgetDone: [], shard: { expectKnown: 7, expectInFlight: 2, known: 7 } }),
-    );
+    const { update, condition } = claim({ next: 6, shard: { expectKnown: 7, expectInFlight: 2, known: 7 } });
     expect(update).toBe('SET nx = 6, ns = 5, kn = 7');
     expect(condition).toBe('nx = 5 AND kn = 7 AND size(fl) = 2');
   });

@@ -1,21 +1,20 @@
 /** The ready-index decisions of a commit: the claim's guess, the retry from the cursor as it was, the last resort. */
 import { describe, expect, it } from 'vitest';
-import type { CursorState, Lease } from '../../lib/domain/cursor.js';
+import { toState } from '../../lib/adapters/dynamodb/cursor-item.js';
+import type { CursorState } from '../../lib/domain/cursor.js';
 import { COMMIT_ATTEMPTS, guessedReadiness, readinessFor, retryReadiness } from '../../lib/domain/readiness.js';
 
-const lease = (seq: number, token: string): Lease => ({ seq, expiresAt: 0, token, deliveries: 1, segment: seq, topic: undefined, pending: false });
-const cursor = (next: number, known: number | undefined, leases: Lease[]): CursorState => ({
-  group: 'g',
-  stream: 't:f/k:A',
-  next,
-  segmentStart: next,
-  leases: new Map(leases.map((l) => [l.seq, l])),
-  done: new Map(),
-  committed: 0,
-  deadLettered: 0,
-  known,
-  readyAt: undefined,
-});
+/** A FIFO shard cursor as stored: next `nx`, known head `kn`, leases by sequence number and token. */
+const cursor = (nx: number, kn: number | undefined, leases: Record<number, string>): CursorState =>
+  toState({
+    pk: 'C#g',
+    sk: 't:f/k:A',
+    nx,
+    ns: nx,
+    ...(kn === undefined ? {} : { kn }),
+    fl: Object.fromEntries(Object.entries(leases).map(([seq, k]) => [seq, { e: 0, k, d: 1, g: Number(seq) }])),
+    dn: {},
+  });
 
 describe('commit readiness', () => {
   it('first writes what the claim guessed in the tokens, guarded (no hint: ready now)', () => {
@@ -25,13 +24,13 @@ describe('commit readiness', () => {
   });
 
   it('decides from the cursor: known messages after nx → ready; else leases left → keep; else drop', () => {
-    expect(readinessFor(cursor(6, 8, [lease(5, '1.a')]), 1)).toEqual({ readiness: 'ready', guarded: true });
-    expect(readinessFor(cursor(6, 5, [lease(4, '1.a'), lease(5, '1.b')]), 1)).toEqual({ readiness: 'keep', guarded: true });
-    expect(readinessFor(cursor(6, 5, [lease(5, '1.a')]), 1)).toEqual({ readiness: 'drop', guarded: true });
+    expect(readinessFor(cursor(6, 8, { 5: '1.a' }), 1)).toEqual({ readiness: 'ready', guarded: true });
+    expect(readinessFor(cursor(6, 5, { 4: '1.a', 5: '1.b' }), 1)).toEqual({ readiness: 'keep', guarded: true });
+    expect(readinessFor(cursor(6, 5, { 5: '1.a' }), 1)).toEqual({ readiness: 'drop', guarded: true });
   });
 
   it('retries only while every lease still carries its token, and ends with ready now, unconditionally', () => {
-    const read = cursor(6, 5, [lease(5, '1.a')]);
+    const read = cursor(6, 5, { 5: '1.a' });
     expect(retryReadiness(read, [{ seq: 5, token: '1.a' }], 1)).toEqual({ readiness: 'drop', guarded: true });
     expect(retryReadiness(read, [{ seq: 5, token: '1.a' }], COMMIT_ATTEMPTS - 1)).toEqual({ readiness: 'ready', guarded: false });
     expect(retryReadiness(read, [{ seq: 5, token: '1.a' }], COMMIT_ATTEMPTS)).toBeUndefined();

@@ -10,7 +10,7 @@ import { BatchGetCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ThrottledError } from '../../domain/errors.js';
 import type { CursorState, DoneEntry } from '../../domain/cursor.js';
-import { guessedReadiness, retryReadiness, type CommitReadiness } from '../../domain/readiness.js';
+import { guessedReadiness, retryReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
 import { call, conditional, conditionalWithImage, queryAll } from './call.js';
 import { newCursorItem, toState } from './cursor-item.js';

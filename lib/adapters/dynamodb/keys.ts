@@ -31,7 +31,7 @@
 import { fnv1a32, zeroPad } from '../../domain/key-encoding.js';
 import { padSeq } from '../../domain/streams.js';
 
-// ── padding ────────────────────────────────────────────────────────────
+// ── padding (zeroPad and FNV-1a: lib/domain/key-encoding.ts) ───────────
 
 /** Width of a time in keys: epoch milliseconds have 13 digits until the year 2286. */
 export const MS_WIDTH = 13;

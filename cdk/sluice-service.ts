@@ -20,6 +20,7 @@ import { Schedule, ScheduleExpression, ScheduleGroup, TimeWindow } from 'aws-cdk
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { routes, type RouteDef } from '../functions/api/routes.js';
+import { MINUTE_SCHEDULE_PREFIX, SECRET_CONTEXT_PURPOSE } from '../lib/adapters/aws/names.js';
 import { Limits } from '../lib/domain/model.js';
 import { allowInvoke, InvokeEveryTick, nagResourceName, schedulerRole, WorkQueue } from './background.js';
 import { SluiceFunction, TableAccess, type PowertoolsLogLevel, type SluiceFunctionProps } from './sluice-function.js';
@@ -113,10 +114,6 @@ const routeOverrides: Partial<Record<string, RouteOverride>> = {
   'rotate-secret': { capabilities: ['seal-secrets'] },
 };
 
-/** Names the one-time schedules get (`TimerService`: `sluice-m<minute>`). */
-const MINUTE_SCHEDULE_PREFIX = 'sluice-m';
-/** The encryption context key/value `TransactionService` seals producer secrets with. */
-const SECRET_CONTEXT = { key: 'purpose', value: 'sluice-producer-signing-secret' } as const;
 /** SQS `DelaySeconds` maximum: a wake-up may sit this long in the delay queue before it is visible. */
 const MAX_DELAY_SECONDS = 900;
 
@@ -409,7 +406,7 @@ export class SluiceService extends Construct {
     return new PolicyStatement({
       actions: [action],
       resources: [this.secretsKey.keyArn],
-      conditions: { StringEquals: { [`kms:EncryptionContext:${SECRET_CONTEXT.key}`]: SECRET_CONTEXT.value } },
+      conditions: { StringEquals: { [`kms:EncryptionContext:${SECRET_CONTEXT_PURPOSE.key}`]: SECRET_CONTEXT_PURPOSE.value } },
     });
   }
 

@@ -1,4 +1,5 @@
 import { container } from '../commons/container.js';
+import { RECEIVE_ANSWER_MARGIN_MS } from '../../lib/services/queue-service.js';
 import { json, route } from '../commons/http.js';
 import { commitResultsOf } from './convert.js';
 import { GroupParams, ReceiveBody } from './schemas.js';
@@ -11,7 +12,7 @@ export const handler = route({ params: GroupParams, body: ReceiveBody }, async (
   const { commit, ...rest } = body;
   const queue = container().queue;
   // Answer well before the function's timeout: leased messages must reach the caller.
-  const request = { ...rest, answerBy: Date.now() + context.getRemainingTimeInMillis() - 5000 };
+  const request = { ...rest, answerBy: Date.now() + context.getRemainingTimeInMillis() - RECEIVE_ANSWER_MARGIN_MS };
   if (!commit) return json(200, { messages: await queue.receive(params.group, request) });
   const { commitResults, messages } = await queue.commitAndReceive(params.group, commit, request);
   return json(200, { messages, commitResults: commitResultsOf(commitResults) });

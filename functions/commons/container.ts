@@ -5,18 +5,16 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
-import { Catalog } from '../../lib/adapters/dynamodb/catalog.js';
-import { CursorStore } from '../../lib/adapters/dynamodb/cursors.js';
-import { Markers } from '../../lib/adapters/dynamodb/markers.js';
-import { StreamLog } from '../../lib/adapters/dynamodb/stream-log.js';
 import { systemClock } from '../../lib/ports/clock.js';
 import { InProcessNotifier, pollingNotifier } from '../../lib/ports/notifier.js';
 import { cryptoRandom } from '../../lib/ports/random.js';
 import { AdminService } from '../../lib/services/admin-service.js';
-import { QueueService, type Stores } from '../../lib/services/queue-service.js';
+import { QueueService } from '../../lib/services/queue-service.js';
+import { DeferredReleaser } from '../../lib/services/releaser.js';
+import { createStores, type Stores } from '../../lib/services/stores.js';
+import { WritePlanner } from '../../lib/services/write-planner.js';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { DeferredStore } from '../../lib/adapters/dynamodb/deferred.js';
 import { EventBridgeScheduler } from '../../lib/adapters/aws/scheduler.js';
 import { SqsDelayQueue } from '../../lib/adapters/aws/delay-queue.js';
 import { LocalTimerBus } from '../../lib/adapters/local/timer-bus.js';
@@ -24,7 +22,6 @@ import type { DelayQueue, OneTimeScheduler } from '../../lib/ports/timers.js';
 import { TimerService } from '../../lib/services/timer-service.js';
 import { randomBytes } from 'node:crypto';
 import { KMSClient } from '@aws-sdk/client-kms';
-import { ProducerStore } from '../../lib/adapters/dynamodb/producers.js';
 import { KmsSecretBox } from '../../lib/adapters/aws/kms-secret-box.js';
 import { SqsCheckDispatcher } from '../../lib/adapters/aws/check-dispatcher.js';
 import { LocalCheckDispatcher } from '../../lib/adapters/local/check-dispatcher.js';
@@ -54,14 +51,10 @@ let instance: Container | undefined;
 export function buildContainer(config: Config): Container {
   const { client, doc } = createDynamoClients({ endpoint: config.DYNAMODB_ENDPOINT, region: config.AWS_REGION });
   const table = config.SLUICE_TABLE_NAME;
-  const stores: Stores = {
-    catalog: new Catalog(doc, table, { cacheTtlMs: config.SLUICE_CATALOG_CACHE_MS, now: systemClock.now }),
-    log: new StreamLog(doc, table, systemClock),
-    cursors: new CursorStore(doc, table),
-    markers: new Markers(doc, table),
-    deferred: new DeferredStore(doc, table),
-    producers: new ProducerStore(doc, table),
-  };
+  const stores = createStores(doc, table, {
+    clock: systemClock,
+    catalog: { cacheTtlMs: config.SLUICE_CATALOG_CACHE_MS, now: systemClock.now },
+  });
   const notifier = config.SLUICE_NOTIFIER === 'in-process' ? new InProcessNotifier() : pollingNotifier;
   const logger = new Logger({ serviceName: 'sluice' });
   let localTimers: LocalTimerBus | undefined;
@@ -79,10 +72,10 @@ export function buildContainer(config: Config): Container {
     scheduler = localTimers;
     delayQueue = localTimers;
   }
-  // The queue arms timers; the timers release through the queue.
-  let queue: QueueService | undefined;
-  const timers = new TimerService(stores.deferred, scheduler, delayQueue, systemClock, (ids) => queue?.releaseDeferred(ids) ?? Promise.resolve(0));
-  queue = new QueueService(stores, systemClock, cryptoRandom, notifier, timers, { pollIntervalMs: config.SLUICE_POLL_INTERVAL_MS });
+  // Sends arm timers; timers and transaction commits release deferred messages into their streams.
+  const releaser = new DeferredReleaser(stores, systemClock, notifier, new WritePlanner(systemClock, cryptoRandom));
+  const timers = new TimerService(stores.deferred, scheduler, delayQueue, systemClock, (ids) => releaser.release(ids));
+  const queue = new QueueService(stores, systemClock, cryptoRandom, notifier, timers, { pollIntervalMs: config.SLUICE_POLL_INTERVAL_MS });
   let localChecks: LocalCheckDispatcher | undefined;
   const dispatcher = config.SLUICE_CHECK_QUEUE_URL
     ? new SqsCheckDispatcher(new SQSClient({ region: config.AWS_REGION }), config.SLUICE_CHECK_QUEUE_URL)
@@ -93,7 +86,7 @@ export function buildContainer(config: Config): Container {
       new LocalSecretBox(config.SLUICE_SECRETS_KEY ? Buffer.from(config.SLUICE_SECRETS_KEY, 'base64') : randomBytes(32));
   const transactions = new TransactionService(
     stores,
-    queue,
+    releaser,
     systemClock,
     cryptoRandom,
     new HttpWebhookClient({ allowLoopback: config.SLUICE_ALLOW_LOOPBACK_CHECKERS === 'true' }),

@@ -4,15 +4,8 @@
  * group's delivery mode. Pure: the caller reads the cursor and the segments,
  * and writes the plan with one conditional update (docs/design.md, Receive).
  */
-import {
-  MAX_IN_FLIGHT_PER_STREAM,
-  expiredLeases,
-  hintedToken,
-  leaseToken,
-  type CursorState,
-  type DoneEntry,
-  type Lease,
-} from './cursor.js';
+import { MAX_IN_FLIGHT_PER_STREAM, expiredLeases, leaseToken, type CursorState, type DoneEntry, type Lease } from './cursor.js';
+import { hintedToken } from './readiness.js';
 import type { DeliveryMode, MessageRecord } from './model.js';
 
 /** `unordered`: standard topics (every group delivers them concurrently, without order). */

@@ -54,8 +54,8 @@ export interface CursorState {
   known: number | undefined;
   /** FIFO shard cursors: when the shard next has work (ready index; 0 = ready now), undefined when idle. */
   readyAt: number | undefined;
-  /** FIFO shard cursors: the ready-index sort key as stored (`g1sk`), to leave it alone when readiness does not change. */
-  readySk?: string | undefined;
+  /** FIFO shard cursors: the ready-index key as stored, to leave it alone when readiness does not change. */
+  readyKey?: string | undefined;
 }
 
 /** The most leases one cursor holds at once (keeps the cursor item, and its write cost, small). */
@@ -65,32 +65,6 @@ export const MAX_IN_FLIGHT_PER_STREAM = 100;
 export const DONE_MEMORY = 16;
 
 export const leaseToken = (deliveries: number, random: string): string => `${deliveries}.${random}`;
-
-/**
- * What a commit should do to a FIFO shard's ready-index entry, from the cursor after it:
- * `ready`  known messages after `nx` (the shard may have been blocked: put it on the index, ready now);
- * `keep`   nothing after `nx` but leases remain (their expiry is indexed already: leave the entry alone);
- * `drop`   nothing after `nx` and no lease left (idle until a notice: leave the index).
- */
-export type Readiness = 'ready' | 'keep' | 'drop';
-export const readinessAfterCompletion = (known: number | undefined, next: number, leasesLeft: number): Readiness =>
-  known === undefined || known >= next ? 'ready' : leasesLeft > 0 ? 'keep' : 'drop';
-
-/**
- * FIFO lease tokens carry the claim's guess of what their commit will do to
- * the ready index (`<deliveries>.<random>.<r|k|d>`). Only a guess: the commit
- * writes it under conditions that prove it, and otherwise decides again from
- * the cursor (docs/design.md, Ready index).
- */
-const HINTS: Record<string, Readiness> = { r: 'ready', k: 'keep', d: 'drop' };
-export const hintedToken = (token: string, readiness: Readiness): string => `${token}.${readiness[0]}`;
-export const readinessHint = (token: string): Readiness | undefined => HINTS[token.split('.')[2] ?? ''];
-/** One write commits several leases of a stream: `ready` if any says so, else `drop` if any, else `keep`. */
-export const combinedHint = (tokens: string[]): Readiness | undefined => {
-  const hints = tokens.map(readinessHint);
-  if (hints.includes('ready') || hints.includes(undefined)) return hints.every((h) => h === undefined) ? undefined : 'ready';
-  return hints.includes('drop') ? 'drop' : 'keep';
-};
 
 export const deliveriesOfToken = (token: string): number => {
   const n = Number(token.split('.', 1)[0]);

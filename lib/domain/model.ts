@@ -135,6 +135,16 @@ export interface MessageRecord {
   generation: number;
 }
 
+/** What the API shows of a message's content, wherever it shows the message (absent fields: null). */
+export const messageContent = (record: MessageRecord) => ({
+  body: record.body,
+  encoding: record.encoding,
+  tag: record.tag ?? null,
+  keys: record.keys,
+  properties: record.properties,
+  shardKey: record.shardKey ?? null,
+});
+
 export interface SendResult {
   messageId: string;
   state: MessageState;

@@ -9,6 +9,7 @@
  * epoch; an epoch only ends when every message of the stream has expired.
  */
 import { InvalidArgumentError } from './errors.js';
+import { fnv1a32, zeroPad } from './key-encoding.js';
 import type { Topic } from './model.js';
 
 export type StreamLocal = { kind: 'partition'; partition: number } | { kind: 'shard'; shardKey: string };
@@ -30,15 +31,8 @@ export const isShardStream = (stream: string): boolean => stream.includes('/k:')
 export const NOTICE_BUCKETS = 4;
 export const noticeStream = (namespace: string, bucket: number): string => `${namespace}/n:${bucket}`;
 
-/** FNV-1a: a stable, well-spread bucket for a shard key. */
-export const noticeBucket = (shardKey: string): number => {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < shardKey.length; i++) {
-    hash ^= shardKey.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0) % NOTICE_BUCKETS;
-};
+/** A stable, well-spread notice bucket for a shard key. */
+export const noticeBucket = (shardKey: string): number => fnv1a32(shardKey) % NOTICE_BUCKETS;
 
 export const parseLocalPart = (text: string): StreamLocal | undefined => {
   if (text.startsWith('p:')) {
@@ -52,7 +46,7 @@ export const parseLocalPart = (text: string): StreamLocal | undefined => {
 /** Sequence numbers are stored as fixed-width decimal strings so they sort as numbers. */
 export const SEQ_WIDTH = 16;
 export const MAX_SEQ = 9_007_199_254_740_991;
-export const padSeq = (seq: number): string => seq.toString().padStart(SEQ_WIDTH, '0');
+export const padSeq = (seq: number): string => zeroPad(seq, SEQ_WIDTH);
 
 const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64url');
 const unb64 = (text: string): string => Buffer.from(text, 'base64url').toString('utf8');
@@ -62,6 +56,12 @@ const unb64 = (text: string): string => Buffer.from(text, 'base64url').toString(
  * They are unique within their topic (sequence numbers never repeat in a stream).
  */
 export const directMessageId = (local: StreamLocal, seq: number): string => `m${b64(`${localPart(local)}|${seq}`)}`;
+
+/** Messages that wait before entering a stream (scheduled, transactional) have ids `d<ULID>`, kept after they enter it. */
+export const deferredMessageId = (ulid: string): string => `d${ulid}`;
+export const isDeferredMessageId = (messageId: string): boolean => /^d[0-9A-HJKMNP-TV-Z]{26}$/.test(messageId);
+/** The ULID of a deferred message id. */
+export const ulidOfDeferredMessageId = (messageId: string): string => messageId.slice(1);
 
 export interface MessageAddress {
   local: StreamLocal;

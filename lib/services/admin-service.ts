@@ -6,7 +6,8 @@ import { Limits, iso, type DeliveryMode, type Group, type Subscription, type Top
 import { NOTICE_BUCKETS, isShardStream, namespaceOf, noticeStream, streamId, streamNamespace } from '../domain/streams.js';
 import type { Clock } from '../ports/clock.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
-import type { Stores } from './queue-service.js';
+import { ensureDeadLetterTopic } from './lookups.js';
+import type { Stores } from './stores.js';
 
 export interface TopicInput {
   type: TopicType;
@@ -131,20 +132,7 @@ export class AdminService {
     if (existing && existing.deliveryMode !== deliveryMode && (await this.hasInFlight(existing))) {
       throw new ConflictError('deliveryMode cannot change while messages of the group are in flight.');
     }
-    const dlq = await this.stores.catalog.getTopic(deadLetterTopic);
-    if (!dlq) {
-      await this.stores.catalog.putTopic(
-        {
-          name: deadLetterTopic,
-          type: 'standard',
-          retentionSeconds: Limits.retentionMaxSeconds,
-          maxDelaySeconds: Limits.maxDelayDefaultSeconds,
-          orderGroup: undefined,
-          partitions: Limits.standardPartitions,
-        },
-        now,
-      );
-    }
+    await ensureDeadLetterTopic(this.stores, deadLetterTopic, now);
     // Standard topics: one cursor per partition. FIFO topics: one per notice stream of the
     // namespace; shard cursors are created when the group first hears of a shard.
     const streams = new Set<string>();

@@ -7,13 +7,14 @@
 import { InvalidArgumentError, ReceiptHandleExpiredError, SluiceError } from '../domain/errors.js';
 import { leasesInOrder, type Lease } from '../domain/cursor.js';
 import { Limits, type Group, type SendInput, type Topic } from '../domain/model.js';
+import { READY_NOW, guessedReadiness, readinessFor, retryReadiness } from '../domain/readiness.js';
 import { decodeReceipt, isShardStream, type Receipt } from '../domain/streams.js';
-import { ExtraConditionFailedError, type TransactItem } from '../adapters/dynamodb/stream-log.js';
-import { CursorStore } from '../adapters/dynamodb/cursors.js';
+import type { StreamWrite } from '../adapters/dynamodb/stream-log.js';
+import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
-import type { Appender, Outgoing } from './appender.js';
 import type { Stores } from './stores.js';
+import type { Outgoing, WritePlanner } from './write-planner.js';
 
 /** A send published atomically with a commit (consume-transform-produce). */
 export interface PublishInput extends SendInput {
@@ -40,6 +41,13 @@ interface Item {
 
 /** Most pending commits one protected cascade completes in one transaction (the rest follow at once). */
 const CASCADE_MAX = 20;
+/** Plans of one protected commit: each failed transaction (the cursor moved) reads the cursor and plans again. */
+const PROTECTED_ATTEMPTS = 8;
+
+/** Names of the items a commit writes besides its outputs (write-batch.ts). */
+const CURSOR_ITEM = 'cursor';
+const savedOutputsItem = (seq: number) => `outputs:${seq}`;
+const spentOutputsItem = (seq: number) => `spent-outputs:${seq}`;
 
 /** Decodes a receipt handle; a malformed one is a 400 naming where it was in the request. */
 export function receiptAt(handle: string, path: string): Receipt {
@@ -62,7 +70,7 @@ export class Committer {
     private readonly stores: Stores,
     private readonly clock: Clock,
     private readonly notifier: Notifier,
-    private readonly appender: Appender,
+    private readonly planner: WritePlanner,
   ) {}
 
   async changeVisibility(group: Group, receiptHandle: string, seconds: number): Promise<void> {
@@ -129,7 +137,7 @@ export class Committer {
             issues: [{ path: `entries/${i}/publish/${j}/topic`, message: 'no such topic' }],
           });
         }
-        return this.appender.route(topic, p, undefined, `entries/${i}/publish/${j}`);
+        return this.planner.route(topic, p, undefined, `entries/${i}/publish/${j}`);
       });
       return { index: i, receipt, outgoing, publish: entry.publish };
     });
@@ -138,28 +146,34 @@ export class Committer {
   /** One commit and its outputs in one transaction. */
   private async commitWithOutputs(group: Group, stream: string, item: Item, now: number): Promise<Outcome> {
     const entry = { seq: item.receipt.seq, token: item.receipt.token };
-    const { writes } = this.appender.writes(item.outgoing, now, true);
+    const { writes } = this.planner.writes(item.outgoing, now, true);
     // FIFO: the ready-index write the claim guessed; when only that guess fails, decided from the cursor.
-    let readiness = isShardStream(stream) ? CursorStore.readinessGuess([entry.token]) : undefined;
+    let readiness = isShardStream(stream) ? guessedReadiness([entry.token]) : undefined;
     for (let attempt = 1; ; attempt++) {
+      const batch = new WriteBatch().add(
+        CURSOR_ITEM,
+        this.stores.cursors.completionItem(group.name, stream, { complete: [entry], now, ...(readiness ? { readiness } : {}) }),
+      );
       try {
-        await this.stores.log.appendMany(writes, () => [
-          this.stores.cursors.completionItem(group.name, stream, { complete: [entry], now, ...(readiness ? { readiness } : {}) }),
-        ]);
+        await this.write(writes, batch);
         return 'committed';
       } catch (error) {
-        if (!(error instanceof ExtraConditionFailedError)) throw error;
+        if (!(error instanceof ItemConditionFailedError) || error.item !== CURSOR_ITEM) throw error;
         // A repeat of a commit that took effect (its outputs exist already), or a stale handle.
         const cursor = readiness ? await this.stores.cursors.get(group.name, stream) : undefined;
-        const lease = cursor?.leases.get(entry.seq);
-        if (cursor && lease?.token === entry.token && !lease.pending && attempt < 3) {
-          readiness = CursorStore.readinessFor(cursor, 1, attempt);
-          continue;
-        }
+        // A lease still ours and not gone pending: only the readiness guess failed.
+        readiness = cursor && !cursor.leases.get(entry.seq)?.pending ? retryReadiness(cursor, [entry], attempt) : undefined;
+        if (readiness) continue;
         const outcome = await this.stores.cursors.classify(group.name, stream, entry);
         return outcome === 'committed' ? 'committed' : 'expired';
       }
     }
+  }
+
+  /** Outputs and the batch of cursor (and saved outputs) items, in one transaction; without outputs, the batch alone. */
+  private async write(writes: StreamWrite[], batch: WriteBatch): Promise<void> {
+    if (writes.length > 0) await this.stores.log.appendMany(writes, () => batch);
+    else await this.stores.writer.write(batch);
   }
 
   /**
@@ -171,7 +185,7 @@ export class Committer {
    */
   async completeProtected(group: Group, stream: string, items: Item[]): Promise<Map<number, Outcome>> {
     const outcomes = new Map<number, Outcome>();
-    for (let attempt = 0; attempt < 8; attempt++) {
+    for (let attempt = 0; attempt < PROTECTED_ATTEMPTS; attempt++) {
       const now = this.clock.now();
       const cursor = await this.stores.cursors.get(group.name, stream);
       const candidates: Item[] = [];
@@ -201,7 +215,7 @@ export class Committer {
 
       // Outputs in sequence order: from this request, or saved when their commit went pending.
       const earlier = completing.filter((l) => l.pending).map((l) => l.seq);
-      const saved = earlier.length ? await this.stores.cursors.pendingOutputs(group.name, stream, earlier) : new Map<number, unknown[]>();
+      const saved = earlier.length ? await this.stores.outputs.get(group.name, stream, earlier) : new Map<number, unknown[]>();
       const outgoing: Outgoing[] = [];
       for (const lease of completing) {
         const fresh = bySeq.get(lease.seq);
@@ -213,9 +227,10 @@ export class Committer {
       const head = leases.find((l) => !completingSeqs.has(l.seq));
       const readiness =
         chain.length > completing.length
-          ? { readiness: 'ready' as const, guarded: false }
-          : { ...CursorStore.readinessFor(cursor, completing.length, attempt), ...(head ? { head: head.seq } : {}) };
-      const extras: TransactItem[] = [
+          ? { ...READY_NOW }
+          : { ...readinessFor(cursor, completing.length, attempt), ...(head ? { head: head.seq } : {}) };
+      const batch = new WriteBatch().add(
+        CURSOR_ITEM,
         this.stores.cursors.completionItem(group.name, stream, {
           complete: completing.map((l) => ({ seq: l.seq, token: l.token })),
           markPending: markPending.map((c) => ({ seq: c.receipt.seq, token: c.receipt.token })),
@@ -223,18 +238,20 @@ export class Committer {
           now,
           readiness,
         }),
-        ...markPending
-          .filter((c) => c.publish.length > 0)
-          .map((c) =>
-            this.stores.cursors.pendingOutputsPut(group.name, stream, c.receipt.seq, c.publish, Math.ceil(now / 1000) + Limits.retentionMaxSeconds),
-          ),
-        ...earlier.filter((seq) => saved.has(seq)).map((seq) => this.stores.cursors.pendingOutputsDelete(group.name, stream, seq)),
-      ];
-      const { writes } = this.appender.writes(outgoing, now, true);
+      );
+      for (const c of markPending.filter((c) => c.publish.length > 0)) {
+        const ttl = Math.ceil(now / 1000) + Limits.retentionMaxSeconds;
+        batch.add(savedOutputsItem(c.receipt.seq), this.stores.outputs.putItem(group.name, stream, c.receipt.seq, c.publish, ttl));
+      }
+      for (const seq of earlier.filter((seq) => saved.has(seq))) {
+        batch.add(spentOutputsItem(seq), this.stores.outputs.deleteItem(group.name, stream, seq));
+      }
+      const { writes } = this.planner.writes(outgoing, now, true);
       try {
-        await this.stores.log.appendMany(writes, () => extras);
+        await this.write(writes, batch);
       } catch (error) {
-        if (error instanceof ExtraConditionFailedError) continue; // the cursor moved: plan again
+        // The cursor moved (a token, the blocker or the readiness condition): plan again.
+        if (error instanceof ItemConditionFailedError && error.item === CURSOR_ITEM) continue;
         throw error;
       }
       for (const c of candidates) outcomes.set(c.index, completingSeqs.has(c.receipt.seq) ? 'committed' : 'pending');
@@ -251,7 +268,7 @@ export class Committer {
     return publish.flatMap((p) => {
       const topic: Topic | undefined = topics.get(p.topic);
       // A topic deleted while the commit was pending: its outputs go nowhere, like sends to a deleted topic.
-      return topic ? [this.appender.route(topic, p)] : [];
+      return topic ? [this.planner.route(topic, p)] : [];
     });
   }
 }

@@ -4,7 +4,7 @@
  */
 import { planClaims, type ClaimMode, type Delivery, type Verdict } from '../domain/claims.js';
 import { doneToForget, leasesInOrder, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
-import { Limits, iso, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
+import { iso, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
 import {
   NOTICE_BUCKETS,
   directMessageId,
@@ -16,10 +16,13 @@ import {
   streamNamespace,
   type StreamLocal,
 } from '../domain/streams.js';
-import { ExtraConditionFailedError, StreamLog } from '../adapters/dynamodb/stream-log.js';
-import { readyKeyFor } from '../adapters/dynamodb/cursors.js';
-import type { Clock, Random } from '../ports/clock.js';
+import { readyKeyChange } from '../adapters/dynamodb/ready-index.js';
+import { StreamLog } from '../adapters/dynamodb/stream-log.js';
+import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write-batch.js';
+import type { Clock } from '../ports/clock.js';
+import type { Random } from '../ports/random.js';
 import type { Notifier } from '../ports/notifier.js';
+import { ensureDeadLetterTopic } from './lookups.js';
 import type { Stores } from './stores.js';
 
 /** What one receive call may take: the group's subscriptions, narrowed by the request's `topics`. */
@@ -38,6 +41,21 @@ export interface ReceiveScope {
 
 /** How many FIFO shards one receive claims from at once. */
 const CLAIM_WAVE = 4;
+/**
+ * Ready shards one receive reads from the ready index: several per message
+ * wanted (a shard may turn out to have nothing claimable, or be taken by a
+ * concurrent receiver), and never fewer than a small page.
+ */
+const READY_READ_PER_MESSAGE = 4;
+const READY_READ_MIN = 20;
+/** Notice segments one receive absorbs per notice stream (the rest wait for the next receive). */
+const NOTICE_SEGMENTS_PER_RECEIVE = 25;
+/** Segments a new shard cursor's start is looked for below its first notice (see `shardStart`). */
+const SHARD_START_MAX_SEGMENTS = 100;
+/** Plans of one claim: each lost race (the cursor changed) reads the cursor and plans again. */
+const CLAIM_ATTEMPTS = 3;
+/** The name of the lease close written with a dead-letter append (write-batch.ts). */
+const DEAD_LETTER_CLOSE = 'cursor';
 
 export class Receiver {
   constructor(
@@ -72,7 +90,7 @@ export class Receiver {
     if (namespaces.size > 0) {
       await Promise.all([...namespaces].map((namespace) => this.absorbNotices(group, namespace, cursors)));
       const ready = shuffle(
-        await this.stores.cursors.ready(group.name, this.clock.now(), Math.max(20, max * 4), this.random.fraction()),
+        await this.stores.readyIndex.ready(group.name, this.clock.now(), Math.max(READY_READ_MIN, max * READY_READ_PER_MESSAGE), this.random.fraction()),
         this.random,
       ).filter(
         (stream) => namespaces.has(namespaceOf(stream)),
@@ -115,7 +133,7 @@ export class Receiver {
       await this.stores.cursors.createIfAbsent(group.name, stream, StreamLog.nextAfter(await this.stores.log.head(stream)), now);
       return;
     }
-    const segments = await this.stores.log.readNotices(stream, cursor.segmentStart, 25);
+    const segments = await this.stores.log.readNotices(stream, cursor.segmentStart, NOTICE_SEGMENTS_PER_RECEIVE);
     const shards = new Map<string, { from: number; to: number }>();
     let next = cursor.next;
     let segmentStart = cursor.segmentStart;
@@ -155,7 +173,7 @@ export class Receiver {
    */
   private async shardStart(group: Group, stream: string, from: number): Promise<number> {
     let start = from;
-    for (let i = 0; i < 100 && start > 1; i++) {
+    for (let i = 0; i < SHARD_START_MAX_SEGMENTS && start > 1; i++) {
       const segment = await this.stores.log.segmentContaining(stream, start - 1);
       if (!segment) return start;
       for (let seq = start - 1; seq >= segment.seq; seq--) {
@@ -172,7 +190,7 @@ export class Receiver {
   private async claim(scope: ReceiveScope, stream: string, mode: ClaimMode, hint: CursorState | undefined, want: number): Promise<DeliveredMessage[]> {
     const { group } = scope;
     let cursor = hint;
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const now = this.clock.now();
       cursor ??= await this.stores.cursors.get(group.name, stream);
       if (!cursor) {
@@ -215,7 +233,7 @@ export class Receiver {
       const shard = isShardStream(stream);
       const known = Math.max(cursor.known ?? 0, plan.seen);
       // The ready-index key is written only when readiness changes (an index key change costs 2 WRU).
-      const index = shard ? indexChange(stream, cursor, plan.readyAt, now) : undefined;
+      const index = shard ? readyKeyChange(stream, cursor, plan.readyAt, now) : undefined;
       const changed =
         plan.grant.length > 0 ||
         plan.close.length > 0 ||
@@ -265,12 +283,7 @@ export class Receiver {
       messageId: record.messageId,
       receiptHandle: encodeReceipt({ topic: record.topic, stream, seq: lease.seq, token: lease.token }),
       topic: record.topic,
-      body: record.body,
-      encoding: record.encoding,
-      tag: record.tag ?? null,
-      keys: record.keys,
-      properties: record.properties,
-      shardKey: record.shardKey ?? null,
+      ...messageContent(record),
       sequence: topics.get(record.topic)?.type === 'fifo' ? lease.seq : null,
       sentAt: iso(record.sentAt),
       deliverableAt: iso(record.deliverableAt),
@@ -285,21 +298,7 @@ export class Receiver {
    */
   private async deadLetter(group: Group, stream: string, dead: Array<{ lease: Lease; record: MessageRecord }>, now: number) {
     if (dead.length === 0) return;
-    let dlq = await this.stores.catalog.getTopic(group.deadLetterTopic);
-    dlq ??= (
-      await this.stores.catalog.putTopic(
-        {
-          name: group.deadLetterTopic,
-          type: 'standard',
-          retentionSeconds: Limits.retentionMaxSeconds,
-          maxDelaySeconds: Limits.maxDelayDefaultSeconds,
-          orderGroup: undefined,
-          partitions: Limits.standardPartitions,
-        },
-        now,
-      )
-    ).topic;
-    const target = dlq;
+    const target = await ensureDeadLetterTopic(this.stores, group.deadLetterTopic, now);
     for (const { lease, record } of dead) {
       const local: StreamLocal = { kind: 'partition', partition: Math.floor(this.random.fraction() * target.partitions) };
       try {
@@ -322,12 +321,15 @@ export class Receiver {
               generation: target.generation,
             },
           ],
-          extras: [this.stores.cursors.deadLetterItem(group.name, stream, doneEntry(lease, now, 'dead-lettered'), lease.token, now)],
+          extras: new WriteBatch().add(
+            DEAD_LETTER_CLOSE,
+            this.stores.cursors.deadLetterItem(group.name, stream, doneEntry(lease, now, 'dead-lettered'), lease.token),
+          ),
         }));
         this.notifier.notify(target.name);
       } catch (error) {
         // Another receiver dead-lettered it, or its last holder committed it meanwhile.
-        if (!(error instanceof ExtraConditionFailedError)) throw error;
+        if (!(error instanceof ItemConditionFailedError && error.item === DEAD_LETTER_CLOSE)) throw error;
       }
     }
   }
@@ -340,18 +342,6 @@ const shuffle = <T>(items: T[], random: Random): T[] => {
     [out[i], out[j]] = [out[j] as T, out[i] as T];
   }
   return out;
-};
-
-/**
- * The ready-index change a claim makes (undefined: none). A shard ready now keeps whatever
- * "ready" key it has (its own ready-now key, or a time already passed); otherwise the key
- * changes only when the time differs.
- */
-const indexChange = (stream: string, cursor: CursorState, readyAt: number | undefined, now: number) => {
-  const from = cursor.readySk;
-  const stillReady = readyAt !== undefined && readyAt <= now && cursor.readyAt !== undefined && cursor.readyAt <= now;
-  const to = readyKeyFor(stream, readyAt, now);
-  return stillReady || to === from ? undefined : { from, to };
 };
 
 const doneEntry = (lease: Lease, at: number, outcome: DoneEntry['outcome']): DoneEntry => ({

@@ -1,16 +1,48 @@
-import type { Catalog } from '../adapters/dynamodb/catalog.js';
-import type { CursorStore } from '../adapters/dynamodb/cursors.js';
-import type { DeferredStore } from '../adapters/dynamodb/deferred.js';
-import type { Markers } from '../adapters/dynamodb/markers.js';
-import type { ProducerStore } from '../adapters/dynamodb/producers.js';
-import type { StreamLog } from '../adapters/dynamodb/stream-log.js';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchWriter } from '../adapters/dynamodb/write-batch.js';
+import { Catalog, type CatalogOptions } from '../adapters/dynamodb/catalog.js';
+import { CursorStore } from '../adapters/dynamodb/cursors.js';
+import { DeferredStore } from '../adapters/dynamodb/deferred.js';
+import { Markers } from '../adapters/dynamodb/markers.js';
+import { PendingOutputStore } from '../adapters/dynamodb/pending-outputs.js';
+import { ProducerStore } from '../adapters/dynamodb/producers.js';
+import { ReadyIndex } from '../adapters/dynamodb/ready-index.js';
+import { StreamLog } from '../adapters/dynamodb/stream-log.js';
+import type { Clock } from '../ports/clock.js';
 
-/** The DynamoDB stores the services work with (one table, see docs/design.md). */
+/** The DynamoDB stores the services work with (one table: docs/design.md; its keys: adapters/dynamodb/keys.ts). */
 export interface Stores {
+  /** Topics and consumer groups. */
   catalog: Catalog;
+  /** Stream segments: every message enters a stream here. */
   log: StreamLog;
+  /** Cursor items: claims, commits, visibility, dead-letter closes. */
   cursors: CursorStore;
+  /** The FIFO ready index of shard cursors (the query; cursor writes maintain it). */
+  readyIndex: ReadyIndex;
+  /** Publish outputs of pending protected commits. */
+  outputs: PendingOutputStore;
+  /** Dedup markers and the key index. */
   markers: Markers;
+  /** Scheduled and half messages, check records, wake markers. */
   deferred: DeferredStore;
+  /** Producer groups. */
   producers: ProducerStore;
+  /** Named write batches written without a stream segment. */
+  writer: BatchWriter;
+}
+
+/** Every store on one table; `catalog` configures its per-container cache. */
+export function createStores(doc: DynamoDBDocumentClient, table: string, options: { clock: Clock; catalog?: CatalogOptions }): Stores {
+  return {
+    catalog: new Catalog(doc, table, options.catalog),
+    log: new StreamLog(doc, table, options.clock),
+    cursors: new CursorStore(doc, table),
+    readyIndex: new ReadyIndex(doc, table),
+    outputs: new PendingOutputStore(doc, table),
+    markers: new Markers(doc, table),
+    deferred: new DeferredStore(doc, table),
+    producers: new ProducerStore(doc, table),
+    writer: new BatchWriter(doc),
+  };
 }

@@ -11,7 +11,9 @@
  * messages share it, and let the local runtime re-arm after a restart. A
  * periodic sweep releases anything overdue that a lost timer left behind.
  */
-import { minuteOf, wakeBucket, type DeferredStore } from '../adapters/dynamodb/deferred.js';
+import type { DeferredStore } from '../adapters/dynamodb/deferred.js';
+import { minuteOf, wakeBucket } from '../adapters/dynamodb/keys.js';
+import { minuteScheduleName } from '../adapters/aws/names.js';
 import type { Clock } from '../ports/clock.js';
 import type { DelayQueue, OneTimeScheduler, ReleaseWake, Timers } from '../ports/timers.js';
 
@@ -21,7 +23,10 @@ const NEAR_MS = 10 * 60_000;
 const MINUTE_LEAD_MS = 2 * 60_000;
 /** The release handler waits in-process for items due this soon instead of re-queueing them. */
 const SLEEP_MAX_MS = 1500;
+/** Due messages released per page of the due index. */
 const RELEASE_PAGE = 100;
+/** A wake marker outlives its bucket by a day (then TTL removes it). */
+const WAKE_MARKER_KEEP_MS = 86_400_000;
 
 export type Releaser = (ids: string[]) => Promise<number>;
 
@@ -53,7 +58,7 @@ export class TimerService implements Timers {
     // Send first, mark second: a crash in between leaves a duplicate wake-up (harmless), never none.
     if (!(await this.deferred.hasWake(bucket))) {
       await this.queue.send({ kind: 'release', minute: minuteOf(dueAt), second }, dueAt - now);
-      await this.deferred.markWake(bucket, dueAt + 86_400_000);
+      await this.deferred.markWake(bucket, dueAt + WAKE_MARKER_KEEP_MS);
     }
     this.armed.add(bucket);
   }
@@ -62,8 +67,8 @@ export class TimerService implements Timers {
     const bucket = wakeBucket('m', minute);
     if (this.armed.has(bucket)) return;
     if (!(await this.deferred.hasWake(bucket))) {
-      await this.scheduler.scheduleAt(`sluice-m${minute}`, Math.max(now, minute * 60_000 - MINUTE_LEAD_MS), { kind: 'minute', minute });
-      await this.deferred.markWake(bucket, minute * 60_000 + 86_400_000);
+      await this.scheduler.scheduleAt(minuteScheduleName(minute), Math.max(now, minute * 60_000 - MINUTE_LEAD_MS), { kind: 'minute', minute });
+      await this.deferred.markWake(bucket, minute * 60_000 + WAKE_MARKER_KEEP_MS);
     }
     this.armed.add(bucket);
   }
@@ -114,7 +119,7 @@ export class TimerService implements Timers {
       this.armed.add(wakeBucket('s', second));
     }
     for (const minute of await this.deferred.wakes('m', minuteOf(now) - 60)) {
-      await this.scheduler.scheduleAt(`sluice-m${minute}`, Math.max(now, minute * 60_000 - MINUTE_LEAD_MS), { kind: 'minute', minute });
+      await this.scheduler.scheduleAt(minuteScheduleName(minute), Math.max(now, minute * 60_000 - MINUTE_LEAD_MS), { kind: 'minute', minute });
       this.armed.add(wakeBucket('m', minute));
     }
     await this.sweep(60);

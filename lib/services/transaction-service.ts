@@ -3,7 +3,7 @@
  * signing secrets, commit/rollback of half messages, and the check-back that
  * asks a producer's checker webhook about half messages left unresolved.
  *
- *   send{transaction} ─▶ X#id prepared (indexed K#<shard> by next check time)
+ *   send{transaction} ─▶ X#id prepared (check-back index K#<0..3>, by next check time)
  *   commit  ─▶ TransactWrite[ append segment, X: prepared → committed ]   (first resolution wins)
  *   rollback ─▶ X: prepared → rolled-back                                  (409 for the opposite)
  *   sweep (every minute) ─▶ due half messages ─▶ dispatch (SQS / in-process, bounded)
@@ -18,13 +18,15 @@ import {
   TransactionNotFoundError,
   InvalidArgumentError,
 } from '../domain/errors.js';
-import { Limits, iso, type CheckStatus, type OnMaxChecks, type ProducerGroup } from '../domain/model.js';
+import { Limits, iso, messageContent, type CheckStatus, type OnMaxChecks, type ProducerGroup } from '../domain/model.js';
 import { assertCheckerUrl, type CheckerPolicy } from '../domain/ssrf.js';
 import type { CheckRecord, Deferred } from '../adapters/dynamodb/deferred.js';
 import type { StoredProducer } from '../adapters/dynamodb/producers.js';
-import type { Clock, Random } from '../ports/clock.js';
+import { secretContext } from '../adapters/aws/names.js';
+import type { Clock } from '../ports/clock.js';
+import type { Random } from '../ports/random.js';
 import type { CheckDispatcher, SecretBox, WebhookClient } from '../ports/webhooks.js';
-import type { QueueService } from './queue-service.js';
+import type { DeferredReleaser } from './releaser.js';
 import type { Stores } from './stores.js';
 
 export interface ProducerInput {
@@ -41,9 +43,13 @@ export interface TransactionServiceOptions {
   log?: (message: string, details: Record<string, unknown>) => void;
 }
 
+/** Half messages one sweep reads per check-back index partition (the next sweep takes the rest). */
+const CHECK_SWEEP_PAGE = 100;
+/** How long check records stay readable (GET /v1/transactions/{id}). */
+const CHECK_RECORD_KEEP_SECONDS = 30 * 86_400;
+
 const txId = (id: string) => `t${id}`;
 const idOf = (transactionId: string) => (/^t[0-9A-HJKMNP-TV-Z]{26}$/.test(transactionId) ? transactionId.slice(1) : undefined);
-const secretContext = (producer: string) => ({ purpose: 'sluice-producer-signing-secret', producerGroup: producer });
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
 export const producerView = (p: ProducerGroup) => ({
@@ -62,7 +68,7 @@ export class TransactionService {
 
   constructor(
     private readonly stores: Stores,
-    private readonly queue: QueueService,
+    private readonly releaser: DeferredReleaser,
     private readonly clock: Clock,
     private readonly random: Random,
     private readonly webhooks: WebhookClient,
@@ -127,7 +133,7 @@ export class TransactionService {
     const half = await this.require(transactionId);
     if (half.state === 'prepared') {
       const now = this.clock.now();
-      const landed = await this.queue.appendDeferred([half], (d, address) => this.stores.deferred.commitItem(d.id, address, by, now));
+      const landed = await this.releaser.append([half], (d, address) => this.stores.deferred.commitItem(d.id, address, by, now));
       const address = landed.get(half.id);
       if (address) return this.committedView(half, address.seq);
     }
@@ -181,7 +187,7 @@ export class TransactionService {
 
   /** The recurring sweep: hands every half message due for a check to the workers. */
   async sweep(): Promise<number> {
-    const ids = await this.stores.deferred.dueChecks(this.clock.now(), 100);
+    const ids = await this.stores.deferred.dueChecks(this.clock.now(), CHECK_SWEEP_PAGE);
     if (ids.length > 0) await this.dispatcher.dispatch(ids.map(txId));
     return ids.length;
   }
@@ -201,7 +207,7 @@ export class TransactionService {
       ? await this.callChecker(producer, half, checkCount)
       : { status: 'unknown', httpStatus: null, error: `producer group '${tx.producerGroup}' no longer exists` };
     const record: CheckRecord = { n: checkCount, at: started, latencyMs: this.clock.now() - started, ...outcome };
-    await this.stores.deferred.addCheck(half.id, record, Math.ceil(now / 1000) + 30 * 86_400);
+    await this.stores.deferred.addCheck(half.id, record, Math.ceil(now / 1000) + CHECK_RECORD_KEEP_SECONDS);
     if (outcome.status !== 'unknown') {
       await this.resolve(transactionId, outcome.status, 'check');
       return outcome.status;
@@ -247,14 +253,7 @@ export class TransactionService {
         messageId: half.record.messageId,
         checkCount,
         sentAt: iso(half.record.sentAt),
-        message: {
-          body: half.record.body,
-          encoding: half.record.encoding,
-          tag: half.record.tag ?? null,
-          keys: half.record.keys,
-          properties: half.record.properties,
-          shardKey: half.record.shardKey ?? null,
-        },
+        message: messageContent(half.record),
       },
     });
     const webhookId = `chk_${this.random.id()}`;

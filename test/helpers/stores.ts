@@ -2,24 +2,21 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
-import { Catalog } from '../../lib/adapters/dynamodb/catalog.js';
-import { CursorStore } from '../../lib/adapters/dynamodb/cursors.js';
-import { Markers } from '../../lib/adapters/dynamodb/markers.js';
-import { StreamLog } from '../../lib/adapters/dynamodb/stream-log.js';
 import { ensureTable } from '../../lib/adapters/dynamodb/table.js';
-import type { Clock, Random } from '../../lib/ports/clock.js';
+import type { Clock } from '../../lib/ports/clock.js';
 import { InProcessNotifier } from '../../lib/ports/notifier.js';
 import type { DelayQueue, MinuteWake, OneTimeScheduler, ReleaseWake } from '../../lib/ports/timers.js';
-import { DeferredStore } from '../../lib/adapters/dynamodb/deferred.js';
 import { TimerService } from '../../lib/services/timer-service.js';
 import { TransactionService } from '../../lib/services/transaction-service.js';
-import { ProducerStore } from '../../lib/adapters/dynamodb/producers.js';
 import { HttpWebhookClient } from '../../lib/adapters/http/webhook-client.js';
 import { LocalSecretBox } from '../../lib/adapters/local/secret-box.js';
 import { randomBytes } from 'node:crypto';
-import { cryptoRandom } from '../../lib/ports/random.js';
+import { cryptoRandom, type Random } from '../../lib/ports/random.js';
 import { AdminService } from '../../lib/services/admin-service.js';
-import { QueueService, type Stores } from '../../lib/services/queue-service.js';
+import { QueueService } from '../../lib/services/queue-service.js';
+import { DeferredReleaser } from '../../lib/services/releaser.js';
+import { createStores, type Stores } from '../../lib/services/stores.js';
+import { WritePlanner } from '../../lib/services/write-planner.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 export class FakeClock implements Clock {
@@ -62,6 +59,8 @@ export interface Harness {
   clock: FakeClock;
   stores: Stores;
   queue: QueueService;
+  /** Releases due scheduled messages (what the timers call). */
+  releaser: DeferredReleaser;
   admin: AdminService;
   timers: TimerService;
   recorded: RecordingTimers;
@@ -78,18 +77,13 @@ export function harness(
   options: { clock?: FakeClock; random?: Random; checkTimeoutMs?: number } = {},
 ): Harness {
   const clock = options.clock ?? new FakeClock();
-  const stores: Stores = {
-    catalog: new Catalog(doc, table),
-    log: new StreamLog(doc, table, clock),
-    cursors: new CursorStore(doc, table),
-    markers: new Markers(doc, table),
-    deferred: new DeferredStore(doc, table),
-    producers: new ProducerStore(doc, table),
-  };
+  const stores = createStores(doc, table, { clock });
+  const random = options.random ?? cryptoRandom;
+  const notifier = new InProcessNotifier();
   const recorded = new RecordingTimers(clock);
-  let queue: QueueService | undefined;
-  const timers = new TimerService(stores.deferred, recorded, recorded, clock, (ids) => queue?.releaseDeferred(ids) ?? Promise.resolve(0), async (ms) => clock.advance(Math.max(0, ms)));
-  queue = new QueueService(stores, clock, options.random ?? cryptoRandom, new InProcessNotifier(), timers, { pollIntervalMs: 20 });
+  const releaser = new DeferredReleaser(stores, clock, notifier, new WritePlanner(clock, random));
+  const timers = new TimerService(stores.deferred, recorded, recorded, clock, (ids) => releaser.release(ids), async (ms) => clock.advance(Math.max(0, ms)));
+  const queue = new QueueService(stores, clock, random, notifier, timers, { pollIntervalMs: 20 });
   const fire = async () => {
     for (const list of [recorded.minutes, recorded.releases] as const) {
       const due = list.filter((w) => w.at <= clock.now());
@@ -103,15 +97,15 @@ export function harness(
   const dispatched: string[] = [];
   const transactions = new TransactionService(
     stores,
-    queue,
+    releaser,
     clock,
-    options.random ?? cryptoRandom,
+    random,
     new HttpWebhookClient({ allowLoopback: true }),
     new LocalSecretBox(randomBytes(32)),
     { dispatch: async (ids) => void dispatched.push(...ids) },
     { policy: { allowLoopback: true }, checkTimeoutMs: options.checkTimeoutMs ?? 2000 },
   );
-  return { doc, table, clock, stores, queue, admin: new AdminService(stores, clock), timers, recorded, fire, transactions, dispatched };
+  return { doc, table, clock, stores, queue, releaser, admin: new AdminService(stores, clock), timers, recorded, fire, transactions, dispatched };
 }
 
 export async function newHarness(options: { clock?: FakeClock; random?: Random; checkTimeoutMs?: number } = {}): Promise<Harness> {

@@ -8,7 +8,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
-import { readyNowSk, readySk } from '../../lib/adapters/dynamodb/cursors.js';
+import { readyAtKey, readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
 import { GSI1 } from '../../lib/adapters/dynamodb/table.js';
 import type { DeliveryMode } from '../../lib/domain/model.js';
 
@@ -70,7 +70,7 @@ describe('FIFO ready index', () => {
       await h.queue.sendBatch('ledger', ['a1', 'a2', 'a3', 'a4'].map((b) => send(b, { shardKey: 'A' })));
       const [a1] = await receive('g', 1);
       expect(a1?.body).toBe('a1');
-      expect(await indexKey('g', 'A')).toBe(readyNowSk(shard('A')));
+      expect(await indexKey('g', 'A')).toBe(readyNowKey(shard('A')));
 
       const before = gsiUnits;
       const [a2] = await receive('g', 1);
@@ -79,7 +79,7 @@ describe('FIFO ready index', () => {
       expect((await commit('g', a2!.receiptHandle))[0]).toMatchObject({ status: 'committed' });
       expect(bodies(await receive('g', 1))).toEqual(['a3']);
       expect(gsiUnits - before).toBe(0);
-      expect(await indexKey('g', 'A')).toBe(readyNowSk(shard('A')));
+      expect(await indexKey('g', 'A')).toBe(readyNowKey(shard('A')));
     });
   }
 
@@ -90,7 +90,7 @@ describe('FIFO ready index', () => {
       const [a1] = await receive('g');
       expect(a1?.body).toBe('a1');
       // Waiting for its lease: indexed at the lease's expiry.
-      expect(await indexKey('g', 'A')).toBe(readySk(h.clock.now() + 30_000));
+      expect(await indexKey('g', 'A')).toBe(readyAtKey(h.clock.now() + 30_000));
       expect((await commit('g', a1!.receiptHandle))[0]).toMatchObject({ status: 'committed' });
       expect(await indexKey('g', 'A')).toBeUndefined();
       expect(await indexed('g')).toEqual([]);
@@ -150,13 +150,13 @@ describe('FIFO ready index', () => {
     await h.queue.send('ledger', send('a1', { shardKey: 'A' }));
     const [first] = await receive('g');
     const expiry = h.clock.now() + 30_000;
-    expect(await indexKey('g', 'A')).toBe(readySk(expiry));
+    expect(await indexKey('g', 'A')).toBe(readyAtKey(expiry));
     h.clock.advance(29_000);
     expect(await receive('g')).toEqual([]);
     h.clock.advance(1_000);
     const [again] = await receive('g');
     expect(again).toMatchObject({ body: 'a1', deliveryCount: 2, sequence: first!.sequence });
-    expect(await indexKey('g', 'A')).toBe(readySk(h.clock.now() + 30_000));
+    expect(await indexKey('g', 'A')).toBe(readyAtKey(h.clock.now() + 30_000));
     // The stale handle cannot commit; the fresh one takes the shard off the index.
     expect((await commit('g', first!.receiptHandle))[0]).toHaveProperty('error');
     expect((await commit('g', again!.receiptHandle))[0]).toMatchObject({ status: 'committed' });
@@ -167,13 +167,13 @@ describe('FIFO ready index', () => {
     await group('g', ['ledger'], 'serialized');
     await h.queue.send('ledger', send('a1', { shardKey: 'A' }));
     const [a1] = await receive('g');
-    expect(await indexKey('g', 'A')).toBe(readySk(h.clock.now() + 30_000));
+    expect(await indexKey('g', 'A')).toBe(readyAtKey(h.clock.now() + 30_000));
     // A new message while a1 is in flight: the notice makes the shard ready, the claim finds it blocked.
     await h.queue.send('ledger', send('a2', { shardKey: 'A' }));
     expect(await receive('g')).toEqual([]);
-    expect(await indexKey('g', 'A')).toBe(readySk(h.clock.now() + 30_000));
+    expect(await indexKey('g', 'A')).toBe(readyAtKey(h.clock.now() + 30_000));
     await commit('g', a1!.receiptHandle);
-    expect(await indexKey('g', 'A')).toBe(readyNowSk(shard('A')));
+    expect(await indexKey('g', 'A')).toBe(readyNowKey(shard('A')));
     const [a2] = await receive('g');
     expect(a2?.body).toBe('a2');
     await commit('g', a2!.receiptHandle);
@@ -185,17 +185,17 @@ describe('FIFO ready index', () => {
     await h.queue.sendBatch('ledger', ['a1', 'a2'].map((b) => send(b, { shardKey: 'A' })));
     const [a1, a2] = await receive('g');
     const t0 = h.clock.now();
-    expect(await indexKey('g', 'A')).toBe(readySk(t0 + 30_000));
+    expect(await indexKey('g', 'A')).toBe(readyAtKey(t0 + 30_000));
     await h.queue.changeVisibility('g', a2!.receiptHandle, 300);
-    expect(await indexKey('g', 'A')).toBe(readySk(t0 + 30_000));
+    expect(await indexKey('g', 'A')).toBe(readyAtKey(t0 + 30_000));
     await h.queue.changeVisibility('g', a1!.receiptHandle, 5);
-    expect(await indexKey('g', 'A')).toBe(readySk(t0 + 5_000));
+    expect(await indexKey('g', 'A')).toBe(readyAtKey(t0 + 5_000));
     h.clock.advance(5_000);
     expect(bodies(await receive('g'))).toEqual(['a1']);
     // Only a2's lease is left to wait for... and a1's new one.
-    expect(await indexKey('g', 'A')).toBe(readySk(h.clock.now() + 30_000));
+    expect(await indexKey('g', 'A')).toBe(readyAtKey(h.clock.now() + 30_000));
     await h.queue.changeVisibility('g', a2!.receiptHandle, 0);
-    expect(await indexKey('g', 'A')).toBe(readyNowSk(shard('A')));
+    expect(await indexKey('g', 'A')).toBe(readyNowKey(shard('A')));
     expect(bodies(await receive('g'))).toEqual(['a2']);
   });
 

@@ -70,7 +70,7 @@ describe('protected mode: a lease that went pending after a receiver read the cu
     expect(closed).toBe(false);
     const dead = { ...done, outcome: 'dead-lettered' as const };
     await expect(
-      h.doc.send(new TransactWriteCommand({ TransactItems: [h.stores.cursors.deadLetterItem('g', a2.stream, dead, lease.token, h.clock.now())] })),
+      h.doc.send(new TransactWriteCommand({ TransactItems: [h.stores.cursors.deadLetterItem('g', a2.stream, dead, lease.token)] })),
     ).rejects.toThrow(/ConditionalCheckFailed|cancel/i);
     expect((await h.stores.cursors.get('g', a2.stream))?.leases.get(a2.seq)).toMatchObject({ token: a2.token, pending: true });
   });

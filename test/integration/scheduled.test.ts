@@ -67,8 +67,8 @@ describe('scheduled and delayed messages', () => {
     const sent = await h.queue.send('jobs', send('once', { delaySeconds: 2 }));
     h.clock.advance(2_000);
     const id = sent.messageId.slice(1);
-    expect(await h.queue.releaseDeferred([id])).toBe(1);
-    expect(await h.queue.releaseDeferred([id])).toBe(0);
+    expect(await h.releaser.release([id])).toBe(1);
+    expect(await h.releaser.release([id])).toBe(0);
     await h.fire();
     expect(bodies(await receive())).toEqual(['once']);
     expect(await receive()).toEqual([]);

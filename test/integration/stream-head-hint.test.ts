@@ -53,7 +53,7 @@ describe('stream head hints', () => {
   });
 
   const append = (log: StreamLog, stream: string, ids: string[]) =>
-    log.append(stream, () => ({ records: ids.map((id) => record(clock, id)), extras: [] }));
+    log.append(stream, () => ({ records: ids.map((id) => record(clock, id)) }));
 
   it('skips the head read right after its own append', async () => {
     expect((await append(a, 's1', ['m1', 'm2'])).seq).toBe(1);

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { planClaims, type PlanInput } from '../../lib/domain/claims.js';
-import {
-  combinedHint,
-  deliveriesOfToken,
-  readinessAfterCompletion,
-  readinessHint,
-  type CursorState,
-  type Lease,
-} from '../../lib/domain/cursor.js';
+import { deliveriesOfToken, type CursorState, type Lease } from '../../lib/domain/cursor.js';
+import { combinedHint, readinessAfterCompletion, readinessHint } from '../../lib/domain/readiness.js';
 import type { MessageRecord } from '../../lib/domain/model.js';
 
 const NOW = 1_000_000;

@@ -1,7 +1,7 @@
 /** SQS with DelaySeconds: the last stretch of a scheduled delivery, to the second. */
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DelayQueue, ReleaseWake } from '../../ports/timers.js';
-import { translateAwsError } from '../dynamodb/errors.js';
+import { translateAwsError } from './errors.js';
 
 export class SqsDelayQueue implements DelayQueue {
   constructor(

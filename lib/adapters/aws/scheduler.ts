@@ -1,7 +1,7 @@
 /** EventBridge Scheduler one-time schedules (far-horizon timer buckets). */
 import { ConflictException, CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
 import { ThrottledError } from '../../domain/errors.js';
-import { translateAwsError } from '../dynamodb/errors.js';
+import { translateAwsError } from './errors.js';
 import type { MinuteWake, OneTimeScheduler } from '../../ports/timers.js';
 
 export interface SchedulerTarget {

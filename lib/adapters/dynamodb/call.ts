@@ -1,12 +1,14 @@
-import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { isConditionalFailure, translateAwsError } from './errors.js';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { isConditionalFailure, translateDynamoError } from './errors.js';
 
 /** Runs one store call and turns unabsorbed AWS failures into retryable domain errors. */
 export async function call<T>(operation: () => Promise<T>): Promise<T> {
   try {
     return await operation();
   } catch (error) {
-    throw translateAwsError(error);
+    throw translateDynamoError(error);
   }
 }
 
@@ -21,6 +23,30 @@ export async function conditional(operation: () => Promise<unknown>): Promise<bo
   } catch (error) {
     if (isConditionalFailure(error)) return false;
     throw error;
+  }
+}
+
+/** A conditional write's outcome; on failure, the item as it was (undefined: there was none). */
+export type ConditionalResult = { ok: true } | { ok: false; old: Record<string, unknown> | undefined };
+
+/**
+ * Runs one conditional update that, when its condition fails, returns the
+ * item's old image (`ReturnValuesOnConditionCheckFailure: ALL_OLD`, no extra
+ * read), so the caller can tell which part of the condition failed and
+ * decide whether to retry; other failures as {@link call}.
+ */
+export async function conditionalWithImage(
+  doc: DynamoDBDocumentClient,
+  input: Omit<UpdateCommandInput, 'ReturnValuesOnConditionCheckFailure'>,
+): Promise<ConditionalResult> {
+  try {
+    await call(() => doc.send(new UpdateCommand({ ...input, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' })));
+    return { ok: true };
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+    // The document client leaves the old image of a failed condition marshalled.
+    const item = (error as { Item?: Record<string, AttributeValue> }).Item;
+    return { ok: false, old: item ? unmarshall(item) : undefined };
   }
 }
 

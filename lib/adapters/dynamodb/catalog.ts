@@ -9,9 +9,7 @@ import type { DeliveryMode, Group, Subscription, Topic, TopicType } from '../../
 import { ConflictError, InvalidArgumentError, TopicNotFoundError, TopicRecentlyDeletedError } from '../../domain/errors.js';
 import { call } from './call.js';
 import { isConditionalFailure } from './errors.js';
-
-const TOPIC_PK = 'TOPIC';
-const GROUP_PK = 'GROUP';
+import { GROUP_PK, TOPIC_PK } from './keys.js';
 
 export interface TopicSpec {
   name: string;

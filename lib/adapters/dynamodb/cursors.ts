@@ -1,185 +1,43 @@
 /**
- * Cursor items: one per (consumer group, stream), pk "C#<group>", sk "<stream>".
- *
- *   nx  next sequence number never delivered to the group
- *   ns  first sequence number of the segment holding nx
- *   fl  leases in flight: { "<seq>": { e: expiresAt, k: token, d: deliveries, g: segment, t?: topic } }
- *   dn  recently completed: { "<seq>": { k: token, a: at, o: outcome, d: deliveries } }
- *   cm, dl  counters of committed and dead-lettered messages
- *
- * Every change is conditional: a claim on the `nx` it read and on the token of
- * every lease it renews; a commit or visibility change on its own lease token.
- * Claims and commits of different messages therefore never conflict.
+ * Reads and writes of cursor items (one per consumer group and stream; the
+ * item and its attributes: cursor-item.ts). The update expressions are built
+ * by the pure functions of cursor-updates.ts; this file sends them and
+ * decides what a failed condition means. The FIFO ready index these writes
+ * maintain is described in ready-index.ts; pending outputs of protected
+ * commits are their own items (pending-outputs.ts).
  */
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ThrottledError } from '../../domain/errors.js';
+import { BatchGetCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import {
-  combinedHint,
-  deliveriesOfToken,
-  readinessAfterCompletion,
-  type CursorState,
-  type DoneEntry,
-  type DoneOutcome,
-  type Lease,
-  type Readiness,
-} from '../../domain/cursor.js';
+import { ThrottledError } from '../../domain/errors.js';
+import type { CursorState, DoneEntry } from '../../domain/cursor.js';
+import { guessedReadiness, retryReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
-import { GSI1 } from './table.js';
-import { call, conditional, queryAll } from './call.js';
-import { isConditionalFailure } from './errors.js';
-import type { TransactItem } from './stream-log.js';
+import { call, conditional, conditionalWithImage, queryAll } from './call.js';
+import { newCursorItem, toState } from './cursor-item.js';
+import {
+  advanceUpdate,
+  claimUpdate,
+  completionUpdate,
+  deadLetterUpdate,
+  raiseKnownUpdate,
+  visibilityUpdate,
+  visibilityVariants,
+  type ClaimChange,
+  type CompletionChange,
+} from './cursor-updates.js';
+import { cursorPk, readyIndexPk, readyNowKey } from './keys.js';
+import type { TransactItem } from './write-batch.js';
 
-interface StoredLease {
-  e: number;
-  k: string;
-  d: number;
-  g: number;
-  t?: string;
-  c?: 1;
-}
-interface StoredDone {
-  k: string;
-  a: number;
-  o: DoneOutcome;
-  d: number;
-}
-
-const cursorPk = (group: string) => `C#${group}`;
-const outputsPk = (group: string, stream: string) => `O#${group}#${stream}`;
-
-/** The item's old image from a failed condition (the document client leaves it marshalled). */
-const oldImage = (error: unknown): Record<string, unknown> | undefined => {
-  const item = (error as { Item?: Record<string, AttributeValue> }).Item;
-  return item ? unmarshall(item) : undefined;
-};
-
-const toState = (item: Record<string, unknown>): CursorState => {
-  const leases = new Map<number, Lease>();
-  for (const [seq, l] of Object.entries((item.fl as Record<string, StoredLease> | undefined) ?? {})) {
-    leases.set(Number(seq), {
-      seq: Number(seq),
-      expiresAt: l.e,
-      token: l.k,
-      deliveries: l.d,
-      segment: l.g,
-      topic: l.t,
-      pending: l.c === 1,
-    });
-  }
-  const done = new Map<number, DoneEntry>();
-  for (const [seq, d] of Object.entries((item.dn as Record<string, StoredDone> | undefined) ?? {})) {
-    done.set(Number(seq), { seq: Number(seq), token: d.k, at: d.a, outcome: d.o, deliveries: d.d });
-  }
-  return {
-    group: String(item.pk).slice(2),
-    stream: String(item.sk),
-    next: Number(item.nx),
-    segmentStart: Number(item.ns),
-    leases,
-    done,
-    committed: Number(item.cm ?? 0),
-    deadLettered: Number(item.dl ?? 0),
-    known: item.kn === undefined ? undefined : Number(item.kn),
-    readyAt: item.g1sk === undefined ? undefined : readyAtOf(String(item.g1sk)),
-    readySk: item.g1sk === undefined ? undefined : String(item.g1sk),
-  };
-};
-
-/**
- * Ready-index keys of FIFO shard cursors (gsi1): `R#<group>` / sort key.
- * A shard waiting for a lease to expire is indexed at that time (zero-padded
- * ms); a shard with work now at a key of its own, `#<hash of the stream>`,
- * that sorts before every time and never changes while the shard stays ready,
- * so claims and commits on a busy shard leave its index entry alone (an index
- * key change costs 2 WRU more). The hash spreads ready shards so that
- * {@link CursorStore.ready} can start reading at a random point.
- */
-export const readyPk = (group: string) => `R#${group}`;
-export const readySk = (at: number) => Math.max(0, Math.floor(at)).toString().padStart(13, '0');
-const READY_NOW_PREFIX = '#';
-const readyNowKey = (point: number) => `${READY_NOW_PREFIX}${(point >>> 0).toString(16).padStart(8, '0')}`;
-export const readyNowSk = (stream: string): string => {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < stream.length; i++) {
-    hash ^= stream.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return readyNowKey(hash);
-};
-/** The index key for a ready time: the shard's own "ready now" key for any time not after `now`. */
-export const readyKeyFor = (stream: string, at: number | undefined, now: number): string | undefined =>
-  at === undefined ? undefined : at <= now ? readyNowSk(stream) : readySk(at);
-const readyAtOf = (sk: string): number => (sk.startsWith(READY_NOW_PREFIX) ? 0 : Number(sk));
-
-const storedLease = (lease: Lease): StoredLease => {
-  const stored: StoredLease = { e: lease.expiresAt, k: lease.token, d: lease.deliveries, g: lease.segment };
-  if (lease.topic !== undefined) stored.t = lease.topic;
-  if (lease.pending) stored.c = 1;
-  return stored;
-};
-const storedDone = (done: DoneEntry): StoredDone => ({ k: done.token, a: done.at, o: done.outcome, d: done.deliveries });
-
-/** Builds update expressions with numbered placeholders. */
-class Expr {
-  readonly names: Record<string, string> = {};
-  readonly values: Record<string, unknown> = {};
-  private n = 0;
-  private readonly byName = new Map<string, string>();
-  /** A placeholder for an attribute name; created on first use so that no name goes unused. */
-  name(name: string): string {
-    let key = this.byName.get(name);
-    if (key === undefined) {
-      key = `#n${this.n++}`;
-      this.byName.set(name, key);
-      this.names[key] = name;
-    }
-    return key;
-  }
-  value(value: unknown): string {
-    const key = `:v${this.n++}`;
-    this.values[key] = value;
-    return key;
-  }
-}
-
-export interface ClaimChange {
-  /** The `nx` the plan was made from. */
-  expectNext: number;
-  next: number;
-  segmentStart: number;
-  /** New or renewed leases; renewals name the token they replace. */
-  grant: Array<{ lease: Lease; replaces: string | undefined }>;
-  /** Leases to close without delivery (message expired), with the token they must still carry. */
-  close: Array<{ done: DoneEntry; replaces: string }>;
-  forgetDone: number[];
-  /**
-   * FIFO shard cursors only: the new known head, guarded by what the plan read;
-   * `index` when the ready-index key changes (from the key read to the new one,
-   * undefined = off the index). Without it `g1pk`/`g1sk` are not written at all.
-   */
-  shard?: {
-    expectKnown: number | undefined;
-    expectInFlight: number;
-    known: number;
-    index?: { from: string | undefined; to: string | undefined };
-  };
-}
-
-/** A commit's ready-index write (see {@link Readiness}); `guarded` adds the conditions that prove it. */
-export interface CommitReadiness {
-  readiness: Readiness;
-  guarded: boolean;
-  /**
-   * Protected mode, `keep`: the lowest lease left after the commit, which must not be a pending
-   * commit (one marked meanwhile, its blocker now completed, is work to cascade: ready now).
-   */
-  head?: number;
-}
+export type { ClaimChange, CompletionChange } from './cursor-updates.js';
 
 export type CommitOutcome = 'committed' | 'expired';
+
+/** Keys per BatchGetItem request (DynamoDB's limit). */
+const BATCH_GET_MAX_KEYS = 100;
+/** Rounds of retrying a BatchGetItem's unprocessed keys before answering "busy" (429). */
+const BATCH_GET_ROUNDS = 8;
+/** Attempts of `raiseKnown`: update the cursor, else create it, racing its creation by another receiver. */
+const RAISE_ATTEMPTS = 3;
 
 export class CursorStore {
   constructor(
@@ -187,11 +45,13 @@ export class CursorStore {
     private readonly table: string,
   ) {}
 
+  private key(group: string, stream: string) {
+    return { pk: cursorPk(group), sk: stream };
+  }
+
   async get(group: string, stream: string): Promise<CursorState | undefined> {
     const { Item } = await call(() =>
-      this.doc.send(
-        new GetCommand({ TableName: this.table, Key: { pk: cursorPk(group), sk: stream }, ConsistentRead: true }),
-      ),
+      this.doc.send(new GetCommand({ TableName: this.table, Key: this.key(group, stream), ConsistentRead: true })),
     );
     return Item ? toState(Item) : undefined;
   }
@@ -204,15 +64,15 @@ export class CursorStore {
   async getMany(group: string, streams: string[], options: { consistent?: boolean } = {}): Promise<Map<string, CursorState>> {
     const consistent = options.consistent ?? true;
     const out = new Map<string, CursorState>();
-    for (let i = 0; i < streams.length; i += 100) {
-      let keys: Record<string, unknown>[] = streams.slice(i, i + 100).map((sk) => ({ pk: cursorPk(group), sk }));
+    for (let i = 0; i < streams.length; i += BATCH_GET_MAX_KEYS) {
+      let keys: Record<string, unknown>[] = streams.slice(i, i + BATCH_GET_MAX_KEYS).map((sk) => this.key(group, sk));
       for (let round = 0; keys.length > 0; round++) {
         const result = await call(() =>
           this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: consistent } } })),
         );
         for (const item of result.Responses?.[this.table] ?? []) out.set(String(item.sk), toState(item));
         keys = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
-        if (keys.length > 0 && round >= 8) throw new ThrottledError('The message store is busy; retry the request.');
+        if (keys.length > 0 && round >= BATCH_GET_ROUNDS) throw new ThrottledError('The message store is busy; retry the request.');
         if (keys.length > 0) await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** round));
       }
     }
@@ -232,70 +92,17 @@ export class CursorStore {
 
   /** Creates the cursor at `next` unless it already exists (subscribing twice changes nothing). */
   async createIfAbsent(group: string, stream: string, next: number, now: number): Promise<void> {
-    try {
-      await call(() =>
-        this.doc.send(
-          new PutCommand({
-            TableName: this.table,
-            Item: { pk: cursorPk(group), sk: stream, nx: next, ns: next, fl: {}, dn: {}, cm: 0, dl: 0, ca: now },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          }),
-        ),
-      );
-    } catch (error) {
-      if (!isConditionalFailure(error)) throw error;
-    }
+    await conditional(() =>
+      this.doc.send(
+        new PutCommand({ TableName: this.table, Item: newCursorItem(group, stream, next, now), ConditionExpression: 'attribute_not_exists(pk)' }),
+      ),
+    );
   }
 
   /** Applies a claim plan; false when another receiver changed the cursor first. */
   async claim(group: string, stream: string, change: ClaimChange): Promise<boolean> {
-    const x = new Expr();
-    const sets = [`nx = ${x.value(change.next)}`, `ns = ${x.value(change.segmentStart)}`];
-    const removes: string[] = [];
-    const conditions = [`nx = ${x.value(change.expectNext)}`];
-    const fl = () => x.name('fl');
-    const dn = () => x.name('dn');
-    for (const { lease, replaces } of change.grant) {
-      const seq = x.name(String(lease.seq));
-      sets.push(`${fl()}.${seq} = ${x.value(storedLease(lease))}`);
-      // A renewal replaces the lease the plan read — still carrying its token and not committed
-      // meanwhile (protected mode marks a committed lease pending, keeping its token).
-      if (replaces !== undefined) conditions.push(`${fl()}.${seq}.k = ${x.value(replaces)}`, `attribute_not_exists(${fl()}.${seq}.c)`);
-    }
-    for (const { done, replaces } of change.close) {
-      const seq = x.name(String(done.seq));
-      removes.push(`${fl()}.${seq}`);
-      sets.push(`${dn()}.${seq} = ${x.value(storedDone(done))}`);
-      conditions.push(`${fl()}.${seq}.k = ${x.value(replaces)}`, `attribute_not_exists(${fl()}.${seq}.c)`);
-    }
-    for (const seq of change.forgetDone) removes.push(`${dn()}.${x.name(String(seq))}`);
-    if (change.shard) {
-      const { shard } = change;
-      sets.push(`kn = ${x.value(shard.known)}`);
-      if (shard.index) {
-        const { from, to } = shard.index;
-        if (to === undefined) removes.push('g1pk', 'g1sk');
-        else sets.push(`g1pk = ${x.value(readyPk(group))}`, `g1sk = ${x.value(to)}`);
-        // Nobody (a visibility change) moved the entry since it was read.
-        conditions.push(from === undefined ? 'attribute_not_exists(g1sk)' : `g1sk = ${x.value(from)}`);
-      }
-      // Readiness may only be dropped or delayed if no notice raised the head and no commit freed a slot meanwhile.
-      conditions.push(
-        shard.expectKnown === undefined ? 'attribute_not_exists(kn)' : `kn = ${x.value(shard.expectKnown)}`,
-        `size(${fl()}) = ${x.value(shard.expectInFlight)}`,
-      );
-    }
     return conditional(() =>
-      this.doc.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: cursorPk(group), sk: stream },
-          UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-          ConditionExpression: conditions.join(' AND '),
-          ...(Object.keys(x.names).length ? { ExpressionAttributeNames: x.names } : {}),
-          ExpressionAttributeValues: x.values,
-        }),
-      ),
+      this.doc.send(new UpdateCommand({ TableName: this.table, Key: this.key(group, stream), ...claimUpdate(group, change) })),
     );
   }
 
@@ -312,14 +119,14 @@ export class CursorStore {
     now: number,
   ): Promise<CommitOutcome[]> {
     const shard = isShardStream(stream);
-    if (entries.length > 1) {
+    if (entries.length > 1 && new Set(entries.map((e) => e.seq)).size === entries.length) {
       // FIFO: first as the leases' claim guessed, then as the cursor the failed attempt saw says.
-      let readiness = shard ? firstGuess(entries.map((e) => e.token)) : undefined;
-      for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
-        const result = await this.commitAll(group, stream, entries, now, readiness);
-        if (result === true) return entries.map(() => 'committed');
+      let readiness = shard ? guessedReadiness(entries.map((e) => e.token)) : undefined;
+      for (let attempt = 1; ; attempt++) {
+        const result = await this.complete(group, stream, { complete: entries, now, ...(readiness ? { readiness } : {}) });
+        if (result.ok) return entries.map(() => 'committed');
         // Only a readiness guess that did not hold is worth another try of the whole write.
-        readiness = result && shard ? retryReadiness(result, entries, attempt + 1) : undefined;
+        readiness = result.old && shard ? retryReadiness(toState(result.old), entries, attempt) : undefined;
         if (!readiness) break;
       }
     }
@@ -328,46 +135,28 @@ export class CursorStore {
     return out;
   }
 
-  /** The readiness write a commit should make, decided from the cursor as read (protected commits, commits with outputs). */
-  static readinessFor(cursor: CursorState, completing: number, attempt = 0): CommitReadiness {
-    if (attempt >= COMMIT_ATTEMPTS - 1) return { readiness: 'ready', guarded: false };
-    return { readiness: readinessAfterCompletion(cursor.known, cursor.next, cursor.leases.size - completing), guarded: true };
-  }
-  /** The readiness write the claim guessed for these leases' commit. */
-  static readinessGuess(tokens: string[]): CommitReadiness {
-    return firstGuess(tokens);
-  }
-
-  /** A {@link completion} as a transaction item (commits with publish outputs, protected commits). */
-  completionItem(group: string, stream: string, change: Parameters<CursorStore['completion']>[2]): TransactItem {
-    return { Update: { TableName: this.table, Key: { pk: cursorPk(group), sk: stream }, ...this.completion(group, stream, change) } };
-  }
-
-  /** Saves the publish outputs of a pending (protected) commit, written with the pending mark. */
-  pendingOutputsPut(group: string, stream: string, seq: number, outputs: unknown[], ttlSeconds: number): TransactItem {
-    return {
-      Put: {
-        TableName: this.table,
-        Item: { pk: outputsPk(group, stream), sk: String(seq), p: JSON.stringify(outputs), ttl: ttlSeconds },
-      },
-    };
-  }
-
-  pendingOutputsDelete(group: string, stream: string, seq: number): TransactItem {
-    return { Delete: { TableName: this.table, Key: { pk: outputsPk(group, stream), sk: String(seq) } } };
-  }
-
-  async pendingOutputs(group: string, stream: string, seqs: number[]): Promise<Map<number, unknown[]>> {
-    const out = new Map<number, unknown[]>();
-    for (const seq of seqs) {
-      const { Item } = await call(() =>
-        this.doc.send(
-          new GetCommand({ TableName: this.table, Key: { pk: outputsPk(group, stream), sk: String(seq) }, ConsistentRead: true }),
-        ),
-      );
-      if (Item) out.set(seq, JSON.parse(String(Item.p)) as unknown[]);
+  private async commitOne(group: string, stream: string, entry: { seq: number; token: string }, now: number): Promise<CommitOutcome> {
+    const shard = isShardStream(stream);
+    let readiness = shard ? guessedReadiness([entry.token]) : undefined;
+    for (let attempt = 1; ; attempt++) {
+      const result = await this.complete(group, stream, { complete: [entry], now, ...(readiness ? { readiness } : {}) });
+      if (result.ok) return 'committed';
+      const old = result.old ? toState(result.old) : undefined;
+      const done = old?.done.get(entry.seq);
+      if (done !== undefined && done.token === entry.token && done.outcome === 'committed') return 'committed';
+      // The lease is still ours: only the readiness guess failed; decide again from what the cursor was.
+      readiness = old && shard ? retryReadiness(old, [entry], attempt) : undefined;
+      if (!readiness) return 'expired';
     }
-    return out;
+  }
+
+  private complete(group: string, stream: string, change: CompletionChange) {
+    return conditionalWithImage(this.doc, { TableName: this.table, Key: this.key(group, stream), ...completionUpdate(group, stream, change) });
+  }
+
+  /** A completion (see {@link completionUpdate}) as a transaction item: commits with publish outputs, protected commits. */
+  completionItem(group: string, stream: string, change: CompletionChange): TransactItem {
+    return { Update: { TableName: this.table, Key: this.key(group, stream), ...completionUpdate(group, stream, change) } };
   }
 
   /** How a commit of `entry` that failed its condition should be answered, from the cursor as it is now. */
@@ -380,200 +169,25 @@ export class CursorStore {
     return 'expired';
   }
 
-  /**
-   * The update that completes and/or marks leases pending (protected mode):
-   * completed leases leave `fl` for `dn`; pending ones get `c = 1`. Each named
-   * lease must still carry its token; `blocker` (the oldest lease not yet
-   * committed) must still be there, so that its own commit will cascade.
-   */
-  completion(
-    group: string,
-    stream: string,
-    change: {
-      complete: Array<{ seq: number; token: string }>;
-      markPending?: Array<{ seq: number; token: string }>;
-      blocker?: { seq: number; token: string };
-      now: number;
-      /** FIFO shards: what to do with the ready-index entry (default: ready now, unconditionally). */
-      readiness?: CommitReadiness;
-    },
-  ) {
-    const x = new Expr();
-    const fl = () => x.name('fl');
-    const dn = () => x.name('dn');
-    const removes: string[] = [];
-    const sets: string[] = [];
-    const conditions: string[] = [];
-    for (const { seq, token } of change.complete) {
-      const s = x.name(String(seq));
-      removes.push(`${fl()}.${s}`);
-      sets.push(`${dn()}.${s} = ${x.value({ k: token, a: change.now, o: 'committed', d: deliveriesOfToken(token) })}`);
-      conditions.push(`${fl()}.${s}.k = ${x.value(token)}`);
-    }
-    for (const { seq, token } of change.markPending ?? []) {
-      const s = x.name(String(seq));
-      sets.push(`${fl()}.${s}.c = ${x.value(1)}`);
-      conditions.push(`${fl()}.${s}.k = ${x.value(token)}`);
-    }
-    if (change.blocker) {
-      conditions.push(`${fl()}.${x.name(String(change.blocker.seq))}.k = ${x.value(change.blocker.token)}`);
-    }
-    if (isShardStream(stream)) {
-      // Only a change of readiness touches the index; each choice but an unguarded `ready` is
-      // conditional on the cursor state that makes it right (docs/design.md, Ready index).
-      const { readiness, guarded } = change.readiness ?? { readiness: 'ready', guarded: false };
-      const completing = () => x.value(change.complete.length);
-      if (readiness === 'ready') {
-        // Known messages after nx: ready now (an unchanged key is no index write).
-        sets.push(`g1pk = ${x.value(readyPk(group))}`, `g1sk = ${x.value(readyNowSk(stream))}`);
-        if (guarded) conditions.push('(attribute_not_exists(kn) OR kn >= nx)');
-      } else if (readiness === 'drop') {
-        // Nothing after nx and no lease left: idle until a notice raises kn.
-        removes.push('g1pk', 'g1sk');
-        conditions.push(`kn < nx AND size(${fl()}) = ${completing()}`);
-      } else {
-        // Nothing after nx, leases left: the entry already waits for the earliest of them.
-        conditions.push(`kn < nx AND size(${fl()}) > ${completing()}`);
-        const { head } = change.readiness ?? {};
-        if (head !== undefined) conditions.push(`attribute_not_exists(${fl()}.${x.name(String(head))}.c)`);
-      }
-    }
-    const adds = change.complete.length > 0 ? ` ADD cm ${x.value(change.complete.length)}` : '';
-    return {
-      UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}${adds}`,
-      ConditionExpression: conditions.join(' AND '),
-      ExpressionAttributeNames: x.names,
-      ExpressionAttributeValues: x.values,
-    };
-  }
-
-  /** True when committed; else the item's old image (undefined: no image, or duplicate entries). */
-  private async commitAll(
-    group: string,
-    stream: string,
-    entries: Array<{ seq: number; token: string }>,
-    now: number,
-    readiness: CommitReadiness | undefined,
-  ): Promise<true | Record<string, unknown> | undefined> {
-    const unique = [...new Map(entries.map((e) => [e.seq, e])).values()];
-    if (unique.length !== entries.length) return undefined;
-    try {
-      await call(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: { pk: cursorPk(group), sk: stream },
-            ...this.completion(group, stream, { complete: entries, now, ...(readiness ? { readiness } : {}) }),
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalFailure(error)) return oldImage(error);
-      throw error;
-    }
-  }
-
-  private async commitOne(group: string, stream: string, entry: { seq: number; token: string }, now: number): Promise<CommitOutcome> {
-    const shard = isShardStream(stream);
-    let readiness = shard ? firstGuess([entry.token]) : undefined;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await call(() =>
-          this.doc.send(
-            new UpdateCommand({
-              TableName: this.table,
-              Key: { pk: cursorPk(group), sk: stream },
-              ...this.completion(group, stream, { complete: [entry], now, ...(readiness ? { readiness } : {}) }),
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            }),
-          ),
-        );
-        return 'committed';
-      } catch (error) {
-        if (!isConditionalFailure(error)) throw error;
-        const old = oldImage(error);
-        const done = (old?.dn as Record<string, StoredDone> | undefined)?.[String(entry.seq)];
-        if (done !== undefined && done.k === entry.token && done.o === 'committed') return 'committed';
-        // The lease is still ours: only the readiness guess failed; decide again from what the cursor was.
-        readiness = old && shard && attempt < COMMIT_ATTEMPTS ? retryReadiness(old, [entry], attempt) : undefined;
-        if (!readiness) return 'expired';
-      }
-    }
-  }
-
   /** Moves a lease's expiry; false when the token is no longer the message's latest lease. */
   async setVisibility(group: string, stream: string, seq: number, token: string, expiresAt: number, now: number): Promise<boolean> {
-    // FIFO shards: the index entry must be no later than the lease's new expiry. An entry already
-    // early enough is left alone (a longer lease: one early look, then the claim moves it); a later
-    // one is lowered to the new expiry; "ready now" is always safe and ends the attempts.
-    const variants: Array<'plain' | 'keep' | 'lower' | 'now'> = !isShardStream(stream)
-      ? ['plain']
-      : expiresAt > now
-        ? ['keep', 'lower', 'keep', 'now']
-        : ['now'];
-    for (const variant of variants) {
-      const values: Record<string, unknown> = { ':e': expiresAt, ':k': token };
-      let update = 'SET fl.#s.e = :e';
-      let condition = 'fl.#s.k = :k AND attribute_not_exists(fl.#s.c)';
-      if (variant === 'keep') {
-        condition += ' AND g1sk <= :at';
-        values[':at'] = readySk(expiresAt);
-      } else if (variant === 'lower') {
-        update += ', g1pk = :rk, g1sk = :at';
-        condition += ' AND (attribute_not_exists(g1sk) OR g1sk > :at)';
-        values[':at'] = readySk(expiresAt);
-        values[':rk'] = readyPk(group);
-      } else if (variant === 'now') {
-        update += ', g1pk = :rk, g1sk = :at';
-        values[':at'] = readyNowSk(stream);
-        values[':rk'] = readyPk(group);
-      }
-      try {
-        await call(() =>
-          this.doc.send(
-            new UpdateCommand({
-              TableName: this.table,
-              Key: { pk: cursorPk(group), sk: stream },
-              UpdateExpression: update,
-              ConditionExpression: condition,
-              ExpressionAttributeNames: { '#s': String(seq) },
-              ExpressionAttributeValues: values,
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            }),
-          ),
-        );
-        return true;
-      } catch (error) {
-        if (!isConditionalFailure(error)) throw error;
-        const lease = (oldImage(error)?.fl as Record<string, StoredLease> | undefined)?.[String(seq)];
-        if (!lease || lease.k !== token || lease.c === 1) return false;
-        // Only the index condition failed: try the next variant.
-      }
+    for (const variant of visibilityVariants(stream, expiresAt, now)) {
+      const result = await conditionalWithImage(this.doc, {
+        TableName: this.table,
+        Key: this.key(group, stream),
+        ...visibilityUpdate(group, stream, { seq, token }, expiresAt, variant),
+      });
+      if (result.ok) return true;
+      const lease = result.old ? toState(result.old).leases.get(seq) : undefined;
+      if (!lease || lease.token !== token || lease.pending) return false;
+      // Only the index condition failed: try the next variant.
     }
     return false;
   }
 
   /** The transaction item that closes a lease as dead-lettered (written with the dead-letter append). */
-  deadLetterItem(group: string, stream: string, done: DoneEntry, token: string, now: number): TransactItem {
-    const shard = isShardStream(stream);
-    return {
-      Update: {
-        TableName: this.table,
-        Key: { pk: cursorPk(group), sk: stream },
-        UpdateExpression: `SET dn.#s = :done${shard ? ', g1pk = :rk, g1sk = :rs' : ''} REMOVE fl.#s ADD dl :one`,
-        // Not a lease whose (protected) commit went pending meanwhile.
-        ConditionExpression: 'fl.#s.k = :k AND attribute_not_exists(fl.#s.c)',
-        ExpressionAttributeNames: { '#s': String(done.seq) },
-        ExpressionAttributeValues: {
-          ':done': storedDone(done),
-          ':k': token,
-          ':one': 1,
-          ...(shard ? { ':rk': readyPk(group), ':rs': readyNowSk(stream) } : {}),
-        },
-      },
-    };
+  deadLetterItem(group: string, stream: string, done: DoneEntry, token: string): TransactItem {
+    return { Update: { TableName: this.table, Key: this.key(group, stream), ...deadLetterUpdate(group, stream, done, token) } };
   }
 
   /**
@@ -583,54 +197,17 @@ export class CursorStore {
    * of the shard. Idempotent.
    */
   async raiseKnown(group: string, stream: string, from: number | (() => Promise<number>), to: number, now: number): Promise<void> {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        await call(() =>
-          this.doc.send(
-            new UpdateCommand({
-              TableName: this.table,
-              Key: { pk: cursorPk(group), sk: stream },
-              UpdateExpression: 'SET kn = :to, g1pk = :rk, g1sk = :rs',
-              ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(kn) OR kn < :to)',
-              ExpressionAttributeValues: { ':to': to, ':rk': readyPk(group), ':rs': readyNowSk(stream) },
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            }),
-          ),
-        );
-        return;
-      } catch (error) {
-        if (!isConditionalFailure(error)) throw error;
-        if (oldImage(error) !== undefined) return; // already knows at least `to`
-      }
+    for (let attempt = 0; attempt < RAISE_ATTEMPTS; attempt++) {
+      const raised = await conditionalWithImage(this.doc, { TableName: this.table, Key: this.key(group, stream), ...raiseKnownUpdate(group, stream, to) });
+      // An old image: the cursor exists and already knows at least `to`.
+      if (raised.ok || raised.old !== undefined) return;
       // Where the new cursor starts may take reads to find out (see Receiver): only now that it is needed.
       const start = typeof from === 'number' ? from : await from();
-      try {
-        await call(() =>
-          this.doc.send(
-            new PutCommand({
-              TableName: this.table,
-              Item: {
-                pk: cursorPk(group),
-                sk: stream,
-                nx: start,
-                ns: start,
-                kn: to,
-                fl: {},
-                dn: {},
-                cm: 0,
-                dl: 0,
-                ca: now,
-                g1pk: readyPk(group),
-                g1sk: readyNowSk(stream),
-              },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            }),
-          ),
-        );
-        return;
-      } catch (error) {
-        if (!isConditionalFailure(error)) throw error;
-      }
+      const item = { ...newCursorItem(group, stream, start, now), kn: to, g1pk: readyIndexPk(group), g1sk: readyNowKey(stream) };
+      const created = await conditional(() =>
+        this.doc.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })),
+      );
+      if (created) return;
     }
   }
 
@@ -638,67 +215,8 @@ export class CursorStore {
   async advance(group: string, stream: string, expectNext: number, next: number, segmentStart: number): Promise<boolean> {
     return conditional(() =>
       this.doc.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: cursorPk(group), sk: stream },
-          UpdateExpression: 'SET nx = :nx, ns = :ns',
-          ConditionExpression: 'nx = :old',
-          ExpressionAttributeValues: { ':nx': next, ':ns': segmentStart, ':old': expectNext },
-        }),
+        new UpdateCommand({ TableName: this.table, Key: this.key(group, stream), ...advanceUpdate(expectNext, next, segmentStart) }),
       ),
     );
   }
-
-  /**
-   * Up to `limit` FIFO shard cursors of `group` that are ready (`readyAt <= now`). Eventually
-   * consistent. A ready shard keeps its key while it stays ready, so the first page alone would
-   * serve the same shards again and again: when there are more than a page, reading also starts
-   * at a random point (`spread`, in [0, 1)) of the "ready now" keys, wrapping to the first page.
-   */
-  async ready(group: string, now: number, limit: number, spread = Math.random()): Promise<string[]> {
-    const page = (from?: string) =>
-      call(() =>
-        this.doc.send(
-          new QueryCommand({
-            TableName: this.table,
-            IndexName: GSI1,
-            KeyConditionExpression: `g1pk = :pk AND g1sk ${from === undefined ? '<= :now' : 'BETWEEN :from AND :now'}`,
-            ExpressionAttributeValues: { ':pk': readyPk(group), ':now': readySk(now), ...(from === undefined ? {} : { ':from': from }) },
-            Limit: limit,
-          }),
-        ),
-      );
-    const first = await page();
-    let items = first.Items ?? [];
-    if (first.LastEvaluatedKey !== undefined) {
-      const from = await page(readyNowKey(Math.floor(Math.min(Math.max(spread, 0), 1 - 2 ** -32) * 2 ** 32)));
-      const seen = new Set<string>();
-      items = [...(from.Items ?? []), ...items].filter((item) => !seen.has(String(item.sk)) && seen.add(String(item.sk)) !== undefined);
-      items = items.slice(0, limit);
-    }
-    return items.filter((item) => String(item.pk) === cursorPk(group)).map((item) => String(item.sk));
-  }
 }
-
-/** Attempts of a commit write: the claim's guess, the state a failed attempt saw, then ready now unconditionally. */
-const COMMIT_ATTEMPTS = 3;
-
-const firstGuess = (tokens: string[]): CommitReadiness => ({ readiness: combinedHint(tokens) ?? 'ready', guarded: true });
-
-/**
- * After a commit of `entries` failed its condition: when every lease is still
- * there with its token, only the readiness guess was wrong — the write to try
- * next, decided from the old image (the last attempt: ready now, unconditionally).
- * Undefined when a lease is gone or changed (the commit itself failed).
- */
-const retryReadiness = (
-  old: Record<string, unknown>,
-  entries: Array<{ seq: number; token: string }>,
-  attempt: number,
-): CommitReadiness | undefined => {
-  const fl = (old.fl as Record<string, StoredLease> | undefined) ?? {};
-  if (!entries.every((e) => fl[String(e.seq)]?.k === e.token)) return undefined;
-  if (attempt >= COMMIT_ATTEMPTS - 1) return { readiness: 'ready', guarded: false };
-  const known = old.kn === undefined ? undefined : Number(old.kn);
-  return { readiness: readinessAfterCompletion(known, Number(old.nx), Object.keys(fl).length - entries.length), guarded: true };
-};

@@ -1,23 +1,61 @@
 /**
- * Deferred messages: scheduled (and, later, transactional half) messages wait
- * here until they become deliverable (docs/design.md, Scheduled messages).
+ * Deferred messages: scheduled messages and transactional half messages wait
+ * here until they become deliverable (docs/design.md, Scheduled messages and
+ * Transactional messages). Keys are in keys.ts.
  *
- *   pk "X#<ulid>", sk "X"   { st: state, tp: topic, r: record, du: dueAt,
- *                             a?: {s: stream, q: seq} once released,
- *                             g1pk "T#<due minute>", g1sk "<13-digit due>#<ulid>" while scheduled }
+ * A deferred item (pk `X#<ulid>`, sk `X`):
  *
- * Wake markers remember which timer buckets are armed, so a send arms a
- * bucket's timer once and the local runtime re-arms them after a restart:
+ *   st    state: scheduled → released | cancelled; prepared → committed | rolled-back
+ *   tp    topic name
+ *   r     the message record (records.ts)
+ *   du    due time (ms); a half message: its send time
+ *   a     {s: stream, q: seq} where it was appended, once released or committed
+ *   g1pk, g1sk   while it waits: `T#<due minute>` / `<due ms>#<ulid>` (scheduled) or
+ *                `K#<0..3>` / `<next check ms>#<ulid>` (half message, until resolved or kept)
+ *   ttl   removal (epoch s): after the appended message itself would expire
  *
- *   pk "WAKE", sk "s<epoch second>" | "m<epoch minute>"   { ttl }
+ * Half messages (SPEC §4) also carry:
+ *
+ *   pg    producer group whose checker is asked
+ *   ck    checkAfterSeconds: delay of the first check-back
+ *   nc    next check time (ms); removed when resolved or kept
+ *   cc    checks made so far
+ *   rb    who resolved it, or stopped its checks: producer | check | onMaxChecks
+ *   ra    resolved at (ms)
+ *   kp    true: `onMaxChecks: keep` stopped the checks, it stays prepared
+ *
+ * Check records (pk `X#<ulid>`, sk `C#<6-digit n>`): one per check-back call
+ * {n, at, status, httpStatus, error, latencyMs, ttl}.
+ *
+ * Wake markers (pk `WAKE`, sk `s<second>` | `m<minute>`, {ttl}) remember which
+ * timer buckets are armed, so a send arms a bucket's timer once and the local
+ * runtime re-arms them after a restart.
  */
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { MessageRecord } from '../../domain/model.js';
 import { call, conditional, queryAll } from './call.js';
-import { isConditionalFailure } from './errors.js';
+import {
+  CHECK_INDEX_SHARDS,
+  CHECK_RECORD_PREFIX,
+  WAKE_PK,
+  checkIndexPk,
+  checkIndexPkOf,
+  checkIndexSk,
+  checkIndexUpTo,
+  checkRecordKey,
+  deferredKey as key,
+  dueIndexPk,
+  dueIndexSk,
+  dueIndexUpTo,
+  dueOfIndexSk,
+  idOfDeferredPk,
+  minuteOf,
+  wakeBucket,
+  wakeBucketsEnd,
+} from './keys.js';
 import { fromStored, toStored, type StoredRecord } from './records.js';
-import type { TransactItem } from './stream-log.js';
+import type { TransactItem } from './write-batch.js';
 import { GSI1 } from './table.js';
 
 export const DeferredState = {
@@ -58,18 +96,11 @@ export interface CheckRecord {
   latencyMs: number;
 }
 
-/** Half messages due for a check are spread over this many index partitions. */
-const CHECK_SHARDS = 4;
-
-const key = (id: string) => ({ pk: `X#${id}`, sk: 'X' });
-export const minuteOf = (ms: number) => Math.floor(ms / 60_000);
-const dueSk = (dueAt: number, id: string) => `${Math.floor(dueAt).toString().padStart(13, '0')}#${id}`;
-const WAKE_PK = 'WAKE';
 
 const toDeferred = (item: Record<string, unknown>): Deferred => {
   const address = item.a as { s: string; q: number } | undefined;
   return {
-    id: String(item.pk).slice(2),
+    id: idOfDeferredPk(String(item.pk)),
     state: item.st as DeferredState,
     topic: String(item.tp),
     record: fromStored(item.r as StoredRecord),
@@ -91,8 +122,6 @@ const toDeferred = (item: Record<string, unknown>): Deferred => {
   };
 };
 
-const checkSk = (at: number, id: string) => `${Math.floor(at).toString().padStart(13, '0')}#${id}`;
-const checkShard = (id: string) => `K#${id.charCodeAt(id.length - 1) % CHECK_SHARDS}`;
 
 export class DeferredStore {
   constructor(
@@ -111,8 +140,8 @@ export class DeferredStore {
           tp: record.topic,
           r: toStored(record),
           du: dueAt,
-          g1pk: `T#${minuteOf(dueAt)}`,
-          g1sk: dueSk(dueAt, id),
+          g1pk: dueIndexPk(minuteOf(dueAt)),
+          g1sk: dueIndexSk(dueAt, id),
           // Kept until the released message itself would expire, so queries by id keep working.
           ttl: Math.ceil(dueAt / 1000) + retentionSeconds + 86_400,
         },
@@ -137,8 +166,8 @@ export class DeferredStore {
           ck: checkAfterSeconds,
           nc: nextCheckAt,
           cc: 0,
-          g1pk: checkShard(id),
-          g1sk: checkSk(nextCheckAt, id),
+          g1pk: checkIndexPkOf(id),
+          g1sk: checkIndexSk(nextCheckAt, id),
           ttl: Math.ceil(now / 1000) + 2 * retentionSeconds + 86_400,
         },
         ConditionExpression: 'attribute_not_exists(pk)',
@@ -183,7 +212,7 @@ export class DeferredStore {
   async leaseCheck(id: string, expectNextCheckAt: number, nextCheckAt: number): Promise<boolean> {
     return this.conditional(id, 'SET nc = :next, g1sk = :sk ADD cc :one', 'st = :prepared AND nc = :expect', {
       ':next': nextCheckAt,
-      ':sk': checkSk(nextCheckAt, id),
+      ':sk': checkIndexSk(nextCheckAt, id),
       ':one': 1,
       ':prepared': DeferredState.prepared,
       ':expect': expectNextCheckAt,
@@ -205,7 +234,7 @@ export class DeferredStore {
       this.doc.send(
         new PutCommand({
           TableName: this.table,
-          Item: { pk: `X#${id}`, sk: `C#${String(check.n).padStart(6, '0')}`, ...check, ttl: ttlSeconds },
+          Item: { ...checkRecordKey(id, check.n), ...check, ttl: ttlSeconds },
         }),
       ),
     );
@@ -217,7 +246,7 @@ export class DeferredStore {
         new QueryCommand({
           TableName: this.table,
           KeyConditionExpression: 'pk = :pk AND begins_with(sk, :c)',
-          ExpressionAttributeValues: { ':pk': `X#${id}`, ':c': 'C#' },
+          ExpressionAttributeValues: { ':pk': key(id).pk, ':c': CHECK_RECORD_PREFIX },
           ConsistentRead: true,
         }),
       ),
@@ -235,19 +264,19 @@ export class DeferredStore {
   /** Half messages whose next check is due (GSI: eventually consistent; the check lease re-checks). */
   async dueChecks(now: number, limit: number): Promise<string[]> {
     const out: string[] = [];
-    for (let shard = 0; shard < CHECK_SHARDS; shard++) {
+    for (let shard = 0; shard < CHECK_INDEX_SHARDS; shard++) {
       const { Items } = await call(() =>
         this.doc.send(
           new QueryCommand({
             TableName: this.table,
             IndexName: GSI1,
             KeyConditionExpression: 'g1pk = :pk AND g1sk <= :now',
-            ExpressionAttributeValues: { ':pk': `K#${shard}`, ':now': `${Math.floor(now).toString().padStart(13, '0')}#~` },
+            ExpressionAttributeValues: { ':pk': checkIndexPk(shard), ':now': checkIndexUpTo(now) },
             Limit: limit,
           }),
         ),
       );
-      out.push(...(Items ?? []).map((item) => String(item.pk).slice(2)));
+      out.push(...(Items ?? []).map((item) => idOfDeferredPk(String(item.pk))));
     }
     return out;
   }
@@ -273,12 +302,12 @@ export class DeferredStore {
           TableName: this.table,
           IndexName: GSI1,
           KeyConditionExpression: 'g1pk = :pk AND g1sk <= :until',
-          ExpressionAttributeValues: { ':pk': `T#${minute}`, ':until': `${Math.floor(until).toString().padStart(13, '0')}#~` },
+          ExpressionAttributeValues: { ':pk': dueIndexPk(minute), ':until': dueIndexUpTo(until) },
           Limit: limit,
         }),
       ),
     );
-    return (Items ?? []).map((item) => String(item.pk).slice(2));
+    return (Items ?? []).map((item) => idOfDeferredPk(String(item.pk)));
   }
 
   /** All due times still scheduled in a minute bucket (to arm its second-level wake-ups). */
@@ -287,9 +316,9 @@ export class DeferredStore {
       TableName: this.table,
       IndexName: GSI1,
       KeyConditionExpression: 'g1pk = :pk',
-      ExpressionAttributeValues: { ':pk': `T#${minute}` },
+      ExpressionAttributeValues: { ':pk': dueIndexPk(minute) },
     });
-    return items.map((item) => Number(String(item.g1sk).slice(0, 13)));
+    return items.map((item) => dueOfIndexSk(String(item.g1sk)));
   }
 
   /** Marks a scheduled message released at `address`; fails its condition unless it is still scheduled. */
@@ -311,24 +340,15 @@ export class DeferredStore {
 
   /** Cancels a scheduled message of `topic`: `done`, or its state when it was not scheduled (undefined if absent). */
   async cancel(id: string, topic: string): Promise<{ done: true } | { done: false; state: DeferredState } | undefined> {
-    try {
-      await call(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: key(id),
-            UpdateExpression: 'SET st = :cancelled REMOVE g1pk, g1sk',
-            ConditionExpression: 'st = :scheduled AND tp = :topic',
-            ExpressionAttributeValues: { ':cancelled': DeferredState.cancelled, ':scheduled': DeferredState.scheduled, ':topic': topic },
-          }),
-        ),
-      );
-      return { done: true };
-    } catch (error) {
-      if (!isConditionalFailure(error)) throw error;
-      const current = await this.get(id);
-      return current && current.topic === topic ? { done: false, state: current.state } : undefined;
-    }
+    const cancelled = await this.conditional(id, 'SET st = :cancelled REMOVE g1pk, g1sk', 'st = :scheduled AND tp = :topic', {
+      ':cancelled': DeferredState.cancelled,
+      ':scheduled': DeferredState.scheduled,
+      ':topic': topic,
+    });
+    if (cancelled) return { done: true };
+    // Not (or no longer) scheduled: its state says why.
+    const current = await this.get(id);
+    return current && current.topic === topic ? { done: false, state: current.state } : undefined;
   }
 
   async hasWake(bucket: string): Promise<boolean> {
@@ -356,11 +376,10 @@ export class DeferredStore {
     const items = await queryAll(this.doc, {
       TableName: this.table,
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': WAKE_PK, ':from': wakeBucket(kind, from), ':to': `${kind}~` },
+      ExpressionAttributeValues: { ':pk': WAKE_PK, ':from': wakeBucket(kind, from), ':to': wakeBucketsEnd(kind) },
       ConsistentRead: true,
     });
     return items.map((item) => Number(String(item.sk).slice(1)));
   }
 }
 
-export const wakeBucket = (kind: 's' | 'm', n: number) => `${kind}${String(n).padStart(12, '0')}`;

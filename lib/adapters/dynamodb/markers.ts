@@ -9,10 +9,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SendResult } from '../../domain/model.js';
 import { call } from './call.js';
 import { decodePageToken, encodePageToken } from './catalog.js';
-import type { TransactItem } from './stream-log.js';
-
-const dedupKey = (topic: string, dedupId: string) => ({ pk: `U#${topic}#${dedupId}`, sk: 'U' });
-const keyPk = (topic: string, key: string) => `K#${topic}#${key}`;
+import { dedupKey, keyIndexPk, keyIndexSk, messageIdOfKeyIndexSk } from './keys.js';
+import type { TransactItem } from './write-batch.js';
 
 export class Markers {
   constructor(
@@ -45,8 +43,8 @@ export class Markers {
       Put: {
         TableName: this.table,
         Item: {
-          pk: keyPk(topic, key),
-          sk: `${deliverableAt.toString().padStart(13, '0')}#${messageId}`,
+          pk: keyIndexPk(topic, key),
+          sk: keyIndexSk(deliverableAt, messageId),
           ttl: Math.ceil(expiresAt / 1000),
         },
       },
@@ -55,7 +53,7 @@ export class Markers {
 
   /** Message ids carrying `key`, newest first. */
   async byKey(topic: string, key: string, limit: number, token: string | undefined) {
-    const pk = keyPk(topic, key);
+    const pk = keyIndexPk(topic, key);
     const result = await call(() =>
       this.doc.send(
         new QueryCommand({
@@ -69,7 +67,7 @@ export class Markers {
       ),
     );
     return {
-      messageIds: (result.Items ?? []).map((item) => String(item.sk).slice(14)),
+      messageIds: (result.Items ?? []).map((item) => messageIdOfKeyIndexSk(String(item.sk))),
       nextToken: encodePageToken(result.LastEvaluatedKey),
     };
   }

@@ -9,8 +9,7 @@ import { ProducerGroupNotFoundError } from '../../domain/errors.js';
 import type { OnMaxChecks, ProducerGroup } from '../../domain/model.js';
 import { call, conditional } from './call.js';
 import { isConditionalFailure } from './errors.js';
-
-const PK = 'PRODUCER';
+import { PRODUCER_PK as PK } from './keys.js';
 
 export interface StoredProducer extends ProducerGroup {
   sealedSecret: string;

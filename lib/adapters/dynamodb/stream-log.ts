@@ -1,9 +1,11 @@
 /**
  * Stream logs: append-only, gap-free sequences of messages (docs/design.md §Streams).
  *
- * Items of stream S:
- *   pk = "S#<S>", sk = "#"                 sentinel {base}: the epoch, never expires
- *   pk = "S#<S>", sk = <16-digit seq>      segment {n, m: [records]}: messages seq … seq+n-1
+ * Items of stream S (keys.ts):
+ *   pk `S#<S>`, sk `#`                   sentinel {eb: base of the current epoch}; never expires
+ *   pk `S#<S>`, sk `<16-digit seq>`      segment {n: count, m: [entries], ttl}: messages seq … seq+n-1;
+ *                                        entries are message records (records.ts) or, on notice
+ *                                        streams, notices {h: shard key, f: from, t: to}
  *
  * Append reads the head (the highest item, strongly consistent) and puts the
  * next segment with `attribute_not_exists(pk)`. Whoever loses the race reads
@@ -24,16 +26,15 @@
  */
 import { TransactWriteCommand, PutCommand, QueryCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { MessageRecord } from '../../domain/model.js';
-import { MAX_SEQ, padSeq } from '../../domain/streams.js';
+import { MAX_SEQ } from '../../domain/streams.js';
 import { ThrottledError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
-import { cancellationReasons, isConditionalFailure, translateAwsError } from './errors.js';
+import { cancellationReasons, isConditionalFailure, translateDynamoError } from './errors.js';
 import { call } from './call.js';
+import { SENTINEL_SK, segmentSk, streamOfPk, streamPk } from './keys.js';
 import { fromStored, toStored, type StoredRecord } from './records.js';
-
-export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+import { ItemConditionFailedError, WriteBatch, failedItem, type TransactItem } from './write-batch.js';
 
 export type Head =
   | { kind: 'none' }
@@ -45,13 +46,6 @@ export interface Segment {
   seq: number;
   count: number;
   records: MessageRecord[];
-}
-
-/** An extra item written atomically with a segment failed its condition (e.g. a dedup id already used). */
-export class ExtraConditionFailedError extends Error {
-  constructor(readonly index: number) {
-    super(`transaction item ${index} failed its condition`);
-  }
 }
 
 /** FIFO shard activity: shard `shardKey` got messages `from`…`to` (docs/design.md, FIFO). */
@@ -77,13 +71,11 @@ export interface StreamWrite {
 export interface AppendPlan {
   records: MessageRecord[];
   /** Items written in the same transaction as the segment (dedup markers, key index, cursor updates). */
-  extras: TransactItem[];
+  extras?: WriteBatch;
 }
 
-const streamPk = (stream: string) => `S#${stream}`;
-const SENTINEL_SK = '#';
-const MIN_SK = padSeq(0);
-const MAX_SK = padSeq(MAX_SEQ);
+const MIN_SK = segmentSk(0);
+const MAX_SK = segmentSk(MAX_SEQ);
 const APPEND_ATTEMPTS = 12;
 /** How long a head hint may be used after this process's own append. */
 const HINT_TTL_MS = 2000;
@@ -150,18 +142,20 @@ export class StreamLog {
 
   /**
    * Appends one segment built by `plan(firstSeq)`; retries lost races.
-   * Returns the first sequence number. Throws {@link ExtraConditionFailedError}
+   * Returns the first sequence number. Throws {@link ItemConditionFailedError}
    * when one of the plan's extra items fails its own condition.
    */
   async append(stream: string, plan: (firstSeq: number) => AppendPlan): Promise<{ seq: number; records: MessageRecord[] }> {
     let records: MessageRecord[] = [];
-    let extras: TransactItem[] = [];
+    let extras = new WriteBatch();
     const [seq] = await this.appendMany(
       [
         {
           stream,
           build: (first) => {
-            ({ records, extras } = plan(first));
+            const planned = plan(first);
+            records = planned.records;
+            extras = planned.extras ?? new WriteBatch();
             return { stored: records.map(toStored), ttl: Math.ceil(Math.max(...records.map((r) => r.expiresAt)) / 1000) };
           },
         },
@@ -172,11 +166,14 @@ export class StreamLog {
   }
 
   /**
-   * Appends one segment to each of several streams in one transaction, with
-   * `extras` written atomically alongside (all or nothing). A stream may appear
-   * once. Returns each segment's first sequence number.
+   * Appends one segment to each of several streams (at least one) in one
+   * transaction, with `extras` written atomically alongside (all or nothing).
+   * A stream may appear once. Returns each segment's first sequence number.
+   * Throws {@link ItemConditionFailedError} when an extra item fails its own
+   * condition. (Extras without segments: BatchWriter.)
    */
-  async appendMany(writes: StreamWrite[], extras: (firstSeqs: number[]) => TransactItem[]): Promise<number[]> {
+  async appendMany(writes: StreamWrite[], extras: (firstSeqs: number[]) => WriteBatch = () => new WriteBatch()): Promise<number[]> {
+    if (writes.length === 0) throw new Error('appendMany needs a stream write; write a batch alone with BatchWriter');
     const streams = writes.map((w) => w.stream);
     // Decided before this append counts as in flight, in the same tick: two appends of this
     // process never both trust one hint.
@@ -206,7 +203,7 @@ export class StreamLog {
   /** One append attempt; undefined when it lost a race (after a back-off). */
   private async tryAppend(
     writes: StreamWrite[],
-    extras: (firstSeqs: number[]) => TransactItem[],
+    extras: (firstSeqs: number[]) => WriteBatch,
     hinted: Array<Head | undefined>,
     attempt: number,
   ): Promise<number[] | undefined> {
@@ -238,30 +235,26 @@ export class StreamLog {
       items.push({
         Put: {
           TableName: this.table,
-          Item: { pk: streamPk(write.stream), sk: padSeq(seq), n: stored.length, m: stored, ttl },
+          Item: { pk: streamPk(write.stream), sk: segmentSk(seq), n: stored.length, m: stored, ttl },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       });
     });
     const offset = items.length;
-    items.push(...extras(seqs));
+    const batch = extras(seqs);
+    items.push(...batch.items);
     try {
       if (items.length === 1 && items[0]?.Put) {
-        try {
-          await this.doc.send(new PutCommand(items[0].Put));
-        } catch (error) {
-          // With no segment to write, the one item is an extra: its failed condition is the caller's.
-          if (writes.length === 0 && isConditionalFailure(error)) throw new ExtraConditionFailedError(0);
-          throw error;
-        }
+        // The one item is the segment itself: a lost race fails its condition (retried below).
+        await this.doc.send(new PutCommand(items[0].Put));
       } else {
         try {
           await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
         } catch (error) {
           const reasons = cancellationReasons(error);
           if (!reasons) throw error;
-          const extra = reasons.findIndex((code, index) => index >= offset && code === 'ConditionalCheckFailed');
-          if (extra >= 0) throw new ExtraConditionFailedError(extra - offset);
+          const extra = failedItem(error, batch, offset);
+          if (extra) throw extra;
           if (reasons.slice(0, offset).some((code) => code === 'ConditionalCheckFailed')) {
             await this.backoff(attempt);
             return undefined;
@@ -273,18 +266,18 @@ export class StreamLog {
       writes.forEach((write, i) => this.hints.set(write.stream, { next: (seqs[i] ?? 1) + (counts[i] ?? 0), at }));
       return seqs;
     } catch (error) {
-      if (error instanceof ExtraConditionFailedError) throw error;
+      if (error instanceof ItemConditionFailedError) throw error;
       if (isConditionalFailure(error)) {
         await this.backoff(attempt);
         return undefined;
       }
-      throw translateAwsError(error);
+      throw translateDynamoError(error);
     }
   }
 
   /** Appends notices (FIFO shard activity) to a notice stream. */
   async appendNotices(stream: string, notices: Notice[], ttl: number): Promise<void> {
-    await this.appendMany([StreamLog.noticeWrite(stream, () => notices, ttl)], () => []);
+    await this.appendMany([StreamLog.noticeWrite(stream, () => notices, ttl)]);
   }
 
   /** A notice segment for {@link appendMany}; `notices` may use the other writes' sequence numbers. */
@@ -324,7 +317,7 @@ export class StreamLog {
         new QueryCommand({
           TableName: this.table,
           KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-          ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': padSeq(fromSeq), ':to': MAX_SK },
+          ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': segmentSk(fromSeq), ':to': MAX_SK },
           Limit: limit,
           ConsistentRead: true,
         }),
@@ -339,7 +332,7 @@ export class StreamLog {
       new QueryCommand({
         TableName: this.table,
         KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': MIN_SK, ':to': padSeq(seq) },
+        ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': MIN_SK, ':to': segmentSk(seq) },
         ScanIndexForward: false,
         Limit: 1,
         ConsistentRead: true,
@@ -364,13 +357,13 @@ export class StreamLog {
     for (let i = 0; i < unique.length; i += 100) {
       let request: Record<string, unknown>[] = unique
         .slice(i, i + 100)
-        .map((key) => ({ pk: streamPk(key.stream), sk: padSeq(key.seq) }));
+        .map((key) => ({ pk: streamPk(key.stream), sk: segmentSk(key.seq) }));
       for (let round = 0; request.length > 0 && round < 8; round++) {
         const result = await call(() =>
           this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: request, ConsistentRead: true } } })),
         );
         for (const item of result.Responses?.[this.table] ?? []) {
-          out.push(this.toSegment(String(item.pk).slice(2), item));
+          out.push(this.toSegment(streamOfPk(String(item.pk)), item));
         }
         request = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
         if (request.length > 0) await this.backoff(round);

@@ -1,7 +1,10 @@
 /**
- * Turning sends into stream writes: records, stream choice, and the FIFO
- * notices that announce shard activity (docs/design.md, Streams and FIFO).
- * Shared by send, dead-lettering and commit-with-publish.
+ * Plans stream writes for outgoing messages — it writes nothing itself:
+ * checks what can be checked before a write, picks each message's stream,
+ * builds its record, groups records into one segment per stream and plans the
+ * FIFO notices that announce shard activity (docs/design.md, Streams and
+ * FIFO). Shared by send, the release of deferred messages and
+ * commit-with-publish; the caller hands the plan to `StreamLog`.
  */
 import { DelayTooLongError, PayloadTooLargeError, ShardKeyRequiredError } from '../domain/errors.js';
 import { Limits, type MessageRecord, type SendInput, type Topic } from '../domain/model.js';
@@ -14,7 +17,8 @@ import {
   type StreamLocal,
 } from '../domain/streams.js';
 import { StreamLog, type Notice, type StreamWrite } from '../adapters/dynamodb/stream-log.js';
-import type { Clock, Random } from '../ports/clock.js';
+import type { Clock } from '../ports/clock.js';
+import type { Random } from '../ports/random.js';
 
 export const bodyBytes = (body: string, encoding: 'utf8' | 'base64'): number =>
   encoding === 'base64' ? Buffer.from(body, 'base64').length : Buffer.byteLength(body, 'utf8');
@@ -40,7 +44,7 @@ export interface Landed {
   records: MessageRecord[];
 }
 
-export class Appender {
+export class WritePlanner {
   constructor(
     private readonly clock: Clock,
     private readonly random: Random,
@@ -181,9 +185,5 @@ export class Appender {
       stream: noticeStream(streamNamespace(topic), noticeBucket(shardKey)),
       notice: { shardKey, from: seq, to: seq },
     };
-  }
-
-  now(): number {
-    return this.clock.now();
   }
 }

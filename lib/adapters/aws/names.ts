@@ -1,0 +1,20 @@
+/**
+ * Names the code and the infrastructure must agree on. The CDK grants
+ * permissions on them (cdk/sluice-service.ts imports this file), so they are
+ * defined once here and cannot drift apart.
+ */
+
+/** One-time schedules of minute timer buckets are named `sluice-m<minute>` (IAM: CreateSchedule on `sluice-m*`). */
+export const MINUTE_SCHEDULE_PREFIX = 'sluice-m';
+export const minuteScheduleName = (minute: number): string => `${MINUTE_SCHEDULE_PREFIX}${minute}`;
+
+/**
+ * The KMS encryption context producer signing secrets are sealed with: this
+ * fixed pair (IAM: kms:Encrypt/Decrypt only with it) plus the producer group's
+ * name, which binds a sealed secret to its group.
+ */
+export const SECRET_CONTEXT_PURPOSE = { key: 'purpose', value: 'sluice-producer-signing-secret' } as const;
+export const secretContext = (producerGroup: string): Record<string, string> => ({
+  [SECRET_CONTEXT_PURPOSE.key]: SECRET_CONTEXT_PURPOSE.value,
+  producerGroup,
+});

@@ -1,0 +1,105 @@
+/**
+ * The cursor item: one per (consumer group, stream), pk `C#<group>`, sk
+ * `<stream>` (keys.ts). Leases live inside it, so a receive of N messages
+ * from a stream and a commit of N messages of a stream are one conditional
+ * write each (docs/design.md, Cursors and leases).
+ *
+ *   nx    next sequence number never delivered to the group
+ *   ns    first sequence number of the segment holding nx (where reading resumes)
+ *   fl    leases in flight: { "<seq>": StoredLease } — see below
+ *   dn    recently completed (the last DONE_MEMORY): { "<seq>": StoredDone } — see below
+ *   cm    count of committed messages
+ *   dl    count of dead-lettered messages
+ *   ca    created at (ms)
+ *   FIFO shard cursors also:
+ *   kn    known head: the highest sequence number notices announced
+ *   g1pk, g1sk   the ready index (ready-index.ts): `R#<group>` and when the shard
+ *                next has work; absent while the shard is idle
+ *
+ * Notice-stream and partition cursors have no `kn` and are never indexed.
+ */
+import type { CursorState, DoneEntry, DoneOutcome, Lease } from '../../domain/cursor.js';
+import { cursorPk, groupOfCursorPk, readyAtOfKey } from './keys.js';
+
+/** A lease in `fl`. */
+export interface StoredLease {
+  /** expiresAt (ms) */
+  e: number;
+  /** fencing token: only the receipt handle carrying it may commit or change visibility */
+  k: string;
+  /** deliveries to this group, this one included */
+  d: number;
+  /** first sequence number of the segment holding the message */
+  g: number;
+  /** the message's topic, when the stream spans several (time-order groups) */
+  t?: string;
+  /** 1: protected mode, committed and waiting for older messages (pending) */
+  c?: 1;
+}
+
+/** A completion in `dn`: answers a repeated commit of the same token. */
+export interface StoredDone {
+  /** the token of the lease that completed */
+  k: string;
+  /** at (ms) */
+  a: number;
+  /** committed | dead-lettered | expired */
+  o: DoneOutcome;
+  /** deliveries */
+  d: number;
+}
+
+export const storedLease = (lease: Lease): StoredLease => {
+  const stored: StoredLease = { e: lease.expiresAt, k: lease.token, d: lease.deliveries, g: lease.segment };
+  if (lease.topic !== undefined) stored.t = lease.topic;
+  if (lease.pending) stored.c = 1;
+  return stored;
+};
+
+export const storedDone = (done: DoneEntry): StoredDone => ({ k: done.token, a: done.at, o: done.outcome, d: done.deliveries });
+
+/** A new cursor at `next` with nothing in flight (FIFO shard cursors add `kn` and their index entry). */
+export const newCursorItem = (group: string, stream: string, next: number, now: number) => ({
+  pk: cursorPk(group),
+  sk: stream,
+  nx: next,
+  ns: next,
+  fl: {},
+  dn: {},
+  cm: 0,
+  dl: 0,
+  ca: now,
+});
+
+/** The domain view of a stored cursor item. */
+export const toState = (item: Record<string, unknown>): CursorState => {
+  const leases = new Map<number, Lease>();
+  for (const [seq, l] of Object.entries((item.fl as Record<string, StoredLease> | undefined) ?? {})) {
+    leases.set(Number(seq), {
+      seq: Number(seq),
+      expiresAt: l.e,
+      token: l.k,
+      deliveries: l.d,
+      segment: l.g,
+      topic: l.t,
+      pending: l.c === 1,
+    });
+  }
+  const done = new Map<number, DoneEntry>();
+  for (const [seq, d] of Object.entries((item.dn as Record<string, StoredDone> | undefined) ?? {})) {
+    done.set(Number(seq), { seq: Number(seq), token: d.k, at: d.a, outcome: d.o, deliveries: d.d });
+  }
+  return {
+    group: groupOfCursorPk(String(item.pk)),
+    stream: String(item.sk),
+    next: Number(item.nx),
+    segmentStart: Number(item.ns),
+    leases,
+    done,
+    committed: Number(item.cm ?? 0),
+    deadLettered: Number(item.dl ?? 0),
+    known: item.kn === undefined ? undefined : Number(item.kn),
+    readyAt: item.g1sk === undefined ? undefined : readyAtOfKey(String(item.g1sk)),
+    readyKey: item.g1sk === undefined ? undefined : String(item.g1sk),
+  };
+};

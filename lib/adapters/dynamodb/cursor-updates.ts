@@ -1,0 +1,266 @@
+/**
+ * The conditional updates of a cursor item (cursor-item.ts), as pure
+ * functions: what to change and the condition that makes the change right
+ * (docs/design.md, Receive, Commit and Ready index). cursors.ts sends them.
+ *
+ * Every change is conditional: a claim on the `nx` it read and on the token
+ * of every lease it renews or closes; a commit or visibility change on its
+ * own lease token; a FIFO ready-index change also on the cursor state that
+ * justifies it. Claims and commits of different messages therefore never
+ * conflict.
+ */
+import { deliveriesOfToken, type DoneEntry, type Lease } from '../../domain/cursor.js';
+import { READY_NOW, type CommitReadiness } from '../../domain/readiness.js';
+import { isShardStream } from '../../domain/streams.js';
+import { storedDone, storedLease } from './cursor-item.js';
+import { readyAtKey, readyIndexPk, readyNowKey } from './keys.js';
+import type { ReadyKeyChange } from './ready-index.js';
+
+/** An update of one item: the parts of an UpdateItem request (or a transaction's Update). */
+export interface UpdateParts {
+  UpdateExpression: string;
+  ConditionExpression: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues: Record<string, unknown>;
+}
+
+/** Builds update expressions with numbered placeholders. */
+class Expr {
+  readonly names: Record<string, string> = {};
+  readonly values: Record<string, unknown> = {};
+  private n = 0;
+  private readonly byName = new Map<string, string>();
+  /** A placeholder for an attribute name; created on first use so that no name goes unused. */
+  name(name: string): string {
+    let key = this.byName.get(name);
+    if (key === undefined) {
+      key = `#n${this.n++}`;
+      this.byName.set(name, key);
+      this.names[key] = name;
+    }
+    return key;
+  }
+  value(value: unknown): string {
+    const key = `:v${this.n++}`;
+    this.values[key] = value;
+    return key;
+  }
+}
+
+const updateExpression = (sets: string[], removes: string[], adds = ''): string =>
+  `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}${adds}`;
+
+export interface ClaimChange {
+  /** The `nx` the plan was made from. */
+  expectNext: number;
+  next: number;
+  segmentStart: number;
+  /** New or renewed leases; renewals name the token they replace. */
+  grant: Array<{ lease: Lease; replaces: string | undefined }>;
+  /** Leases to close without delivery (message expired), with the token they must still carry. */
+  close: Array<{ done: DoneEntry; replaces: string }>;
+  forgetDone: number[];
+  /**
+   * FIFO shard cursors only: the new known head, guarded by what the plan read;
+   * `index` when the ready-index key changes. Without it `g1pk`/`g1sk` are not written at all.
+   */
+  shard?: {
+    expectKnown: number | undefined;
+    expectInFlight: number;
+    known: number;
+    index?: ReadyKeyChange;
+  };
+}
+
+/** A claim plan (lib/domain/claims.ts) as one update: conditional on `nx` and on every lease it replaces. */
+export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
+  const x = new Expr();
+  const sets = [`nx = ${x.value(change.next)}`, `ns = ${x.value(change.segmentStart)}`];
+  const removes: string[] = [];
+  const conditions = [`nx = ${x.value(change.expectNext)}`];
+  const fl = () => x.name('fl');
+  const dn = () => x.name('dn');
+  for (const { lease, replaces } of change.grant) {
+    const seq = x.name(String(lease.seq));
+    sets.push(`${fl()}.${seq} = ${x.value(storedLease(lease))}`);
+    // A renewal replaces the lease the plan read — still carrying its token and not committed
+    // meanwhile (protected mode marks a committed lease pending, keeping its token).
+    if (replaces !== undefined) conditions.push(`${fl()}.${seq}.k = ${x.value(replaces)}`, `attribute_not_exists(${fl()}.${seq}.c)`);
+  }
+  for (const { done, replaces } of change.close) {
+    const seq = x.name(String(done.seq));
+    removes.push(`${fl()}.${seq}`);
+    sets.push(`${dn()}.${seq} = ${x.value(storedDone(done))}`);
+    conditions.push(`${fl()}.${seq}.k = ${x.value(replaces)}`, `attribute_not_exists(${fl()}.${seq}.c)`);
+  }
+  for (const seq of change.forgetDone) removes.push(`${dn()}.${x.name(String(seq))}`);
+  if (change.shard) {
+    const { shard } = change;
+    sets.push(`kn = ${x.value(shard.known)}`);
+    if (shard.index) {
+      const { from, to } = shard.index;
+      if (to === undefined) removes.push('g1pk', 'g1sk');
+      else sets.push(`g1pk = ${x.value(readyIndexPk(group))}`, `g1sk = ${x.value(to)}`);
+      // Nobody (a visibility change) moved the entry since it was read.
+      conditions.push(from === undefined ? 'attribute_not_exists(g1sk)' : `g1sk = ${x.value(from)}`);
+    }
+    // Readiness may only be dropped or delayed if no notice raised the head and no commit freed a slot meanwhile.
+    conditions.push(
+      shard.expectKnown === undefined ? 'attribute_not_exists(kn)' : `kn = ${x.value(shard.expectKnown)}`,
+      `size(${fl()}) = ${x.value(shard.expectInFlight)}`,
+    );
+  }
+  return {
+    UpdateExpression: updateExpression(sets, removes),
+    ConditionExpression: conditions.join(' AND '),
+    ...(Object.keys(x.names).length ? { ExpressionAttributeNames: x.names } : {}),
+    ExpressionAttributeValues: x.values,
+  };
+}
+
+/** A commit of leases, protected-mode pending marks, or both (see {@link completionUpdate}). */
+export interface CompletionChange {
+  complete: Array<{ seq: number; token: string }>;
+  markPending?: Array<{ seq: number; token: string }>;
+  blocker?: { seq: number; token: string };
+  now: number;
+  /** FIFO shards: what to do with the ready-index entry (default: ready now, unconditionally). */
+  readiness?: CommitReadiness;
+}
+
+/**
+ * The update that completes and/or marks leases pending (protected mode):
+ * completed leases leave `fl` for `dn`; pending ones get `c = 1`. Each named
+ * lease must still carry its token; `blocker` (the oldest lease not yet
+ * committed) must still be there, so that its own commit will cascade. On a
+ * FIFO shard it also makes the commit's ready-index write.
+ */
+export function completionUpdate(group: string, stream: string, change: CompletionChange): UpdateParts {
+  const x = new Expr();
+  const fl = () => x.name('fl');
+  const dn = () => x.name('dn');
+  const removes: string[] = [];
+  const sets: string[] = [];
+  const conditions: string[] = [];
+  for (const { seq, token } of change.complete) {
+    const s = x.name(String(seq));
+    removes.push(`${fl()}.${s}`);
+    sets.push(`${dn()}.${s} = ${x.value({ k: token, a: change.now, o: 'committed', d: deliveriesOfToken(token) })}`);
+    conditions.push(`${fl()}.${s}.k = ${x.value(token)}`);
+  }
+  for (const { seq, token } of change.markPending ?? []) {
+    const s = x.name(String(seq));
+    sets.push(`${fl()}.${s}.c = ${x.value(1)}`);
+    conditions.push(`${fl()}.${s}.k = ${x.value(token)}`);
+  }
+  if (change.blocker) {
+    conditions.push(`${fl()}.${x.name(String(change.blocker.seq))}.k = ${x.value(change.blocker.token)}`);
+  }
+  if (isShardStream(stream)) {
+    // Only a change of readiness touches the index; each choice but an unguarded `ready` is
+    // conditional on the cursor state that makes it right (docs/design.md, Ready index).
+    const { readiness, guarded } = change.readiness ?? READY_NOW;
+    const completing = () => x.value(change.complete.length);
+    if (readiness === 'ready') {
+      // Known messages after nx: ready now (an unchanged key is no index write).
+      sets.push(`g1pk = ${x.value(readyIndexPk(group))}`, `g1sk = ${x.value(readyNowKey(stream))}`);
+      if (guarded) conditions.push('(attribute_not_exists(kn) OR kn >= nx)');
+    } else if (readiness === 'drop') {
+      // Nothing after nx and no lease left: idle until a notice raises kn.
+      removes.push('g1pk', 'g1sk');
+      conditions.push(`kn < nx AND size(${fl()}) = ${completing()}`);
+    } else {
+      // Nothing after nx, leases left: the entry already waits for the earliest of them.
+      conditions.push(`kn < nx AND size(${fl()}) > ${completing()}`);
+      const { head } = change.readiness ?? {};
+      if (head !== undefined) conditions.push(`attribute_not_exists(${fl()}.${x.name(String(head))}.c)`);
+    }
+  }
+  const adds = change.complete.length > 0 ? ` ADD cm ${x.value(change.complete.length)}` : '';
+  return {
+    UpdateExpression: updateExpression(sets, removes, adds),
+    ConditionExpression: conditions.join(' AND '),
+    ExpressionAttributeNames: x.names,
+    ExpressionAttributeValues: x.values,
+  };
+}
+
+/**
+ * How a visibility change treats a FIFO shard's ready-index entry, which must
+ * be no later than the lease's new expiry: `keep` an entry already early
+ * enough (a longer lease: one early look, then the claim moves it), `lower` a
+ * later one to the new expiry, or make the shard ready `now` (always safe).
+ * Not a shard: `plain`.
+ */
+export type VisibilityVariant = 'plain' | 'keep' | 'lower' | 'now';
+
+/** The variants to try in order until one's condition holds (the last one always does, if the lease does). */
+export const visibilityVariants = (stream: string, expiresAt: number, now: number): VisibilityVariant[] =>
+  !isShardStream(stream) ? ['plain'] : expiresAt > now ? ['keep', 'lower', 'keep', 'now'] : ['now'];
+
+/** Moves lease `seq`'s expiry, conditional on its token and on it not being a pending commit. */
+export function visibilityUpdate(
+  group: string,
+  stream: string,
+  lease: { seq: number; token: string },
+  expiresAt: number,
+  variant: VisibilityVariant,
+): UpdateParts {
+  const values: Record<string, unknown> = { ':e': expiresAt, ':k': lease.token };
+  let update = 'SET fl.#s.e = :e';
+  let condition = 'fl.#s.k = :k AND attribute_not_exists(fl.#s.c)';
+  if (variant === 'keep') {
+    condition += ' AND g1sk <= :at';
+    values[':at'] = readyAtKey(expiresAt);
+  } else if (variant === 'lower') {
+    update += ', g1pk = :rk, g1sk = :at';
+    condition += ' AND (attribute_not_exists(g1sk) OR g1sk > :at)';
+    values[':at'] = readyAtKey(expiresAt);
+    values[':rk'] = readyIndexPk(group);
+  } else if (variant === 'now') {
+    update += ', g1pk = :rk, g1sk = :at';
+    values[':at'] = readyNowKey(stream);
+    values[':rk'] = readyIndexPk(group);
+  }
+  return {
+    UpdateExpression: update,
+    ConditionExpression: condition,
+    ExpressionAttributeNames: { '#s': String(lease.seq) },
+    ExpressionAttributeValues: values,
+  };
+}
+
+/** Closes a lease as dead-lettered (in the transaction of the dead-letter append); a FIFO shard becomes ready now. */
+export function deadLetterUpdate(group: string, stream: string, done: DoneEntry, token: string): UpdateParts {
+  const shard = isShardStream(stream);
+  return {
+    UpdateExpression: `SET dn.#s = :done${shard ? ', g1pk = :rk, g1sk = :rs' : ''} REMOVE fl.#s ADD dl :one`,
+    // Not a lease whose (protected) commit went pending meanwhile.
+    ConditionExpression: 'fl.#s.k = :k AND attribute_not_exists(fl.#s.c)',
+    ExpressionAttributeNames: { '#s': String(done.seq) },
+    ExpressionAttributeValues: {
+      ':done': storedDone(done),
+      ':k': token,
+      ':one': 1,
+      ...(shard ? { ':rk': readyIndexPk(group), ':rs': readyNowKey(stream) } : {}),
+    },
+  };
+}
+
+/** A notice raised a FIFO shard's known head to `to`: ready now, unless the cursor knows as much already (or is missing). */
+export function raiseKnownUpdate(group: string, stream: string, to: number): UpdateParts {
+  return {
+    UpdateExpression: 'SET kn = :to, g1pk = :rk, g1sk = :rs',
+    ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(kn) OR kn < :to)',
+    ExpressionAttributeValues: { ':to': to, ':rk': readyIndexPk(group), ':rs': readyNowKey(stream) },
+  };
+}
+
+/** Moves a lease-less cursor (notice streams) from `expectNext` on. */
+export function advanceUpdate(expectNext: number, next: number, segmentStart: number): UpdateParts {
+  return {
+    UpdateExpression: 'SET nx = :nx, ns = :ns',
+    ConditionExpression: 'nx = :old',
+    ExpressionAttributeValues: { ':nx': next, ':ns': segmentStart, ':old': expectNext },
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * Every key of the one Sluice table, in one place (docs/design.md, "One
+ * table"). Each item kind's attributes are documented in the file that owns
+ * the item (the right-hand column).
+ *
+ *   kind               pk                       sk                              owner
+ *   topic              TOPIC                    <name>                          catalog.ts
+ *   consumer group     GROUP                    <name>                          catalog.ts
+ *   producer group     PRODUCER                 <name>                          producers.ts
+ *   stream sentinel    S#<stream>               #                               stream-log.ts
+ *   stream segment     S#<stream>               <16-digit first seq>            stream-log.ts, records.ts
+ *   cursor             C#<group>                <stream>                        cursor-item.ts
+ *   pending outputs    O#<group>#<stream>       <seq>                           pending-outputs.ts
+ *   dedup marker       U#<topic>#<dedupId>      U                               markers.ts
+ *   key index entry    K#<topic>#<key>          <13-digit ms>#<messageId>       markers.ts
+ *   deferred message   X#<ulid>                 X                               deferred.ts
+ *   check record       X#<ulid>                 C#<6-digit n>                   deferred.ts
+ *   wake marker        WAKE                     s<12-digit second> | m<12-digit minute>   deferred.ts
+ *
+ * The sparse index `gsi1` (`g1pk`/`g1sk`, KEYS_ONLY) has three kinds of partition:
+ *
+ *   ready FIFO shards  R#<group>                #<8 hex> (ready now) | <13-digit ms>     ready-index.ts
+ *   scheduled, by due  T#<due minute>           <13-digit due ms>#<ulid>        deferred.ts
+ *   half messages, by next check  K#<0..3>      <13-digit check ms>#<ulid>      deferred.ts
+ *
+ * `K#` starts both key-index item keys (table `pk`) and check-back index
+ * partitions (`g1pk`): two key spaces that never meet, so the shared letter is
+ * harmless; the names below keep them apart in the code. Stored keys are
+ * never renamed: items written by earlier versions must still be found.
+ */
+import { fnv1a32, zeroPad } from '../../domain/key-encoding.js';
+import { padSeq } from '../../domain/streams.js';
+
+// ── padding (zeroPad and FNV-1a: lib/domain/key-encoding.ts) ───────────
+
+/** Width of a time in keys: epoch milliseconds have 13 digits until the year 2286. */
+export const MS_WIDTH = 13;
+/** A time (ms since the epoch) as a fixed-width sort key part. */
+export const padMs = (ms: number): string => zeroPad(Math.floor(ms), MS_WIDTH);
+/** The end of every `<13-digit ms>#…` sort key up to and including `ms` (`~` sorts after every id). */
+const upTo = (ms: number): string => `${padMs(ms)}#~`;
+
+// ── catalog ────────────────────────────────────────────────────────────
+
+export const TOPIC_PK = 'TOPIC';
+export const GROUP_PK = 'GROUP';
+export const PRODUCER_PK = 'PRODUCER';
+
+// ── streams ────────────────────────────────────────────────────────────
+
+export const streamPk = (stream: string): string => `S#${stream}`;
+/** The stream named by a segment's `pk`. */
+export const streamOfPk = (pk: string): string => pk.slice(2);
+/** The sentinel item of a stream: sorts before every segment, holds the epoch base. */
+export const SENTINEL_SK = '#';
+/** A segment's sort key: its first sequence number, 16 digits. */
+export const segmentSk = (seq: number): string => padSeq(seq);
+
+// ── cursors and their side items ───────────────────────────────────────
+
+export const cursorPk = (group: string): string => `C#${group}`;
+/** The group named by a cursor's `pk`. */
+export const groupOfCursorPk = (pk: string): string => pk.slice(2);
+export const pendingOutputsKey = (group: string, stream: string, seq: number) => ({ pk: `O#${group}#${stream}`, sk: String(seq) });
+
+// ── ready index (gsi1) ─────────────────────────────────────────────────
+
+export const readyIndexPk = (group: string): string => `R#${group}`;
+/** Ready-index sort keys of shards with work now start with this; it sorts before every time. */
+export const READY_NOW_PREFIX = '#';
+/** The "ready now" key at a point of the 32-bit hash space (where a spread read starts). */
+export const readyNowKeyAt = (point: number): string => `${READY_NOW_PREFIX}${zeroPad((point >>> 0).toString(16), 8)}`;
+/** A shard's own "ready now" key: it never changes while the shard stays ready. */
+export const readyNowKey = (stream: string): string => readyNowKeyAt(fnv1a32(stream));
+/** The ready-index key of a shard that waits until `at` (ms). */
+export const readyAtKey = (at: number): string => padMs(Math.max(0, at));
+/** When a ready-index key says the shard has work (0: now). */
+export const readyAtOfKey = (key: string): number => (key.startsWith(READY_NOW_PREFIX) ? 0 : Number(key));
+
+// ── dedup markers and the key index ────────────────────────────────────
+
+export const dedupKey = (topic: string, dedupId: string) => ({ pk: `U#${topic}#${dedupId}`, sk: 'U' });
+export const keyIndexPk = (topic: string, key: string): string => `K#${topic}#${key}`;
+export const keyIndexSk = (deliverableAt: number, messageId: string): string => `${padMs(deliverableAt)}#${messageId}`;
+/** The message id in a key-index sort key. */
+export const messageIdOfKeyIndexSk = (sk: string): string => sk.slice(MS_WIDTH + 1);
+
+// ── deferred messages (scheduled and half messages) ────────────────────
+
+export const deferredKey = (id: string) => ({ pk: `X#${id}`, sk: 'X' });
+/** The id (ULID) named by a deferred item's `pk`. */
+export const idOfDeferredPk = (pk: string): string => pk.slice(2);
+export const CHECK_RECORD_PREFIX = 'C#';
+export const checkRecordKey = (id: string, n: number) => ({ pk: deferredKey(id).pk, sk: `${CHECK_RECORD_PREFIX}${zeroPad(n, 6)}` });
+
+/** Scheduled messages are indexed by due minute, sorted by due time. */
+export const minuteOf = (ms: number): number => Math.floor(ms / 60_000);
+export const dueIndexPk = (minute: number): string => `T#${minute}`;
+export const dueIndexSk = (dueAt: number, id: string): string => `${padMs(dueAt)}#${id}`;
+export const dueIndexUpTo = upTo;
+/** The due time in a due-index sort key. */
+export const dueOfIndexSk = (sk: string): number => Number(sk.slice(0, MS_WIDTH));
+
+/** Half messages waiting for a check-back are spread over this many index partitions. */
+export const CHECK_INDEX_SHARDS = 4;
+export const checkIndexPk = (shard: number): string => `K#${shard}`;
+/** The check-back index partition of a half message (by the last character of its ULID). */
+export const checkIndexPkOf = (id: string): string => checkIndexPk(id.charCodeAt(id.length - 1) % CHECK_INDEX_SHARDS);
+export const checkIndexSk = (at: number, id: string): string => `${padMs(at)}#${id}`;
+export const checkIndexUpTo = upTo;
+
+// ── wake markers (armed timer buckets) ─────────────────────────────────
+
+export const WAKE_PK = 'WAKE';
+/** A timer bucket: `s` a second, `m` a minute (epoch), 12 digits. */
+export const wakeBucket = (kind: 's' | 'm', n: number): string => `${kind}${zeroPad(n, 12)}`;
+/** Every bucket of one kind sorts below this. */
+export const wakeBucketsEnd = (kind: 's' | 'm'): string => `${kind}~`;

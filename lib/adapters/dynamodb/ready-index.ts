@@ -1,0 +1,79 @@
+/**
+ * The ready index of FIFO shard cursors (docs/design.md, Ready index): the
+ * cursor's `g1pk = R#<group>` and `g1sk` on the sparse index `gsi1`.
+ *
+ * A shard waiting for a lease to expire is indexed at that time (13-digit
+ * ms); a shard with work now at a key of its own, `#<FNV-1a of the stream,
+ * 8 hex>`, that sorts before every time and never changes while the shard
+ * stays ready, so claims and commits on a busy shard leave its index entry
+ * alone (an index key change costs 2 WRU more). The hash spreads ready shards
+ * so that {@link ReadyIndex.ready} can start reading at a random point.
+ * An idle shard has no entry. Keys: keys.ts.
+ */
+import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { CursorState } from '../../domain/cursor.js';
+import { call } from './call.js';
+import { cursorPk, readyAtKey, readyIndexPk, readyNowKey, readyNowKeyAt } from './keys.js';
+import { GSI1 } from './table.js';
+
+/** The index key for a ready time (undefined: idle): the shard's own "ready now" key for any time not after `now`. */
+export const readyKey = (stream: string, at: number | undefined, now: number): string | undefined =>
+  at === undefined ? undefined : at <= now ? readyNowKey(stream) : readyAtKey(at);
+
+/** A change of a shard's ready-index key, from the key read to the new one (undefined: off the index). */
+export interface ReadyKeyChange {
+  from: string | undefined;
+  to: string | undefined;
+}
+
+/**
+ * The ready-index change a claim makes (undefined: none). A shard ready now keeps whatever
+ * "ready" key it has (its own ready-now key, or a time already passed); otherwise the key
+ * changes only when the time differs.
+ */
+export const readyKeyChange = (stream: string, cursor: CursorState, readyAt: number | undefined, now: number): ReadyKeyChange | undefined => {
+  const from = cursor.readyKey;
+  const stillReady = readyAt !== undefined && readyAt <= now && cursor.readyAt !== undefined && cursor.readyAt <= now;
+  const to = readyKey(stream, readyAt, now);
+  return stillReady || to === from ? undefined : { from, to };
+};
+
+/** Where a spread read starts: the "ready now" key at `spread` ∈ [0, 1) of the hash space. */
+const spreadStart = (spread: number): string => readyNowKeyAt(Math.floor(Math.min(Math.max(spread, 0), 1 - 2 ** -32) * 2 ** 32));
+
+export class ReadyIndex {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {}
+
+  /**
+   * Up to `limit` FIFO shard cursors of `group` that are ready (`readyAt <= now`). Eventually
+   * consistent. A ready shard keeps its key while it stays ready, so the first page alone would
+   * serve the same shards again and again: when there are more than a page, reading also starts
+   * at a random point (`spread`, in [0, 1)) of the "ready now" keys, wrapping to the first page.
+   */
+  async ready(group: string, now: number, limit: number, spread = Math.random()): Promise<string[]> {
+    const page = (from?: string) =>
+      call(() =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.table,
+            IndexName: GSI1,
+            KeyConditionExpression: `g1pk = :pk AND g1sk ${from === undefined ? '<= :now' : 'BETWEEN :from AND :now'}`,
+            ExpressionAttributeValues: { ':pk': readyIndexPk(group), ':now': readyAtKey(now), ...(from === undefined ? {} : { ':from': from }) },
+            Limit: limit,
+          }),
+        ),
+      );
+    const first = await page();
+    let items = first.Items ?? [];
+    if (first.LastEvaluatedKey !== undefined) {
+      const from = await page(spreadStart(spread));
+      const seen = new Set<string>();
+      items = [...(from.Items ?? []), ...items].filter((item) => !seen.has(String(item.sk)) && seen.add(String(item.sk)) !== undefined);
+      items = items.slice(0, limit);
+    }
+    return items.filter((item) => String(item.pk) === cursorPk(group)).map((item) => String(item.sk));
+  }
+}

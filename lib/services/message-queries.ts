@@ -1,0 +1,118 @@
+/**
+ * Message look-ups (docs/design.md, Message ids, query, retention): by id —
+ * a direct id is its own address, one segment read — or by key through the
+ * key index, with the message's state in every subscribed group read from
+ * that group's cursor.
+ */
+import { MessageNotFoundError } from '../domain/errors.js';
+import { GroupDeliveryState, iso, messageContent, type MessageRecord, type Topic } from '../domain/model.js';
+import { isDeferredMessageId, parseDirectMessageId, streamId, ulidOfDeferredMessageId } from '../domain/streams.js';
+import { tagMatches, type CursorState } from '../domain/cursor.js';
+import type { Clock } from '../ports/clock.js';
+import { requireTopic } from './lookups.js';
+import type { Stores } from './stores.js';
+
+interface Found {
+  record: MessageRecord;
+  stream: string | undefined;
+  seq: number | undefined;
+  state: 'deliverable' | 'scheduled' | 'cancelled' | 'prepared' | 'rolled-back';
+}
+
+export class MessageQueries {
+  constructor(
+    private readonly stores: Stores,
+    private readonly clock: Clock,
+  ) {}
+
+  async getMessage(topicName: string, messageId: string) {
+    const topic = await requireTopic(this.stores, topicName);
+    const found = await this.findRecord(topic, messageId);
+    if (!found) throw new MessageNotFoundError(`Message '${messageId}' was not found in topic '${topic.name}' (it may have expired).`);
+    const { record, stream, seq } = found;
+    if (stream === undefined || seq === undefined) return { ...this.describe(topic, found), groups: [] };
+    const groups = (await this.stores.catalog.allGroups()).filter((g) => g.subscriptions.some((s) => s.topic === topic.name));
+    const deliveries = await Promise.all(
+      groups.map(async (group) => {
+        const cursor = await this.stores.cursors.get(group.name, stream);
+        const tags = group.subscriptions.find((s) => s.topic === topic.name)?.tags;
+        return { group: group.name, ...groupState(cursor, seq, tagMatches(tags, record.tag), record.sentAt < group.createdAt) };
+      }),
+    );
+    return { ...this.describe(topic, found), groups: deliveries };
+  }
+
+  async messagesByKey(topicName: string, key: string, limit: number, nextToken: string | undefined) {
+    const topic = await requireTopic(this.stores, topicName);
+    const page = await this.stores.markers.byKey(topic.name, key, limit, nextToken);
+    const messages = [];
+    for (const messageId of page.messageIds) {
+      const found = await this.findRecord(topic, messageId);
+      if (found) messages.push(this.describe(topic, found));
+    }
+    return { messages, nextToken: page.nextToken };
+  }
+
+  /** A message that exists in `topic` (stored and not expired), wherever it is now. */
+  async findRecord(topic: Topic, messageId: string): Promise<Found | undefined> {
+    if (isDeferredMessageId(messageId)) {
+      const deferred = await this.stores.deferred.get(ulidOfDeferredMessageId(messageId));
+      if (!deferred || deferred.topic !== topic.name || deferred.record.generation !== topic.generation) return undefined;
+      if ((deferred.state === 'released' || deferred.state === 'committed') && deferred.address) {
+        const segment = await this.stores.log.segmentContaining(deferred.address.stream, deferred.address.seq);
+        const record = segment?.records[deferred.address.seq - segment.seq];
+        if (!record || record.messageId !== messageId || record.expiresAt <= this.clock.now()) return undefined;
+        return { record, stream: deferred.address.stream, seq: deferred.address.seq, state: 'deliverable' };
+      }
+      const waiting = deferred.state === 'released' || deferred.state === 'committed' ? 'scheduled' : deferred.state;
+      return { record: deferred.record, stream: undefined, seq: undefined, state: waiting };
+    }
+    const address = parseDirectMessageId(messageId);
+    if (!address) return undefined;
+    if ((topic.type === 'fifo') !== (address.local.kind === 'shard')) return undefined;
+    if (address.local.kind === 'partition' && address.local.partition >= topic.partitions) return undefined;
+    const stream = streamId(topic, address.local);
+    const segment = await this.stores.log.segmentContaining(stream, address.seq);
+    const record = segment?.records[address.seq - segment.seq];
+    const now = this.clock.now();
+    if (!record || record.messageId !== messageId || record.topic !== topic.name) return undefined;
+    if (record.generation !== topic.generation || record.expiresAt <= now) return undefined;
+    return { record, stream, seq: address.seq, state: 'deliverable' };
+  }
+
+  private describe(topic: Topic, { record, seq, state }: Found) {
+    return {
+      messageId: record.messageId,
+      topic: record.topic,
+      state,
+      ...messageContent(record),
+      sequence: topic.type === 'fifo' && seq !== undefined ? seq : null,
+      sentAt: iso(record.sentAt),
+      deliverableAt: iso(record.deliverableAt),
+      ...(state === 'scheduled' || state === 'cancelled' ? { deliverAt: iso(record.deliverableAt) } : {}),
+      expiresAt: iso(record.expiresAt),
+    };
+  }
+}
+
+/** A message's state in one group, from that group's cursor on its stream. */
+function groupState(cursor: CursorState | undefined, seq: number, matches: boolean, beforeSubscription: boolean) {
+  const none = { deliveryCount: 0, committedAt: null as string | null };
+  if (!matches) return { state: GroupDeliveryState.filtered, ...none };
+  const lease = cursor?.leases.get(seq);
+  if (lease) {
+    return { state: lease.pending ? GroupDeliveryState.pending : GroupDeliveryState.inFlight, deliveryCount: lease.deliveries, committedAt: null };
+  }
+  const done = cursor?.done.get(seq);
+  if (done) {
+    return {
+      state: done.outcome === 'committed' ? GroupDeliveryState.committed : done.outcome === 'dead-lettered' ? GroupDeliveryState.deadLettered : GroupDeliveryState.expired,
+      deliveryCount: done.deliveries,
+      committedAt: done.outcome === 'committed' ? iso(done.at) : null,
+    };
+  }
+  if (!cursor || seq >= cursor.next) return { state: GroupDeliveryState.waiting, ...none };
+  // Completed longer ago than the cursor remembers: committed (or dead-lettered), time no longer known.
+  if (beforeSubscription) return { state: GroupDeliveryState.filtered, ...none };
+  return { state: GroupDeliveryState.committed, deliveryCount: null, committedAt: null };
+}

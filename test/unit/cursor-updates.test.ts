@@ -1,0 +1,208 @@
+/**
+ * The pure update builders of cursor writes: what each write changes and the
+ * condition it is guarded by. Placeholders are resolved into readable text
+ * (`fl.8.k = "1.z"`), so the tests state the expressions, not the numbering;
+ * every placeholder must be defined and used (DynamoDB refuses unused ones).
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  advanceUpdate,
+  claimUpdate,
+  completionUpdate,
+  deadLetterUpdate,
+  raiseKnownUpdate,
+  visibilityUpdate,
+  visibilityVariants,
+  type ClaimChange,
+  type UpdateParts,
+} from '../../lib/adapters/dynamodb/cursor-updates.js';
+import { readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
+import type { Lease } from '../../lib/domain/cursor.js';
+
+const SHARD = 't:orders/k:A';
+const PARTITION = 't:orders/p:0';
+
+/** The update and condition with every placeholder replaced by its name or JSON value. */
+function render(parts: UpdateParts): { update: string; condition: string } {
+  const names = parts.ExpressionAttributeNames ?? {};
+  const values = parts.ExpressionAttributeValues;
+  const text = `${parts.UpdateExpression} ${parts.ConditionExpression}`;
+  const usedNames = new Set(text.match(/#\w+/g) ?? []);
+  const usedValues = new Set(text.match(/:\w+/g) ?? []);
+  expect(new Set(Object.keys(names))).toEqual(usedNames);
+  expect(new Set(Object.keys(values))).toEqual(usedValues);
+  const resolve = (expression: string) =>
+    expression.replace(/#\w+/g, (n) => names[n] ?? n).replace(/:\w+/g, (v) => JSON.stringify(values[v]));
+  return { update: resolve(parts.UpdateExpression), condition: resolve(parts.ConditionExpression) };
+}
+
+const lease = (seq: number, token: string, extra: Partial<Lease> = {}): Lease => ({
+  seq,
+  expiresAt: 5000,
+  token,
+  deliveries: 2,
+  segment: 7,
+  topic: undefined,
+  pending: false,
+  ...extra,
+});
+
+/** A claim of group `g` that changes nothing but what `change` says. */
+const claim = (change: Partial<ClaimChange>) =>
+  render(claimUpdate('g', { expectNext: 5, next: 5, segmentStart: 5, grant: [], close: [], forgetDone: [], ...change }));
+
+describe('claimUpdate', () => {
+  it('grants and renews leases, closes expired ones and forgets old completions, on the nx and tokens it read', () => {
+    const { update, condition } = render(
+      claimUpdate('g', {
+        expectNext: 10,
+        next: 11,
+        segmentStart: 10,
+        grant: [
+          { lease: lease(10, '1.a', { topic: 'orders' }), replaces: undefined },
+          { lease: lease(8, '2.b'), replaces: '1.z' },
+        ],
+        close: [{ done: { seq: 9, token: '1.y', at: 4000, outcome: 'expired', deliveries: 1 }, replaces: '1.y' }],
+        forgetDone: [3],
+      }),
+    );
+    expect(update).toBe(
+      'SET nx = 11, ns = 10, fl.10 = {"e":5000,"k":"1.a","d":2,"g":7,"t":"orders"}, fl.8 = {"e":5000,"k":"2.b","d":2,"g":7}, ' +
+        'dn.9 = {"k":"1.y","a":4000,"o":"expired","d":1} REMOVE fl.9, dn.3',
+    );
+    expect(condition).toBe(
+      'nx = 10 AND fl.8.k = "1.z" AND attribute_not_exists(fl.8.c) AND fl.9.k = "1.y" AND attribute_not_exists(fl.9.c)',
+    );
+  });
+
+  it('stores a pending mark as c = 1', () => {
+    const { update } = claim({ grant: [{ lease: lease(1, '1.a', { pending: true }), replaces: undefined }] });
+    expect(update).toBe('SET nx = 5, ns = 5, fl.1 = {"e":5000,"k":"1.a","d":2,"g":7,"c":1}');
+  });
+
+  it('names no attribute when it only moves nx (DynamoDB refuses an empty name map)', () => {
+    const parts = claimUpdate('g', { expectNext: 10, next: 12, segmentStart: 11, grant: [], close: [], forgetDone: [] });
+    expect(parts.ExpressionAttributeNames).toBeUndefined();
+    expect(render(parts)).toEqual({ update: 'SET nx = 12, ns = 11', condition: 'nx = 10' });
+  });
+
+  it('on a FIFO shard raises kn and moves the ready-index key, guarded by the key, kn and leases it read', () => {
+    const { update, condition } = claim({
+      next: 6,
+      grant: [{ lease: lease(5, '1.a.d'), replaces: undefined }],
+      shard: { expectKnown: 5, expectInFlight: 0, known: 5, index: { from: readyNowKey(SHARD), to: '0000000030000' } },
+    });
+    expect(update).toBe('SET nx = 6, ns = 5, fl.5 = {"e":5000,"k":"1.a.d","d":2,"g":7}, kn = 5, g1pk = "R#g", g1sk = "0000000030000"');
+    expect(condition).toBe(`nx = 5 AND g1sk = "${readyNowKey(SHARD)}" AND kn = 5 AND size(fl) = 0`);
+  });
+
+  it('takes a shard off the index only if it was where the claim read it, and no notice came meanwhile', () => {
+    const { update, condition } = claim({ shard: { expectKnown: undefined, expectInFlight: 0, known: 4, index: { from: undefined, to: undefined } } });
+    expect(update).toBe('SET nx = 5, ns = 5, kn = 4 REMOVE g1pk, g1sk');
+    expect(condition).toBe('nx = 5 AND attribute_not_exists(g1sk) AND attribute_not_exists(kn) AND size(fl) = 0');
+  });
+
+  it('leaves the index alone when the key does not change', () => {
+    const { update, condition } = claim({ next: 6, shard: { expectKnown: 7, expectInFlight: 2, known: 7 } });
+    expect(update).toBe('SET nx = 6, ns = 5, kn = 7');
+    expect(condition).toBe('nx = 5 AND kn = 7 AND size(fl) = 2');
+  });
+});
+
+describe('completionUpdate', () => {
+  it('commits leases of a partition: out of fl into dn, counted, each on its own token; no index write', () => {
+    const { update, condition } = render(
+      completionUpdate('g', PARTITION, { complete: [{ seq: 4, token: '1.a' }, { seq: 5, token: '3.b' }], now: 99 }),
+    );
+    expect(update).toBe('SET dn.4 = {"k":"1.a","a":99,"o":"committed","d":1}, dn.5 = {"k":"3.b","a":99,"o":"committed","d":3} REMOVE fl.4, fl.5 ADD cm 2');
+    expect(condition).toBe('fl.4.k = "1.a" AND fl.5.k = "3.b"');
+  });
+
+  it('on a FIFO shard without a decision: ready now, unconditionally', () => {
+    const { update, condition } = render(completionUpdate('g', SHARD, { complete: [{ seq: 4, token: '1.a' }], now: 99 }));
+    expect(update).toBe(`SET dn.4 = {"k":"1.a","a":99,"o":"committed","d":1}, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}" REMOVE fl.4 ADD cm 1`);
+    expect(condition).toBe('fl.4.k = "1.a"');
+  });
+
+  it('ready, guarded: only while known messages wait after nx', () => {
+    const { condition } = render(
+      completionUpdate('g', SHARD, { complete: [{ seq: 4, token: '1.a.r' }], now: 99, readiness: { readiness: 'ready', guarded: true } }),
+    );
+    expect(condition).toBe('fl.4.k = "1.a.r" AND (attribute_not_exists(kn) OR kn >= nx)');
+  });
+
+  it('drop: off the index, only when nothing waits and no other lease is left', () => {
+    const { update, condition } = render(
+      completionUpdate('g', SHARD, { complete: [{ seq: 4, token: '1.a.d' }], now: 99, readiness: { readiness: 'drop', guarded: true } }),
+    );
+    expect(update).toBe('SET dn.4 = {"k":"1.a.d","a":99,"o":"committed","d":1} REMOVE fl.4, g1pk, g1sk ADD cm 1');
+    expect(condition).toBe('fl.4.k = "1.a.d" AND kn < nx AND size(fl) = 1');
+  });
+
+  it('keep: no index write, only while other leases are left and the head lease is not a pending commit', () => {
+    const { update, condition } = render(
+      completionUpdate('g', SHARD, { complete: [{ seq: 4, token: '1.a.k' }], now: 99, readiness: { readiness: 'keep', guarded: true, head: 6 } }),
+    );
+    expect(update).toBe('SET dn.4 = {"k":"1.a.k","a":99,"o":"committed","d":1} REMOVE fl.4 ADD cm 1');
+    expect(condition).toBe('fl.4.k = "1.a.k" AND kn < nx AND size(fl) > 1 AND attribute_not_exists(fl.6.c)');
+  });
+
+  it('protected mode: marks leases pending, guarded by their tokens and the blocker still there', () => {
+    const { update, condition } = render(
+      completionUpdate('g', SHARD, {
+        complete: [],
+        markPending: [{ seq: 5, token: '1.p' }],
+        blocker: { seq: 4, token: '1.b' },
+        now: 99,
+        readiness: { readiness: 'keep', guarded: true },
+      }),
+    );
+    expect(update).toBe('SET fl.5.c = 1');
+    expect(condition).toBe('fl.5.k = "1.p" AND fl.4.k = "1.b" AND kn < nx AND size(fl) > 0');
+  });
+});
+
+describe('visibility', () => {
+  it('tries, on a shard: keep an early enough entry, lower a later one, keep again, then ready now', () => {
+    expect(visibilityVariants(PARTITION, 10, 5)).toEqual(['plain']);
+    expect(visibilityVariants(SHARD, 10, 5)).toEqual(['keep', 'lower', 'keep', 'now']);
+    expect(visibilityVariants(SHARD, 5, 5)).toEqual(['now']);
+  });
+
+  it('moves the expiry of the lease carrying the token, never of a pending commit', () => {
+    const at = (variant: Parameters<typeof visibilityUpdate>[4]) => render(visibilityUpdate('g', SHARD, { seq: 4, token: '1.a' }, 30_000, variant));
+    const base = 'fl.4.k = "1.a" AND attribute_not_exists(fl.4.c)';
+    expect(at('plain')).toEqual({ update: 'SET fl.4.e = 30000', condition: base });
+    expect(at('keep')).toEqual({ update: 'SET fl.4.e = 30000', condition: `${base} AND g1sk <= "0000000030000"` });
+    expect(at('lower')).toEqual({
+      update: 'SET fl.4.e = 30000, g1pk = "R#g", g1sk = "0000000030000"',
+      condition: `${base} AND (attribute_not_exists(g1sk) OR g1sk > "0000000030000")`,
+    });
+    expect(at('now')).toEqual({ update: `SET fl.4.e = 30000, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}"`, condition: base });
+  });
+});
+
+describe('dead letters, notices, notice cursors', () => {
+  const done = { seq: 4, token: '3.a', at: 9, outcome: 'dead-lettered' as const, deliveries: 3 };
+
+  it('closes a dead-lettered lease on its token, unless it went pending; a shard becomes ready now', () => {
+    expect(render(deadLetterUpdate('g', PARTITION, done, '3.a'))).toEqual({
+      update: 'SET dn.4 = {"k":"3.a","a":9,"o":"dead-lettered","d":3} REMOVE fl.4 ADD dl 1',
+      condition: 'fl.4.k = "3.a" AND attribute_not_exists(fl.4.c)',
+    });
+    expect(render(deadLetterUpdate('g', SHARD, done, '3.a')).update).toBe(
+      `SET dn.4 = {"k":"3.a","a":9,"o":"dead-lettered","d":3}, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}" REMOVE fl.4 ADD dl 1`,
+    );
+  });
+
+  it('raises the known head only upwards, on an existing cursor', () => {
+    expect(render(raiseKnownUpdate('g', SHARD, 7))).toEqual({
+      update: `SET kn = 7, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}"`,
+      condition: 'attribute_exists(pk) AND (attribute_not_exists(kn) OR kn < 7)',
+    });
+  });
+
+  it('advances a notice cursor from the nx it read', () => {
+    expect(render(advanceUpdate(3, 5, 4))).toEqual({ update: 'SET nx = 5, ns = 4', condition: 'nx = 3' });
+  });
+});

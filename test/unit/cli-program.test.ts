@@ -2,8 +2,10 @@
  * The `sluice` program's shape, without a server: every command's help (its arguments, options,
  * defaults and choices) and the argument checks that end a run with exit code 2.
  */
+import { PassThrough } from 'node:stream';
 import type { Command } from 'commander';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { createOut, listing } from '../../bin/cli/output.js';
 import { buildProgram } from '../../bin/cli/program.js';
 import { freePort } from '../../local/dynamo.js';
 import { runCli } from '../helpers/cli.js';
@@ -120,5 +122,46 @@ describe('sluice program', () => {
         `Cannot reach Sluice at http://127.0.0.1:${port} (ECONNREFUSED).\n` +
         'Is it running? Start it with `npm start`, or point --endpoint / SLUICE_ENDPOINT at your deployment.\n',
     });
+  });
+});
+
+describe('sluice output', () => {
+  const capture = (json: boolean) => {
+    let written = '';
+    const stream = new PassThrough();
+    stream.on('data', (chunk: Buffer) => (written += chunk.toString()));
+    return { out: createOut(json, stream), written: () => written };
+  };
+
+  it('prints a value as an indented JSON document with --json, as its text otherwise', () => {
+    const value = { name: 'orders', tags: ['a', 'b'] };
+    const json = capture(true);
+    json.out.print(value, () => 'not printed');
+    expect(json.written()).toBe(`${JSON.stringify(value, null, 2)}\n`);
+
+    const text = capture(false);
+    text.out.print(value, (v) => `name ${v.name}`);
+    text.out.print(value, (v) => v.tags);
+    text.out.print(value, () => ['', 'after a blank line']);
+    text.out.print(value, () => []);
+    expect(text.written()).toBe('name orders\na\nb\n\nafter a blank line\n');
+  });
+
+  it('prints a record of a stream as one JSON line with --json, as its text otherwise', () => {
+    const json = capture(true);
+    json.out.record({ a: 1 }, () => 'not printed');
+    json.out.record({ a: 2 }, () => 'not printed');
+    expect(json.written()).toBe('{"a":1}\n{"a":2}\n');
+    const text = capture(false);
+    text.out.record({ a: 1 }, (r) => `a=${r.a}\n`);
+    expect(text.written()).toBe('a=1\n\n');
+  });
+
+  it('lists items as a table with padded columns, or says there are none', () => {
+    const row = (t: { name: string; size: number | null }) => [t.name, t.size];
+    expect(listing([], 'No items.', ['NAME', 'SIZE'], row)).toBe('No items.');
+    expect(listing([{ name: 'a-long-name', size: 3 }, { name: 'b', size: null }], 'No items.', ['NAME', 'SIZE'], row)).toBe(
+      'NAME         SIZE\na-long-name  3\nb            -',
+    );
   });
 });

@@ -3,10 +3,29 @@
  * the types of the server's zod schemas (functions/api/schemas.ts). These are compile-time checks:
  * `tsc --noEmit -p .` (the first step of `npm test`) fails when a schema and its client type drift.
  */
-import { describe, expectTypeOf, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { z } from 'zod';
 import type * as S from '../../functions/api/schemas.js';
 import type * as C from '../../lib/client/types.js';
+
+const CLIENT = fileURLToPath(new URL('../../lib/client/', import.meta.url));
+
+describe('the client SDK', () => {
+  it('imports nothing of this repository outside lib/client (it is to be a package of its own)', () => {
+    const outside: string[] = [];
+    for (const file of readdirSync(CLIENT).filter((name) => name.endsWith('.ts'))) {
+      const source = readFileSync(join(CLIENT, file), 'utf8');
+      for (const [, specifier = ''] of source.matchAll(/(?:from|import\()\s*'(\.[^']*)'/g)) {
+        const target = relative(CLIENT, join(dirname(join(CLIENT, file)), specifier));
+        if (target.startsWith('..')) outside.push(`${file} → ${specifier}`);
+      }
+    }
+    expect(outside).toEqual([]);
+  });
+});
 
 describe('client API types', () => {
   it('equal what the server takes (z.input of the request schemas)', () => {

@@ -118,22 +118,20 @@ export type ReceiveInput = {
   waitSeconds?: number;
   topics?: string[];
 };
-/** A delivered message with its lease (`receiptHandle`). */
-export type Delivered = {
-  messageId: string;
-  receiptHandle: string;
-  topic: string;
+/** A message's content, as every view of a message carries it. */
+export type MessageContent = {
   body: string;
   encoding: BodyEncoding;
   tag: string | null;
   keys: string[];
   properties: Record<string, string>;
   shardKey: string | null;
-  sequence: number | null;
-  sentAt: string;
-  deliverableAt: string;
-  deliveryCount: number;
 };
+/** Where a message stands in its stream: its FIFO sequence (null on standard topics) and its times. */
+type MessagePosition = { sequence: number | null; sentAt: string; deliverableAt: string };
+
+/** A delivered message with its lease (`receiptHandle`). */
+export type Delivered = { messageId: string; receiptHandle: string; topic: string } & MessageContent & MessagePosition & { deliveryCount: number };
 
 /** A message published atomically with a commit (consume-transform-produce). */
 export type PublishEntry = {
@@ -156,23 +154,12 @@ export type ReceiveResult = {
 
 // ── Messages ────────────────────────────────────────────────────────────
 
-export type Message = {
-  messageId: string;
-  topic: string;
-  state: string;
-  body: string;
-  encoding: BodyEncoding;
-  tag: string | null;
-  keys: string[];
-  properties: Record<string, string>;
-  shardKey: string | null;
-  sequence: number | null;
-  sentAt: string;
-  deliverableAt: string;
-  /** Scheduled messages: when they become deliverable. */
-  deliverAt?: string;
-  expiresAt: string;
-};
+export type Message = { messageId: string; topic: string; state: string } & MessageContent &
+  MessagePosition & {
+    /** Scheduled messages: when they become deliverable. */
+    deliverAt?: string;
+    expiresAt: string;
+  };
 export type MessageDetail = Message & {
   groups: Array<{ group: string; state: string; deliveryCount: number | null; committedAt: string | null }>;
 };
@@ -258,12 +245,5 @@ export interface TransactionCheck {
   messageId: string;
   checkCount: number;
   sentAt: string;
-  message: {
-    body: string;
-    encoding: BodyEncoding;
-    tag: string | null;
-    keys: string[];
-    properties: Record<string, string>;
-    shardKey: string | null;
-  };
+  message: MessageContent;
 }

@@ -3,16 +3,34 @@ import { decodeBody } from '../../lib/client/client.js';
 import type { Delivered } from '../../lib/client/types.js';
 
 export interface Out {
+  /** True with --json. */
   json: boolean;
+  /** One line of text (an empty line without `text`). */
   line(text?: string): void;
+  /** A JSON document, indented. */
   data(value: unknown): void;
+  /**
+   * The print step of a command: `value` as a JSON document with --json, otherwise the text
+   * `text` makes of it (an array prints one line per element; an empty one prints nothing).
+   */
+  print<T>(value: T, text: (value: T) => string | string[]): void;
+  /** One record of a stream (`tail`): a JSON line with --json, otherwise the text `text` makes of it. */
+  record<T>(value: T, text: (value: T) => string): void;
 }
 
 export function createOut(json: boolean, stream: NodeJS.WritableStream = process.stdout): Out {
+  const line = (text = '') => void stream.write(`${text}\n`);
+  const data = (value: unknown) => void stream.write(`${JSON.stringify(value, null, 2)}\n`);
   return {
     json,
-    line: (text = '') => void stream.write(`${text}\n`),
-    data: (value) => void stream.write(`${JSON.stringify(value, null, 2)}\n`),
+    line,
+    data,
+    print: (value, text) => {
+      if (json) return data(value);
+      const lines = text(value);
+      for (const one of typeof lines === 'string' ? [lines] : lines) line(one);
+    },
+    record: (value, text) => line(json ? JSON.stringify(value) : text(value)),
   };
 }
 
@@ -23,6 +41,11 @@ export function table(headers: string[], rows: Array<Array<string | number | nul
   return cells
     .map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd())
     .join('\n');
+}
+
+/** A table with a row per item, or the sentence `empty` when there is none. */
+export function listing<T>(items: T[], empty: string, headers: string[], row: (item: T) => Array<string | number | null | undefined>): string {
+  return items.length === 0 ? empty : table(headers, items.map(row));
 }
 
 /** `key: value` lines, nested objects as JSON. */

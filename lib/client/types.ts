@@ -1,30 +1,97 @@
 /**
- * Request and response types of the v1 API, derived from the server's own zod
- * schemas (`functions/api/schemas.ts`) so that they cannot drift from what the
- * server validates and the OpenAPI document describes. The imports are
- * type-only: the client loads no zod schema at run time.
+ * Request and response types of the v1 API, written out so that the SDK stands alone (no server
+ * code, no zod). They cannot drift from what the server validates and the OpenAPI document
+ * describes: `test/unit/client-types.test.ts` checks at compile time (`npm run typecheck`) that
+ * each one equals the type of its zod schema in `functions/api/schemas.ts`.
  *
- * Request types use `z.input` (what a caller may send: defaults optional),
- * response types `z.output` (what the server answers).
+ * Request types are what a caller may send (fields with a server default are optional), response
+ * types what the server answers.
  */
-import type { z } from 'zod';
-import type * as S from '../../functions/api/schemas.js';
+
+// ── Topics (SPEC §3.1) ──────────────────────────────────────────────────
+
+export type TopicType = 'standard' | 'fifo';
 
 /** `type: 'standard' | 'fifo'`, retention, maximum delay, time-order group. */
-export type PutTopicInput = z.input<typeof S.PutTopicBody>;
-export type Topic = z.output<typeof S.TopicSchema>;
-export type TopicDetail = z.output<typeof S.TopicDetailSchema>;
-export type TopicList = z.output<typeof S.TopicListSchema>;
+export type PutTopicInput = {
+  type: TopicType;
+  retentionSeconds?: number;
+  maxDelaySeconds?: number;
+  /** FIFO topics only: topics of one order group share their shards' order. */
+  orderGroup?: string;
+};
 
-export type PutGroupInput = z.input<typeof S.PutGroupBody>;
-export type Subscription = z.input<typeof S.Subscription>;
-export type DeliveryMode = NonNullable<PutGroupInput['deliveryMode']>;
-export type Group = z.output<typeof S.GroupSchema>;
-export type GroupDetail = z.output<typeof S.GroupDetailSchema>;
-export type GroupList = z.output<typeof S.GroupListSchema>;
+export type Topic = {
+  name: string;
+  type: TopicType;
+  retentionSeconds: number;
+  maxDelaySeconds: number;
+  orderGroup: string | null;
+  createdAt: string;
+};
+
+export type TopicDetail = Topic & {
+  approximateMessages: number | null;
+  subscribers: string[];
+};
+
+export type TopicList = { topics: Topic[]; nextToken: string | null };
+
+// ── Consumer groups ─────────────────────────────────────────────────────
+
+/** A topic a group reads, optionally only the messages with one of `tags`. */
+export type Subscription = { topic: string; tags?: string[] };
+export type DeliveryMode = 'serialized' | 'protected' | 'concurrent';
+
+export type PutGroupInput = {
+  subscriptions: Subscription[];
+  deliveryMode?: DeliveryMode;
+  visibilityTimeoutSeconds?: number;
+  maxDeliveries?: number;
+  deadLetterTopic?: string;
+};
+
+export type Group = {
+  name: string;
+  subscriptions: Subscription[];
+  deliveryMode: DeliveryMode;
+  visibilityTimeoutSeconds: number;
+  maxDeliveries: number;
+  deadLetterTopic: string;
+  createdAt: string;
+  updatedAt: string;
+};
+
+export type GroupDetail = Group & {
+  backlog: number;
+  inFlight: number;
+  pending: number;
+  oldestMessageAgeSeconds: number;
+  deadLettered: number;
+  committed: number;
+};
+
+export type GroupList = { groups: Group[]; nextToken: string | null };
+
+// ── Send (SPEC §3.2) ────────────────────────────────────────────────────
+
+export type BodyEncoding = 'utf8' | 'base64';
 
 /** A send as the API takes it (SPEC §3.2). */
-export type SendBody = z.input<typeof S.SendBody>;
+export type SendBody = {
+  body: string;
+  encoding?: BodyEncoding;
+  tag?: string;
+  keys?: string[];
+  properties?: Record<string, string>;
+  shardKey?: string;
+  delaySeconds?: number;
+  /** RFC 3339 date-time or epoch milliseconds. */
+  deliverAt?: string | number;
+  dedupId?: string;
+  /** Send as a half message of this producer group (SPEC §3.6). */
+  transaction?: { producerGroup: string; checkAfterSeconds?: number };
+};
 /**
  * A send as the client takes it: `body` may also be bytes (sent as base64).
  * A missing `dedupId` is filled in with a fresh UUID so that retries are idempotent.
@@ -33,27 +100,80 @@ export type SendInput = Omit<SendBody, 'body' | 'encoding'> & {
   body: string | Uint8Array;
   encoding?: SendBody['encoding'];
 };
-export type SendResult = z.output<typeof S.SendResultSchema>;
-export type SendBatchResult = z.output<typeof S.SendBatchResultSchema>;
-export type SendBatchEntryResult = SendBatchResult['results'][number];
+export type SendResult = {
+  messageId: string;
+  state: 'deliverable' | 'scheduled' | 'prepared';
+  sequence?: number;
+  deliverAt?: string;
+  transactionId?: string;
+};
+export type SendBatchEntryResult = (SendResult & { index: number }) | { index: number; error: Problem };
+export type SendBatchResult = { results: SendBatchEntryResult[] };
 
-export type ReceiveInput = Omit<z.input<typeof S.ReceiveBody>, 'commit'>;
+// ── Receive and commit ──────────────────────────────────────────────────
+
+export type ReceiveInput = {
+  maxMessages?: number;
+  visibilityTimeoutSeconds?: number;
+  waitSeconds?: number;
+  topics?: string[];
+};
+/** A message's content, as every view of a message carries it. */
+export type MessageContent = {
+  body: string;
+  encoding: BodyEncoding;
+  tag: string | null;
+  keys: string[];
+  properties: Record<string, string>;
+  shardKey: string | null;
+};
+/** Where a message stands in its stream: its FIFO sequence (null on standard topics) and its times. */
+type MessagePosition = { sequence: number | null; sentAt: string; deliverableAt: string };
+
 /** A delivered message with its lease (`receiptHandle`). */
-export type Delivered = z.output<typeof S.DeliveredSchema>;
-export type ReceiveResult = z.output<typeof S.ReceiveResultSchema>;
+export type Delivered = { messageId: string; receiptHandle: string; topic: string } & MessageContent & MessagePosition & { deliveryCount: number };
 
 /** A message published atomically with a commit (consume-transform-produce). */
-export type PublishEntry = z.input<typeof S.PublishEntry>;
-export type CommitEntry = z.input<typeof S.CommitBody>['entries'][number];
-export type CommitResult = z.output<typeof S.CommitResultSchema>;
-export type CommitEntryResult = CommitResult['results'][number];
+export type PublishEntry = {
+  topic: string;
+  body: string;
+  encoding?: BodyEncoding;
+  tag?: string;
+  keys?: string[];
+  properties?: Record<string, string>;
+  shardKey?: string;
+};
+export type CommitEntry = { receiptHandle: string; publish?: PublishEntry[] };
+export type CommitEntryResult = { receiptHandle: string; status: 'committed' | 'pending' } | { receiptHandle: string; error: Problem };
+export type CommitResult = { results: CommitEntryResult[] };
+export type ReceiveResult = {
+  messages: Delivered[];
+  /** When the request carried `commit`: one result per handle, in order. */
+  commitResults?: CommitEntryResult[];
+};
 
-export type Message = z.output<typeof S.MessageSchema>;
-export type MessageDetail = z.output<typeof S.MessageDetailSchema>;
-export type MessageList = z.output<typeof S.MessageListSchema>;
+// ── Messages ────────────────────────────────────────────────────────────
+
+export type Message = { messageId: string; topic: string; state: string } & MessageContent &
+  MessagePosition & {
+    /** Scheduled messages: when they become deliverable. */
+    deliverAt?: string;
+    expiresAt: string;
+  };
+export type MessageDetail = Message & {
+  groups: Array<{ group: string; state: string; deliveryCount: number | null; committedAt: string | null }>;
+};
+export type MessageList = { messages: Message[]; nextToken: string | null };
 
 /** RFC 9457 problem details, as every error response carries them. */
-export type Problem = z.output<typeof S.ProblemSchema>;
+export type Problem = {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  errors?: Array<{ path: string; message: string }>;
+};
 
 export interface PageOptions {
   limit?: number;
@@ -62,21 +182,60 @@ export interface PageOptions {
 
 // ── Transactions and producer groups (SPEC §3.1, §3.6, §4) ─────────────
 
-export type PutProducerInput = z.input<typeof S.PutProducerBody>;
-export type OnMaxChecks = NonNullable<PutProducerInput['onMaxChecks']>;
+export type OnMaxChecks = 'rollback' | 'commit' | 'keep';
+export type PutProducerInput = {
+  checkerUrl: string;
+  checkIntervalSeconds?: number;
+  maxChecks?: number;
+  onMaxChecks?: OnMaxChecks;
+};
 /** A producer group; `signingSecret` (Standard Webhooks, `whsec_…`) only in the answers to create and rotate-secret. */
-export type Producer = z.output<typeof S.ProducerSchema>;
+export type Producer = {
+  name: string;
+  checkerUrl: string;
+  checkIntervalSeconds: number;
+  maxChecks: number;
+  onMaxChecks: OnMaxChecks;
+  createdAt: string;
+  updatedAt: string;
+  secretRotatedAt: string;
+  signingSecret?: string;
+};
 
 export type TransactionState = 'prepared' | 'committed' | 'rolled-back';
 /** The answer to a commit or rollback (`messageId`/`sequence` once committed). */
-export type TransactionResolution = z.output<typeof S.TransactionResolutionSchema>;
-/** A transaction's state and the check-backs Sluice made. */
-export type Transaction = z.output<typeof S.TransactionSchema>;
-/** One check-back call Sluice made to the producer group's checker. */
-export type TransactionCheckRecord = Transaction['checks'][number];
-
+export type TransactionResolution = {
+  state: 'committed' | 'rolled-back';
+  messageId?: string;
+  sequence?: number;
+};
 /** What a checker answers for a transaction it was asked about. */
 export type CheckStatus = 'commit' | 'rollback' | 'unknown';
+/** One check-back call Sluice made to the producer group's checker. */
+export type TransactionCheckRecord = {
+  checkCount: number;
+  at: string;
+  status: CheckStatus;
+  httpStatus: number | null;
+  error: string | null;
+  latencyMs: number;
+};
+/** A transaction's state and the check-backs Sluice made. */
+export type Transaction = {
+  transactionId: string;
+  state: string;
+  producerGroup: string | null;
+  topic: string;
+  messageId: string;
+  sequence: number | null;
+  sentAt: string;
+  checkAfterSeconds: number | null;
+  nextCheckAt: string | null;
+  checkCount: number;
+  resolvedBy: string | null;
+  resolvedAt: string | null;
+  checks: TransactionCheckRecord[];
+};
 
 /** The `data` of a `transaction.check` webhook (SPEC §4). */
 export interface TransactionCheck {
@@ -86,12 +245,5 @@ export interface TransactionCheck {
   messageId: string;
   checkCount: number;
   sentAt: string;
-  message: {
-    body: string;
-    encoding: 'utf8' | 'base64';
-    tag: string | null;
-    keys: string[];
-    properties: Record<string, string>;
-    shardKey: string | null;
-  };
+  message: MessageContent;
 }

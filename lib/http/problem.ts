@@ -1,6 +1,7 @@
 /**
- * The one table that maps domain errors to HTTP (RFC 9457 problem+json).
- * Mapping is by `instanceof`; anything not a SluiceError is an opaque 500.
+ * The one table that maps domain errors to HTTP (RFC 9457 problem+json): status, title and
+ * `retry-after`. Mapping is by `instanceof`; anything else — not a SluiceError, or a SluiceError
+ * without a row — is an opaque 500.
  */
 import {
   ConflictError,
@@ -42,17 +43,31 @@ export class HttpProblemError extends Error {
   }
 }
 
-const TABLE: Array<[abstract new (...args: never[]) => SluiceError, number, string]> = [
-  [PayloadTooLargeError, 413, 'Payload too large'],
-  [DelayTooLongError, 400, 'Delay too long'],
-  [ShardKeyRequiredError, 400, 'Shard key required'],
-  [InvalidArgumentError, 400, 'Invalid argument'],
-  [NotFoundError, 404, 'Not found'],
-  [ReceiptHandleExpiredError, 409, 'Receipt handle expired'],
-  [ConflictError, 409, 'Conflict'],
-  [UnauthorizedError, 401, 'Unauthorized'],
-  [ThrottledError, 429, 'Throttled'],
-  [UnavailableError, 503, 'Service unavailable'],
+/** One row of the table: the error class (its subclasses match too), its status and title. */
+interface ProblemRow<E extends SluiceError = SluiceError> {
+  error: abstract new (...args: never[]) => E;
+  status: number;
+  title: string;
+  /** Retryable errors: the seconds of the `retry-after` header. */
+  retryAfter?(error: E): number;
+}
+
+/** A row, typed by its error class (so that `retryAfter` sees that class's fields). */
+const row = <E extends SluiceError>(spec: ProblemRow<E>): ProblemRow => spec;
+
+/** First match wins: a subclass with a row of its own comes before its parent's. */
+const TABLE: readonly ProblemRow[] = [
+  row({ error: PayloadTooLargeError, status: 413, title: 'Payload too large' }),
+  row({ error: DelayTooLongError, status: 400, title: 'Delay too long' }),
+  row({ error: ShardKeyRequiredError, status: 400, title: 'Shard key required' }),
+  row({ error: InvalidArgumentError, status: 400, title: 'Invalid argument' }),
+  row({ error: NotFoundError, status: 404, title: 'Not found' }),
+  row({ error: ReceiptHandleExpiredError, status: 409, title: 'Receipt handle expired' }),
+  row({ error: TopicRecentlyDeletedError, status: 409, title: 'Conflict', retryAfter: (error) => error.retryAfterSeconds }),
+  row({ error: ConflictError, status: 409, title: 'Conflict' }),
+  row({ error: UnauthorizedError, status: 401, title: 'Unauthorized' }),
+  row({ error: ThrottledError, status: 429, title: 'Throttled', retryAfter: (error) => error.retryAfterSeconds }),
+  row({ error: UnavailableError, status: 503, title: 'Service unavailable', retryAfter: (error) => error.retryAfterSeconds }),
 ];
 
 export const problemType = (code: string) => `urn:sluice:problem:${code}`;
@@ -75,22 +90,15 @@ export function toProblem(error: unknown): ProblemResponse {
       unexpected: false,
     };
   }
-  if (error instanceof SluiceError) {
-    const row = TABLE.find(([type]) => error instanceof type);
-    const status = row?.[1] ?? 400;
-    const headers: Record<string, string> = {};
-    if (error instanceof ThrottledError || error instanceof UnavailableError || error instanceof TopicRecentlyDeletedError) {
-      headers['retry-after'] = String(error.retryAfterSeconds);
-    }
+  const match = error instanceof SluiceError ? TABLE.find(({ error: type }) => error instanceof type) : undefined;
+  if (error instanceof SluiceError && match) {
     return {
-      problem: withIssues(
-        { type: problemType(error.code), title: row?.[2] ?? 'Bad request', status, detail: error.message, code: error.code },
-        error.issues,
-      ),
-      headers,
+      problem: withIssues({ type: problemType(error.code), title: match.title, status: match.status, detail: error.message, code: error.code }, error.issues),
+      headers: match.retryAfter ? { 'retry-after': String(match.retryAfter(error)) } : {},
       unexpected: false,
     };
   }
+  // Not a SluiceError, or one without a row (test/unit/problem.test.ts fails on such a class): an opaque, logged 500.
   return {
     problem: {
       type: problemType('InternalError'),

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { harness, testTable, send, FakeClock } from '../helpers/stores.js';
+import { group, topic } from '../helpers/builders.js';
 import type { DeliveredMessage, DeliveryMode } from '../../lib/domain/model.js';
 
 const SHARDS = 6;
@@ -50,25 +51,13 @@ describe('FIFO under injected crashes', () => {
       { step: 'initialize', name: 'faultInjector' },
     );
 
-    await h.admin.putTopic('in', { type: 'fifo', retentionSeconds: undefined, maxDelaySeconds: undefined, orderGroup: undefined });
-    await h.admin.putTopic('out', { type: 'fifo', retentionSeconds: undefined, maxDelaySeconds: undefined, orderGroup: undefined });
+    await h.admin.putTopic('in', topic({ type: 'fifo' }));
+    await h.admin.putTopic('out', topic({ type: 'fifo' }));
     const modes: DeliveryMode[] = ['serialized', 'concurrent', 'protected'];
     for (const mode of modes) {
-      await h.admin.putGroup(mode, {
-        subscriptions: [{ topic: 'in', tags: undefined }],
-        deliveryMode: mode,
-        visibilityTimeoutSeconds: 5,
-        maxDeliveries: 1000,
-        deadLetterTopic: undefined,
-      });
+      await h.admin.putGroup(mode, group('in', { deliveryMode: mode, visibilityTimeoutSeconds: 5, maxDeliveries: 1000 }));
     }
-    await h.admin.putGroup('reader', {
-      subscriptions: [{ topic: 'out', tags: undefined }],
-      deliveryMode: 'concurrent',
-      visibilityTimeoutSeconds: 5,
-      maxDeliveries: 1000,
-      deadLetterTopic: undefined,
-    });
+    await h.admin.putGroup('reader', group('out', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 5, maxDeliveries: 1000 }));
     armed = true;
 
     const retry = async <T>(op: () => Promise<T>): Promise<T> => {

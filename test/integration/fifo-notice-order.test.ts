@@ -8,12 +8,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { newHarness, send } from '../helpers/stores.js';
+import { group, topic } from '../helpers/builders.js';
 
 describe('FIFO notices out of order', () => {
   it('delivers a message whose notice arrived after a later message of its shard', async () => {
     const h = await newHarness();
-    await h.admin.putTopic('t', { type: 'fifo', retentionSeconds: undefined, maxDelaySeconds: undefined, orderGroup: undefined });
-    await h.admin.putGroup('g', { subscriptions: [{ topic: 't', tags: undefined }], deliveryMode: 'concurrent', visibilityTimeoutSeconds: 30, maxDeliveries: undefined, deadLetterTopic: undefined });
+    await h.admin.putTopic('t', topic({ type: 'fifo' }));
+    await h.admin.putGroup('g', group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 30 }));
     h.clock.advance(1); // sent after the subscription (the same millisecond counts as before it)
     // The first send dies after its segment was written, before its notice.
     const appendNotices = h.stores.log.appendNotices.bind(h.stores.log);
@@ -41,11 +42,11 @@ describe('FIFO notices out of order', () => {
 
   it('still starts a shard cursor after the messages sent before the subscription', async () => {
     const h = await newHarness();
-    await h.admin.putTopic('t', { type: 'fifo', retentionSeconds: undefined, maxDelaySeconds: undefined, orderGroup: undefined });
+    await h.admin.putTopic('t', topic({ type: 'fifo' }));
     await h.queue.send('t', send('before-1', { shardKey: 'k' }));
     await h.queue.send('t', send('before-2', { shardKey: 'k' }));
     h.clock.advance(1000);
-    await h.admin.putGroup('g', { subscriptions: [{ topic: 't', tags: undefined }], deliveryMode: 'serialized', visibilityTimeoutSeconds: 30, maxDeliveries: undefined, deadLetterTopic: undefined });
+    await h.admin.putGroup('g', group('t', { deliveryMode: 'serialized', visibilityTimeoutSeconds: 30 }));
     h.clock.advance(1000);
     await h.queue.send('t', send('after', { shardKey: 'k' }));
     const got = await h.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });

@@ -8,6 +8,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
+import * as build from '../helpers/builders.js';
 import { readyAtKey, readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
 import { GSI1 } from '../../lib/adapters/dynamodb/table.js';
 import type { DeliveryMode } from '../../lib/domain/model.js';
@@ -16,15 +17,9 @@ let h: Harness;
 /** Index write units reported for gsi1 since the test began (DynamoDB Local fills ConsumedCapacity). */
 let gsiUnits = 0;
 
-const topic = (name: string) => h.admin.putTopic(name, { type: 'fifo', retentionSeconds: undefined, maxDelaySeconds: undefined, orderGroup: undefined });
+const topic = (name: string) => h.admin.putTopic(name, build.topic({ type: 'fifo' }));
 const group = (name: string, topics: string[], mode: DeliveryMode) =>
-  h.admin.putGroup(name, {
-    subscriptions: topics.map((t) => ({ topic: t, tags: undefined })),
-    deliveryMode: mode,
-    visibilityTimeoutSeconds: 30,
-    maxDeliveries: undefined,
-    deadLetterTopic: undefined,
-  });
+  h.admin.putGroup(name, build.group(topics, { deliveryMode: mode, visibilityTimeoutSeconds: 30 }));
 const receive = (g: string, max = 10) => h.queue.receive(g, { maxMessages: max, waitSeconds: 0, topics: undefined });
 const commit = (g: string, ...handles: string[]) => h.queue.commit(g, handles);
 const bodies = (ms: Array<{ body: string }>) => ms.map((m) => m.body);

@@ -1,19 +1,14 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
+import * as build from '../helpers/builders.js';
 import type { DeliveryMode } from '../../lib/domain/model.js';
 
 let h: Harness;
 
 const topic = (name: string, orderGroup?: string) =>
-  h.admin.putTopic(name, { type: 'fifo', retentionSeconds: undefined, maxDelaySeconds: undefined, orderGroup });
+  h.admin.putTopic(name, build.topic({ type: 'fifo', orderGroup }));
 const group = (name: string, topics: string[], mode: DeliveryMode, extra: { maxDeliveries?: number } = {}) =>
-  h.admin.putGroup(name, {
-    subscriptions: topics.map((t) => ({ topic: t, tags: undefined })),
-    deliveryMode: mode,
-    visibilityTimeoutSeconds: 30,
-    maxDeliveries: extra.maxDeliveries,
-    deadLetterTopic: undefined,
-  });
+  h.admin.putGroup(name, build.group(topics, { deliveryMode: mode, visibilityTimeoutSeconds: 30, maxDeliveries: extra.maxDeliveries }));
 const receive = (g: string, max = 10, topics?: string[]) => h.queue.receive(g, { maxMessages: max, waitSeconds: 0, topics });
 const commit = (g: string, ...handles: string[]) => h.queue.commit(g, handles);
 const bodies = (ms: Array<{ body: string }>) => ms.map((m) => m.body);

@@ -1,19 +1,14 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
+import { group, topic } from '../helpers/builders.js';
 import { ReceiptHandleExpiredError } from '../../lib/domain/errors.js';
 
 let h: Harness;
 
 beforeEach(async () => {
   h = await newHarness();
-  await h.admin.putTopic('orders', { type: 'standard', retentionSeconds: undefined, maxDelaySeconds: undefined, orderGroup: undefined });
-  await h.admin.putGroup('billing', {
-    subscriptions: [{ topic: 'orders', tags: undefined }],
-    deliveryMode: undefined,
-    visibilityTimeoutSeconds: 30,
-    maxDeliveries: 3,
-    deadLetterTopic: undefined,
-  });
+  await h.admin.putTopic('orders', topic());
+  await h.admin.putGroup('billing', group('orders', { visibilityTimeoutSeconds: 30, maxDeliveries: 3 }));
 });
 
 const receive = (max = 10, group = 'billing') => h.queue.receive(group, { maxMessages: max, waitSeconds: 0 });
@@ -84,13 +79,7 @@ describe('send → receive → commit', () => {
       h.clock.advance(30_001);
     }
     expect(await receive()).toEqual([]);
-    await h.admin.putGroup('dlq-reader', {
-      subscriptions: [{ topic: 'billing-dlq', tags: undefined }],
-      deliveryMode: undefined,
-      visibilityTimeoutSeconds: undefined,
-      maxDeliveries: undefined,
-      deadLetterTopic: undefined,
-    });
+    await h.admin.putGroup('dlq-reader', group('billing-dlq'));
     // The dead-letter reader subscribed after the move: it sees only later dead letters.
     expect(await receive(10, 'dlq-reader')).toEqual([]);
     const stats = await h.admin.getGroup('billing');
@@ -100,13 +89,7 @@ describe('send → receive → commit', () => {
   });
 
   it('gives every group every message, and each group its own leases', async () => {
-    await h.admin.putGroup('audit', {
-      subscriptions: [{ topic: 'orders', tags: undefined }],
-      deliveryMode: undefined,
-      visibilityTimeoutSeconds: undefined,
-      maxDeliveries: undefined,
-      deadLetterTopic: undefined,
-    });
+    await h.admin.putGroup('audit', group('orders'));
     await h.queue.sendBatch('orders', [send('a'), send('b'), send('c')]);
     const billing = await receive(10, 'billing');
     const audit = await receive(10, 'audit');
@@ -116,26 +99,14 @@ describe('send → receive → commit', () => {
 
   it('filters by tag and skips messages sent before the subscription', async () => {
     await h.queue.send('orders', send('before', { tag: 'paid' }));
-    await h.admin.putGroup('payments', {
-      subscriptions: [{ topic: 'orders', tags: ['paid'] }],
-      deliveryMode: undefined,
-      visibilityTimeoutSeconds: undefined,
-      maxDeliveries: undefined,
-      deadLetterTopic: undefined,
-    });
+    await h.admin.putGroup('payments', group([{ topic: 'orders', tags: ['paid'] }]));
     await h.queue.sendBatch('orders', [send('x', { tag: 'created' }), send('y', { tag: 'paid' }), send('z')]);
     expect((await receive(10, 'payments')).map((m) => m.body)).toEqual(['y']);
   });
 
   it('never delivers expired messages', async () => {
-    await h.admin.putTopic('short', { type: 'standard', retentionSeconds: 300, maxDelaySeconds: undefined, orderGroup: undefined });
-    await h.admin.putGroup('s', {
-      subscriptions: [{ topic: 'short', tags: undefined }],
-      deliveryMode: undefined,
-      visibilityTimeoutSeconds: undefined,
-      maxDeliveries: undefined,
-      deadLetterTopic: undefined,
-    });
+    await h.admin.putTopic('short', topic({ retentionSeconds: 300 }));
+    await h.admin.putGroup('s', group('short'));
     await h.queue.send('short', send('old'));
     h.clock.advance(301_000);
     await h.queue.send('short', send('new'));

@@ -10,19 +10,14 @@ import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { decodeReceipt } from '../../lib/domain/streams.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
+import { group, topic } from '../helpers/builders.js';
 
 let h: Harness;
 
 beforeEach(async () => {
   h = await newHarness();
-  await h.admin.putTopic('ledger', { type: 'fifo', retentionSeconds: undefined, maxDelaySeconds: undefined, orderGroup: undefined });
-  await h.admin.putGroup('g', {
-    subscriptions: [{ topic: 'ledger', tags: undefined }],
-    deliveryMode: 'protected',
-    visibilityTimeoutSeconds: 30,
-    maxDeliveries: 2,
-    deadLetterTopic: undefined,
-  });
+  await h.admin.putTopic('ledger', topic({ type: 'fifo' }));
+  await h.admin.putGroup('g', group('ledger', { deliveryMode: 'protected', visibilityTimeoutSeconds: 30, maxDeliveries: 2 }));
   await h.queue.sendBatch('ledger', ['a1', 'a2'].map((b) => send(b, { shardKey: 'A' })));
 });
 

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
+import { group, topic } from '../helpers/builders.js';
 import { ConflictError, DelayTooLongError, MessageNotFoundError } from '../../lib/domain/errors.js';
 
 let h: Harness;
@@ -9,14 +10,8 @@ const bodies = (ms: Array<{ body: string }>) => ms.map((m) => m.body);
 
 beforeEach(async () => {
   h = await newHarness();
-  await h.admin.putTopic('jobs', { type: 'standard', retentionSeconds: undefined, maxDelaySeconds: undefined, orderGroup: undefined });
-  await h.admin.putGroup('g', {
-    subscriptions: [{ topic: 'jobs', tags: undefined }],
-    deliveryMode: undefined,
-    visibilityTimeoutSeconds: 30,
-    maxDeliveries: undefined,
-    deadLetterTopic: undefined,
-  });
+  await h.admin.putTopic('jobs', topic());
+  await h.admin.putGroup('g', group('jobs', { visibilityTimeoutSeconds: 30 }));
 });
 
 describe('scheduled and delayed messages', () => {
@@ -75,14 +70,8 @@ describe('scheduled and delayed messages', () => {
   });
 
   it('enters a FIFO shard at its deliverable time, behind what accumulated before', async () => {
-    await h.admin.putTopic('ledger', { type: 'fifo', retentionSeconds: undefined, maxDelaySeconds: undefined, orderGroup: undefined });
-    await h.admin.putGroup('f', {
-      subscriptions: [{ topic: 'ledger', tags: undefined }],
-      deliveryMode: 'concurrent',
-      visibilityTimeoutSeconds: 30,
-      maxDeliveries: undefined,
-      deadLetterTopic: undefined,
-    });
+    await h.admin.putTopic('ledger', topic({ type: 'fifo' }));
+    await h.admin.putGroup('f', group('ledger', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 30 }));
     const later = await h.queue.send('ledger', send('scheduled-first', { shardKey: 'A', delaySeconds: 10 }));
     expect(later.sequence).toBeUndefined();
     await h.queue.send('ledger', send('a', { shardKey: 'A' }));

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
+import * as build from '../helpers/builders.js';
 import { startChecker, type TestChecker } from '../helpers/checker.js';
 import { InvalidArgumentError, ProducerGroupNotFoundError, TransactionAlreadyResolvedError } from '../../lib/domain/errors.js';
 
@@ -12,12 +13,7 @@ const half = (body: string, checkAfterSeconds = 10) =>
   h.queue.send('orders', send(body, { transaction: { producerGroup: 'shop', checkAfterSeconds } }));
 
 async function producer(settings: { maxChecks?: number; onMaxChecks?: 'rollback' | 'commit' | 'keep'; checkIntervalSeconds?: number } = {}) {
-  const created = await h.transactions.putProducer('shop', {
-    checkerUrl: checker.url,
-    checkIntervalSeconds: settings.checkIntervalSeconds ?? 30,
-    maxChecks: settings.maxChecks,
-    onMaxChecks: settings.onMaxChecks,
-  });
+  const created = await h.transactions.putProducer('shop', build.producer(checker.url, { checkIntervalSeconds: settings.checkIntervalSeconds ?? 30, maxChecks: settings.maxChecks, onMaxChecks: settings.onMaxChecks }));
   expect(created).toHaveProperty('signingSecret');
   checker.secrets = [(created as { signingSecret: string }).signingSecret];
 }
@@ -33,14 +29,8 @@ async function checkBack(advanceMs: number) {
 beforeEach(async () => {
   h = await newHarness({ checkTimeoutMs: 1000 });
   checker = await startChecker(() => 'unknown');
-  await h.admin.putTopic('orders', { type: 'standard', retentionSeconds: undefined, maxDelaySeconds: undefined, orderGroup: undefined });
-  await h.admin.putGroup('g', {
-    subscriptions: [{ topic: 'orders', tags: undefined }],
-    deliveryMode: undefined,
-    visibilityTimeoutSeconds: 30,
-    maxDeliveries: undefined,
-    deadLetterTopic: undefined,
-  });
+  await h.admin.putTopic('orders', build.topic());
+  await h.admin.putGroup('g', build.group('orders', { visibilityTimeoutSeconds: 30 }));
 });
 afterEach(async () => checker.close());
 
@@ -199,6 +189,6 @@ describe('transactional messages', () => {
     expect(strict('http://127.0.0.1:8080/', { allowLoopback: true })).toBeUndefined();
     expect(strict('http://10.0.0.1/', { allowLoopback: true })).toBeDefined();
     expect(strict('https://169.254.169.254/', { allowLoopback: true })).toBeDefined();
-    await expect(h.transactions.putProducer('evil', { checkerUrl: 'https://169.254.169.254/', checkIntervalSeconds: undefined, maxChecks: undefined, onMaxChecks: undefined })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(h.transactions.putProducer('evil', build.producer('https://169.254.169.254/'))).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 });

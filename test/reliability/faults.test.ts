@@ -27,6 +27,7 @@ import type { LocalRuntime } from '../../local/runtime.js';
 import { startChecker, type TestChecker } from '../helpers/checker.js';
 import { startRuntime, TOKEN } from '../helpers/local.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
+import { group, topic } from '../helpers/builders.js';
 import { Http, SCALE, scaled, seeded, sleep } from './support.js';
 
 const figures: Record<string, unknown> = {};
@@ -326,8 +327,8 @@ describe('EventBridge Scheduler and SQS call sites', () => {
 
   it('a scheduled send whose timer cannot be armed answers 503, and its retry arms it and delivers', async () => {
     const h = await newHarness();
-    await h.admin.putTopic('jobs', { type: 'standard', retentionSeconds: undefined, maxDelaySeconds: undefined, orderGroup: undefined });
-    await h.admin.putGroup('w', { subscriptions: [{ topic: 'jobs', tags: undefined }], deliveryMode: undefined, visibilityTimeoutSeconds: 30, maxDeliveries: undefined, deadLetterTopic: undefined });
+    await h.admin.putTopic('jobs', topic());
+    await h.admin.putGroup('w', group('jobs', { visibilityTimeoutSeconds: 30 }));
     const original = h.recorded.send.bind(h.recorded);
     let failures = 1;
     h.recorded.send = async (wake, delay) => {
@@ -354,8 +355,8 @@ describe('checker webhook faults', () => {
   beforeAll(async () => {
     h = await newHarness({ checkTimeoutMs: 500 });
     checker = await startChecker(() => 'commit');
-    await h.admin.putTopic('orders', { type: 'standard', retentionSeconds: undefined, maxDelaySeconds: undefined, orderGroup: undefined });
-    await h.admin.putGroup('g', { subscriptions: [{ topic: 'orders', tags: undefined }], deliveryMode: undefined, visibilityTimeoutSeconds: 30, maxDeliveries: undefined, deadLetterTopic: undefined });
+    await h.admin.putTopic('orders', topic());
+    await h.admin.putGroup('g', group('orders', { visibilityTimeoutSeconds: 30 }));
   });
   afterAll(async () => {
     await checker.close();

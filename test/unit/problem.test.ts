@@ -1,3 +1,6 @@
+import { readdirSync } from 'node:fs';
+import { join, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   ConflictError,
@@ -7,9 +10,11 @@ import {
   PayloadTooLargeError,
   ReceiptHandleExpiredError,
   ShardKeyRequiredError,
+  SluiceError,
   ThrottledError,
   TopicNotFoundError,
   TransactionAlreadyResolvedError,
+  TopicRecentlyDeletedError,
   UnavailableError,
 } from '../../lib/domain/errors.js';
 import { toProblem } from '../../lib/http/problem.js';
@@ -42,5 +47,87 @@ describe('problem mapping', () => {
     expect(problem).toMatchObject({ status: 500, code: 'InternalError' });
     expect(JSON.stringify(problem)).not.toContain('secret');
     expect(unexpected).toBe(true);
+  });
+
+  it('adds Retry-After from the table to every retryable error, and to no other', () => {
+    expect(toProblem(new UnavailableError('x', 3)).headers).toEqual({ 'retry-after': '3' });
+    expect(toProblem(new TopicRecentlyDeletedError('t', 4))).toMatchObject({ problem: { status: 409, code: 'TopicRecentlyDeleted' }, headers: { 'retry-after': '4' } });
+    expect(toProblem(new ConflictError('x')).headers).toEqual({});
+  });
+
+  it('answers an opaque, logged 500 for a SluiceError without a row, never a silent 4xx', () => {
+    class UnmappedError extends SluiceError {
+      readonly code = 'Unmapped';
+    }
+    const { problem, headers, unexpected } = toProblem(new UnmappedError('secret detail'));
+    expect(problem).toMatchObject({ status: 500, code: 'InternalError' });
+    expect(JSON.stringify(problem)).not.toContain('secret');
+    expect(headers).toEqual({});
+    expect(unexpected).toBe(true);
+  });
+});
+
+/**
+ * Every SluiceError class that lib/ exports, with the status and code it answers. A new error class
+ * fails here until it has a line below — and a row in lib/http/problem.ts if it answers a status of
+ * its own: without one it would answer 500.
+ */
+const ANSWERS: Record<string, { status: number; code: string }> = {
+  InvalidArgumentError: { status: 400, code: 'InvalidArgument' },
+  UnsafeCheckerUrlError: { status: 400, code: 'InvalidArgument' },
+  DelayTooLongError: { status: 400, code: 'DelayTooLong' },
+  ShardKeyRequiredError: { status: 400, code: 'ShardKeyRequired' },
+  UnauthorizedError: { status: 401, code: 'Unauthorized' },
+  NotFoundError: { status: 404, code: 'NotFound' },
+  TopicNotFoundError: { status: 404, code: 'TopicNotFound' },
+  GroupNotFoundError: { status: 404, code: 'GroupNotFound' },
+  MessageNotFoundError: { status: 404, code: 'MessageNotFound' },
+  ProducerGroupNotFoundError: { status: 404, code: 'ProducerGroupNotFound' },
+  TransactionNotFoundError: { status: 404, code: 'TransactionNotFound' },
+  ConflictError: { status: 409, code: 'Conflict' },
+  ReceiptHandleExpiredError: { status: 409, code: 'ReceiptHandleExpired' },
+  TopicRecentlyDeletedError: { status: 409, code: 'TopicRecentlyDeleted' },
+  TransactionAlreadyResolvedError: { status: 409, code: 'TransactionAlreadyResolved' },
+  PayloadTooLargeError: { status: 413, code: 'PayloadTooLarge' },
+  ThrottledError: { status: 429, code: 'Throttled' },
+  UnavailableError: { status: 503, code: 'ServiceUnavailable' },
+};
+
+type ErrorClass = new (message: string, retryAfterSeconds: number) => SluiceError;
+
+/** The SluiceError classes exported by the modules of lib/ (the client SDK has errors of its own), by name. */
+async function sluiceErrorClasses(): Promise<Map<string, ErrorClass>> {
+  const lib = fileURLToPath(new URL('../../lib/', import.meta.url));
+  const modules = readdirSync(lib, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts') && !file.startsWith(`client${sep}`))
+    .sort();
+  const classes = new Map<string, ErrorClass>();
+  for (const file of modules) {
+    const exports = (await import(pathToFileURL(join(lib, file)).href)) as Record<string, unknown>;
+    for (const value of Object.values(exports)) {
+      if (typeof value === 'function' && value.prototype instanceof SluiceError) classes.set(value.name, value as ErrorClass);
+    }
+  }
+  return classes;
+}
+
+describe('every SluiceError of lib/', () => {
+  it('answers its own status and code from the table, never a 500', async () => {
+    const classes = await sluiceErrorClasses();
+    expect([...classes.keys()].sort()).toEqual(Object.keys(ANSWERS).sort());
+    for (const [name, type] of classes) {
+      const error = new type('detail', 7);
+      const { problem, unexpected } = toProblem(error);
+      expect({ name, status: problem.status, code: problem.code, unexpected }).toEqual({ name, ...ANSWERS[name], unexpected: false });
+      expect(problem.code, name).toBe(error.code);
+    }
+  });
+
+  it('carries Retry-After exactly when the error says when to retry', async () => {
+    for (const [name, type] of await sluiceErrorClasses()) {
+      const error = new type('detail', 7) as SluiceError & { retryAfterSeconds?: unknown };
+      const expected = typeof error.retryAfterSeconds === 'number' ? { 'retry-after': '7' } : {};
+      expect({ name, headers: toProblem(error).headers }).toEqual({ name, headers: expected });
+    }
   });
 });

@@ -43,13 +43,20 @@ describe('receipt handles', () => {
   });
 
   it('reject anything else with InvalidArgument', () => {
+    // Any text, and base64url text (which gets as far as JSON.parse): no string Sluice did not issue decodes.
     fc.assert(
-      fc.property(fc.string({ maxLength: 300 }), (text) => {
-        try {
-          decodeReceipt(text);
-        } catch (error) {
-          expect(error).toBeInstanceOf(InvalidArgumentError);
-        }
+      fc.property(fc.oneof(fc.string({ maxLength: 300 }), fc.stringMatching(/^[A-Za-z0-9_-]{1,300}$/)), (text) => {
+        expect(() => decodeReceipt(text)).toThrow(InvalidArgumentError);
+      }),
+    );
+    // JSON that is not a receipt (a receipt is an array of five), base64url-encoded.
+    const notFive = (json: string) => {
+      const value: unknown = JSON.parse(json);
+      return !(Array.isArray(value) && value.length === 5);
+    };
+    fc.assert(
+      fc.property(fc.json().filter(notFive), (json) => {
+        expect(() => decodeReceipt(Buffer.from(json).toString('base64url'))).toThrow(InvalidArgumentError);
       }),
     );
     for (const bad of ['', 'abc', Buffer.from('[1,"t","s",0,"k"]').toString('base64url'), Buffer.from('{}').toString('base64url')]) {

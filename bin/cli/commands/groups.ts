@@ -1,0 +1,52 @@
+/** `sluice groups list|get|put`: consumer groups. */
+import { Option, type Command } from 'commander';
+import type { DeliveryMode, Group, Subscription } from '../../../lib/client/types.js';
+import { gather, withContext } from '../context.js';
+import { fields, listing } from '../output.js';
+import { integer, subscription } from '../parsers.js';
+
+const COLUMNS = ['NAME', 'MODE', 'VISIBILITY', 'MAX-DELIVERIES', 'DEAD-LETTER', 'SUBSCRIPTIONS'];
+/** Subscriptions as `--subscribe` takes them: `topic` or `topic:tag,tag`. */
+const subscriptions = (g: Group) => g.subscriptions.map((s) => (s.tags ? `${s.topic}:${s.tags.join(',')}` : s.topic)).join(' ');
+const row = (g: Group) => [g.name, g.deliveryMode, `${g.visibilityTimeoutSeconds}s`, g.maxDeliveries, g.deadLetterTopic, subscriptions(g)];
+
+export function addGroupCommands(program: Command): void {
+  const groups = program.command('groups').description('manage consumer groups');
+  groups
+    .command('list')
+    .description('list consumer groups')
+    .action(withContext(async ({ client, out }) => {
+      const all = await gather(client.iterateGroups());
+      out.print({ groups: all }, () => listing(all, 'No consumer groups.', COLUMNS, row));
+    }));
+  groups
+    .command('get <group>')
+    .description('show a group with backlog, in-flight and dead-letter statistics')
+    .action(withContext(async ({ client, out }, name: string) => out.print(await client.getGroup(name), fields)));
+  groups
+    .command('put <group>')
+    .description('create or update a consumer group')
+    .requiredOption('--subscribe <topic[:tags]>', 'subscribe to a topic, optionally only to some tags (repeatable)', subscription)
+    .addOption(new Option('--mode <mode>', 'delivery mode for FIFO topics').choices(['serialized', 'protected', 'concurrent']))
+    .option('--visibility <seconds>', 'visibility timeout', integer('--visibility', 1, 43_200))
+    .option('--max-deliveries <n>', 'deliveries before dead-lettering', integer('--max-deliveries', 1, 1000))
+    .option('--dead-letter-topic <topic>', 'dead-letter topic (default <group>-dlq)')
+    .action(
+      withContext(
+        async (
+          { client, out },
+          name: string,
+          options: { subscribe: Subscription[]; mode?: DeliveryMode; visibility?: number; maxDeliveries?: number; deadLetterTopic?: string },
+        ) => {
+          const group = await client.putGroup(name, {
+            subscriptions: options.subscribe,
+            ...(options.mode ? { deliveryMode: options.mode } : {}),
+            ...(options.visibility !== undefined ? { visibilityTimeoutSeconds: options.visibility } : {}),
+            ...(options.maxDeliveries !== undefined ? { maxDeliveries: options.maxDeliveries } : {}),
+            ...(options.deadLetterTopic ? { deadLetterTopic: options.deadLetterTopic } : {}),
+          });
+          out.print(group, (g) => `Group ${g.name} (${g.deliveryMode}) subscribes to ${g.subscriptions.map((s) => s.topic).join(', ')}.`);
+        },
+      ),
+    );
+}

@@ -1,0 +1,48 @@
+/** `sluice topics list|get|put|delete`. */
+import { Option, type Command } from 'commander';
+import type { Topic } from '../../../lib/client/types.js';
+import { gather, withContext } from '../context.js';
+import { fields, listing } from '../output.js';
+import { integer } from '../parsers.js';
+
+const COLUMNS = ['NAME', 'TYPE', 'RETENTION', 'MAX-DELAY', 'ORDER-GROUP', 'CREATED'];
+const row = (t: Topic) => [t.name, t.type, `${t.retentionSeconds}s`, `${t.maxDelaySeconds}s`, t.orderGroup, t.createdAt];
+
+export function addTopicCommands(program: Command): void {
+  // Subcommands inherit exitOverride and output settings from their parent when created through .command().
+  const topics = program.command('topics').description('manage topics');
+  topics
+    .command('list')
+    .description('list topics')
+    .action(withContext(async ({ client, out }) => {
+      const all = await gather(client.iterateTopics());
+      out.print({ topics: all }, () => listing(all, 'No topics.', COLUMNS, row));
+    }));
+  topics
+    .command('get <topic>')
+    .description('show a topic with its message count and subscribers')
+    .action(withContext(async ({ client, out }, name: string) => out.print(await client.getTopic(name), fields)));
+  topics
+    .command('put <topic>')
+    .description('create or update a topic')
+    .addOption(new Option('--type <type>', 'topic type').choices(['standard', 'fifo']).default('standard'))
+    .option('--retention <seconds>', 'retention (300-1209600)', integer('--retention', 300, 1_209_600))
+    .option('--max-delay <seconds>', 'furthest scheduled delivery allowed', integer('--max-delay', 0, 1_209_600))
+    .option('--order-group <name>', 'time-order group (fifo topics)')
+    .action(withContext(async ({ client, out }, name: string, options: { type: 'standard' | 'fifo'; retention?: number; maxDelay?: number; orderGroup?: string }) => {
+      const topic = await client.putTopic(name, {
+        type: options.type,
+        ...(options.retention !== undefined ? { retentionSeconds: options.retention } : {}),
+        ...(options.maxDelay !== undefined ? { maxDelaySeconds: options.maxDelay } : {}),
+        ...(options.orderGroup ? { orderGroup: options.orderGroup } : {}),
+      });
+      out.print(topic, (t) => `Topic ${t.name} (${t.type}) is ready.`);
+    }));
+  topics
+    .command('delete <topic>')
+    .description('delete a topic and its messages')
+    .action(withContext(async ({ client, out }, name: string) => {
+      await client.deleteTopic(name);
+      out.print({ deleted: name }, () => `Deleted topic ${name}.`);
+    }));
+}

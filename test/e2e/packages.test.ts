@@ -213,18 +213,19 @@ describe('@sluice/cdk', () => {
 
   it('(c) synthesizes SluiceService with non-default props, without esbuild: the template this repository synthesizes', async () => {
     expect(existsSync(join(sandbox.dir, 'node_modules/esbuild'))).toBe(false);
-    const synth = await inSandbox(process.execPath, ['app.mjs'], 300_000);
+    const synthesis = inSandbox(process.execPath, ['app.mjs'], 300_000);
+    // Meanwhile, the same service from this repository's sources (its code bundled at synth time, skipped here).
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new Stack(app, 'UserStack');
+    const service = new SluiceService(stack, 'Queue', serviceProps);
+    const expected = Template.fromStack(stack).toJSON() as CfnTemplate;
+
+    const synth = await synthesis;
     seconds.synth = synth.ms / 1000;
     expect(synth.code, synth.stderr).toBe(0);
     const out = JSON.parse(synth.stdout) as { resolvedFrom: string; functions: string[] };
     expect(out.resolvedFrom).toBe(pathToFileURL(join(sandbox.dir, 'node_modules/@sluice/cdk/dist/index.js')).href);
     template = JSON.parse(readFileSync(join(sandbox.dir, 'cdk.out/UserStack.template.json'), 'utf8')) as CfnTemplate;
-
-    // The same service from this repository's sources (its code bundled at synth time, skipped here).
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-    const stack = new Stack(app, 'UserStack');
-    const service = new SluiceService(stack, 'Queue', serviceProps);
-    const expected = Template.fromStack(stack).toJSON() as CfnTemplate;
 
     const functions = functionsOf(template);
     expect(functions).toHaveLength(service.functions.size);

@@ -21,11 +21,12 @@ export function handlerModules(): string[] {
 
 export async function prebuildFunctions(root: string, outDir: string): Promise<{ modules: string[]; bytes: number }> {
   const modules = handlerModules();
+  const [name, extension] = BUNDLE_FILE.split('.'); // index, mjs
   const result = await build({
     absWorkingDir: root,
-    entryPoints: Object.fromEntries(modules.map((module) => [join(module, BUNDLE_FILE.replace(/\.mjs$/, '')), join(root, 'functions', `${module}.ts`)])),
+    entryPoints: Object.fromEntries(modules.map((module) => [join(module, name ?? 'index'), join(root, 'functions', `${module}.ts`)])),
     outdir: outDir,
-    outExtension: { '.js': '.mjs' },
+    outExtension: { '.js': `.${extension}` },
     bundle: true,
     target: esbuildTarget(DEFAULT_RUNTIME),
     format: lambdaBundling.format,

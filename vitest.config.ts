@@ -3,8 +3,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // The reliability suite has its own config (vitest.reliability.config.ts) and scripts.
-    exclude: ['test/reliability/**', '**/node_modules/**'],
+    // The reliability suite and the package test have their own configs (vitest.reliability.config.ts,
+    // vitest.packages.config.ts) and scripts.
+    exclude: ['test/reliability/**', 'test/packages/**', '**/node_modules/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

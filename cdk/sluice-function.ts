@@ -1,21 +1,19 @@
 /**
  * Every Sluice Lambda: a handler module under functions/, bundled by esbuild
- * into one ESM file, with the runtime, environment, log group, role and table
- * grants it needs — and nothing more.
+ * into one ESM file (at synth time here, prebuilt in the construct package:
+ * `function-code.ts`), with the runtime, environment, log group, role and
+ * table grants it needs — and nothing more.
  */
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, type Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { functionCode } from './function-code.js';
+import { DEFAULT_RUNTIME } from './lambda-bundling.js';
 import { sluiceIndexNames } from './sluice-table.js';
-
-/** The repository root: bundling starts here (package-lock.json, tsconfig.json, functions/). */
-export const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 
 /** How much of the table a function may touch. */
 export const TableAccess = {
@@ -36,10 +34,6 @@ export const TABLE_WRITE_ACTIONS = [
 ] as const;
 const KEY_READ_ACTIONS = ['kms:Decrypt', 'kms:DescribeKey'];
 const KEY_WRITE_ACTIONS = ['kms:Encrypt', 'kms:GenerateDataKey', 'kms:ReEncryptFrom', 'kms:ReEncryptTo'];
-
-/** Lets `require()` in bundled CommonJS dependencies (parts of the AWS SDK) work inside the ESM bundle. */
-const REQUIRE_BANNER =
-  "import { createRequire as __sluiceCreateRequire } from 'node:module'; const require = __sluiceCreateRequire(import.meta.url);";
 
 export type PowertoolsLogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 
@@ -80,7 +74,7 @@ export class SluiceFunction extends NodejsFunction {
   readonly handlerModule: string;
 
   constructor(scope: Construct, id: string, props: SluiceFunctionProps) {
-    const runtime = props.runtime ?? Runtime.NODEJS_22_X;
+    const runtime = props.runtime ?? DEFAULT_RUNTIME;
     // Role and log group are built before the function (siblings, not children) so the role
     // carries no AWS managed policy: it may write to this function's log group only.
     const logGroup = new LogGroup(scope, `${id}Logs`, {
@@ -95,10 +89,7 @@ export class SluiceFunction extends NodejsFunction {
     logGroup.grantWrite(role);
 
     super(scope, id, {
-      entry: join(projectRoot, 'functions', `${props.handlerModule}.ts`),
-      handler: 'handler',
-      projectRoot,
-      depsLockFilePath: join(projectRoot, 'package-lock.json'),
+      ...functionCode(props.handlerModule, runtime),
       runtime,
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
@@ -115,19 +106,6 @@ export class SluiceFunction extends NodejsFunction {
         POWERTOOLS_LOG_LEVEL: props.logLevel ?? 'INFO',
         NODE_OPTIONS: '--enable-source-maps',
         ...props.environment,
-      },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: runtime.name.replace(/^nodejs(\d+)\.x$/, 'node$1'),
-        mainFields: ['module', 'main'],
-        // The AWS SDK is bundled too: the versions in package-lock.json are the ones tested.
-        externalModules: [],
-        minify: true,
-        keepNames: true,
-        sourceMap: true,
-        sourcesContent: false,
-        banner: REQUIRE_BANNER,
-        forceDockerBundling: false,
       },
     });
     this.tableAccess = props.tableAccess;

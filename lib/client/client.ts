@@ -492,8 +492,14 @@ export class SluiceClient {
     const { SigV4Signer } = await import('./sigv4.js');
     let credentials = this.credentials;
     if (!credentials) {
-      const { fromNodeProviderChain } = await import('@aws-sdk/credential-providers');
-      credentials = fromNodeProviderChain();
+      // An optional peer of the published SDK (@sluice/client): needed only for this default.
+      const providers = await import('@aws-sdk/credential-providers').catch((error: unknown) => {
+        throw new SluiceConfigurationError(
+          'SigV4 signing with the default AWS credential chain needs @aws-sdk/credential-providers: install it, or pass `credentials`.',
+          { cause: error },
+        );
+      });
+      credentials = providers.fromNodeProviderChain();
     }
     return new SigV4Signer({ region: this.region ?? '', credentials });
   }

@@ -2,6 +2,11 @@
  * The Sluice client SDK: `SluiceClient` (the HTTP API), `Consumer` (a poll
  * loop with concurrency, shard order, lease extension and graceful stop),
  * `TransactionProducer` and `createCheckerHandler` (transactional messages).
+ *
+ * What this module exports is what the published `@sluice/client` exports
+ * (docs/packaging.md): the push-delivery handler belongs beside
+ * `createCheckerHandler` below, and a dependency it brings must be added to
+ * packages/client/package.json (the package build refuses undeclared imports).
  */
 export { SluiceClient, decodeBody, type AuthMode, type RequestOptions, type SluiceClientOptions } from './client.js';
 export { SluiceApiError, SluiceClientError, SluiceConfigurationError, SluiceConnectionError } from './errors.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
-import { projectRoot } from '../../cdk/sluice-function.js';
+import { projectRoot } from '../../cdk/function-code.js';
 import { addSluiceStacks, type SluiceAppOptions } from '../../cdk/sluice-app.js';
 
 const cdkJson = JSON.parse(readFileSync(join(projectRoot, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };

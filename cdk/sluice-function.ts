@@ -34,8 +34,10 @@ export const TABLE_WRITE_ACTIONS = [
   'dynamodb:DeleteItem',
   'dynamodb:ConditionCheckItem',
 ] as const;
-const KEY_READ_ACTIONS = ['kms:Decrypt', 'kms:DescribeKey'];
-const KEY_WRITE_ACTIONS = ['kms:Encrypt', 'kms:GenerateDataKey', 'kms:ReEncryptFrom', 'kms:ReEncryptTo'];
+/** What reading items of a table encrypted with a customer managed key needs of the key. */
+export const KEY_READ_ACTIONS = ['kms:Decrypt', 'kms:DescribeKey'];
+/** What writing such items needs besides. */
+export const KEY_WRITE_ACTIONS = ['kms:Encrypt', 'kms:GenerateDataKey', 'kms:ReEncryptFrom', 'kms:ReEncryptTo'];
 
 /** Lets `require()` in bundled CommonJS dependencies (parts of the AWS SDK) work inside the ESM bundle. */
 const REQUIRE_BANNER =

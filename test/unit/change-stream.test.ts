@@ -47,6 +47,9 @@ const sdkRecord: _Record = {
       none: { NULL: true },
       bs: { BS: [body] },
       ns: { NS: ['1', '2.5'] },
+      // What the Streams client makes of an empty map (`{"M":{}}` on the wire).
+      dn: {} as never,
+      empty: { L: [] },
     },
     SequenceNumber: '000000000000000000041',
     SizeBytes: 160,
@@ -81,6 +84,8 @@ describe('change records as Lambda delivers them', () => {
           none: { NULL: true },
           bs: { BS: ['AAEC+v8='] },
           ns: { NS: ['1', '2.5'] },
+          dn: { M: {} },
+          empty: { L: [] },
         },
         SequenceNumber: '000000000000000000041',
         SizeBytes: 160,

@@ -26,6 +26,9 @@ export function toWireValue(value: SdkStreamAttributeValue): StreamAttributeValu
   if (value.NULL !== undefined) return { NULL: value.NULL };
   if (value.SS !== undefined) return { SS: [...value.SS] };
   if (value.NS !== undefined) return { NS: [...value.NS] };
+  // The Streams client deserializes an empty map (`{"M":{}}` on the wire) to `{}`: DynamoDB has no
+  // other value without a member (empty lists stay `{L: []}`, empty sets are not allowed).
+  if (Object.keys(value).length === 0) return { M: {} };
   throw new TypeError(`unknown attribute value type: ${Object.keys(value).join(', ')}`);
 }
 

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { createDynamoClients } from '../lib/adapters/dynamodb/client.js';
 import { DISPATCH_FILTERS, DISPATCH_SOURCE } from '../lib/adapters/dynamodb/dispatch-source.js';
@@ -14,12 +15,31 @@ import { FileCheckpoints, MemoryCheckpoints } from '../lib/adapters/local/stream
 import { StreamPoller, streamsApiOf } from '../lib/adapters/local/stream-poller.js';
 import { lambdaContext } from './gateway.js';
 
+/** Commands of the DynamoDB clients (low-level and document) that write items. */
+const WRITES = /^(Put|Update|Delete|TransactWrite|BatchWrite)(Item|Items)?Command$/;
+const NUDGE_MIDDLEWARE = 'sluiceDispatcherNudge';
+
+/** Nudges `poller` after every write `client` makes; returns the function that stops it. */
+export function nudgeOnWrites(client: DynamoDBClient, poller: Pick<StreamPoller, 'nudge'>): () => void {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      try {
+        return await next(args);
+      } finally {
+        if (WRITES.test(context.commandName ?? '')) poller.nudge();
+      }
+    },
+    { step: 'initialize', name: NUDGE_MIDDLEWARE },
+  );
+  return () => void client.middlewareStack.remove(NUDGE_MIDDLEWARE);
+}
+
 export interface LocalDispatcherOptions {
   endpoint: string;
   tableName: string;
   /** Where the checkpoints are kept across restarts (undefined: in memory, like the data). */
   dataDir: string | undefined;
-  /** How often a caught-up shard is read again. @default 50 */
+  /** How often a shard is read again while records come (it backs off to 500 ms while idle). @default 50 */
   pollIntervalMs?: number;
 }
 
@@ -31,7 +51,7 @@ export interface LocalDispatcher {
 export async function startDispatcher(options: LocalDispatcherOptions): Promise<LocalDispatcher> {
   const { container } = await import('../functions/commons/container.js');
   const { handler } = await import('../functions/dispatch/dispatcher.js');
-  const { logger } = container();
+  const { logger, dynamo } = container();
   const { client } = createDynamoClients({ endpoint: options.endpoint });
   const streams = new DynamoDBStreamsClient({
     endpoint: options.endpoint,
@@ -58,9 +78,13 @@ export async function startDispatcher(options: LocalDispatcherOptions): Promise<
       onFailure: (batch) => logger.error('dispatcher batch given up (the on-failure destination on AWS)', { ...batch }),
     });
     await poller.start();
+    // The runtime's own writes (every send, release, commit…) nudge the poller, so it reads the
+    // stream at once instead of after its idle back-off; writes from elsewhere wait for that.
+    const stopNudging = nudgeOnWrites(dynamo, poller);
     return {
       poller,
       stop: async () => {
+        stopNudging();
         await poller.stop();
         streams.destroy();
       },

@@ -25,6 +25,7 @@ import type { MessageRecord } from '../../lib/domain/model.js';
 import { ActivityRoute } from '../../lib/services/activity-route.js';
 import { Dispatcher } from '../../lib/services/dispatcher.js';
 import { eventually } from '../helpers/fake-streams.js';
+import { nudgeOnWrites } from '../../local/dispatcher.js';
 import { tableName, testTable } from '../helpers/stores.js';
 
 const silentLog = { warn: () => undefined, error: () => undefined };
@@ -167,7 +168,8 @@ describe('dispatcher on DynamoDB Local streams', () => {
     const poller = await startPoller(streamArn, async (event) => void seen.push(...event.Records.map((r) => String(r.dynamodb?.Keys?.sk?.S))));
     await putSegment(table, 't:quiet/p:0', 1, [message('quiet', 'q1')], {});
     await doc.send(new PutCommand({ TableName: table, Item: { pk: 'S#t:quiet/p:0', sk: '#', eb: 0, w: 1 } }));
-    await doc.send(new PutCommand({ TableName: table, Item: { pk: 'C#g', sk: 't:quiet/p:0', nx: 1, w: 1 } }));
+    // A cursor as the receive path writes it: empty maps (which the Streams client reads as `{}`).
+    await doc.send(new PutCommand({ TableName: table, Item: { pk: 'C#g', sk: 't:quiet/p:0', nx: 1, fl: {}, dn: {}, w: 1 } }));
     await doc.send(new PutCommand({ TableName: table, Item: { pk: 'S#t:quiet/p:0', sk: padSeq(1), n: 1, m: [], w: 1 } })); // MODIFY
     await putSegment(table, 't:quiet/p:0', 2, [message('quiet', 'q2')], { nf: 3 });
     // Records of one shard come in order: once the last one is in, every earlier one was filtered.
@@ -245,11 +247,11 @@ describe('dispatcher on DynamoDB Local streams', () => {
     expect(failures).toEqual([]);
   });
 
-  it('measures put → handler latency over 200 puts (p99 within a second)', async () => {
+  it('measures put → handler latency over 200 puts: p99 within a second for writes that nudge, as the runtime\'s do', async () => {
     const { table, streamArn } = await freshTable();
     const putAt = new Map<number, number>();
     const latencies: number[] = [];
-    await startPoller(streamArn, async (event) => {
+    const poller = await startPoller(streamArn, async (event) => {
       const at = Date.now();
       for (const record of event.Records) {
         const seq = Number(record.dynamodb?.Keys?.sk?.S);
@@ -257,16 +259,27 @@ describe('dispatcher on DynamoDB Local streams', () => {
         if (started !== undefined) latencies.push(at - started);
       }
     });
-    for (let seq = 1; seq <= 200; seq++) {
-      putAt.set(seq, Date.now());
-      await putSegment(table, 't:latency/p:0', seq, [message('latency', `l${seq}`)]);
-      await new Promise((resolve) => setTimeout(resolve, 10));
+    const measure = async (label: string, first: number) => {
+      latencies.length = 0;
+      for (let seq = first; seq < first + 200; seq++) {
+        putAt.set(seq, Date.now());
+        await putSegment(table, 't:latency/p:0', seq, [message('latency', `l${seq}`)]);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await eventually(() => latencies.length === 200, 5000, `all 200 deliveries (${label})`);
+      const sorted = [...latencies].sort((a, b) => a - b);
+      const figures = { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN };
+      console.log(`dispatcher put → handler latency on DynamoDB Local, ${label}: p50 ${figures.p50} ms, p99 ${figures.p99} ms, max ${figures.max} ms (n=200)`);
+      return figures;
+    };
+    // Writes from another process: the poller finds them by polling (50 ms, backing off to 500 ms).
+    await measure('writes without a nudge', 1);
+    // The runtime nudges the poller after each of its own writes (local/dispatcher.ts).
+    const stop = nudgeOnWrites(client, poller);
+    try {
+      expect((await measure('writes that nudge (the runtime)', 1001)).p99).toBeLessThan(1000);
+    } finally {
+      stop();
     }
-    await eventually(() => latencies.length === 200, 5000, 'all 200 deliveries');
-    const sorted = [...latencies].sort((a, b) => a - b);
-    const p50 = percentile(sorted, 50);
-    const p99 = percentile(sorted, 99);
-    console.log(`dispatcher put → handler latency on DynamoDB Local (poll 50 ms): p50 ${p50} ms, p99 ${p99} ms, max ${sorted[sorted.length - 1]} ms (n=200)`);
-    expect(p99).toBeLessThan(1000);
   });
 });

@@ -179,6 +179,19 @@ describe('stream poller: reading', () => {
     expect(h.seen).toEqual(seqs(h.streams, 'a'));
   });
 
+  it('backs off while a shard stays empty, and reads at once when nudged', async () => {
+    const h = await harness((s) => s.addShard('a'), { pollIntervalMs: 5, idlePollIntervalMs: 5_000 });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    // Fixed 5 ms polling would have read ~80 times; doubling from 5 ms reads ~8 times in 400 ms.
+    expect(h.poller.stats.getRecordsCalls).toBeLessThan(15);
+    const put = h.streams.put('a', segmentImage('t', 1));
+    const nudged = Date.now();
+    h.poller.nudge();
+    await eventually(() => h.seen.length === 1, 1000, 'the record after a nudge');
+    expect(Date.now() - nudged).toBeLessThan(500);
+    expect(h.seen).toEqual([put]);
+  });
+
   it('splits batches at 6 MB of event, like Lambda', async () => {
     const big = 'x'.repeat(2_500_000);
     const h = await harness((s) => {

@@ -28,7 +28,11 @@
  *
  * Deviations, all local-only: a record's age is counted from when the poller
  * read it (DynamoDB Local truncates ApproximateCreationDateTime to the
- * minute); iterators are re-acquired after errors from the last checkpoint.
+ * minute); iterators are re-acquired after errors from the last checkpoint;
+ * a caught-up shard is read every `pollIntervalMs`, backing off to
+ * `idlePollIntervalMs` while it stays empty (each GetRecords costs DynamoDB
+ * Local about as much CPU as a GetItem), and {@link StreamPoller.nudge} ends
+ * the back-off when the caller knows it just wrote.
  * Timers are unref'd and cleared by `stop()`, which waits for in-flight work:
  * after it, the poller keeps nothing alive.
  */
@@ -91,9 +95,14 @@ export interface StreamPollerOptions {
   batchSize?: number;
   /** @default 0 */
   maxBatchingWindowMs?: number;
-  /** How long a shard that returned nothing waits before the next GetRecords. @default 50 */
+  /** How long a shard that returned nothing waits before the next GetRecords, while records come. @default 50 */
   pollIntervalMs?: number;
-  /** How often DescribeStream looks for new shards (also right after a shard closes). @default 1000 */
+  /**
+   * A shard that keeps returning nothing waits longer, doubling from `pollIntervalMs` up to this,
+   * until records come again or {@link StreamPoller.nudge} is called. @default 500
+   */
+  idlePollIntervalMs?: number;
+  /** How often DescribeStream looks for new shards (also right after a shard closes). @default 5000 */
   shardRefreshMs?: number;
   /** @default false */
   bisectBatchOnError?: boolean;
@@ -173,6 +182,9 @@ export class StreamPoller {
   private readonly abort = new AbortController();
   private coordinator: Promise<void> | undefined;
   private refreshNow: (() => void) | undefined;
+  /** Wakes each reader sleeping on a caught-up shard. */
+  private readonly idleWakes = new Set<() => void>();
+  private nudges = 0;
   private started = false;
 
   constructor(options: StreamPollerOptions) {
@@ -181,7 +193,8 @@ export class StreamPoller {
       batchSize: 100,
       maxBatchingWindowMs: 0,
       pollIntervalMs: 50,
-      shardRefreshMs: 1000,
+      idlePollIntervalMs: 500,
+      shardRefreshMs: 5000,
       bisectBatchOnError: false,
       retryAttempts: 2,
       retryBaseDelayMs: 20,
@@ -219,6 +232,16 @@ export class StreamPoller {
     this.refreshNow?.();
     await this.coordinator;
     await Promise.all([...this.readers]);
+  }
+
+  /**
+   * Says that the table was probably just written to (the local runtime calls it after each
+   * write of its own): caught-up shards are read again now — though never sooner than
+   * `pollIntervalMs` after their last read — instead of after their idle back-off.
+   */
+  nudge(): void {
+    this.nudges++;
+    for (const wake of this.idleWakes) wake();
   }
 
   private get stopped(): boolean {
@@ -327,6 +350,9 @@ export class StreamPoller {
     shard.iterator = undefined;
     let buffer: Entry[] = [];
     let failures = 0;
+    let emptyReads = 0;
+    let lastRead = 0;
+    let nudgesAtRead = 0;
     while (!this.stopped) {
       let next: string | undefined;
       let records: SdkChangeRecord[];
@@ -337,6 +363,8 @@ export class StreamPoller {
           next = undefined;
         } else {
           this.stats.getRecordsCalls++;
+          lastRead = this.options.now();
+          nudgesAtRead = this.nudges;
           const result = await this.options.streams.getRecords({ ShardIterator: iterator, Limit: 1000 });
           records = result.Records ?? [];
           next = result.NextShardIterator;
@@ -376,7 +404,22 @@ export class StreamPoller {
       }
       iterator = next;
       // An empty answer: the shard is caught up. A full one: read on at once.
-      if (records.length === 0) await this.sleep(buffer.length > 0 ? Math.min(this.options.pollIntervalMs, this.options.maxBatchingWindowMs) : this.options.pollIntervalMs);
+      if (records.length > 0) emptyReads = 0;
+      else if (buffer.length > 0) await this.sleep(Math.min(this.options.pollIntervalMs, this.options.maxBatchingWindowMs));
+      else {
+        const { pollIntervalMs, idlePollIntervalMs } = this.options;
+        let wake: (() => void) | undefined;
+        // A nudge since this read began (a write it may have missed) skips the back-off.
+        if (this.nudges === nudgesAtRead) {
+          await this.sleep(Math.min(idlePollIntervalMs, pollIntervalMs * 2 ** Math.min(emptyReads++, 16)), (w) => this.idleWakes.add((wake = w)));
+        }
+        if (wake) this.idleWakes.delete(wake);
+        if (this.nudges !== nudgesAtRead) {
+          // Woken by a write: read again, but keep to the active polling rate.
+          emptyReads = 0;
+          await this.sleep(lastRead + pollIntervalMs - this.options.now());
+        }
+      }
     }
   }
 

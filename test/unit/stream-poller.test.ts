@@ -192,6 +192,18 @@ describe('stream poller: reading', () => {
     expect(h.seen).toEqual([put]);
   });
 
+  it('gives up a record it cannot map instead of stalling the shard', async () => {
+    const h = await harness((s) => {
+      s.addShard('a');
+      s.put('a', { ...segmentImage('t', 1), odd: { $unknown: ['X', 1] } as never });
+      s.put('a', segmentImage('t', 2));
+    });
+    const [bad, good] = seqs(h.streams, 'a');
+    await eventually(() => h.seen.length === 1, 3000, 'the readable record');
+    expect(h.seen).toEqual([good]);
+    expect(h.failures).toEqual([expect.objectContaining({ condition: 'RecordUnreadable', startSequenceNumber: bad, batchSize: 1 })]);
+  });
+
   it('splits batches at 6 MB of event, like Lambda', async () => {
     const big = 'x'.repeat(2_500_000);
     const h = await harness((s) => {

@@ -69,7 +69,8 @@ export const streamsApiOf = (client: DynamoDBStreamsClient): StreamsApi => ({
 
 /** What the on-failure destination gets: the batch's place in the stream, not its records (as Lambda's `DDBStreamBatchInfo`). */
 export interface FailedBatch {
-  condition: 'RetryAttemptsExhausted' | 'RecordAgeExceeded';
+  /** `RecordUnreadable` is local only: a record the poller could not turn into Lambda's shape. */
+  condition: 'RetryAttemptsExhausted' | 'RecordAgeExceeded' | 'RecordUnreadable';
   streamArn: string;
   shardId: string;
   startSequenceNumber: string;
@@ -146,6 +147,8 @@ interface Entry {
   readAt: number;
   bytes: number;
   passes: boolean;
+  /** Why the record could not be mapped (it is given up rather than stall its shard). */
+  unreadable?: string;
 }
 
 interface Shard {
@@ -424,13 +427,20 @@ export class StreamPoller {
   }
 
   private entry(raw: SdkChangeRecord, readAt: number): Entry {
-    const record = changeRecordOf(raw, this.options.streamArn);
+    let record: ChangeRecord;
+    try {
+      record = changeRecordOf(raw, this.options.streamArn);
+    } catch (error) {
+      const sequenceNumber = raw.dynamodb?.SequenceNumber ?? '';
+      return { record: {}, sequenceNumber, readAt, bytes: 0, passes: false, unreadable: String(error) };
+    }
     const passes = this.options.filters.length === 0 || matchesAny(this.options.filters, record);
     return { record, sequenceNumber: record.dynamodb?.SequenceNumber ?? '', readAt, bytes: Buffer.byteLength(JSON.stringify(record)), passes };
   }
 
   /** Hands the passing records over in batches; then moves the checkpoint past every record read. */
   private async deliver(shard: Shard, entries: Entry[]): Promise<void> {
+    for (const entry of entries.filter((e) => e.unreadable !== undefined)) this.fail(shard, [entry], 'RecordUnreadable', entry.unreadable);
     const passing = entries.filter((e) => e.passes);
     this.stats.recordsPassed += passing.length;
     let batch: Entry[] = [];

@@ -435,7 +435,9 @@ export class StreamPoller {
       return { record: {}, sequenceNumber, readAt, bytes: 0, passes: false, unreadable: String(error) };
     }
     const passes = this.options.filters.length === 0 || matchesAny(this.options.filters, record);
-    return { record, sequenceNumber: record.dynamodb?.SequenceNumber ?? '', readAt, bytes: Buffer.byteLength(JSON.stringify(record)), passes };
+    // Only records that are handed over count toward the 6 MB event: skip the sizing of the rest.
+    const bytes = passes ? Buffer.byteLength(JSON.stringify(record)) : 0;
+    return { record, sequenceNumber: record.dynamodb?.SequenceNumber ?? '', readAt, bytes, passes };
   }
 
   /** Hands the passing records over in batches; then moves the checkpoint past every record read. */

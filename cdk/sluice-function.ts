@@ -32,8 +32,10 @@ export const TABLE_WRITE_ACTIONS = [
   'dynamodb:DeleteItem',
   'dynamodb:ConditionCheckItem',
 ] as const;
-const KEY_READ_ACTIONS = ['kms:Decrypt', 'kms:DescribeKey'];
-const KEY_WRITE_ACTIONS = ['kms:Encrypt', 'kms:GenerateDataKey', 'kms:ReEncryptFrom', 'kms:ReEncryptTo'];
+/** What reading items of a table encrypted with a customer managed key needs of the key. */
+export const KEY_READ_ACTIONS = ['kms:Decrypt', 'kms:DescribeKey'];
+/** What writing such items needs besides. */
+export const KEY_WRITE_ACTIONS = ['kms:Encrypt', 'kms:GenerateDataKey', 'kms:ReEncryptFrom', 'kms:ReEncryptTo'];
 
 export type PowertoolsLogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 

@@ -25,6 +25,7 @@ import { Limits } from '../lib/domain/model.js';
 import { allowInvoke, InvokeEveryTick, nagResourceName, schedulerRole, WorkQueue } from './background.js';
 import { SluiceFunction, TableAccess, type PowertoolsLogLevel, type SluiceFunctionProps } from './sluice-function.js';
 import { SluiceTable } from './sluice-table.js';
+import { addDispatcher, type Dispatcher } from './dispatcher.js';
 
 export interface SluiceServiceProps {
   /**
@@ -201,6 +202,8 @@ export class SluiceService extends Construct {
   readonly checkQueue: WorkQueue;
   /** Seals producer signing secrets. */
   readonly secretsKey: IKey;
+  /** The table stream's trigger and its on-failure queue (cdk/dispatcher.ts). */
+  readonly dispatcher: Dispatcher;
   /** The environment every Sluice function gets (besides the table name and Powertools settings). */
   readonly environment: Readonly<Record<string, string>>;
 
@@ -300,6 +303,7 @@ export class SluiceService extends Construct {
     this.addRoutes(routes);
     this.addAlarm('Api5xx', this.api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }), 'The API answered with 5xx.');
     this.addBackground(minuteName);
+    this.dispatcher = addDispatcher(this, props.namePrefix ? { queueName: `${props.namePrefix}-dispatch-failures` } : {});
   }
 
   /** Timers and check-back: their functions, event sources, schedules, grants and alarms. */

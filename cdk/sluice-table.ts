@@ -8,6 +8,7 @@ import {
   AttributeType,
   BillingMode,
   ProjectionType,
+  StreamViewType,
   Table,
   TableEncryption,
   type Attribute,
@@ -40,6 +41,24 @@ function keys(schema: KeySchemaElement[] | undefined): { partitionKey: Attribute
   return { partitionKey: attribute(hash?.AttributeName), ...(range ? { sortKey: attribute(range.AttributeName) } : {}) };
 }
 
+const streamViewTypes: Record<string, StreamViewType> = {
+  NEW_IMAGE: StreamViewType.NEW_IMAGE,
+  NEW_AND_OLD_IMAGES: StreamViewType.NEW_AND_OLD_IMAGES,
+  OLD_IMAGE: StreamViewType.OLD_IMAGE,
+  KEYS_ONLY: StreamViewType.KEYS_ONLY,
+};
+
+/** The stream of `tableDefinition()`: the dispatcher's event source (docs/design.md, "The dispatcher"). */
+function streamViewType(): StreamViewType | undefined {
+  const spec = definition.StreamSpecification;
+  if (!spec?.StreamEnabled) return undefined;
+  const type = spec.StreamViewType === undefined ? undefined : streamViewTypes[spec.StreamViewType];
+  if (!type) throw new Error(`tableDefinition(): stream view type '${spec.StreamViewType}' is not supported`);
+  return type;
+}
+
+const tableStream = streamViewType();
+
 const projectionTypes: Record<string, ProjectionType> = {
   KEYS_ONLY: ProjectionType.KEYS_ONLY,
   INCLUDE: ProjectionType.INCLUDE,
@@ -60,7 +79,7 @@ export interface SluiceTableProps {
   readonly encryptionKey?: IKey;
 }
 
-/** On-demand, point-in-time recovery, TTL on `ttl`, encrypted at rest; retained by default. */
+/** On-demand, point-in-time recovery, TTL on `ttl`, a stream of new images, encrypted at rest; retained by default. */
 export class SluiceTable extends Construct {
   readonly table: Table;
 
@@ -73,6 +92,7 @@ export class SluiceTable extends Construct {
       ...keys(definition.KeySchema),
       billingMode: BillingMode.PAY_PER_REQUEST,
       timeToLiveAttribute: TTL_ATTRIBUTE,
+      ...(tableStream ? { stream: tableStream } : {}),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       ...(props.encryptionKey
         ? { encryption: TableEncryption.CUSTOMER_MANAGED, encryptionKey: props.encryptionKey }

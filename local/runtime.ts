@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGateway, lambdaContext } from './gateway.js';
 import { startDynamoLocal, type LocalDynamo } from './dynamo.js';
+import { startDispatcher, type LocalDispatcher } from './dispatcher.js';
 
 export interface LocalOptions {
   host: string;
@@ -25,12 +26,16 @@ export interface LocalOptions {
   sweepEverySeconds?: number;
   /** How often due transaction check-backs run (SLUICE_CHECKBACK_EVERY_SECONDS, default 60). */
   checkbackEverySeconds?: number;
+  /** How often the dispatcher's stream poller reads a caught-up shard again (ms, default 50). */
+  dispatchPollIntervalMs?: number;
 }
 
 export interface LocalRuntime {
   url: string;
   endpoint: string;
   server: Server;
+  /** The dispatcher's event source (the table's stream read by the local poller); absent against a remote deployment. */
+  dispatcher?: LocalDispatcher;
   stop(): Promise<void>;
 }
 
@@ -106,6 +111,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     );
   }
   let dynamo: LocalDynamo | undefined;
+  let dispatcher: LocalDispatcher | undefined;
   const endpoint = options.endpoint ?? (dynamo = await startDynamoLocal({ dataDir: options.dataDir })).endpoint;
   try {
     const { client } = createDynamoClients({ endpoint });
@@ -122,6 +128,12 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     const server = await createGateway({ token: options.token });
     const stopTimers = await startTimers(options.sweepEverySeconds ?? 30);
     const stopChecks = await startCheckbacks(options.checkbackEverySeconds ?? 60);
+    dispatcher = await startDispatcher({
+      endpoint,
+      tableName: options.tableName,
+      dataDir: options.dataDir,
+      ...(options.dispatchPollIntervalMs ? { pollIntervalMs: options.dispatchPollIntervalMs } : {}),
+    });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(options.port, options.host, () => resolve());
@@ -132,15 +144,18 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       url: `http://${host}:${address.port}`,
       endpoint,
       server,
+      dispatcher,
       stop: async () => {
         stopTimers();
         stopChecks();
+        await dispatcher?.stop();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await dynamo?.stop();
       },
     };
   } catch (error) {
+    await dispatcher?.stop();
     await dynamo?.stop();
     throw error;
   }

@@ -29,6 +29,9 @@ import { LocalSecretBox } from '../../lib/adapters/local/secret-box.js';
 import { HttpWebhookClient } from '../../lib/adapters/http/webhook-client.js';
 import { TransactionService } from '../../lib/services/transaction-service.js';
 import { loadConfig, type Config } from './config.js';
+import { TopicActivity } from '../../lib/adapters/dynamodb/topic-activity.js';
+import { ActivityRoute } from '../../lib/services/activity-route.js';
+import { Dispatcher } from '../../lib/services/dispatcher.js';
 
 export interface Container {
   config: Config;
@@ -40,6 +43,8 @@ export interface Container {
   admin: AdminService;
   timers: TimerService;
   transactions: TransactionService;
+  /** Routes flagged segment inserts from the table's stream (functions/dispatch/dispatcher.ts). */
+  dispatcher: Dispatcher;
   /** Local runtime only: the in-process scheduler and delay queue, whose targets the runtime sets. */
   localTimers: LocalTimerBus | undefined;
   /** Local runtime only: the in-process check-back fan-out. */
@@ -98,6 +103,11 @@ export function buildContainer(config: Config): Container {
       log: (message, details) => logger.warn(message, details),
     },
   );
+  const dispatchLog = {
+    warn: (message: string, details: Record<string, unknown>) => logger.warn(message, details),
+    error: (message: string, details: Record<string, unknown>) => logger.error(message, details),
+  };
+  const streamDispatcher = new Dispatcher({ wake: [new ActivityRoute(new TopicActivity(doc, table), dispatchLog)] }, systemClock, dispatchLog);
   return {
     config,
     dynamo: client,
@@ -107,6 +117,7 @@ export function buildContainer(config: Config): Container {
     admin: new AdminService(stores, systemClock),
     timers,
     transactions,
+    dispatcher: streamDispatcher,
     localTimers,
     localChecks,
   };

@@ -11,8 +11,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../functions/api/routes.js';
+import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
+import { activityKey } from '../../lib/adapters/dynamodb/topic-activity.js';
 import { testTable } from '../helpers/stores.js';
 import { sluiceApp } from './synth.js';
 
@@ -34,7 +37,7 @@ interface Invocation {
 }
 
 /** The functions besides the API routes. */
-const backgroundFunctions = ['timer-minute', 'timer-release', 'timer-sweep', 'check-sweep', 'check-worker'];
+const backgroundFunctions = ['timer-minute', 'timer-release', 'timer-sweep', 'check-sweep', 'check-worker', 'dispatcher'];
 
 const sqsEvent = (...bodies: string[]) => ({
   Records: bodies.map((body, i) => ({
@@ -156,6 +159,15 @@ describe('Lambda bundles', () => {
     expect(release).toEqual({ loaded: true, result: { batchItemFailures: [{ itemIdentifier: 'm1' }] } });
     const check = await invokeAny('check-worker', sqsEvent(JSON.stringify({ transactionId: 't01KNOTATRANSACTION0000000' }), 'not json'));
     expect(check).toEqual({ loaded: true, result: { batchItemFailures: [{ itemIdentifier: 'm1' }] } });
+  });
+
+  it('run the dispatcher on a stream event: a flagged segment moves its topic activity', async () => {
+    const image = { pk: { S: 'S#t:bundled-wake/p:0' }, sk: { S: '0000000000000001' }, n: { N: '1' }, m: { L: [{ M: { t: { S: 'bundled-wake' } } }] }, w: { N: '1' } };
+    const event = { Records: [{ eventName: 'INSERT', eventSource: 'aws:dynamodb', dynamodb: { Keys: { pk: image.pk, sk: image.sk }, NewImage: image, SequenceNumber: '1', StreamViewType: 'NEW_IMAGE' } }] };
+    expect(await invokeAny('dispatcher', event)).toEqual({ loaded: true, result: { batchItemFailures: [] } });
+    const { doc } = createDynamoClients({ endpoint });
+    const { Item } = await doc.send(new GetCommand({ TableName: table, Key: activityKey('bundled-wake'), ConsistentRead: true }));
+    expect(Item?.at).toBeGreaterThan(Date.now() - 60_000);
   });
 
   it('answer requests: health, openapi, and a topic written then read through DynamoDB', async () => {

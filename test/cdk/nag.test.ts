@@ -2,6 +2,7 @@ import { App, Stack, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { SluiceService } from '../../cdk/index.js';
+import { nagResourceName } from '../../cdk/background.js';
 import { sluiceApp } from './synth.js';
 
 /** cdk-nag 3 reports through CDK policy validation; `validateScope` runs the same rules directly. */
@@ -35,6 +36,7 @@ describe('cdk-nag AwsSolutions', () => {
   it('acknowledges only specific rules, each with a concrete reason', () => {
     const { app, stateless } = sluiceApp();
     const group = stateless.service.scheduleGroup.scheduleGroupName;
+    const tableStreams = nagResourceName(stateless.service.dispatcher.function, `${stateless.service.table.tableArn}/stream/*`);
     const acknowledged = app.node
       .findAll()
       .flatMap((c) => c.node.metadata.filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY))
@@ -48,6 +50,10 @@ describe('cdk-nag AwsSolutions', () => {
         // CreateSchedule of the run-time minute schedules: one group, one name prefix.
         `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${group}/sluice-m*]`,
         'AwsSolutions-L1',
+        // The dispatcher's on-failure queue is itself a dead-letter queue.
+        'AwsSolutions-SQS3',
+        // dynamodb:ListStreams of the dispatcher's event source, on the table's streams.
+        `AwsSolutions-IAM5[Resource::${tableStreams}]`,
       ].sort(),
     );
     for (const [, reason] of acknowledged) expect(reason.length).toBeGreaterThan(60);

@@ -21,6 +21,7 @@ const background = {
   'timer-sweep': 'timers/sweep',
   'check-sweep': 'checks/sweep',
   'check-worker': 'checks/worker',
+  dispatcher: 'dispatch/dispatcher',
 } as const;
 const allFunctions = [...routes.map((r) => r.entry), ...Object.keys(background)];
 
@@ -38,6 +39,8 @@ const expectedExtraGrants: Record<string, string[]> = {
   'timer-release': [...CONSUME, 'sqs:SendMessage'],
   'check-sweep': ['sqs:SendMessage'],
   'check-worker': [...CONSUME, 'kms:Decrypt'],
+  // Lambda's on-failure destination of the table stream mapping (SqsDlq)
+  dispatcher: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
 };
 const extraGrants = (grants: Grant[]) => grants.filter((g) => !/^(dynamodb|logs|xray):/.test(g.action));
 
@@ -359,7 +362,8 @@ describe('least privilege', () => {
     const roles = (...entries: string[]) => entries.map((e) => roleOf(stateless, functionId(e))).sort();
     expect(sendersTo(service.delayQueue.queue)).toEqual(roles('send-message', 'send-batch', 'timer-minute', 'timer-release'));
     expect(sendersTo(service.checkQueue.queue)).toEqual(roles('check-sweep'));
-    expect(grantsOfAction(stateless, 'sqs:SendMessage')).toHaveLength(5);
+    expect(sendersTo(service.dispatcher.deadLetterQueue)).toEqual(roles('dispatcher'));
+    expect(grantsOfAction(stateless, 'sqs:SendMessage')).toHaveLength(6);
   });
 
   it('lets only the check worker decrypt producer secrets, and only put-producer and rotate-secret encrypt them', () => {
@@ -508,12 +512,12 @@ describe('timers and check-back', () => {
     });
   });
 
-  it('invoke no function from any other event source than these schedules and the two queues', () => {
+  it('invoke no function from any other event source than these schedules, the two queues and the table stream', () => {
     const invokers = Object.keys(resourcesOf(stateless, 'AWS::IAM::Role')).filter((role) =>
       roleGrants(stateless, role).some((g) => g.action === 'lambda:InvokeFunction'),
     );
     expect(invokers).toHaveLength(3);
-    expect(Object.keys(resourcesOf(stateless, 'AWS::Lambda::EventSourceMapping'))).toHaveLength(2);
+    expect(Object.keys(resourcesOf(stateless, 'AWS::Lambda::EventSourceMapping'))).toHaveLength(3);
   });
 
   it('wire the delay queue to timer-release with partial batch responses', () => {
@@ -562,7 +566,8 @@ describe('timers and check-back', () => {
       expect(resources[dlqId].Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
     }
     const policies = Object.values(resourcesOf(stateless, 'AWS::SQS::QueuePolicy'));
-    expect(policies).toHaveLength(4);
+    // The two work queues, their DLQs, and the dispatcher's on-failure queue (test/cdk/dispatcher.test.ts).
+    expect(policies).toHaveLength(5);
     for (const policy of policies) {
       expect(JSON.stringify(policy.Properties?.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
     }

@@ -1,0 +1,51 @@
+/**
+ * Reads a stream-segment INSERT out of a change record of the table's stream:
+ * which stream and sequence numbers it holds, the topics of its messages and
+ * the flags that asked for the dispatcher (see dispatch-source.ts).
+ */
+import type { ChangeRecord } from '../../ports/change-stream.js';
+import { NOTICE_FLAG, SENTINEL_SK, STREAM_PK_PREFIX, WAKE_FLAG } from './dispatch-source.js';
+import type { StoredRecord } from './records.js';
+import { imageOf } from './stream-records.js';
+
+/** A segment that was just appended, as the dispatcher routes it. */
+export interface SegmentChange {
+  /** The change record's `SequenceNumber`: what a partial batch response names. */
+  id: string;
+  stream: string;
+  /** First sequence number and number of messages of the segment. */
+  seq: number;
+  count: number;
+  /** The distinct topics of its messages (a time-order group's shard streams carry several). */
+  topics: string[];
+  /** `nf`: the FIFO notice lane to announce the segment on. */
+  noticeLane: number | undefined;
+  /** `w`: a waiter or push group of these topics needs to hear of it. */
+  wake: boolean;
+}
+
+/**
+ * The segment a change record inserted, or undefined for any other change
+ * (the event source's filters already drop those; the handler does not rely on it).
+ */
+export function segmentChangeOf(record: ChangeRecord): SegmentChange | undefined {
+  const id = record.dynamodb?.SequenceNumber;
+  if (record.eventName !== 'INSERT' || id === undefined) return undefined;
+  const item = imageOf(record.dynamodb?.NewImage);
+  if (!item || typeof item.pk !== 'string' || typeof item.sk !== 'string') return undefined;
+  if (!item.pk.startsWith(STREAM_PK_PREFIX) || item.sk === SENTINEL_SK) return undefined;
+  const seq = Number(item.sk);
+  if (!Number.isSafeInteger(seq)) return undefined;
+  const messages = Array.isArray(item.m) ? (item.m as Array<Partial<StoredRecord>>) : [];
+  const topics = [...new Set(messages.map((m) => m.t).filter((t): t is string => typeof t === 'string'))];
+  const lane = item[NOTICE_FLAG];
+  return {
+    id,
+    stream: item.pk.slice(STREAM_PK_PREFIX.length),
+    seq,
+    count: Number(item.n ?? messages.length),
+    topics,
+    noticeLane: typeof lane === 'number' ? lane : undefined,
+    wake: item[WAKE_FLAG] !== undefined,
+  };
+}

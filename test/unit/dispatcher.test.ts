@@ -1,0 +1,133 @@
+/**
+ * The dispatcher service: routing of flagged segment inserts by kind, the
+ * partial batch response it builds from route failures, and the topic
+ * activity route's "one write per topic per invocation".
+ */
+import { describe, expect, it } from 'vitest';
+import type { ChangeRecord } from '../../lib/ports/change-stream.js';
+import type { SegmentChange } from '../../lib/adapters/dynamodb/segment-changes.js';
+import { Dispatcher, DispatchKind, type DispatchRoute } from '../../lib/services/dispatcher.js';
+import { ActivityRoute } from '../../lib/services/activity-route.js';
+
+const clock = { now: () => 1_800_000_000_000 };
+
+let sequence = 0;
+/** A change record of a segment insert, in the wire format Lambda delivers. */
+function segmentInsert(stream: string, topics: string[], flags: { w?: boolean; nf?: number } = { w: true }): ChangeRecord {
+  const seq = ++sequence;
+  const image = {
+    pk: { S: `S#${stream}` },
+    sk: { S: String(seq).padStart(16, '0') },
+    n: { N: String(topics.length) },
+    m: { L: topics.map((t, i) => ({ M: { i: { S: `m${seq}.${i}` }, t: { S: t } } })) },
+    ...(flags.w ? { w: { N: '1' } } : {}),
+    ...(flags.nf !== undefined ? { nf: { N: String(flags.nf) } } : {}),
+  };
+  return {
+    eventID: `e${seq}`,
+    eventName: 'INSERT',
+    eventSource: 'aws:dynamodb',
+    dynamodb: { Keys: { pk: image.pk, sk: image.sk }, NewImage: image, SequenceNumber: String(seq).padStart(21, '0'), StreamViewType: 'NEW_IMAGE' },
+  };
+}
+
+class RecordingRoute implements DispatchRoute {
+  readonly calls: SegmentChange[][] = [];
+  constructor(
+    readonly name: string,
+    private readonly fail: (segment: SegmentChange) => boolean = () => false,
+  ) {}
+  async handle(segments: readonly SegmentChange[]) {
+    this.calls.push([...segments]);
+    return segments.filter(this.fail).map((s) => s.id);
+  }
+}
+
+describe('Dispatcher', () => {
+  it('routes each segment to the routes of the flags it carries, all segments of a kind in one call', async () => {
+    const wake = new RecordingRoute('wake');
+    const notice = new RecordingRoute('notice');
+    const dispatcher = new Dispatcher({ [DispatchKind.WAKE]: [wake], [DispatchKind.NOTICE]: [notice] }, clock);
+    const records = [
+      segmentInsert('t:a/p:0', ['a']),
+      segmentInsert('t:f/k:x', ['f'], { nf: 1 }),
+      segmentInsert('t:f/k:y', ['f'], { nf: 2, w: true }),
+      segmentInsert('t:b/p:1', ['b', 'b']),
+    ];
+    expect(await dispatcher.dispatch(records)).toEqual({ batchItemFailures: [] });
+    expect(wake.calls).toHaveLength(1);
+    expect(wake.calls[0]?.map((s) => s.stream)).toEqual(['t:a/p:0', 't:f/k:y', 't:b/p:1']);
+    expect(notice.calls).toHaveLength(1);
+    expect(notice.calls[0]?.map((s) => [s.stream, s.noticeLane])).toEqual([
+      ['t:f/k:x', 1],
+      ['t:f/k:y', 2],
+    ]);
+  });
+
+  it('answers the failed records in stream order, and all of a kind when its route throws', async () => {
+    const records = [segmentInsert('t:a/p:0', ['a']), segmentInsert('t:a/p:1', ['a']), segmentInsert('t:f/k:x', ['f'], { nf: 0 })];
+    const ids = records.map((r) => r.dynamodb?.SequenceNumber);
+    const failingLast = new RecordingRoute('wake', (s) => s.id === ids[1]);
+    const throwing: DispatchRoute = {
+      name: 'broken',
+      handle: async () => {
+        throw new Error('down');
+      },
+    };
+    const errors: unknown[] = [];
+    const dispatcher = new Dispatcher({ wake: [failingLast], notice: [throwing] }, clock, { warn: () => undefined, error: (m, d) => errors.push([m, d]) });
+    const { batchItemFailures } = await dispatcher.dispatch(records);
+    expect(batchItemFailures.map((f) => f.itemIdentifier)).toEqual([ids[1], ids[2]]);
+    expect(errors).toHaveLength(1);
+  });
+
+  it('skips changes that are not flagged segment inserts instead of failing the batch', async () => {
+    const wake = new RecordingRoute('wake');
+    const warnings: string[] = [];
+    const dispatcher = new Dispatcher({ wake: [wake] }, clock, { warn: (m) => warnings.push(m), error: () => undefined });
+    const sentinel: ChangeRecord = { eventName: 'INSERT', dynamodb: { NewImage: { pk: { S: 'S#t:a/p:0' }, sk: { S: '#' } }, SequenceNumber: '1' } };
+    const modify: ChangeRecord = { ...segmentInsert('t:a/p:0', ['a']), eventName: 'MODIFY' };
+    const good = segmentInsert('t:a/p:0', ['a']);
+    expect(await dispatcher.dispatch([sentinel, modify, good])).toEqual({ batchItemFailures: [] });
+    expect(wake.calls.flat().map((s) => s.id)).toEqual([good.dynamodb?.SequenceNumber]);
+    expect(warnings).toHaveLength(2);
+  });
+
+  it('leaves a kind with no route alone (its routes come with later work)', async () => {
+    const dispatcher = new Dispatcher({}, clock);
+    expect(await dispatcher.dispatch([segmentInsert('t:f/k:x', ['f'], { nf: 3 })])).toEqual({ batchItemFailures: [] });
+  });
+});
+
+describe('ActivityRoute', () => {
+  it('writes each topic once per invocation, at the invocation time', async () => {
+    const touches: Array<[string, number]> = [];
+    const route = new ActivityRoute({ touch: async (topic, at) => (touches.push([topic, at]), true) });
+    const dispatcher = new Dispatcher({ wake: [route] }, clock);
+    const records = [
+      segmentInsert('t:a/p:0', ['a']),
+      segmentInsert('t:a/p:1', ['a']),
+      segmentInsert('o:g/k:x', ['b', 'c', 'b']),
+      segmentInsert('t:d/p:0', ['d'], { nf: 1 }), // notice only: not a wake
+    ];
+    await dispatcher.dispatch(records);
+    expect(touches.sort()).toEqual([
+      ['a', clock.now()],
+      ['b', clock.now()],
+      ['c', clock.now()],
+    ]);
+  });
+
+  it('fails exactly the segments of a topic whose write failed', async () => {
+    const route = new ActivityRoute({
+      touch: async (topic) => {
+        if (topic === 'b') throw new Error('throttled');
+        return true;
+      },
+    });
+    const dispatcher = new Dispatcher({ wake: [route] }, clock);
+    const records = [segmentInsert('t:a/p:0', ['a']), segmentInsert('o:g/k:x', ['a', 'b']), segmentInsert('t:b/p:0', ['b'])];
+    const { batchItemFailures } = await dispatcher.dispatch(records);
+    expect(batchItemFailures.map((f) => f.itemIdentifier)).toEqual([records[1]?.dynamodb?.SequenceNumber, records[2]?.dynamodb?.SequenceNumber]);
+  });
+});

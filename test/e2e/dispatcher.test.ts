@@ -46,7 +46,9 @@ describe.skipIf(REMOTE)('the local runtime dispatcher', () => {
 
     const now = Date.now();
     const record = { messageId: 'm-flagged', topic: 'wakes', body: 'x', encoding: 'utf8' as const, tag: undefined, keys: [], properties: {}, shardKey: undefined, sentAt: now, deliverableAt: now, expiresAt: now + 60_000, generation: 1 };
-    await doc.send(new PutCommand({ TableName: table, Item: { pk: 'S#t:wakes/p:3', sk: padSeq(1), n: 1, m: [toStored(record)], ttl: Math.ceil(record.expiresAt / 1000), w: 1 } }));
+    // A sequence number no send has reached: the put must INSERT (overwriting the send's segment, were it
+    // in the same partition, would be a MODIFY, which the filters rightly drop).
+    await doc.send(new PutCommand({ TableName: table, Item: { pk: 'S#t:wakes/p:3', sk: padSeq(1_000_000_000), n: 1, m: [toStored(record)], ttl: Math.ceil(record.expiresAt / 1000), w: 1 } }));
     let item: Record<string, unknown> | undefined;
     // Not a latency test (test/integration/dispatcher-stream.test.ts measures that): give a loaded machine time.
     for (const deadline = Date.now() + 10_000; !(item = await activityOf('wakes')) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));

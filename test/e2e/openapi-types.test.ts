@@ -26,7 +26,14 @@ import type * as Sdk from '${sdkTypes}';
 import type { SluiceClient } from '${sdkClient}';
 
 type IsAny<T> = 0 extends 1 & T ? true : false;
-type Same<A, B> = IsAny<A> extends true ? false : IsAny<B> extends true ? false : (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+/**
+ * A type written as one object, all the way down: the SDK composes its types from shared
+ * parts (a topic with counts is the topic and its counts), the generator writes each one out, and
+ * the identity check below tells an intersection from the object it equals. Modifiers are kept.
+ */
+type Deep<T> = T extends readonly (infer E)[] ? Deep<E>[] : T extends object ? { [K in keyof T]: Deep<T[K]> } : T;
+type Identical<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Same<A, B> = IsAny<A> extends true ? false : IsAny<B> extends true ? false : Identical<Deep<A>, Deep<B>>;
 type Expect<T extends true> = T;
 /** An intersection as one object type (the identity check tells them apart). */
 type Flat<T> = { [K in keyof T]: T[K] };

@@ -11,6 +11,8 @@ export interface GlobalOptions {
   json?: boolean;
   auth: AuthMode;
   region?: string;
+  /** Seconds one request may take (a long poll adds its wait). */
+  timeout: number;
 }
 
 export interface CommandContext {
@@ -36,6 +38,7 @@ function contextOf(command: Command): CommandContext {
     auth: options.auth,
     region: options.region || undefined,
     retry: { maxAttempts: 3 },
+    timeoutMs: options.timeout * 1000,
   });
   return { client, out: createOut(Boolean(options.json)) };
 }

@@ -13,6 +13,7 @@ import { addSendCommand } from './commands/send.js';
 import { addTopicCommands } from './commands/topics.js';
 import { addTransactionCommands } from './commands/transactions.js';
 import { reportFailure } from './errors.js';
+import { integer } from './parsers.js';
 
 const DEFAULT_ENDPOINT = 'http://127.0.0.1:3000';
 
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--token <token>', 'bearer token of the local runtime').env('SLUICE_API_TOKEN'))
     .addOption(new Option('--auth <mode>', 'authentication').choices(['auto', 'bearer', 'sigv4', 'none']).default('auto'))
     .addOption(new Option('--region <region>', 'AWS region for SigV4 (default: from the endpoint)').env('AWS_REGION'))
+    .addOption(new Option('--timeout <seconds>', 'how long one request may take before it is retried or given up').env('SLUICE_TIMEOUT').argParser(integer('--timeout', 1, 900)).default(10))
     .option('--json', 'print JSON instead of tables')
     .showHelpAfterError('(add --help for usage)')
     .exitOverride();

@@ -24,7 +24,7 @@ interface Run {
 function sluice(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
-      env: { ...process.env, SLUICE_ENDPOINT: runtime.url, SLUICE_API_TOKEN: TOKEN, ...options.env },
+      env: { ...process.env, SLUICE_ENDPOINT: runtime.url, SLUICE_API_TOKEN: TOKEN, SLUICE_TIMEOUT: '60', ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -2,6 +2,8 @@
  * The `sluice` program's shape, without a server: every command's help (its arguments, options,
  * defaults and choices) and the argument checks that end a run with exit code 2.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import type { Command } from 'commander';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -107,6 +109,7 @@ describe('sluice program', () => {
     const badEndpoint = await runCli(['--endpoint', 'not a url', '--token', 't', 'topics', 'list']);
     expect(badEndpoint.code).toBe(2);
     expect(badEndpoint.stderr).not.toBe('');
+    expect(await runCli([...NOWHERE, '--timeout', '0', 'topics', 'list'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--timeout must be an integer from 1 to 900.') });
     expect(await runCli(['--version'])).toEqual({ code: 0, stdout: '0.1.0\n', stderr: '' });
     const help = await runCli(['topics', '--help']);
     expect(help.code).toBe(0);
@@ -123,6 +126,26 @@ describe('sluice program', () => {
         'Is it running? Start it with `npm start`, or point --endpoint / SLUICE_ENDPOINT at your deployment.\n',
     });
   });
+});
+
+describe('sluice --timeout', () => {
+  it('gives up on an endpoint that accepts but never answers after its attempts of --timeout seconds, exit 3', async () => {
+    const requests: string[] = [];
+    const server = createServer((request) => void requests.push(request.url ?? ''));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const started = Date.now();
+      const run = await runCli(['--endpoint', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, '--token', 't', '--timeout', '1', 'topics', 'list']);
+      expect(run.code).toBe(3);
+      expect(run.stderr).toContain('(timed out)');
+      // Three attempts of one second each (and the back-off between them), not the default ten seconds.
+      expect(requests).toEqual(['/v1/topics', '/v1/topics', '/v1/topics']);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  }, 30_000);
 });
 
 describe('sluice output', () => {

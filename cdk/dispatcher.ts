@@ -13,7 +13,7 @@ import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { DISPATCH_FILTERS, DISPATCH_SOURCE } from '../lib/adapters/dynamodb/dispatch-source.js';
-import { activityKey } from '../lib/adapters/dynamodb/topic-activity.js';
+import { activityKey } from '../lib/adapters/dynamodb/keys.js';
 import { nagResourceName } from './background.js';
 import { KEY_READ_ACTIONS, KEY_WRITE_ACTIONS, TableAccess, type SluiceFunction } from './sluice-function.js';
 import type { SluiceFunctionOptions } from './sluice-service.js';

@@ -9,6 +9,7 @@
  *   producer group     PRODUCER                 <name>                          producers.ts
  *   stream sentinel    S#<stream>               #                               stream-log.ts
  *   stream segment     S#<stream>               <16-digit first seq>            stream-log.ts, records.ts
+ *   topic activity     A#<topic>                A                               topic-activity.ts
  *   cursor             C#<group>                <stream>                        cursor-item.ts
  *   pending outputs    O#<group>#<stream>       <seq>                           pending-outputs.ts
  *   dedup marker       U#<topic>#<dedupId>      U                               markers.ts
@@ -45,6 +46,11 @@ const upTo = (ms: number): string => `${padMs(ms)}#~`;
 export const TOPIC_PK = 'TOPIC';
 export const GROUP_PK = 'GROUP';
 export const PRODUCER_PK = 'PRODUCER';
+
+// ── topic activity (topic-activity.ts) ─────────────────────────────────
+
+/** The activity item of a topic: when a flagged message last landed on it. */
+export const activityKey = (topic: string): { pk: string; sk: string } => ({ pk: `A#${topic}`, sk: 'A' });
 
 // ── streams ────────────────────────────────────────────────────────────
 

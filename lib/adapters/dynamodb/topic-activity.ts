@@ -12,9 +12,9 @@
  */
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { call, conditional } from './call.js';
+import { activityKey } from './keys.js';
 
-/** keys.ts when it lands. */
-export const activityKey = (topic: string) => ({ pk: `A#${topic}`, sk: 'A' });
+export { activityKey };
 
 /** An activity item outlives its last write by this long (a long poll treats "gone" as "never"). */
 export const ACTIVITY_TTL_SECONDS = 7 * 24 * 3600;

@@ -10,6 +10,8 @@ export const Name = z
   .regex(NAME_PATTERN, 'must be 1-128 characters of A-Z a-z 0-9 . _ -');
 
 const shortText = (max: number) => z.string().min(1).max(max);
+/** 10^11 ms is 1973-03-03; 10^11 s is the year 5138: below it, an epoch number is seconds sent by mistake. */
+const EPOCH_MS_MIN = 1e11;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 export const TopicParams = z.strictObject({ topic: Name });
@@ -71,9 +73,16 @@ const sendShape = {
   shardKey: shortText(Limits.shardKeyMaxLength).optional(),
   delaySeconds: z.number().int().min(0).max(Limits.retentionMaxSeconds).optional(),
   deliverAt: z
-    .union([z.iso.datetime({ offset: true }), z.number().int().min(0)])
+    .union([
+      z.iso.datetime({ offset: true }),
+      // Epoch seconds read as milliseconds are a time in January 1970, i.e. "deliver now": refuse them (SPEC §2).
+      z
+        .number()
+        .int()
+        .min(EPOCH_MS_MIN, 'is below 10^11, which looks like epoch seconds: give epoch milliseconds or an RFC 3339 date-time'),
+    ])
     .optional()
-    .describe('RFC 3339 date-time or epoch milliseconds'),
+    .describe('RFC 3339 date-time, or epoch milliseconds (numbers below 10^11 are refused: they look like epoch seconds)'),
   dedupId: shortText(128).optional(),
   transaction: z
     .strictObject({ producerGroup: Name, checkAfterSeconds: z.number().int().min(1).max(3600).optional() })

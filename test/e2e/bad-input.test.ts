@@ -87,6 +87,8 @@ const cases: Array<[string, string, string, unknown, number, string, string?]> =
   ['cancel an unknown message', 'DELETE', '/v1/topics/orders/messages/d01ARZ3NDEKTSV4RRFFQ69G5FAV', undefined, 404, 'MessageNotFound'],
   ['cancel with an over-long id', 'DELETE', `/v1/topics/orders/messages/${'m'.repeat(513)}`, undefined, 400, 'InvalidArgument', 'path/messageId'],
   ['send beyond maxDelaySeconds', 'POST', '/v1/topics/orders/messages', { body: 'x', delaySeconds: 3 * 86_400 + 1 }, 400, 'DelayTooLong', 'delaySeconds'],
+  ['send with deliverAt in epoch seconds', 'POST', '/v1/topics/orders/messages', { body: 'x', deliverAt: 1_764_547_200 }, 400, 'InvalidArgument', 'deliverAt'],
+  ['batch with deliverAt in epoch seconds', 'POST', '/v1/topics/orders/messages/batch', { entries: [{ body: 'x' }, { body: 'y', deliverAt: 1_764_547_200 }] }, 400, 'InvalidArgument', 'entries/1/deliverAt'],
   ['send with a malformed deliverAt', 'POST', '/v1/topics/orders/messages', { body: 'x', deliverAt: 'tomorrow' }, 400, 'InvalidArgument', 'deliverAt'],
   ['commit publishing to a missing topic', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'WzEsIm9yZGVycyIsInQ6b3JkZXJzL3A6MCIsMSwiMS5hYmMiXQ', publish: [{ topic: 'nope', body: 'x' }] }] }, 400, 'InvalidArgument', 'entries/0/publish/0/topic'],
   ['commit publishing to FIFO without shard key', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'WzEsIm9yZGVycyIsInQ6b3JkZXJzL3A6MCIsMSwiMS5hYmMiXQ', publish: [{ topic: 'ledger', body: 'x' }] }] }, 400, 'ShardKeyRequired', 'entries/0/publish/0/shardKey'],
@@ -125,6 +127,12 @@ describe('bad input', () => {
   it('refuses a body that is not JSON', async () => {
     const res = await api.request('POST', '/v1/topics/orders/messages', 'body=x', { 'content-type': 'application/x-www-form-urlencoded' });
     expectProblem(res, 415, 'UnsupportedMediaType');
+  });
+
+  it('says a deliverAt number below 10^11 looks like epoch seconds', async () => {
+    const res = await api.post('/v1/topics/orders/messages', { body: 'x', deliverAt: Math.floor(Date.now() / 1000) + 60 });
+    expectProblem(res, 400, 'InvalidArgument', 'deliverAt');
+    expect(res.body.detail).toMatch(/deliverAt .*looks like epoch seconds/);
   });
 
   it('covers every route', () => {

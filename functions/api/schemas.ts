@@ -120,18 +120,9 @@ export const VisibilityBody = z.strictObject({
   visibilityTimeoutSeconds: z.number().int().min(0).max(Limits.visibilityMaxSeconds),
 });
 
-/** A message published atomically with a commit: a send without scheduling, dedup or transaction, plus its topic. */
-export const PublishEntry = sendChecks(
-  z.strictObject({
-    topic: Name,
-    body: sendShape.body,
-    encoding: sendShape.encoding,
-    tag: sendShape.tag,
-    keys: sendShape.keys,
-    properties: sendShape.properties,
-    shardKey: sendShape.shardKey,
-  }),
-);
+/** A message published atomically with a commit: a send (every field but `transaction`) plus its topic. */
+const { transaction: _notOnPublish, ...publishShape } = sendShape;
+export const PublishEntry = sendChecks(z.strictObject({ topic: Name, ...publishShape }));
 
 export const CommitBody = z.strictObject({
   entries: z

@@ -86,7 +86,7 @@ export type SendBody = {
   properties?: Record<string, string>;
   shardKey?: string;
   delaySeconds?: number;
-  /** RFC 3339 date-time or epoch milliseconds. */
+  /** RFC 3339 date-time or epoch milliseconds (a number below 10^11 is refused: it looks like epoch seconds). */
   deliverAt?: string | number;
   dedupId?: string;
   /** Send as a half message of this producer group (SPEC §3.6). */
@@ -133,16 +133,8 @@ type MessagePosition = { sequence: number | null; sentAt: string; deliverableAt:
 /** A delivered message with its lease (`receiptHandle`). */
 export type Delivered = { messageId: string; receiptHandle: string; topic: string } & MessageContent & MessagePosition & { deliveryCount: number };
 
-/** A message published atomically with a commit (consume-transform-produce). */
-export type PublishEntry = {
-  topic: string;
-  body: string;
-  encoding?: BodyEncoding;
-  tag?: string;
-  keys?: string[];
-  properties?: Record<string, string>;
-  shardKey?: string;
-};
+/** A message published atomically with a commit (consume-transform-produce): a send, every field but `transaction`, to `topic`. */
+export type PublishEntry = { topic: string } & Omit<SendBody, 'transaction'>;
 export type CommitEntry = { receiptHandle: string; publish?: PublishEntry[] };
 export type CommitEntryResult = { receiptHandle: string; status: 'committed' | 'pending' } | { receiptHandle: string; error: Problem };
 export type CommitResult = { results: CommitEntryResult[] };

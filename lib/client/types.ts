@@ -146,14 +146,14 @@ export type ReceiveResult = {
 
 // ── Messages ────────────────────────────────────────────────────────────
 
-export type Message = { messageId: string; topic: string; state: string } & MessageContent &
+export type Message = { messageId: string; topic: string; state: 'deliverable' | 'scheduled' | 'prepared' | 'cancelled' | 'rolled-back' } & MessageContent &
   MessagePosition & {
     /** Scheduled messages: when they become deliverable. */
     deliverAt?: string;
     expiresAt: string;
   };
 export type MessageDetail = Message & {
-  groups: Array<{ group: string; state: string; deliveryCount: number | null; committedAt: string | null }>;
+  groups: Array<{ group: string; state: 'waiting' | 'in-flight' | 'pending' | 'committed' | 'dead-lettered' | 'expired' | 'filtered'; deliveryCount: number | null; committedAt: string | null }>;
 };
 export type MessageList = { messages: Message[]; nextToken: string | null };
 
@@ -215,7 +215,7 @@ export type TransactionCheckRecord = {
 /** A transaction's state and the check-backs Sluice made. */
 export type Transaction = {
   transactionId: string;
-  state: string;
+  state: 'prepared' | 'committed' | 'rolled-back';
   producerGroup: string | null;
   topic: string;
   messageId: string;
@@ -224,7 +224,7 @@ export type Transaction = {
   checkAfterSeconds: number | null;
   nextCheckAt: string | null;
   checkCount: number;
-  resolvedBy: string | null;
+  resolvedBy: 'producer' | 'check' | 'onMaxChecks' | null;
   resolvedAt: string | null;
   checks: TransactionCheckRecord[];
 };

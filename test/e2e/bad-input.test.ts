@@ -167,6 +167,23 @@ describe('authentication', () => {
   it('rejects unknown routes with 401 before 404 when unauthenticated', async () => {
     expectProblem(await anonymous().get('/v1/nothing'), 401, 'Unauthorized');
   });
+  it.each(routes.filter((r) => r.auth && r.body).map((r) => [r.method, r.path] as const))(
+    '%s %s answers 401 before any body check (oversize, wrong media type, __proto__, bad path)',
+    async (method, path) => {
+      const concrete = path.replace(/\{\w+\}/g, 'does-not-exist');
+      for (const c of [anonymous(), wrong()]) {
+        expectProblem(await c.request(method, concrete, { body: 'x'.repeat(1200 * 1024) }), 401, 'Unauthorized');
+        expectProblem(await c.request(method, concrete, 'body=x', { 'content-type': 'application/x-www-form-urlencoded' }), 401, 'Unauthorized');
+        expectProblem(await c.request(method, concrete, '{"__proto__":{"a":1},"deliverAt":5}'), 401, 'Unauthorized');
+        expectProblem(await c.request(method, path.replace(/\{\w+\}/g, '%ZZ'), '{}'), 401, 'Unauthorized');
+      }
+    },
+  );
+  it('answers 401 before 405 and before a malformed query', async () => {
+    expectProblem(await anonymous().request('PATCH', '/v1/topics/orders', '{}'), 401, 'Unauthorized');
+    expectProblem(await wrong().get('/v1/topics?limit=zero&colour=red'), 401, 'Unauthorized');
+    expectProblem(await wrong().get('/v1/topics?__proto__=x'), 401, 'Unauthorized');
+  });
 });
 
 async function snapshot() {

@@ -158,3 +158,16 @@ describe('property keys', () => {
     expect(sorted((await api.get(`/v1/topics/props/messages/${half.body.messageId}`)).body.properties)).toEqual(sorted(properties));
   });
 });
+
+describe('message keys', () => {
+  it('accepts a key given twice, keeps the keys as sent and finds the message once by it', async () => {
+    for (const extra of [{}, { delaySeconds: 1 }]) {
+      const sent = await api.post('/v1/topics/props/messages', { body: 'twice', keys: ['dup', 'other', 'dup'], ...extra });
+      expect(sent.status, JSON.stringify(sent.body)).toBe(201);
+      expect((await api.get(`/v1/topics/props/messages/${sent.body.messageId}`)).body.keys).toEqual(['dup', 'other', 'dup']);
+    }
+    const found = (await api.get('/v1/topics/props/messages?key=dup')).body.messages;
+    expect(found).toHaveLength(2);
+    expect(new Set(found.map((m: { messageId: string }) => m.messageId)).size).toBe(2);
+  });
+});

@@ -160,12 +160,13 @@ export async function createGateway(options: GatewayOptions): Promise<Server> {
     } catch {
       return problem(res, 400, 'InvalidArgument', 'Invalid argument', 'The path is not valid percent-encoding.');
     }
-    const headers: Record<string, string> = {};
+    // Null-prototype maps, as API Gateway's JSON gives the Lambda: `?__proto__=x` is a parameter (refused as unknown), not the prototype setter.
+    const headers: Record<string, string> = Object.create(null) as Record<string, string>;
     for (const [name, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
     }
-    const query: Record<string, string> = {};
-    for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
+    const query: Record<string, string> = Object.create(null) as Record<string, string>;
+    for (const [name, value] of url.searchParams) query[name] = Object.hasOwn(query, name) ? `${query[name]},${value}` : value;
     const requestId = randomUUID();
     const now = new Date();
     const routeKey = `${route.def.method} ${route.def.path}`;

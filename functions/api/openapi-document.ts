@@ -22,6 +22,16 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'Unavailable; retry after Retry-After seconds',
 };
 
+const integer = { type: 'integer', minimum: 0 };
+const text = { type: 'string' };
+/** Headers of error responses, by status (lib/http/problem.ts sets Retry-After; the authorizer WWW-Authenticate). */
+const ERROR_HEADERS: Record<number, Record<string, unknown>> = {
+  401: { 'WWW-Authenticate': { description: 'The scheme to authenticate with (local runtime: Bearer).', schema: text } },
+  409: { 'Retry-After': { description: 'Seconds to wait, when the conflict passes by itself (a topic recently deleted).', schema: integer } },
+  429: { 'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: integer } },
+  503: { 'Retry-After': { description: 'Seconds to wait before retrying.', required: true, schema: integer } },
+};
+
 export function openApiDocument(): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const problem = { $ref: '#/components/schemas/Problem' };
@@ -37,12 +47,19 @@ export function openApiDocument(): Record<string, unknown> {
     const responses: Record<string, unknown> = {
       [String(route.status)]: {
         description: 'Success',
+        ...(route.headers
+          ? { headers: Object.fromEntries(Object.entries(route.headers).map(([name, description]) => [name, { description, required: true, schema: text }])) }
+          : {}),
         ...(route.response ? { content: { 'application/json': { schema: strip(schema(route.response, 'output')) } } } : {}),
       },
     };
     const codes = new Set([...(route.body || route.params || route.query ? [400] : []), ...(route.auth ? [401] : []), ...(route.body ? [413, 415] : []), ...(route.errors ?? [])]);
     for (const code of [...codes].sort()) {
-      responses[String(code)] = { description: STATUS_TEXT[code] ?? 'Error', content: { 'application/problem+json': { schema: problem } } };
+      responses[String(code)] = {
+        description: STATUS_TEXT[code] ?? 'Error',
+        ...(ERROR_HEADERS[code] ? { headers: ERROR_HEADERS[code] } : {}),
+        content: { 'application/problem+json': { schema: problem } },
+      };
     }
     (paths[route.path] ??= {})[route.method.toLowerCase()] = {
       operationId: route.entry.replace(/-(\w)/g, (_, c: string) => c.toUpperCase()),
@@ -61,7 +78,16 @@ export function openApiDocument(): Record<string, unknown> {
       title: 'Sluice',
       version: '1.0.0',
       description: 'Serverless message queue: normal, scheduled, FIFO and transactional messages.',
+      license: { name: 'MIT', identifier: 'MIT' },
     },
+    servers: [
+      { url: 'http://127.0.0.1:3000', description: 'Local runtime (npm start)' },
+      {
+        url: 'https://{apiId}.execute-api.{region}.amazonaws.com',
+        description: 'A deployed stack: its HTTP API endpoint (stack output)',
+        variables: { apiId: { default: 'api-id', description: 'HTTP API id' }, region: { default: 'us-east-1', description: 'AWS Region' } },
+      },
+    ],
     security: [{ bearer: [] }, { sigv4: [] }],
     components: {
       securitySchemes: {

@@ -18,18 +18,20 @@ export interface RouteDef {
   body?: z.ZodType;
   status: number;
   response?: z.ZodType;
+  /** Headers of the success response: name → description. */
+  headers?: Record<string, string>;
   /** Problem codes this route answers with besides validation and auth errors. */
   errors?: number[];
 }
 
 export const routes: RouteDef[] = [
   { entry: 'health', method: 'GET', path: '/health', summary: 'Liveness check (no authentication).', auth: false, status: 200, response: s.HealthSchema },
-  { entry: 'openapi', method: 'GET', path: '/v1/openapi.json', summary: 'This API description (OpenAPI 3.1).', auth: true, status: 200 },
+  { entry: 'openapi', method: 'GET', path: '/v1/openapi.json', summary: 'This API description (OpenAPI 3.1).', auth: true, status: 200, response: s.OpenApiSchema },
   { entry: 'list-topics', method: 'GET', path: '/v1/topics', summary: 'List topics.', auth: true, query: s.PageQuery, status: 200, response: s.TopicListSchema },
   { entry: 'put-topic', method: 'PUT', path: '/v1/topics/{topic}', summary: 'Create or update a topic.', auth: true, params: s.TopicParams, body: s.PutTopicBody, status: 200, response: s.TopicSchema, errors: [409] },
   { entry: 'get-topic', method: 'GET', path: '/v1/topics/{topic}', summary: 'Get a topic with counts.', auth: true, params: s.TopicParams, status: 200, response: s.TopicDetailSchema, errors: [404] },
   { entry: 'delete-topic', method: 'DELETE', path: '/v1/topics/{topic}', summary: 'Delete a topic and its messages.', auth: true, params: s.TopicParams, status: 204, errors: [404] },
-  { entry: 'send-message', method: 'POST', path: '/v1/topics/{topic}/messages', summary: 'Send a message.', auth: true, params: s.TopicParams, body: s.SendBody, status: 201, response: s.SendResultSchema, errors: [404, 413, 429, 503] },
+  { entry: 'send-message', method: 'POST', path: '/v1/topics/{topic}/messages', summary: 'Send a message.', auth: true, params: s.TopicParams, body: s.SendBody, status: 201, response: s.SendResultSchema, headers: { Location: 'The new message: /v1/topics/{topic}/messages/{messageId}' }, errors: [404, 413, 429, 503] },
   { entry: 'send-batch', method: 'POST', path: '/v1/topics/{topic}/messages/batch', summary: 'Send up to 100 messages.', auth: true, params: s.TopicParams, body: s.SendBatchBody, status: 200, response: s.SendBatchResultSchema, errors: [404, 413, 429, 503] },
   { entry: 'list-messages', method: 'GET', path: '/v1/topics/{topic}/messages', summary: 'Find messages by key, newest first.', auth: true, params: s.TopicParams, query: s.KeyQuery, status: 200, response: s.MessageListSchema, errors: [404] },
   { entry: 'get-message', method: 'GET', path: '/v1/topics/{topic}/messages/{messageId}', summary: 'Get a message and its delivery state per group.', auth: true, params: s.MessageParams, status: 200, response: s.MessageDetailSchema, errors: [404] },

@@ -3,13 +3,15 @@
  * them and `openapi.ts` generates the OpenAPI 3.1 document from them.
  */
 import { z } from 'zod';
-import { Limits, NAME_PATTERN } from '../../lib/domain/model.js';
+import { GroupDeliveryState, Limits, MessageState, NAME_PATTERN, ResolvedBy, TransactionState } from '../../lib/domain/model.js';
 
 export const Name = z
   .string()
   .regex(NAME_PATTERN, 'must be 1-128 characters of A-Z a-z 0-9 . _ -');
 
 const shortText = (max: number) => z.string().min(1).max(max);
+/** 10^11 ms is 1973-03-03; 10^11 s is the year 5138: below it, an epoch number is seconds sent by mistake. */
+const EPOCH_MS_MIN = 1e11;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 export const TopicParams = z.strictObject({ topic: Name });
@@ -71,9 +73,16 @@ const sendShape = {
   shardKey: shortText(Limits.shardKeyMaxLength).optional(),
   delaySeconds: z.number().int().min(0).max(Limits.retentionMaxSeconds).optional(),
   deliverAt: z
-    .union([z.iso.datetime({ offset: true }), z.number().int().min(0)])
+    .union([
+      z.iso.datetime({ offset: true }),
+      // Epoch seconds read as milliseconds are a time in January 1970, i.e. "deliver now": refuse them (SPEC §2).
+      z
+        .number()
+        .int()
+        .min(EPOCH_MS_MIN, 'is below 10^11, which looks like epoch seconds: give epoch milliseconds or an RFC 3339 date-time'),
+    ])
     .optional()
-    .describe('RFC 3339 date-time or epoch milliseconds'),
+    .describe('RFC 3339 date-time, or epoch milliseconds (numbers below 10^11 are refused: they look like epoch seconds)'),
   dedupId: shortText(128).optional(),
   transaction: z
     .strictObject({ producerGroup: Name, checkAfterSeconds: z.number().int().min(1).max(3600).optional() })
@@ -111,18 +120,9 @@ export const VisibilityBody = z.strictObject({
   visibilityTimeoutSeconds: z.number().int().min(0).max(Limits.visibilityMaxSeconds),
 });
 
-/** A message published atomically with a commit: a send without scheduling, dedup or transaction, plus its topic. */
-export const PublishEntry = sendChecks(
-  z.strictObject({
-    topic: Name,
-    body: sendShape.body,
-    encoding: sendShape.encoding,
-    tag: sendShape.tag,
-    keys: sendShape.keys,
-    properties: sendShape.properties,
-    shardKey: sendShape.shardKey,
-  }),
-);
+/** A message published atomically with a commit: a send (every field but `transaction`) plus its topic. */
+const { transaction: _notOnPublish, ...publishShape } = sendShape;
+export const PublishEntry = sendChecks(z.strictObject({ topic: Name, ...publishShape }));
 
 export const CommitBody = z.strictObject({
   entries: z
@@ -137,6 +137,9 @@ export const CommitBody = z.strictObject({
 });
 
 // ── responses (documentation) ──────────────────────────────────────────
+
+/** A time as the API answers it: RFC 3339 in UTC (`format: date-time` in the OpenAPI document). */
+const Time = z.iso.datetime();
 
 export const ProblemSchema = z.object({
   type: z.string(),
@@ -153,7 +156,7 @@ export const TopicSchema = z.object({
   retentionSeconds: z.number().int(),
   maxDelaySeconds: z.number().int(),
   orderGroup: z.string().nullable(),
-  createdAt: z.string(),
+  createdAt: Time,
 });
 export const TopicDetailSchema = TopicSchema.extend({
   approximateMessages: z.number().int().nullable(),
@@ -168,8 +171,8 @@ export const GroupSchema = z.object({
   visibilityTimeoutSeconds: z.number().int(),
   maxDeliveries: z.number().int(),
   deadLetterTopic: z.string(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt: Time,
+  updatedAt: Time,
 });
 export const GroupDetailSchema = GroupSchema.extend({
   backlog: z.number().int(),
@@ -185,7 +188,7 @@ export const SendResultSchema = z.object({
   messageId: z.string(),
   state: z.enum(['deliverable', 'scheduled', 'prepared']),
   sequence: z.number().int().optional(),
-  deliverAt: z.string().optional(),
+  deliverAt: Time.optional(),
   transactionId: z.string().optional(),
 });
 export const SendBatchResultSchema = z.object({
@@ -205,8 +208,8 @@ export const DeliveredSchema = z.object({
   properties: z.record(z.string(), z.string()),
   shardKey: z.string().nullable(),
   sequence: z.number().int().nullable(),
-  sentAt: z.string(),
-  deliverableAt: z.string(),
+  sentAt: Time,
+  deliverableAt: Time,
   deliveryCount: z.number().int(),
 });
 const CommitEntryResultSchema = z.union([
@@ -221,7 +224,7 @@ export const ReceiveResultSchema = z.object({
 export const MessageSchema = z.object({
   messageId: z.string(),
   topic: z.string(),
-  state: z.string(),
+  state: z.enum(Object.values(MessageState)),
   body: z.string(),
   encoding: z.enum(['utf8', 'base64']),
   tag: z.string().nullable(),
@@ -229,18 +232,18 @@ export const MessageSchema = z.object({
   properties: z.record(z.string(), z.string()),
   shardKey: z.string().nullable(),
   sequence: z.number().int().nullable(),
-  sentAt: z.string(),
-  deliverableAt: z.string(),
-  deliverAt: z.string().optional().describe('scheduled messages: when they become deliverable'),
-  expiresAt: z.string(),
+  sentAt: Time,
+  deliverableAt: Time,
+  deliverAt: Time.optional().describe('scheduled messages: when they become deliverable'),
+  expiresAt: Time,
 });
 export const MessageDetailSchema = MessageSchema.extend({
   groups: z.array(
     z.object({
       group: z.string(),
-      state: z.string(),
+      state: z.enum(Object.values(GroupDeliveryState)),
       deliveryCount: z.number().int().nullable(),
-      committedAt: z.string().nullable(),
+      committedAt: Time.nullable(),
     }),
   ),
 });
@@ -251,9 +254,9 @@ export const ProducerSchema = z.object({
   checkIntervalSeconds: z.number().int(),
   maxChecks: z.number().int(),
   onMaxChecks: z.enum(['rollback', 'commit', 'keep']),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  secretRotatedAt: z.string(),
+  createdAt: Time,
+  updatedAt: Time,
+  secretRotatedAt: Time,
   signingSecret: z.string().optional().describe('Standard Webhooks secret (whsec_…): shown on create and on rotate only'),
 });
 export const TransactionResolutionSchema = z.object({
@@ -263,21 +266,21 @@ export const TransactionResolutionSchema = z.object({
 });
 export const TransactionSchema = z.object({
   transactionId: z.string(),
-  state: z.string(),
+  state: z.enum(Object.values(TransactionState)),
   producerGroup: z.string().nullable(),
   topic: z.string(),
   messageId: z.string(),
   sequence: z.number().int().nullable(),
-  sentAt: z.string(),
+  sentAt: Time,
   checkAfterSeconds: z.number().int().nullable(),
-  nextCheckAt: z.string().nullable(),
+  nextCheckAt: Time.nullable(),
   checkCount: z.number().int(),
-  resolvedBy: z.string().nullable(),
-  resolvedAt: z.string().nullable(),
+  resolvedBy: z.enum(Object.values(ResolvedBy)).nullable(),
+  resolvedAt: Time.nullable(),
   checks: z.array(
     z.object({
       checkCount: z.number().int(),
-      at: z.string(),
+      at: Time,
       status: z.enum(['commit', 'rollback', 'unknown']),
       httpStatus: z.number().int().nullable(),
       error: z.string().nullable(),
@@ -286,3 +289,11 @@ export const TransactionSchema = z.object({
   ),
 });
 export const HealthSchema = z.object({ status: z.literal('ok') });
+/** GET /v1/openapi.json: this document (OpenAPI 3.1). */
+export const OpenApiSchema = z.looseObject({
+  openapi: z.literal('3.1.0'),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
+  servers: z.array(z.looseObject({ url: z.string() })),
+  paths: z.record(z.string(), z.record(z.string(), z.unknown())),
+  components: z.record(z.string(), z.unknown()),
+});

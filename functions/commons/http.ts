@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { Limits } from '../../lib/domain/model.js';
 import { UnavailableError } from '../../lib/domain/errors.js';
 import { HttpProblemError, toProblem } from '../../lib/http/problem.js';
+import { parseJsonBody } from '../../lib/http/json-body.js';
 import { container } from './container.js';
 
 export type HttpResult = APIGatewayProxyStructuredResultV2;
@@ -71,12 +72,7 @@ function parseBody(event: APIGatewayProxyEventV2): unknown {
     throw new HttpProblemError(415, 'UnsupportedMediaType', 'Unsupported media type', `Send JSON with content-type application/json, not '${contentType}'.`);
   }
   if (text.trim() === '') throw invalid('The request needs a JSON body.', [{ path: '', message: 'body is empty' }]);
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : 'not JSON';
-    throw invalid(`The request body is not valid JSON: ${reason}.`, [{ path: '', message: 'malformed JSON' }]);
-  }
+  return parseJsonBody(text);
 }
 
 /** middy's early answer when the invocation's remaining time runs out. */

@@ -86,7 +86,7 @@ export type SendBody = {
   properties?: Record<string, string>;
   shardKey?: string;
   delaySeconds?: number;
-  /** RFC 3339 date-time or epoch milliseconds. */
+  /** RFC 3339 date-time or epoch milliseconds (a number below 10^11 is refused: it looks like epoch seconds). */
   deliverAt?: string | number;
   dedupId?: string;
   /** Send as a half message of this producer group (SPEC §3.6). */
@@ -133,16 +133,8 @@ type MessagePosition = { sequence: number | null; sentAt: string; deliverableAt:
 /** A delivered message with its lease (`receiptHandle`). */
 export type Delivered = { messageId: string; receiptHandle: string; topic: string } & MessageContent & MessagePosition & { deliveryCount: number };
 
-/** A message published atomically with a commit (consume-transform-produce). */
-export type PublishEntry = {
-  topic: string;
-  body: string;
-  encoding?: BodyEncoding;
-  tag?: string;
-  keys?: string[];
-  properties?: Record<string, string>;
-  shardKey?: string;
-};
+/** A message published atomically with a commit (consume-transform-produce): a send, every field but `transaction`, to `topic`. */
+export type PublishEntry = { topic: string } & Omit<SendBody, 'transaction'>;
 export type CommitEntry = { receiptHandle: string; publish?: PublishEntry[] };
 export type CommitEntryResult = { receiptHandle: string; status: 'committed' | 'pending' } | { receiptHandle: string; error: Problem };
 export type CommitResult = { results: CommitEntryResult[] };
@@ -154,14 +146,14 @@ export type ReceiveResult = {
 
 // ── Messages ────────────────────────────────────────────────────────────
 
-export type Message = { messageId: string; topic: string; state: string } & MessageContent &
+export type Message = { messageId: string; topic: string; state: 'deliverable' | 'scheduled' | 'prepared' | 'cancelled' | 'rolled-back' } & MessageContent &
   MessagePosition & {
     /** Scheduled messages: when they become deliverable. */
     deliverAt?: string;
     expiresAt: string;
   };
 export type MessageDetail = Message & {
-  groups: Array<{ group: string; state: string; deliveryCount: number | null; committedAt: string | null }>;
+  groups: Array<{ group: string; state: 'waiting' | 'in-flight' | 'pending' | 'committed' | 'dead-lettered' | 'expired' | 'filtered'; deliveryCount: number | null; committedAt: string | null }>;
 };
 export type MessageList = { messages: Message[]; nextToken: string | null };
 
@@ -223,7 +215,7 @@ export type TransactionCheckRecord = {
 /** A transaction's state and the check-backs Sluice made. */
 export type Transaction = {
   transactionId: string;
-  state: string;
+  state: 'prepared' | 'committed' | 'rolled-back';
   producerGroup: string | null;
   topic: string;
   messageId: string;
@@ -232,7 +224,7 @@ export type Transaction = {
   checkAfterSeconds: number | null;
   nextCheckAt: string | null;
   checkCount: number;
-  resolvedBy: string | null;
+  resolvedBy: 'producer' | 'check' | 'onMaxChecks' | null;
   resolvedAt: string | null;
   checks: TransactionCheckRecord[];
 };

@@ -9,10 +9,12 @@ import { leasesInOrder, type Lease } from '../domain/cursor.js';
 import { Limits, type Group, type SendInput, type Topic } from '../domain/model.js';
 import { READY_NOW, guessedReadiness, readinessFor, retryReadiness } from '../domain/readiness.js';
 import { decodeReceipt, isShardStream, type Receipt } from '../domain/streams.js';
-import type { StreamWrite } from '../adapters/dynamodb/stream-log.js';
 import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
+import type { Random } from '../ports/random.js';
+import type { Timers } from '../ports/timers.js';
+import { OutputPlanner, type OutputPlan } from './output-plan.js';
 import type { Stores } from './stores.js';
 import type { Outgoing, WritePlanner } from './write-planner.js';
 
@@ -66,12 +68,18 @@ const expired = () =>
   );
 
 export class Committer {
+  private readonly outputs: OutputPlanner;
+
   constructor(
     private readonly stores: Stores,
     private readonly clock: Clock,
     private readonly notifier: Notifier,
     private readonly planner: WritePlanner,
-  ) {}
+    random: Random,
+    private readonly timers: Timers,
+  ) {
+    this.outputs = new OutputPlanner(stores, random, planner);
+  }
 
   async changeVisibility(group: Group, receiptHandle: string, seconds: number): Promise<void> {
     const receipt = decodeReceipt(receiptHandle);
@@ -146,18 +154,27 @@ export class Committer {
   /** One commit and its outputs in one transaction. */
   private async commitWithOutputs(group: Group, stream: string, item: Item, now: number): Promise<Outcome> {
     const entry = { seq: item.receipt.seq, token: item.receipt.token };
-    const { writes } = this.planner.writes(item.outgoing, now, true);
+    const repeats = new Set<string>();
+    let plan = this.outputs.plan(item.outgoing, now);
     // FIFO: the ready-index write the claim guessed; when only that guess fails, decided from the cursor.
     let readiness = isShardStream(stream) ? guessedReadiness([entry.token]) : undefined;
     for (let attempt = 1; ; attempt++) {
-      const batch = new WriteBatch().add(
-        CURSOR_ITEM,
-        this.stores.cursors.completionItem(group.name, stream, { complete: [entry], now, ...(readiness ? { readiness } : {}) }),
-      );
+      const batch = () =>
+        new WriteBatch().add(
+          CURSOR_ITEM,
+          this.stores.cursors.completionItem(group.name, stream, { complete: [entry], now, ...(readiness ? { readiness } : {}) }),
+        );
       try {
-        await this.write(writes, batch);
+        await this.write(plan, batch);
         return 'committed';
       } catch (error) {
+        // An output whose dedup id was sent before: it stores nothing new; write the commit without it.
+        const repeat = error instanceof ItemConditionFailedError ? plan.repeatNamed(error.item) : undefined;
+        if (repeat !== undefined) {
+          repeats.add(repeat);
+          plan = this.outputs.plan(item.outgoing, now, repeats);
+          continue;
+        }
         if (!(error instanceof ItemConditionFailedError) || error.item !== CURSOR_ITEM) throw error;
         // A repeat of a commit that took effect (its outputs exist already), or a stale handle.
         const cursor = readiness ? await this.stores.cursors.get(group.name, stream) : undefined;
@@ -170,10 +187,21 @@ export class Committer {
     }
   }
 
-  /** Outputs and the batch of cursor (and saved outputs) items, in one transaction; without outputs, the batch alone. */
-  private async write(writes: StreamWrite[], batch: WriteBatch): Promise<void> {
-    if (writes.length > 0) await this.stores.log.appendMany(writes, () => batch);
-    else await this.stores.writer.write(batch);
+  /**
+   * Outputs and the batch of cursor (and saved outputs) items, in one transaction; without stream
+   * segments, the batch alone. `batch` is built afresh for each append attempt (its side items
+   * name the sequence numbers the attempt took). Delayed outputs are armed once written.
+   */
+  private async write(plan: OutputPlan, batch: () => WriteBatch): Promise<void> {
+    const build = (seqs: number[]) => {
+      const built = batch();
+      plan.addTo(built, seqs);
+      return built;
+    };
+    if (plan.writes.length > 0) await this.stores.log.appendMany(plan.writes, build);
+    else await this.stores.writer.write(build([]));
+    // After the write, as a send does: a lost arm is caught up by the timer sweep.
+    for (const dueAt of new Set(plan.dueTimes)) await this.timers.arm(dueAt);
   }
 
   /**
@@ -185,6 +213,7 @@ export class Committer {
    */
   async completeProtected(group: Group, stream: string, items: Item[]): Promise<Map<number, Outcome>> {
     const outcomes = new Map<number, Outcome>();
+    const repeats = new Set<string>();
     for (let attempt = 0; attempt < PROTECTED_ATTEMPTS; attempt++) {
       const now = this.clock.now();
       const cursor = await this.stores.cursors.get(group.name, stream);
@@ -229,30 +258,38 @@ export class Committer {
         chain.length > completing.length
           ? { ...READY_NOW }
           : { ...readinessFor(cursor, completing.length, attempt), ...(head ? { head: head.seq } : {}) };
-      const batch = new WriteBatch().add(
-        CURSOR_ITEM,
-        this.stores.cursors.completionItem(group.name, stream, {
-          complete: completing.map((l) => ({ seq: l.seq, token: l.token })),
-          markPending: markPending.map((c) => ({ seq: c.receipt.seq, token: c.receipt.token })),
-          ...(markPending.length > 0 && blocker ? { blocker: { seq: blocker.seq, token: blocker.token } } : {}),
-          now,
-          readiness,
-        }),
-      );
-      for (const c of markPending.filter((c) => c.publish.length > 0)) {
-        const ttl = Math.ceil(now / 1000) + Limits.retentionMaxSeconds;
-        batch.add(savedOutputsItem(c.receipt.seq), this.stores.outputs.putItem(group.name, stream, c.receipt.seq, c.publish, ttl));
-      }
-      for (const seq of earlier.filter((seq) => saved.has(seq))) {
-        batch.add(spentOutputsItem(seq), this.stores.outputs.deleteItem(group.name, stream, seq));
-      }
-      const { writes } = this.planner.writes(outgoing, now, true);
+      const batch = () => {
+        const built = new WriteBatch().add(
+          CURSOR_ITEM,
+          this.stores.cursors.completionItem(group.name, stream, {
+            complete: completing.map((l) => ({ seq: l.seq, token: l.token })),
+            markPending: markPending.map((c) => ({ seq: c.receipt.seq, token: c.receipt.token })),
+            ...(markPending.length > 0 && blocker ? { blocker: { seq: blocker.seq, token: blocker.token } } : {}),
+            now,
+            readiness,
+          }),
+        );
+        for (const c of markPending.filter((c) => c.publish.length > 0)) {
+          const ttl = Math.ceil(now / 1000) + Limits.retentionMaxSeconds;
+          built.add(savedOutputsItem(c.receipt.seq), this.stores.outputs.putItem(group.name, stream, c.receipt.seq, c.publish, ttl));
+        }
+        for (const seq of earlier.filter((seq) => saved.has(seq))) {
+          built.add(spentOutputsItem(seq), this.stores.outputs.deleteItem(group.name, stream, seq));
+        }
+        return built;
+      };
+      const plan = this.outputs.plan(outgoing, now, repeats);
       try {
-        await this.write(writes, batch);
+        await this.write(plan, batch);
       } catch (error) {
         // The cursor moved (a token, the blocker or the readiness condition): plan again.
         if (error instanceof ItemConditionFailedError && error.item === CURSOR_ITEM) continue;
-        throw error;
+        // An output whose dedup id was sent before stores nothing new: plan again without it.
+        const repeat = error instanceof ItemConditionFailedError ? plan.repeatNamed(error.item) : undefined;
+        if (repeat === undefined) throw error;
+        repeats.add(repeat);
+        attempt--;
+        continue;
       }
       for (const c of candidates) outcomes.set(c.index, completingSeqs.has(c.receipt.seq) ? 'committed' : 'pending');
       for (const o of outgoing) this.notifier.notify(o.topic.name);

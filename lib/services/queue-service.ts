@@ -66,7 +66,7 @@ export class QueueService {
     const planner = new WritePlanner(clock, random);
     this.sender = new Sender(stores, clock, random, notifier, timers, planner);
     this.receiver = new Receiver(stores, clock, random, notifier);
-    this.committer = new Committer(stores, clock, notifier, planner);
+    this.committer = new Committer(stores, clock, notifier, planner, random, timers);
     this.queries = new MessageQueries(stores, clock);
   }
 

@@ -193,7 +193,8 @@ export class Sender {
                 this.stores.markers.dedupItem(topic.name, entry.input.dedupId, sendResult(topic, record, first + i), now, Limits.dedupWindowSeconds),
               );
             }
-            entry.input.keys.forEach((key, j) =>
+            // A key given twice is one index entry: the same item twice fails the whole transaction.
+            distinct(entry.input.keys).forEach((key, j) =>
               extras.add(keyItem(entry, j), this.stores.markers.keyItem(topic.name, key, record.messageId, record.deliverableAt, record.expiresAt)),
             );
             return record;
@@ -278,7 +279,7 @@ export class Sender {
     if (entry.input.dedupId !== undefined) {
       batch.add(dedupItem(entry), this.stores.markers.dedupItem(topic.name, entry.input.dedupId, result, now, Limits.dedupWindowSeconds));
     }
-    entry.input.keys.forEach((key, j) =>
+    distinct(entry.input.keys).forEach((key, j) =>
       batch.add(keyItem(entry, j), this.stores.markers.keyItem(topic.name, key, record.messageId, record.deliverableAt, record.expiresAt)),
     );
     try {
@@ -311,6 +312,8 @@ export class Sender {
     return { index: entry.index, result: original ?? result };
   }
 }
+
+const distinct = (keys: string[]): string[] => [...new Set(keys)];
 
 const sendResult = (topic: Topic, record: MessageRecord, seq: number): SendResult => ({
   messageId: record.messageId,

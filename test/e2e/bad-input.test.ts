@@ -87,9 +87,16 @@ const cases: Array<[string, string, string, unknown, number, string, string?]> =
   ['cancel an unknown message', 'DELETE', '/v1/topics/orders/messages/d01ARZ3NDEKTSV4RRFFQ69G5FAV', undefined, 404, 'MessageNotFound'],
   ['cancel with an over-long id', 'DELETE', `/v1/topics/orders/messages/${'m'.repeat(513)}`, undefined, 400, 'InvalidArgument', 'path/messageId'],
   ['send beyond maxDelaySeconds', 'POST', '/v1/topics/orders/messages', { body: 'x', delaySeconds: 3 * 86_400 + 1 }, 400, 'DelayTooLong', 'delaySeconds'],
+  ['send with deliverAt in epoch seconds', 'POST', '/v1/topics/orders/messages', { body: 'x', deliverAt: 1_764_547_200 }, 400, 'InvalidArgument', 'deliverAt'],
+  ['batch with deliverAt in epoch seconds', 'POST', '/v1/topics/orders/messages/batch', { entries: [{ body: 'x' }, { body: 'y', deliverAt: 1_764_547_200 }] }, 400, 'InvalidArgument', 'entries/1/deliverAt'],
   ['send with a malformed deliverAt', 'POST', '/v1/topics/orders/messages', { body: 'x', deliverAt: 'tomorrow' }, 400, 'InvalidArgument', 'deliverAt'],
   ['commit publishing to a missing topic', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'WzEsIm9yZGVycyIsInQ6b3JkZXJzL3A6MCIsMSwiMS5hYmMiXQ', publish: [{ topic: 'nope', body: 'x' }] }] }, 400, 'InvalidArgument', 'entries/0/publish/0/topic'],
   ['commit publishing to FIFO without shard key', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'WzEsIm9yZGVycyIsInQ6b3JkZXJzL3A6MCIsMSwiMS5hYmMiXQ', publish: [{ topic: 'ledger', body: 'x' }] }] }, 400, 'ShardKeyRequired', 'entries/0/publish/0/shardKey'],
+  ['commit publishing with deliverAt in epoch seconds', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'WzEsIm9yZGVycyIsInQ6b3JkZXJzL3A6MCIsMSwiMS5hYmMiXQ', publish: [{ topic: 'orders', body: 'x' }, { topic: 'orders', body: 'y', deliverAt: 1_764_547_200 }] }] }, 400, 'InvalidArgument', 'entries/0/publish/1/deliverAt'],
+  ['commit publishing with delay and deliverAt', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'WzEsIm9yZGVycyIsInQ6b3JkZXJzL3A6MCIsMSwiMS5hYmMiXQ', publish: [{ topic: 'orders', body: 'x', delaySeconds: 1, deliverAt: Date.now() }] }] }, 400, 'InvalidArgument', 'entries/0/publish/0/deliverAt'],
+  ['commit publishing beyond maxDelaySeconds', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'WzEsIm9yZGVycyIsInQ6b3JkZXJzL3A6MCIsMSwiMS5hYmMiXQ', publish: [{ topic: 'orders', body: 'x', delaySeconds: 3 * 86_400 + 1 }] }] }, 400, 'DelayTooLong', 'entries/0/publish/0/delaySeconds'],
+  ['commit publishing a transaction', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'WzEsIm9yZGVycyIsInQ6b3JkZXJzL3A6MCIsMSwiMS5hYmMiXQ', publish: [{ topic: 'orders', body: 'x', transaction: { producerGroup: 'p' } }] }] }, 400, 'InvalidArgument', 'entries/0/publish/0'],
+  ['commit publishing an over-long dedupId', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'WzEsIm9yZGVycyIsInQ6b3JkZXJzL3A6MCIsMSwiMS5hYmMiXQ', publish: [{ topic: 'orders', body: 'x', dedupId: long }] }] }, 400, 'InvalidArgument', 'entries/0/publish/0/dedupId'],
   ['producer without checkerUrl', 'PUT', '/v1/producers/p1', { maxChecks: 3 }, 400, 'InvalidArgument', 'checkerUrl'],
   ['producer with a private checkerUrl', 'PUT', '/v1/producers/p1', { checkerUrl: 'https://10.0.0.1/c' }, 400, 'InvalidArgument', 'checkerUrl'],
   ['producer with checkIntervalSeconds 0', 'PUT', '/v1/producers/p1', { checkerUrl: 'http://127.0.0.1:9/c', checkIntervalSeconds: 0 }, 400, 'InvalidArgument', 'checkIntervalSeconds'],
@@ -127,6 +134,12 @@ describe('bad input', () => {
     expectProblem(res, 415, 'UnsupportedMediaType');
   });
 
+  it('says a deliverAt number below 10^11 looks like epoch seconds', async () => {
+    const res = await api.post('/v1/topics/orders/messages', { body: 'x', deliverAt: Math.floor(Date.now() / 1000) + 60 });
+    expectProblem(res, 400, 'InvalidArgument', 'deliverAt');
+    expect(res.body.detail).toMatch(/deliverAt .*looks like epoch seconds/);
+  });
+
   it('covers every route', () => {
     const covered = new Set(cases.map(([, method, path]) => `${method} ${path.replace(/\?.*/, '')}`));
     const pattern = (p: string) => new RegExp(`^${p.replace(/\{\w+\}/g, '[^/]+')}$`);
@@ -153,6 +166,23 @@ describe('authentication', () => {
   });
   it('rejects unknown routes with 401 before 404 when unauthenticated', async () => {
     expectProblem(await anonymous().get('/v1/nothing'), 401, 'Unauthorized');
+  });
+  it.each(routes.filter((r) => r.auth && r.body).map((r) => [r.method, r.path] as const))(
+    '%s %s answers 401 before any body check (oversize, wrong media type, __proto__, bad path)',
+    async (method, path) => {
+      const concrete = path.replace(/\{\w+\}/g, 'does-not-exist');
+      for (const c of [anonymous(), wrong()]) {
+        expectProblem(await c.request(method, concrete, { body: 'x'.repeat(1200 * 1024) }), 401, 'Unauthorized');
+        expectProblem(await c.request(method, concrete, 'body=x', { 'content-type': 'application/x-www-form-urlencoded' }), 401, 'Unauthorized');
+        expectProblem(await c.request(method, concrete, '{"__proto__":{"a":1},"deliverAt":5}'), 401, 'Unauthorized');
+        expectProblem(await c.request(method, path.replace(/\{\w+\}/g, '%ZZ'), '{}'), 401, 'Unauthorized');
+      }
+    },
+  );
+  it('answers 401 before 405 and before a malformed query', async () => {
+    expectProblem(await anonymous().request('PATCH', '/v1/topics/orders', '{}'), 401, 'Unauthorized');
+    expectProblem(await wrong().get('/v1/topics?limit=zero&colour=red'), 401, 'Unauthorized');
+    expectProblem(await wrong().get('/v1/topics?__proto__=x'), 401, 'Unauthorized');
   });
 });
 

@@ -23,6 +23,16 @@ describe('request schemas', () => {
     expect(SendBody.safeParse({ body: 'x', deliverAt: '2026-12-01T00:00:00Z' }).success).toBe(true);
     expect(SendBody.safeParse({ body: 'x', deliverAt: 'tomorrow' }).success).toBe(false);
     expect(SendBody.safeParse({ body: 'x', delaySeconds: 1, deliverAt: 5 }).success).toBe(false);
+  });
+
+  it('refuse deliverAt numbers below 10^11 as epoch seconds, accept epoch milliseconds', () => {
+    for (const seconds of [0, -1, 1_764_547_200, 99_999_999_999]) {
+      const parsed = SendBody.safeParse({ body: 'x', deliverAt: seconds });
+      expect(parsed.success, String(seconds)).toBe(false);
+      expect(parsed.error?.issues).toEqual([expect.objectContaining({ path: ['deliverAt'], message: expect.stringContaining('looks like epoch seconds') })]);
+    }
+    expect(SendBody.safeParse({ body: 'x', deliverAt: 100_000_000_000 }).success).toBe(true);
+    expect(SendBody.safeParse({ body: 'x', deliverAt: 1_764_547_200_000 }).success).toBe(true);
     expect(SendBody.safeParse({ body: 'x', properties: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`k${i}`, 'v'])) }).success).toBe(false);
     expect(CommitBody.safeParse({ entries: [] }).success).toBe(false);
   });

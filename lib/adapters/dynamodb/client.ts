@@ -23,7 +23,9 @@ export function createDynamoClients(connection: DynamoConnection): { client: Dyn
   }
   const client = new DynamoDBClient(config);
   const doc = DynamoDBDocumentClient.from(client, {
-    marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
+    // convertClassInstanceToMap: a message's properties may carry the key `constructor` (SPEC §3); the marshaller
+    // tells plain objects by `value.constructor.name` and would refuse that map as an unsupported type.
+    marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false, convertClassInstanceToMap: true },
   });
   return { client, doc };
 }

@@ -78,7 +78,9 @@ export function buildContainer(config: Config): Container {
     delayQueue = localTimers;
   }
   // Sends arm timers; timers and transaction commits release deferred messages into their streams.
-  const releaser = new DeferredReleaser(stores, systemClock, notifier, new WritePlanner(systemClock, cryptoRandom));
+  const releaser = new DeferredReleaser(stores, systemClock, notifier, new WritePlanner(systemClock, cryptoRandom), (message, details) =>
+    logger.error(message, details),
+  );
   const timers = new TimerService(stores.deferred, scheduler, delayQueue, systemClock, (ids) => releaser.release(ids));
   const queue = new QueueService(stores, systemClock, cryptoRandom, notifier, timers, { pollIntervalMs: config.SLUICE_POLL_INTERVAL_MS });
   let localChecks: LocalCheckDispatcher | undefined;

@@ -133,7 +133,8 @@ export class TransactionService {
     const half = await this.require(transactionId);
     if (half.state === 'prepared') {
       const now = this.clock.now();
-      const landed = await this.releaser.append([half], (d, address) => this.stores.deferred.commitItem(d.id, address, by, now));
+      const { landed, failed } = await this.releaser.append([half], (d, address) => this.stores.deferred.commitItem(d.id, address, by, now));
+      if (failed.has(half.id)) throw failed.get(half.id);
       const address = landed.get(half.id);
       if (address) return this.committedView(half, address.seq);
     }

@@ -13,6 +13,8 @@
  *   g1pk, g1sk   while it waits: `T#<due minute>` / `<due ms>#<ulid>` (scheduled) or
  *                `K#<0..3>` / `<next check ms>#<ulid>` (half message, until resolved or kept)
  *   ttl   removal (epoch s): after the appended message itself would expire
+ *   pa    release attempts that failed (a message that cannot be released is moved
+ *         in the due index to the next sweep; g1sk then holds the retry time)
  *
  * Half messages (SPEC §4) also carry:
  *
@@ -294,20 +296,31 @@ export class DeferredStore {
     return Item ? toDeferred(Item) : undefined;
   }
 
-  /** Scheduled messages of a due-minute bucket with `dueAt <= until`, earliest first (GSI: eventually consistent). */
+  /**
+   * Scheduled messages of a due-minute bucket with `dueAt <= until`, earliest
+   * first, at most `limit` (GSI: eventually consistent). Follows the index's
+   * pages: a page may stop short of `limit` while more entries follow.
+   */
   async due(minute: number, until: number, limit: number): Promise<string[]> {
-    const { Items } = await call(() =>
-      this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: GSI1,
-          KeyConditionExpression: 'g1pk = :pk AND g1sk <= :until',
-          ExpressionAttributeValues: { ':pk': dueIndexPk(minute), ':until': dueIndexUpTo(until) },
-          Limit: limit,
-        }),
-      ),
-    );
-    return (Items ?? []).map((item) => idOfDeferredPk(String(item.pk)));
+    const ids: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await call(() =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.table,
+            IndexName: GSI1,
+            KeyConditionExpression: 'g1pk = :pk AND g1sk <= :until',
+            ExpressionAttributeValues: { ':pk': dueIndexPk(minute), ':until': dueIndexUpTo(until) },
+            Limit: limit - ids.length,
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        ),
+      );
+      ids.push(...(page.Items ?? []).map((item) => idOfDeferredPk(String(item.pk))));
+      start = page.LastEvaluatedKey;
+    } while (start && ids.length < limit);
+    return ids;
   }
 
   /** All due times still scheduled in a minute bucket (to arm its second-level wake-ups). */
@@ -336,6 +349,21 @@ export class DeferredStore {
         },
       },
     };
+  }
+
+  /**
+   * Moves a scheduled message that could not be released to `retryAt` in the
+   * due index (its due time stays), counting the failed attempt in `pa`, so
+   * the sweep tries it again and its low-water mark can pass its old minute.
+   * False when it is no longer scheduled.
+   */
+  async retryLater(id: string, retryAt: number): Promise<boolean> {
+    return this.conditional(id, 'SET g1pk = :pk, g1sk = :sk ADD pa :one', 'st = :scheduled', {
+      ':pk': dueIndexPk(minuteOf(retryAt)),
+      ':sk': dueIndexSk(retryAt, id),
+      ':one': 1,
+      ':scheduled': DeferredState.scheduled,
+    });
   }
 
   /** Cancels a scheduled message of `topic`: `done`, or its state when it was not scheduled (undefined if absent). */

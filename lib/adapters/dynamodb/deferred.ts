@@ -32,6 +32,10 @@
  * Wake markers (pk `WAKE`, sk `s<second>` | `m<minute>`, {ttl}) remember which
  * timer buckets are armed, so a send arms a bucket's timer once and the local
  * runtime re-arms them after a restart.
+ *
+ * The sweep's low-water mark (pk `TIMER`, sk `low`, {lo: ms}): every scheduled
+ * message due up to `lo` was handled (released, cancelled, or moved on to a
+ * later retry); it only moves forward.
  */
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -53,6 +57,7 @@ import {
   dueOfIndexSk,
   idOfDeferredPk,
   minuteOf,
+  sweepMarkKey,
   wakeBucket,
   wakeBucketsEnd,
 } from './keys.js';
@@ -305,22 +310,49 @@ export class DeferredStore {
     const ids: string[] = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const page = await call(() =>
-        this.doc.send(
-          new QueryCommand({
-            TableName: this.table,
-            IndexName: GSI1,
-            KeyConditionExpression: 'g1pk = :pk AND g1sk <= :until',
-            ExpressionAttributeValues: { ':pk': dueIndexPk(minute), ':until': dueIndexUpTo(until) },
-            Limit: limit - ids.length,
-            ...(start ? { ExclusiveStartKey: start } : {}),
-          }),
-        ),
-      );
-      ids.push(...(page.Items ?? []).map((item) => idOfDeferredPk(String(item.pk))));
-      start = page.LastEvaluatedKey;
+      const page = await this.duePage(minute, until, limit - ids.length, start);
+      ids.push(...page.ids);
+      start = page.next;
     } while (start && ids.length < limit);
     return ids;
+  }
+
+  /** One page of {@link due} from `start` on; `next` continues it (undefined: the bucket is read to `until`). */
+  async duePage(minute: number, until: number, limit: number, start?: Record<string, unknown>): Promise<{ ids: string[]; next: Record<string, unknown> | undefined }> {
+    const page = await call(() =>
+      this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          IndexName: GSI1,
+          KeyConditionExpression: 'g1pk = :pk AND g1sk <= :until',
+          ExpressionAttributeValues: { ':pk': dueIndexPk(minute), ':until': dueIndexUpTo(until) },
+          Limit: limit,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      ),
+    );
+    return { ids: (page.Items ?? []).map((item) => idOfDeferredPk(String(item.pk))), next: page.LastEvaluatedKey };
+  }
+
+  /** The sweep's low-water mark (ms), undefined before the first sweep. */
+  async sweepMark(): Promise<number | undefined> {
+    const { Item } = await call(() => this.doc.send(new GetCommand({ TableName: this.table, Key: sweepMarkKey, ConsistentRead: true })));
+    return Item?.lo === undefined ? undefined : Number(Item.lo);
+  }
+
+  /** Moves the low-water mark forward to `to`; false when it already is there or beyond (a concurrent sweep). */
+  async advanceSweepMark(to: number): Promise<boolean> {
+    return conditional(() =>
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: sweepMarkKey,
+          UpdateExpression: 'SET lo = :to',
+          ConditionExpression: 'attribute_not_exists(lo) OR lo < :to',
+          ExpressionAttributeValues: { ':to': to },
+        }),
+      ),
+    );
   }
 
   /** All due times still scheduled in a minute bucket (to arm its second-level wake-ups). */
@@ -397,6 +429,23 @@ export class DeferredStore {
         }),
       ),
     );
+  }
+
+  /** The earliest armed bucket of one kind (`s` second, `m` minute number), if any. */
+  async earliestWake(kind: 's' | 'm'): Promise<number | undefined> {
+    const { Items } = await call(() =>
+      this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+          ExpressionAttributeValues: { ':pk': WAKE_PK, ':from': wakeBucket(kind, 0), ':to': wakeBucketsEnd(kind) },
+          Limit: 1,
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    const sk = Items?.[0]?.sk;
+    return sk === undefined ? undefined : Number(String(sk).slice(1));
   }
 
   /** Armed buckets of one kind (`s` seconds, `m` minutes) from `from` on. */

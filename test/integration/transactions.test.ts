@@ -102,9 +102,11 @@ describe('transactional messages', () => {
     await checkBack(1_000);
     await checkBack(120_000);
     expect(checker.calls).toHaveLength(1);
-    expect(await h.transactions.get(sent.transactionId!)).toMatchObject({ state: 'prepared', resolvedBy: 'onMaxChecks', nextCheckAt: null });
+    // Checks stopped (no next check, checkCount = maxChecks), but nothing resolved it: no resolvedBy/resolvedAt.
+    expect(await h.transactions.get(sent.transactionId!)).toMatchObject({ state: 'prepared', resolvedBy: null, resolvedAt: null, nextCheckAt: null, checkCount: 1 });
     await h.transactions.commit(sent.transactionId!); // the producer can still resolve it
     expect(bodies(await receive())).toEqual(['kept']);
+    expect(await h.transactions.get(sent.transactionId!)).toMatchObject({ state: 'committed', resolvedBy: 'producer', resolvedAt: new Date(h.clock.now()).toISOString() });
   });
 
   it('counts timeouts, 500s, redirects and bad answers as unknown', async () => {

@@ -22,9 +22,10 @@
  *   ck    checkAfterSeconds: delay of the first check-back
  *   nc    next check time (ms); removed when resolved or kept
  *   cc    checks made so far
- *   rb    who resolved it, or stopped its checks: producer | check | onMaxChecks
+ *   rb    who resolved it: producer | check | onMaxChecks (set only with committed / rolled-back)
  *   ra    resolved at (ms)
- *   kp    true: `onMaxChecks: keep` stopped the checks, it stays prepared
+ *   kp    true: `onMaxChecks: keep` stopped the checks, it stays prepared (not resolved)
+ *   ks    when the checks stopped (ms), with kp
  *
  * Check records (pk `X#<ulid>`, sk `C#<6-digit n>`): one per check-back call
  * {n, at, status, httpStatus, error, latencyMs, ttl}.
@@ -91,6 +92,8 @@ export interface Deferred {
     resolvedBy: string | undefined;
     resolvedAt: number | undefined;
     kept: boolean;
+    /** `onMaxChecks: keep` stopped the checks at (ms). */
+    checksStoppedAt: number | undefined;
   };
 }
 
@@ -124,6 +127,7 @@ const toDeferred = (item: Record<string, unknown>): Deferred => {
             resolvedBy: item.rb === undefined ? undefined : String(item.rb),
             resolvedAt: item.ra === undefined ? undefined : Number(item.ra),
             kept: item.kp === true,
+            checksStoppedAt: item.ks === undefined ? undefined : Number(item.ks),
           },
         }),
   };
@@ -226,11 +230,13 @@ export class DeferredStore {
     });
   }
 
-  /** `onMaxChecks: keep`: stays prepared, checked no more. */
+  /**
+   * `onMaxChecks: keep`: stays prepared, checked no more. Not a resolution:
+   * `rb`/`ra` stay unset until the producer resolves it; `ks` says when checks stopped.
+   */
   async keep(id: string, now: number): Promise<boolean> {
-    return this.conditional(id, 'SET kp = :true, rb = :by, ra = :now REMOVE g1pk, g1sk, nc', 'st = :prepared', {
+    return this.conditional(id, 'SET kp = :true, ks = :now REMOVE g1pk, g1sk, nc', 'st = :prepared', {
       ':true': true,
-      ':by': 'onMaxChecks',
       ':now': now,
       ':prepared': DeferredState.prepared,
     });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
@@ -108,6 +109,20 @@ describe('transactional messages', () => {
     expect(bodies(await receive())).toEqual(['kept']);
     expect(await h.transactions.get(sent.transactionId!)).toMatchObject({ state: 'committed', resolvedBy: 'producer', resolvedAt: new Date(h.clock.now()).toISOString() });
   });
+
+  it('hands every due half message to the workers in one sweep, whatever their size', async () => {
+    await producer();
+    const sent = [];
+    // Incompressible bodies keep the items large: DynamoDB Local ends an index page after ~1 MB of items.
+    for (let i = 0; i < 24; i++) {
+      const body = randomBytes(256 * 1024).toString('base64');
+      sent.push(await h.queue.send('orders', send(body, { encoding: 'base64', transaction: { producerGroup: 'shop', checkAfterSeconds: 1 } })));
+    }
+    h.clock.advance(1_000);
+    h.dispatched.length = 0;
+    expect(await h.transactions.sweep()).toBe(24);
+    expect([...h.dispatched].sort()).toEqual(sent.map((s) => s.transactionId).sort());
+  }, 60_000);
 
   it('counts timeouts, 500s, redirects and bad answers as unknown', async () => {
     await producer({ maxChecks: 10 });

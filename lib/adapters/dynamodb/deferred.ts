@@ -274,22 +274,34 @@ export class DeferredStore {
     }));
   }
 
-  /** Half messages whose next check is due (GSI: eventually consistent; the check lease re-checks). */
+  /**
+   * Half messages whose next check is due, up to `limit` per index partition
+   * (GSI: eventually consistent; the check lease re-checks). Follows the
+   * index's pages: a page may stop short of `limit` while more entries follow.
+   */
   async dueChecks(now: number, limit: number): Promise<string[]> {
     const out: string[] = [];
     for (let shard = 0; shard < CHECK_INDEX_SHARDS; shard++) {
-      const { Items } = await call(() =>
-        this.doc.send(
-          new QueryCommand({
-            TableName: this.table,
-            IndexName: GSI1,
-            KeyConditionExpression: 'g1pk = :pk AND g1sk <= :now',
-            ExpressionAttributeValues: { ':pk': checkIndexPk(shard), ':now': checkIndexUpTo(now) },
-            Limit: limit,
-          }),
-        ),
-      );
-      out.push(...(Items ?? []).map((item) => idOfDeferredPk(String(item.pk))));
+      let found = 0;
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await call(() =>
+          this.doc.send(
+            new QueryCommand({
+              TableName: this.table,
+              IndexName: GSI1,
+              KeyConditionExpression: 'g1pk = :pk AND g1sk <= :now',
+              ExpressionAttributeValues: { ':pk': checkIndexPk(shard), ':now': checkIndexUpTo(now) },
+              Limit: limit - found,
+              ...(start ? { ExclusiveStartKey: start } : {}),
+            }),
+          ),
+        );
+        const ids = (page.Items ?? []).map((item) => idOfDeferredPk(String(item.pk)));
+        out.push(...ids);
+        found += ids.length;
+        start = page.LastEvaluatedKey;
+      } while (start && found < limit);
     }
     return out;
   }

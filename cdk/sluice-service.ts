@@ -363,7 +363,7 @@ export class SluiceService extends Construct {
       { threshold: 300 },
     );
     for (const [id, queue, what] of [
-      ['DelayDeadLetters', this.delayQueue.deadLetterQueue, 'Wake-ups of scheduled messages failed repeatedly (timer-sweep still releases what is overdue).'],
+      ['DelayDeadLetters', this.delayQueue.deadLetterQueue, 'Wake-ups of scheduled messages failed repeatedly: those messages are late; timer-sweep releases them within about a minute (it sweeps from a stored low-water mark, however long ago they were due).'],
       ['CheckDeadLetters', this.checkQueue.deadLetterQueue, 'Transaction checks failed repeatedly (the next sweep dispatches them again).'],
     ] as const) {
       this.addAlarm(id, queue.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }), what);

@@ -78,8 +78,12 @@ export function buildContainer(config: Config): Container {
     delayQueue = localTimers;
   }
   // Sends arm timers; timers and transaction commits release deferred messages into their streams.
-  const releaser = new DeferredReleaser(stores, systemClock, notifier, new WritePlanner(systemClock, cryptoRandom));
-  const timers = new TimerService(stores.deferred, scheduler, delayQueue, systemClock, (ids) => releaser.release(ids));
+  const releaser = new DeferredReleaser(stores, systemClock, notifier, new WritePlanner(systemClock, cryptoRandom), (message, details) =>
+    logger.error(message, details),
+  );
+  const timers = new TimerService(stores.deferred, scheduler, delayQueue, systemClock, (ids) => releaser.release(ids), undefined, (message, details) =>
+    logger.error(message, details),
+  );
   const queue = new QueueService(stores, systemClock, cryptoRandom, notifier, timers, { pollIntervalMs: config.SLUICE_POLL_INTERVAL_MS });
   let localChecks: LocalCheckDispatcher | undefined;
   const dispatcher = config.SLUICE_CHECK_QUEUE_URL

@@ -93,6 +93,14 @@ export class ThrottledError extends SluiceError {
     super(message, options);
   }
 }
+/**
+ * The deployment cannot do what was asked (a dependency refused us: access
+ * denied, a missing schedule group or queue). Not the client's fault and not
+ * retryable until an operator fixes it: a logged 500 that says so.
+ */
+export class MisconfiguredError extends SluiceError {
+  readonly code = 'Misconfigured';
+}
 /** A dependency (the database) is unavailable or timed out; retryable. */
 export class UnavailableError extends SluiceError {
   readonly code = 'ServiceUnavailable';

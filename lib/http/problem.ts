@@ -8,6 +8,7 @@ import {
   TopicRecentlyDeletedError,
   DelayTooLongError,
   InvalidArgumentError,
+  MisconfiguredError,
   NotFoundError,
   PayloadTooLargeError,
   ReceiptHandleExpiredError,
@@ -50,6 +51,8 @@ interface ProblemRow<E extends SluiceError = SluiceError> {
   title: string;
   /** Retryable errors: the seconds of the `retry-after` header. */
   retryAfter?(error: E): number;
+  /** Errors an operator must see: logged with their cause (the problem still says what failed). */
+  log?: true;
 }
 
 /** A row, typed by its error class (so that `retryAfter` sees that class's fields). */
@@ -68,6 +71,7 @@ const TABLE: readonly ProblemRow[] = [
   row({ error: UnauthorizedError, status: 401, title: 'Unauthorized' }),
   row({ error: ThrottledError, status: 429, title: 'Throttled', retryAfter: (error) => error.retryAfterSeconds }),
   row({ error: UnavailableError, status: 503, title: 'Service unavailable', retryAfter: (error) => error.retryAfterSeconds }),
+  row({ error: MisconfiguredError, status: 500, title: 'Service misconfigured', log: true }),
 ];
 
 export const problemType = (code: string) => `urn:sluice:problem:${code}`;
@@ -75,7 +79,7 @@ export const problemType = (code: string) => `urn:sluice:problem:${code}`;
 export interface ProblemResponse {
   problem: Problem;
   headers: Record<string, string>;
-  /** True when the error was not one we raise on purpose (log it, hide it). */
+  /** True when the error must be logged: not one we raise on purpose (then hidden), or a misconfiguration. */
   unexpected: boolean;
 }
 
@@ -95,7 +99,7 @@ export function toProblem(error: unknown): ProblemResponse {
     return {
       problem: withIssues({ type: problemType(error.code), title: match.title, status: match.status, detail: error.message, code: error.code }, error.issues),
       headers: match.retryAfter ? { 'retry-after': String(match.retryAfter(error)) } : {},
-      unexpected: false,
+      unexpected: match.log === true,
     };
   }
   // Not a SluiceError, or one without a row (test/unit/problem.test.ts fails on such a class): an opaque, logged 500.

@@ -5,16 +5,25 @@
  * records the message appended, so a message enters its stream once
  * (docs/design.md, Scheduled messages: Release; Transactional messages).
  */
-import type { SendInput, MessageRecord } from '../domain/model.js';
+import type { SendInput, MessageRecord, Topic } from '../domain/model.js';
+import { ThrottledError, UnavailableError } from '../domain/errors.js';
+import { noticeBucket, noticeStream, streamId, streamNamespace } from '../domain/streams.js';
 import type { Deferred } from '../adapters/dynamodb/deferred.js';
+import { valueBytes } from '../adapters/dynamodb/item-size.js';
+import { toStored } from '../adapters/dynamodb/records.js';
 import { ItemConditionFailedError, WriteBatch, type TransactItem } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
+import { chunkAppends, noticeBytes, type SizedAppend } from './append-chunks.js';
 import type { Stores } from './stores.js';
 import type { Outgoing, WritePlanner } from './write-planner.js';
 
-/** Deferred messages appended per transaction (with their updates and FIFO notices, well within 100 items). */
-const APPEND_BATCH = 10;
+/** Room a deferred item takes besides its record (state, topic, times, index keys, transaction attributes). */
+const DEFERRED_OVERHEAD_BYTES = 1024;
+/** Room a released record may take beyond the stored deferred record (its new deliverable time). */
+const RECORD_MARGIN_BYTES = 64;
+/** A scheduled message that could not be released is tried again by the sweep after this long. */
+export const RELEASE_RETRY_MS = 60_000;
 
 /** Where an appended message landed. */
 export interface Address {
@@ -22,8 +31,27 @@ export interface Address {
   seq: number;
 }
 
+/** What an append did with each message. */
+export interface AppendOutcome {
+  /** Where each appended message landed; undefined: left out (resolved meanwhile, or its topic is gone). */
+  landed: Map<string, Address | undefined>;
+  /** Messages that could not be appended even alone, with the error (the caller logs and retries them later). */
+  failed: Map<string, unknown>;
+}
+
+/** Logs what went wrong (the default says nothing). */
+export type ReleaseLog = (message: string, details: Record<string, unknown>) => void;
+
 /** The name of a deferred item's update in a write batch. */
 const deferredItem = (d: Deferred) => `deferred:${d.id}`;
+
+/** Errors that say "busy" or "unavailable": the whole call is retried, no message is to blame. */
+const isTransient = (error: unknown) => error instanceof ThrottledError || error instanceof UnavailableError;
+
+interface Planned {
+  deferred: Deferred;
+  outgoing: Outgoing;
+}
 
 export class DeferredReleaser {
   constructor(
@@ -31,71 +59,138 @@ export class DeferredReleaser {
     private readonly clock: Clock,
     private readonly notifier: Notifier,
     private readonly planner: WritePlanner,
+    private readonly log: ReleaseLog = () => {},
   ) {}
 
   /**
    * Releases scheduled messages that are due: each enters its stream now,
-   * behind what accumulated before it. Appending and marking released are one
-   * transaction, so a timer fired twice releases once. Returns how many it released.
+   * behind what accumulated before it, in the order of `ids`. Appending and
+   * marking released are one transaction, so a timer fired twice releases
+   * once. A message that cannot be released (unreadable, or its append fails
+   * alone) is logged with its id and moved in the due index to the next
+   * sweep; it never stops the others. Busy or unavailable errors are thrown
+   * (the wake-up is retried). Returns how many it released.
    */
   async release(ids: string[]): Promise<number> {
     const now = this.clock.now();
-    const due = (await Promise.all(ids.map((id) => this.stores.deferred.get(id)))).filter(
-      (d): d is Deferred => d !== undefined && d.state === 'scheduled' && d.dueAt <= now,
+    const failed = new Map<string, unknown>();
+    const read = await Promise.all(
+      ids.map(async (id) => {
+        try {
+          return await this.stores.deferred.get(id);
+        } catch (error) {
+          if (isTransient(error)) throw error;
+          failed.set(id, error);
+          return undefined;
+        }
+      }),
     );
-    const appended = await this.append(due, (d, address) => this.stores.deferred.releaseItem(d.id, address));
-    return [...appended.values()].filter((a) => a !== undefined).length;
+    const due = read.filter((d): d is Deferred => d !== undefined && d.state === 'scheduled' && d.dueAt <= now);
+    const outcome = await this.append(due, (d, address) => this.stores.deferred.releaseItem(d.id, address));
+    for (const [id, error] of outcome.failed) failed.set(id, error);
+    for (const [id, error] of failed) {
+      const retryAt = now + RELEASE_RETRY_MS;
+      this.log('scheduled message not released; the sweep retries it', {
+        id,
+        messageId: `d${id}`,
+        retryAt: new Date(retryAt).toISOString(),
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      });
+      await this.stores.deferred.retryLater(id, retryAt);
+    }
+    return [...outcome.landed.values()].filter((a) => a !== undefined).length;
   }
 
   /**
    * Appends waiting messages to their streams, each with the update that
-   * records it appended (released, committed), in transactions of up to
-   * {@link APPEND_BATCH}. A message whose update fails its condition (resolved
-   * meanwhile) is left out. Returns where each appended message landed; a
-   * message of a deleted topic is dropped (as a send to a deleted topic would be).
+   * records it appended (released, committed), in transactions split by
+   * stored size and DynamoDB's transaction limits (append-chunks.ts). A
+   * message whose update fails its condition (resolved meanwhile) is left
+   * out; a message of a deleted topic is dropped (as a send to a deleted
+   * topic would be). When a transaction fails for another reason than
+   * "busy", its messages are tried one by one, so one bad message is
+   * isolated: it lands in `failed` and the others are appended.
    */
-  async append(items: Deferred[], update: (d: Deferred, address: Address) => TransactItem): Promise<Map<string, Address | undefined>> {
-    const now = this.clock.now();
-    const out = new Map<string, Address | undefined>();
+  async append(items: Deferred[], update: (d: Deferred, address: Address) => TransactItem): Promise<AppendOutcome> {
+    const landed = new Map<string, Address | undefined>();
+    const failed = new Map<string, unknown>();
     const topics = await this.stores.catalog.topics(items.map((d) => d.topic));
-    for (let i = 0; i < items.length; i += APPEND_BATCH) {
-      let pending = items.slice(i, i + APPEND_BATCH);
-      while (pending.length > 0) {
-        const live: Array<{ deferred: Deferred; outgoing: Outgoing }> = [];
-        for (const d of pending) {
-          const topic = topics.get(d.topic);
-          if (!topic || topic.generation !== d.record.generation) {
-            if (d.state === 'scheduled') await this.stores.deferred.cancel(d.id, d.topic); // its topic was deleted meanwhile
-            out.set(d.id, undefined);
-            continue;
-          }
-          const outgoing = this.planner.route(topic, inputOf(d.record));
-          live.push({ deferred: d, outgoing: { ...outgoing, messageId: d.record.messageId, sentAt: d.record.sentAt } });
-        }
-        if (live.length === 0) break;
-        const { writes, landed } = this.planner.writes(live.map((l) => l.outgoing), now, true);
-        const addresses = new Map<string, Address>();
-        try {
-          await this.stores.log.appendMany(writes, (seqs) => {
-            addresses.clear();
-            for (const group of landed(seqs)) {
-              group.records.forEach((r, j) => addresses.set(r.messageId, { stream: group.stream, seq: group.firstSeq + j }));
-            }
-            const batch = new WriteBatch();
-            for (const l of live) batch.add(deferredItem(l.deferred), update(l.deferred, addresses.get(l.deferred.record.messageId) ?? { stream: '', seq: 0 }));
-            return batch;
-          });
-        } catch (error) {
-          if (!(error instanceof ItemConditionFailedError)) throw error;
-          const gone = live.find((l) => deferredItem(l.deferred) === error.item)?.deferred;
-          if (gone) out.set(gone.id, undefined);
-          pending = pending.filter((d) => d !== gone); // resolved meanwhile
-          continue;
-        }
-        for (const l of live) out.set(l.deferred.id, addresses.get(l.deferred.record.messageId));
-        for (const topic of new Set(live.map((l) => l.outgoing.topic.name))) this.notifier.notify(topic);
-        pending = [];
+    const sized: Array<SizedAppend<Planned>> = [];
+    for (const d of items) {
+      const topic = topics.get(d.topic);
+      if (!topic || topic.generation !== d.record.generation) {
+        if (d.state === 'scheduled') await this.stores.deferred.cancel(d.id, d.topic); // its topic was deleted meanwhile
+        landed.set(d.id, undefined);
+        continue;
       }
+      try {
+        sized.push(this.size(topic, d));
+      } catch (error) {
+        if (isTransient(error)) throw error;
+        failed.set(d.id, error);
+      }
+    }
+    const queue = chunkAppends(sized).map((chunk) => chunk.map((s) => s.item));
+    while (queue.length > 0) {
+      const chunk = queue.shift()!;
+      try {
+        for (const [id, address] of await this.appendChunk(chunk, update)) landed.set(id, address);
+      } catch (error) {
+        if (isTransient(error)) throw error;
+        if (chunk.length > 1) queue.unshift(...chunk.map((p) => [p]));
+        else failed.set(chunk[0]!.deferred.id, error);
+      }
+    }
+    return { landed, failed };
+  }
+
+  /** A deferred message routed to its stream, with its stored size. */
+  private size(topic: Topic, d: Deferred): SizedAppend<Planned> {
+    const routed = this.planner.route(topic, inputOf(d.record));
+    const outgoing: Outgoing = { ...routed, messageId: d.record.messageId, sentAt: d.record.sentAt };
+    const recordBytes = 1 + valueBytes(toStored(d.record)) + RECORD_MARGIN_BYTES;
+    const local = outgoing.local;
+    return {
+      item: { deferred: d, outgoing },
+      stream: streamId(topic, local),
+      notice:
+        local.kind === 'shard'
+          ? { stream: noticeStream(streamNamespace(topic), noticeBucket(local.shardKey)), bytes: noticeBytes(local.shardKey) }
+          : undefined,
+      recordBytes,
+      companionBytes: recordBytes + DEFERRED_OVERHEAD_BYTES,
+    };
+  }
+
+  /** One transaction (retried without messages resolved meanwhile). Returns where each message landed. */
+  private async appendChunk(chunk: Planned[], update: (d: Deferred, address: Address) => TransactItem): Promise<Map<string, Address | undefined>> {
+    const out = new Map<string, Address | undefined>();
+    let live = chunk;
+    while (live.length > 0) {
+      const now = this.clock.now();
+      const { writes, landed } = this.planner.writes(live.map((l) => l.outgoing), now, true);
+      const addresses = new Map<string, Address>();
+      try {
+        await this.stores.log.appendMany(writes, (seqs) => {
+          addresses.clear();
+          for (const group of landed(seqs)) {
+            group.records.forEach((r, j) => addresses.set(r.messageId, { stream: group.stream, seq: group.firstSeq + j }));
+          }
+          const batch = new WriteBatch();
+          for (const l of live) batch.add(deferredItem(l.deferred), update(l.deferred, addresses.get(l.deferred.record.messageId) ?? { stream: '', seq: 0 }));
+          return batch;
+        });
+      } catch (error) {
+        if (!(error instanceof ItemConditionFailedError)) throw error;
+        const gone = live.find((l) => deferredItem(l.deferred) === error.item)?.deferred;
+        if (!gone) throw error;
+        out.set(gone.id, undefined);
+        live = live.filter((l) => l.deferred !== gone); // resolved meanwhile
+        continue;
+      }
+      for (const l of live) out.set(l.deferred.id, addresses.get(l.deferred.record.messageId));
+      for (const topic of new Set(live.map((l) => l.outgoing.topic.name))) this.notifier.notify(topic);
+      live = [];
     }
     return out;
   }

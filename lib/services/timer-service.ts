@@ -9,7 +9,8 @@
  *
  * Wake markers (`WAKE` items) make each bucket's timer armed once, however many
  * messages share it, and let the local runtime re-arm after a restart. A
- * periodic sweep releases anything overdue that a lost timer left behind.
+ * periodic sweep releases anything overdue that a lost timer left behind,
+ * from a stored low-water mark (`TIMER`/`low`), however long ago it was due.
  */
 import type { DeferredStore } from '../adapters/dynamodb/deferred.js';
 import { minuteOf, wakeBucket } from '../adapters/dynamodb/keys.js';
@@ -27,8 +28,31 @@ const SLEEP_MAX_MS = 1500;
 const RELEASE_PAGE = 100;
 /** A wake marker outlives its bucket by a day (then TTL removes it). */
 const WAKE_MARKER_KEEP_MS = 86_400_000;
+/**
+ * The sweep handles what is due up to this long ago, not up to now: a message
+ * due then was written at least this long ago, so the eventually consistent
+ * due index shows it (its lag is well below a second) before the mark passes it.
+ */
+export const SWEEP_SETTLE_MS = 5_000;
+/** A deployment's first sweep (no mark yet) looks back at least this far (as far as the sweep before the mark did). */
+const FIRST_SWEEP_LOOKBACK_MS = 10 * 60_000;
+
+/** Bounds of one sweep run (the rest waits for the next run, the mark where this one stopped). */
+export interface SweepBounds {
+  /** Due-index entries read per page. @default 100 */
+  pageSize: number;
+  /** Pages with entries read and released per run (empty buckets count in `minutes`). @default 20 */
+  pages: number;
+  /** Minute buckets walked per run (an empty one costs one Query of 0.5 RCU). @default 1440 */
+  minutes: number;
+  /** Wall time per run (ms; the sweep function has 60 s). @default 40000 */
+  budgetMs: number;
+}
+const SWEEP_BOUNDS: SweepBounds = { pageSize: RELEASE_PAGE, pages: 20, minutes: 1440, budgetMs: 40_000 };
 
 export type Releaser = (ids: string[]) => Promise<number>;
+/** Logs what went wrong (the default says nothing). */
+export type TimerLog = (message: string, details: Record<string, unknown>) => void;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
@@ -43,6 +67,8 @@ export class TimerService implements Timers {
     private readonly clock: Clock,
     private readonly release: Releaser,
     private readonly wait: (ms: number) => Promise<void> = sleep,
+    private readonly log: TimerLog = () => {},
+    private readonly bounds: SweepBounds = SWEEP_BOUNDS,
   ) {}
 
   async arm(dueAt: number): Promise<void> {
@@ -102,12 +128,58 @@ export class TimerService implements Timers {
     return released;
   }
 
-  /** Releases overdue messages of the last `minutes` minutes (a lost or late timer's safety net). */
-  async sweep(minutes = 10): Promise<number> {
-    const now = this.clock.now();
+  /**
+   * The safety net (every minute): releases every scheduled message due from
+   * the low-water mark up to now − {@link SWEEP_SETTLE_MS}, minute bucket by
+   * minute bucket, in bounded pages. The mark then moves past the buckets it
+   * read to the end — not past a bucket that failed or that the bounds cut
+   * short, so the next run starts there. A failing bucket is logged and does
+   * not stop the walk. Returns how many it released.
+   */
+  async sweep(): Promise<number> {
+    const started = this.clock.now();
+    const until = started - SWEEP_SETTLE_MS;
+    const stored = await this.deferred.sweepMark();
+    const from = stored ?? (await this.firstMark(until));
+    let mark = from;
+    let holding = false; // a bucket before this one is not finished: the mark stays
     let released = 0;
-    for (let m = minuteOf(now) - minutes; m <= minuteOf(now); m++) released += await this.releaseDue(m, now);
+    let pages = 0;
+    for (let minute = minuteOf(from), walked = 0; minute <= minuteOf(until) && walked < this.bounds.minutes; minute++, walked++) {
+      if (pages >= this.bounds.pages || this.clock.now() - started > this.bounds.budgetMs) break;
+      let start: Record<string, unknown> | undefined;
+      try {
+        do {
+          const page = await this.deferred.duePage(minute, until, this.bounds.pageSize, start);
+          if (page.ids.length > 0) {
+            pages++;
+            released += await this.release(page.ids);
+          }
+          start = page.next;
+        } while (start && pages < this.bounds.pages);
+      } catch (error) {
+        holding = true;
+        this.log('timer sweep: a minute bucket failed; the next sweep reads it again', {
+          minute: new Date(minute * 60_000).toISOString(),
+          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        });
+        continue; // the later buckets are released all the same
+      }
+      if (start !== undefined) break; // the page bound cut this bucket short: the next run goes on from here
+      if (!holding) mark = Math.min(until, (minute + 1) * 60_000 - 1);
+    }
+    if (mark > from || stored === undefined) await this.deferred.advanceSweepMark(mark);
     return released;
+  }
+
+  /**
+   * Where a deployment's first sweep starts: at its earliest wake marker (markers
+   * live a day past their bucket, so a deployment that swept without a mark
+   * keeps what it armed), and at least {@link FIRST_SWEEP_LOOKBACK_MS} back.
+   */
+  private async firstMark(until: number): Promise<number> {
+    const [second, minute] = await Promise.all([this.deferred.earliestWake('s'), this.deferred.earliestWake('m')]);
+    return Math.min(until - FIRST_SWEEP_LOOKBACK_MS, second === undefined ? Infinity : second * 1000, minute === undefined ? Infinity : minute * 60_000);
   }
 
   /** After a restart (local runtime): arm again every bucket armed before and not yet past. */
@@ -122,7 +194,7 @@ export class TimerService implements Timers {
       await this.scheduler.scheduleAt(minuteScheduleName(minute), Math.max(now, minute * 60_000 - MINUTE_LEAD_MS), { kind: 'minute', minute });
       this.armed.add(wakeBucket('m', minute));
     }
-    await this.sweep(60);
+    await this.sweep();
   }
 
   private async releaseDue(minute: number, now: number): Promise<number> {

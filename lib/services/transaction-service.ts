@@ -133,7 +133,8 @@ export class TransactionService {
     const half = await this.require(transactionId);
     if (half.state === 'prepared') {
       const now = this.clock.now();
-      const landed = await this.releaser.append([half], (d, address) => this.stores.deferred.commitItem(d.id, address, by, now));
+      const { landed, failed } = await this.releaser.append([half], (d, address) => this.stores.deferred.commitItem(d.id, address, by, now));
+      if (failed.has(half.id)) throw failed.get(half.id);
       const address = landed.get(half.id);
       if (address) return this.committedView(half, address.seq);
     }
@@ -170,8 +171,10 @@ export class TransactionService {
       checkAfterSeconds: tx?.checkAfterSeconds ?? null,
       nextCheckAt: half.state === 'prepared' && tx?.nextCheckAt !== undefined ? iso(tx.nextCheckAt) : null,
       checkCount: tx?.checkCount ?? 0,
-      resolvedBy: tx?.resolvedBy ?? null,
-      resolvedAt: tx?.resolvedAt === undefined ? null : iso(tx.resolvedAt),
+      // Only a resolution has an author and a time: a kept half message is still prepared
+      // (items kept before `ks` existed carry rb = onMaxChecks; it is not shown either).
+      resolvedBy: half.state === 'prepared' ? null : (tx?.resolvedBy ?? null),
+      resolvedAt: half.state === 'prepared' || tx?.resolvedAt === undefined ? null : iso(tx.resolvedAt),
       checks: checks.map((c) => ({
         checkCount: c.n,
         at: iso(c.at),

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
@@ -102,10 +103,26 @@ describe('transactional messages', () => {
     await checkBack(1_000);
     await checkBack(120_000);
     expect(checker.calls).toHaveLength(1);
-    expect(await h.transactions.get(sent.transactionId!)).toMatchObject({ state: 'prepared', resolvedBy: 'onMaxChecks', nextCheckAt: null });
+    // Checks stopped (no next check, checkCount = maxChecks), but nothing resolved it: no resolvedBy/resolvedAt.
+    expect(await h.transactions.get(sent.transactionId!)).toMatchObject({ state: 'prepared', resolvedBy: null, resolvedAt: null, nextCheckAt: null, checkCount: 1 });
     await h.transactions.commit(sent.transactionId!); // the producer can still resolve it
     expect(bodies(await receive())).toEqual(['kept']);
+    expect(await h.transactions.get(sent.transactionId!)).toMatchObject({ state: 'committed', resolvedBy: 'producer', resolvedAt: new Date(h.clock.now()).toISOString() });
   });
+
+  it('hands every due half message to the workers in one sweep, whatever their size', async () => {
+    await producer();
+    const sent = [];
+    // Incompressible bodies keep the items large: DynamoDB Local ends an index page after ~1 MB of items.
+    for (let i = 0; i < 24; i++) {
+      const body = randomBytes(256 * 1024).toString('base64');
+      sent.push(await h.queue.send('orders', send(body, { encoding: 'base64', transaction: { producerGroup: 'shop', checkAfterSeconds: 1 } })));
+    }
+    h.clock.advance(1_000);
+    h.dispatched.length = 0;
+    expect(await h.transactions.sweep()).toBe(24);
+    expect([...h.dispatched].sort()).toEqual(sent.map((s) => s.transactionId).sort());
+  }, 60_000);
 
   it('counts timeouts, 500s, redirects and bad answers as unknown', async () => {
     await producer({ maxChecks: 10 });

@@ -4,7 +4,8 @@ import { ConflictException, CreateScheduleCommand, SchedulerClient } from '@aws-
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { EventBridgeScheduler } from '../../lib/adapters/aws/scheduler.js';
 import { SqsDelayQueue } from '../../lib/adapters/aws/delay-queue.js';
-import { ThrottledError } from '../../lib/domain/errors.js';
+import { MisconfiguredError, ThrottledError, UnavailableError } from '../../lib/domain/errors.js';
+import { toProblem } from '../../lib/http/problem.js';
 
 const scheduler = mockClient(SchedulerClient);
 const sqs = mockClient(SQSClient);
@@ -51,6 +52,52 @@ describe('EventBridge Scheduler adapter', () => {
     await expect(adapter.scheduleAt('n', 0, { kind: 'minute', minute: 1 })).rejects.toBeInstanceOf(ThrottledError);
     expect(scheduler.commandCalls(CreateScheduleCommand)).toHaveLength(6);
   }, 20_000);
+});
+
+describe('Scheduler errors other than throttling and conflict (issue 14 item 8)', () => {
+  const awsError = (name: string, status: number) => Object.assign(new Error(`${name} from the service`), { name, $metadata: { httpStatusCode: status } });
+  const adapter = () => new EventBridgeScheduler(new SchedulerClient({ region: 'eu-west-1', maxAttempts: 1 }), target);
+
+  it.each([
+    ['AccessDeniedException', 403, 'may not use it'],
+    ['ResourceNotFoundException', 404, 'schedule group or the target does not exist'],
+    ['ValidationException', 400, 'refused the request'],
+  ])('%s → a logged 500 Misconfigured problem that names the cause', async (name, status, hint) => {
+    scheduler.on(CreateScheduleCommand).rejects(awsError(name, status));
+    const error = await adapter().scheduleAt('n', 0, { kind: 'minute', minute: 1 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(MisconfiguredError);
+    expect((error as Error).message).toContain(`EventBridge Scheduler answered ${name}`);
+    expect((error as Error).message).toContain(hint);
+    expect((error as Error).cause).toMatchObject({ name });
+    const { problem, headers, unexpected } = toProblem(error);
+    expect(problem).toMatchObject({ status: 500, code: 'Misconfigured', title: 'Service misconfigured' });
+    expect(JSON.stringify(problem)).not.toContain('from the service'); // the AWS message is logged, not answered
+    expect(headers).toEqual({});
+    expect(unexpected).toBe(true); // the edge logs it with its cause
+  });
+
+  it.each([
+    ['InternalServerException', 500, 1],
+    ['ServiceUnavailableException', 503, 1],
+    ['ServiceQuotaExceededException', 402, 60],
+  ])('%s → a 503 with Retry-After %i s', async (name, status, retryAfter) => {
+    scheduler.on(CreateScheduleCommand).rejects(awsError(name, status));
+    const error = await adapter().scheduleAt('n', 0, { kind: 'minute', minute: 1 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(UnavailableError);
+    expect(toProblem(error)).toMatchObject({ problem: { status: 503, code: 'ServiceUnavailable' }, headers: { 'retry-after': String(retryAfter) }, unexpected: false });
+  });
+
+  it('maps a delay queue that does not exist the same way', async () => {
+    sqs.on(SendMessageCommand).rejects(awsError('AWS.SimpleQueueService.NonExistentQueue', 400));
+    const queue = new SqsDelayQueue(new SQSClient({ region: 'eu-west-1', maxAttempts: 1 }), 'https://sqs.eu-west-1.amazonaws.com/1/delay');
+    await expect(queue.send({ kind: 'release', minute: 1, second: 60 }, 1000)).rejects.toThrow(/SQS delay queue answered .*the queue does not exist/);
+  });
 });
 
 describe('SQS delay queue adapter', () => {

@@ -7,6 +7,7 @@ import {
   DelayTooLongError,
   GroupNotFoundError,
   InvalidArgumentError,
+  MisconfiguredError,
   PayloadTooLargeError,
   ReceiptHandleExpiredError,
   ShardKeyRequiredError,
@@ -36,6 +37,13 @@ describe('problem mapping', () => {
     const { problem, unexpected } = toProblem(error);
     expect(problem).toMatchObject({ status, code, detail: error.message, type: `urn:sluice:problem:${code}` });
     expect(unexpected).toBe(false);
+  });
+
+  it('answers a misconfiguration with a 500 that says so, and has it logged', () => {
+    const { problem, headers, unexpected } = toProblem(new MisconfiguredError('Timers are misconfigured: x.'));
+    expect(problem).toMatchObject({ status: 500, code: 'Misconfigured', detail: 'Timers are misconfigured: x.' });
+    expect(headers).toEqual({});
+    expect(unexpected).toBe(true);
   });
 
   it('adds Retry-After to retryable errors', () => {
@@ -72,7 +80,7 @@ describe('problem mapping', () => {
  * fails here until it has a line below — and a row in lib/http/problem.ts if it answers a status of
  * its own: without one it would answer 500.
  */
-const ANSWERS: Record<string, { status: number; code: string }> = {
+const ANSWERS: Record<string, { status: number; code: string; logged?: true }> = {
   InvalidArgumentError: { status: 400, code: 'InvalidArgument' },
   UnsafeCheckerUrlError: { status: 400, code: 'InvalidArgument' },
   DelayTooLongError: { status: 400, code: 'DelayTooLong' },
@@ -91,6 +99,8 @@ const ANSWERS: Record<string, { status: number; code: string }> = {
   PayloadTooLargeError: { status: 413, code: 'PayloadTooLarge' },
   ThrottledError: { status: 429, code: 'Throttled' },
   UnavailableError: { status: 503, code: 'ServiceUnavailable' },
+  // The one SluiceError answered 500: typed and precise, and logged with its cause for an operator.
+  MisconfiguredError: { status: 500, code: 'Misconfigured', logged: true },
 };
 
 type ErrorClass = new (message: string, retryAfterSeconds: number) => SluiceError;
@@ -112,13 +122,14 @@ async function sluiceErrorClasses(): Promise<Map<string, ErrorClass>> {
 }
 
 describe('every SluiceError of lib/', () => {
-  it('answers its own status and code from the table, never a 500', async () => {
+  it('answers its own status and code from the table, never an opaque 500', async () => {
     const classes = await sluiceErrorClasses();
     expect([...classes.keys()].sort()).toEqual(Object.keys(ANSWERS).sort());
     for (const [name, type] of classes) {
       const error = new type('detail', 7);
       const { problem, unexpected } = toProblem(error);
-      expect({ name, status: problem.status, code: problem.code, unexpected }).toEqual({ name, ...ANSWERS[name], unexpected: false });
+      const { logged, ...answer } = ANSWERS[name] ?? { status: 0, code: '' };
+      expect({ name, status: problem.status, code: problem.code, unexpected }).toEqual({ name, ...answer, unexpected: logged === true });
       expect(problem.code, name).toBe(error.code);
     }
   });

@@ -1,7 +1,7 @@
 /** SQS with DelaySeconds: the last stretch of a scheduled delivery, to the second. */
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DelayQueue, ReleaseWake } from '../../ports/timers.js';
-import { translateAwsError } from './errors.js';
+import { translateTimerError } from './errors.js';
 
 export class SqsDelayQueue implements DelayQueue {
   constructor(
@@ -19,8 +19,8 @@ export class SqsDelayQueue implements DelayQueue {
         }),
       );
     } catch (error) {
-      // Throttling, 5xx, timeouts: retryable at the edge (429/503), not an opaque 500.
-      throw translateAwsError(error);
+      // Throttling, 5xx, timeouts: retryable (429/503); access denied, a missing queue: a logged, typed 500.
+      throw translateTimerError(error, 'The SQS delay queue');
     }
   }
 }

@@ -3,7 +3,7 @@
  * errors (429/503 at the edge). Shared by every AWS adapter: DynamoDB, SQS,
  * EventBridge Scheduler.
  */
-import { ThrottledError, UnavailableError, SluiceError } from '../../domain/errors.js';
+import { MisconfiguredError, ThrottledError, UnavailableError, SluiceError } from '../../domain/errors.js';
 
 /** "Slow down": retry later (429). */
 const THROTTLE_NAMES = new Set([
@@ -58,4 +58,38 @@ export function translateAwsError(error: unknown, busy: (error: Error) => boolea
     }
   }
   return error;
+}
+
+/** What an operator should check when a timer dependency refuses us, by the AWS error name. */
+const MISCONFIGURATION_HINTS: Record<string, string> = {
+  AccessDeniedException: 'the function may not use it (IAM policy, or passing the scheduler role)',
+  AccessDenied: 'the function may not use it (IAM policy)',
+  ResourceNotFoundException: 'the schedule group or the target does not exist',
+  'AWS.SimpleQueueService.NonExistentQueue': 'the queue does not exist',
+  QueueDoesNotExist: 'the queue does not exist',
+  ValidationException: 'it refused the request as built from the deployment settings',
+  KMSAccessDeniedException: 'the queue\'s KMS key may not be used',
+};
+
+/**
+ * A failure of a timer dependency (EventBridge Scheduler, the SQS delay
+ * queue) as a typed error: busy or unavailable → retryable 429/503 (as
+ * {@link translateAwsError}); `ServiceQuotaExceededException` → 503 with a
+ * minute's Retry-After (schedules complete and delete themselves); any other
+ * answer of the service (4xx: access denied, a missing group or queue, a
+ * refused request) → {@link MisconfiguredError}, a 500 that names the service
+ * and is logged with its cause. Errors that are not AWS answers pass unchanged.
+ */
+export function translateTimerError(error: unknown, service: string): unknown {
+  const translated = translateAwsError(error);
+  if (translated !== error || !(error instanceof Error)) return translated;
+  if (error.name === 'ServiceQuotaExceededException') {
+    return new UnavailableError(`${service} refused a timer: its quota is exhausted; retry in a minute.`, 60, { cause: error });
+  }
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  if (status === undefined && !(error.name in MISCONFIGURATION_HINTS)) return error;
+  const hint = MISCONFIGURATION_HINTS[error.name] ?? 'it refused the request';
+  return new MisconfiguredError(`Timers are misconfigured: ${service} answered ${error.name} (${hint}). The cause is logged; an operator must fix the deployment.`, {
+    cause: error,
+  });
 }

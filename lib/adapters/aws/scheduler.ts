@@ -1,7 +1,7 @@
 /** EventBridge Scheduler one-time schedules (far-horizon timer buckets). */
 import { ConflictException, CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
 import { ThrottledError } from '../../domain/errors.js';
-import { translateAwsError } from './errors.js';
+import { translateTimerError } from './errors.js';
 import type { MinuteWake, OneTimeScheduler } from '../../ports/timers.js';
 
 export interface SchedulerTarget {
@@ -45,8 +45,8 @@ export class EventBridgeScheduler implements OneTimeScheduler {
           continue;
         }
         if (name === 'ThrottlingException') throw new ThrottledError('The scheduler is throttling; retry the request.', 2, { cause: error });
-        // 5xx, timeouts, lost connections: retryable at the edge (503), not an opaque 500.
-        throw translateAwsError(error);
+        // 5xx, timeouts, lost connections: retryable (503); access denied, a missing group: a logged, typed 500.
+        throw translateTimerError(error, 'EventBridge Scheduler');
       }
     }
   }

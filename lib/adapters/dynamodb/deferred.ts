@@ -13,6 +13,8 @@
  *   g1pk, g1sk   while it waits: `T#<due minute>` / `<due ms>#<ulid>` (scheduled) or
  *                `K#<0..3>` / `<next check ms>#<ulid>` (half message, until resolved or kept)
  *   ttl   removal (epoch s): after the appended message itself would expire
+ *   pa    release attempts that failed (a message that cannot be released is moved
+ *         in the due index to the next sweep; g1sk then holds the retry time)
  *
  * Half messages (SPEC §4) also carry:
  *
@@ -20,9 +22,10 @@
  *   ck    checkAfterSeconds: delay of the first check-back
  *   nc    next check time (ms); removed when resolved or kept
  *   cc    checks made so far
- *   rb    who resolved it, or stopped its checks: producer | check | onMaxChecks
+ *   rb    who resolved it: producer | check | onMaxChecks (set only with committed / rolled-back)
  *   ra    resolved at (ms)
- *   kp    true: `onMaxChecks: keep` stopped the checks, it stays prepared
+ *   kp    true: `onMaxChecks: keep` stopped the checks, it stays prepared (not resolved)
+ *   ks    when the checks stopped (ms), with kp
  *
  * Check records (pk `X#<ulid>`, sk `C#<6-digit n>`): one per check-back call
  * {n, at, status, httpStatus, error, latencyMs, ttl}.
@@ -30,6 +33,10 @@
  * Wake markers (pk `WAKE`, sk `s<second>` | `m<minute>`, {ttl}) remember which
  * timer buckets are armed, so a send arms a bucket's timer once and the local
  * runtime re-arms them after a restart.
+ *
+ * The sweep's low-water mark (pk `TIMER`, sk `low`, {lo: ms}): every scheduled
+ * message due up to `lo` was handled (released, cancelled, or moved on to a
+ * later retry); it only moves forward.
  */
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -51,6 +58,7 @@ import {
   dueOfIndexSk,
   idOfDeferredPk,
   minuteOf,
+  sweepMarkKey,
   wakeBucket,
   wakeBucketsEnd,
 } from './keys.js';
@@ -84,6 +92,8 @@ export interface Deferred {
     resolvedBy: string | undefined;
     resolvedAt: number | undefined;
     kept: boolean;
+    /** `onMaxChecks: keep` stopped the checks at (ms). */
+    checksStoppedAt: number | undefined;
   };
 }
 
@@ -117,6 +127,7 @@ const toDeferred = (item: Record<string, unknown>): Deferred => {
             resolvedBy: item.rb === undefined ? undefined : String(item.rb),
             resolvedAt: item.ra === undefined ? undefined : Number(item.ra),
             kept: item.kp === true,
+            checksStoppedAt: item.ks === undefined ? undefined : Number(item.ks),
           },
         }),
   };
@@ -219,11 +230,13 @@ export class DeferredStore {
     });
   }
 
-  /** `onMaxChecks: keep`: stays prepared, checked no more. */
+  /**
+   * `onMaxChecks: keep`: stays prepared, checked no more. Not a resolution:
+   * `rb`/`ra` stay unset until the producer resolves it; `ks` says when checks stopped.
+   */
   async keep(id: string, now: number): Promise<boolean> {
-    return this.conditional(id, 'SET kp = :true, rb = :by, ra = :now REMOVE g1pk, g1sk, nc', 'st = :prepared', {
+    return this.conditional(id, 'SET kp = :true, ks = :now REMOVE g1pk, g1sk, nc', 'st = :prepared', {
       ':true': true,
-      ':by': 'onMaxChecks',
       ':now': now,
       ':prepared': DeferredState.prepared,
     });
@@ -261,22 +274,34 @@ export class DeferredStore {
     }));
   }
 
-  /** Half messages whose next check is due (GSI: eventually consistent; the check lease re-checks). */
+  /**
+   * Half messages whose next check is due, up to `limit` per index partition
+   * (GSI: eventually consistent; the check lease re-checks). Follows the
+   * index's pages: a page may stop short of `limit` while more entries follow.
+   */
   async dueChecks(now: number, limit: number): Promise<string[]> {
     const out: string[] = [];
     for (let shard = 0; shard < CHECK_INDEX_SHARDS; shard++) {
-      const { Items } = await call(() =>
-        this.doc.send(
-          new QueryCommand({
-            TableName: this.table,
-            IndexName: GSI1,
-            KeyConditionExpression: 'g1pk = :pk AND g1sk <= :now',
-            ExpressionAttributeValues: { ':pk': checkIndexPk(shard), ':now': checkIndexUpTo(now) },
-            Limit: limit,
-          }),
-        ),
-      );
-      out.push(...(Items ?? []).map((item) => idOfDeferredPk(String(item.pk))));
+      let found = 0;
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await call(() =>
+          this.doc.send(
+            new QueryCommand({
+              TableName: this.table,
+              IndexName: GSI1,
+              KeyConditionExpression: 'g1pk = :pk AND g1sk <= :now',
+              ExpressionAttributeValues: { ':pk': checkIndexPk(shard), ':now': checkIndexUpTo(now) },
+              Limit: limit - found,
+              ...(start ? { ExclusiveStartKey: start } : {}),
+            }),
+          ),
+        );
+        const ids = (page.Items ?? []).map((item) => idOfDeferredPk(String(item.pk)));
+        out.push(...ids);
+        found += ids.length;
+        start = page.LastEvaluatedKey;
+      } while (start && found < limit);
     }
     return out;
   }
@@ -294,9 +319,25 @@ export class DeferredStore {
     return Item ? toDeferred(Item) : undefined;
   }
 
-  /** Scheduled messages of a due-minute bucket with `dueAt <= until`, earliest first (GSI: eventually consistent). */
+  /**
+   * Scheduled messages of a due-minute bucket with `dueAt <= until`, earliest
+   * first, at most `limit` (GSI: eventually consistent). Follows the index's
+   * pages: a page may stop short of `limit` while more entries follow.
+   */
   async due(minute: number, until: number, limit: number): Promise<string[]> {
-    const { Items } = await call(() =>
+    const ids: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.duePage(minute, until, limit - ids.length, start);
+      ids.push(...page.ids);
+      start = page.next;
+    } while (start && ids.length < limit);
+    return ids;
+  }
+
+  /** One page of {@link due} from `start` on; `next` continues it (undefined: the bucket is read to `until`). */
+  async duePage(minute: number, until: number, limit: number, start?: Record<string, unknown>): Promise<{ ids: string[]; next: Record<string, unknown> | undefined }> {
+    const page = await call(() =>
       this.doc.send(
         new QueryCommand({
           TableName: this.table,
@@ -304,10 +345,32 @@ export class DeferredStore {
           KeyConditionExpression: 'g1pk = :pk AND g1sk <= :until',
           ExpressionAttributeValues: { ':pk': dueIndexPk(minute), ':until': dueIndexUpTo(until) },
           Limit: limit,
+          ...(start ? { ExclusiveStartKey: start } : {}),
         }),
       ),
     );
-    return (Items ?? []).map((item) => idOfDeferredPk(String(item.pk)));
+    return { ids: (page.Items ?? []).map((item) => idOfDeferredPk(String(item.pk))), next: page.LastEvaluatedKey };
+  }
+
+  /** The sweep's low-water mark (ms), undefined before the first sweep. */
+  async sweepMark(): Promise<number | undefined> {
+    const { Item } = await call(() => this.doc.send(new GetCommand({ TableName: this.table, Key: sweepMarkKey, ConsistentRead: true })));
+    return Item?.lo === undefined ? undefined : Number(Item.lo);
+  }
+
+  /** Moves the low-water mark forward to `to`; false when it already is there or beyond (a concurrent sweep). */
+  async advanceSweepMark(to: number): Promise<boolean> {
+    return conditional(() =>
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: sweepMarkKey,
+          UpdateExpression: 'SET lo = :to',
+          ConditionExpression: 'attribute_not_exists(lo) OR lo < :to',
+          ExpressionAttributeValues: { ':to': to },
+        }),
+      ),
+    );
   }
 
   /** All due times still scheduled in a minute bucket (to arm its second-level wake-ups). */
@@ -336,6 +399,21 @@ export class DeferredStore {
         },
       },
     };
+  }
+
+  /**
+   * Moves a scheduled message that could not be released to `retryAt` in the
+   * due index (its due time stays), counting the failed attempt in `pa`, so
+   * the sweep tries it again and its low-water mark can pass its old minute.
+   * False when it is no longer scheduled.
+   */
+  async retryLater(id: string, retryAt: number): Promise<boolean> {
+    return this.conditional(id, 'SET g1pk = :pk, g1sk = :sk ADD pa :one', 'st = :scheduled', {
+      ':pk': dueIndexPk(minuteOf(retryAt)),
+      ':sk': dueIndexSk(retryAt, id),
+      ':one': 1,
+      ':scheduled': DeferredState.scheduled,
+    });
   }
 
   /** Cancels a scheduled message of `topic`: `done`, or its state when it was not scheduled (undefined if absent). */
@@ -369,6 +447,23 @@ export class DeferredStore {
         }),
       ),
     );
+  }
+
+  /** The earliest armed bucket of one kind (`s` second, `m` minute number), if any. */
+  async earliestWake(kind: 's' | 'm'): Promise<number | undefined> {
+    const { Items } = await call(() =>
+      this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+          ExpressionAttributeValues: { ':pk': WAKE_PK, ':from': wakeBucket(kind, 0), ':to': wakeBucketsEnd(kind) },
+          Limit: 1,
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    const sk = Items?.[0]?.sk;
+    return sk === undefined ? undefined : Number(String(sk).slice(1));
   }
 
   /** Armed buckets of one kind (`s` seconds, `m` minutes) from `from` on. */

@@ -115,6 +115,9 @@ export const checkIndexPkOf = (id: string): string => checkIndexPk(id.charCodeAt
 export const checkIndexSk = (at: number, id: string): string => `${padMs(at)}#${id}`;
 export const checkIndexUpTo = upTo;
 
+/** The timer sweep's low-water mark: every scheduled message due up to `lo` (ms) was handled. */
+export const sweepMarkKey = { pk: 'TIMER', sk: 'low' } as const;
+
 // ── wake markers (armed timer buckets) ─────────────────────────────────
 
 export const WAKE_PK = 'WAKE';

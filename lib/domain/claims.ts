@@ -47,8 +47,9 @@ export interface Delivery {
 
 export interface Plan {
   deliveries: Delivery[];
-  grant: Array<{ lease: Lease; replaces: string | undefined }>;
-  close: Array<{ done: DoneEntry; replaces: string }>;
+  /** New leases, and renewals with the lease (as read) each replaces. */
+  grant: Array<{ lease: Lease; replaces: Lease | undefined }>;
+  close: Array<{ done: DoneEntry; replaces: Lease }>;
   dead: Array<{ lease: Lease; record: MessageRecord }>;
   next: number;
   segmentStart: number;
@@ -86,7 +87,7 @@ export function planClaims(input: PlanInput): Plan {
     if (plan.deliveries.length >= input.want) break;
     const record = input.leaseRecords.get(lease.seq);
     if (record === undefined || !input.live(record)) {
-      plan.close.push({ done: done(lease, now, 'expired'), replaces: lease.token });
+      plan.close.push({ done: done(lease, now, 'expired'), replaces: lease });
       inFlight--;
     } else if (lease.deliveries >= input.maxDeliveries) {
       plan.dead.push({ lease, record });
@@ -97,7 +98,7 @@ export function planClaims(input: PlanInput): Plan {
         token: leaseToken(lease.deliveries + 1, input.token()),
         expiresAt: now + visibilityMs,
       };
-      plan.grant.push({ lease: renewed, replaces: lease.token });
+      plan.grant.push({ lease: renewed, replaces: lease });
       plan.deliveries.push({ record, lease: renewed });
     }
   }

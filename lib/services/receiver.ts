@@ -16,6 +16,7 @@ import {
   streamNamespace,
   type StreamLocal,
 } from '../domain/streams.js';
+import { claimFits, type ClaimChange } from '../adapters/dynamodb/cursor-updates.js';
 import { readyKeyChange } from '../adapters/dynamodb/ready-index.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write-batch.js';
@@ -216,41 +217,50 @@ export class Receiver {
         const segment = leaseSegments.find((s) => s.seq <= lease.seq && lease.seq < s.seq + s.count);
         leaseRecords.set(lease.seq, segment?.records[lease.seq - segment.seq]);
       }
-      const plan = planClaims({
-        cursor,
-        mode,
-        now,
-        want: limit,
-        visibilityMs: scope.visibilityMs,
-        maxDeliveries: group.maxDeliveries,
-        leaseRecords,
-        segments,
-        truncated: segments.length === limit + 1,
-        live: (record) => this.live(scope, record, now),
-        verdict: (record) => this.verdict(scope, record),
-        token: () => this.random.token(),
-      });
       const shard = isShardStream(stream);
-      const known = Math.max(cursor.known ?? 0, plan.seen);
-      // The ready-index key is written only when readiness changes (an index key change costs 2 WRU).
-      const index = shard ? readyKeyChange(stream, cursor, plan.readyAt, now) : undefined;
-      const changed =
-        plan.grant.length > 0 ||
-        plan.close.length > 0 ||
-        plan.next !== cursor.next ||
-        (shard && (index !== undefined || known !== cursor.known));
-      if (changed) {
-        const ok = await this.stores.cursors.claim(group.name, stream, {
-          expectNext: cursor.next,
+      const read = cursor;
+      const planFor = (take: number) => {
+        const plan = planClaims({
+          cursor: read,
+          mode,
+          now,
+          want: take,
+          visibilityMs: scope.visibilityMs,
+          maxDeliveries: group.maxDeliveries,
+          leaseRecords,
+          segments,
+          truncated: segments.length === limit + 1,
+          live: (record) => this.live(scope, record, now),
+          verdict: (record) => this.verdict(scope, record),
+          token: () => this.random.token(),
+        });
+        const known = Math.max(read.known ?? 0, plan.seen);
+        // The ready-index key is written only when readiness changes (an index key change costs 2 WRU).
+        const index = shard ? readyKeyChange(stream, read, plan.readyAt, now) : undefined;
+        const change: ClaimChange = {
+          expectNext: read.next,
           next: plan.next,
           segmentStart: plan.segmentStart,
           grant: plan.grant,
           close: plan.close,
-          forgetDone: doneToForget(cursor, plan.close.length),
-          ...(shard
-            ? { shard: { expectKnown: cursor.known, expectInFlight: cursor.leases.size, known, ...(index ? { index } : {}) } }
-            : {}),
-        });
+          forgetDone: doneToForget(read, plan.close.length),
+          ...(shard ? { shard: { expectKnown: read.known, expectInFlight: read.leases.size, known, ...(index ? { index } : {}) } } : {}),
+        };
+        const changed =
+          plan.grant.length > 0 || plan.close.length > 0 || plan.next !== read.next || (shard && (index !== undefined || known !== read.known));
+        return { plan, change, changed };
+      };
+      // Limits by construction: a claim whose expressions or resulting item would pass their
+      // budgets is planned again for fewer messages (the last ones are left for the next receive).
+      let take = limit;
+      let planned = planFor(take);
+      while (take > 0 && !claimFits(read, planned.change)) {
+        take = Math.min(take - 1, planned.plan.deliveries.length);
+        planned = planFor(take);
+      }
+      const { plan, change, changed } = planned;
+      if (changed) {
+        const ok = await this.stores.cursors.claim(group.name, stream, change);
         if (!ok) {
           cursor = undefined;
           continue;

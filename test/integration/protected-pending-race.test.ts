@@ -42,7 +42,7 @@ describe('protected mode: a lease that went pending after a receiver read the cu
       expectNext: stale.next,
       next: stale.next,
       segmentStart: stale.segmentStart,
-      grant: [{ lease: { ...lease, token: 'renewed', expiresAt: h.clock.now() + 30_000, deliveries: lease.deliveries + 1 }, replaces: lease.token }],
+      grant: [{ lease: { ...lease, token: 'renewed', expiresAt: h.clock.now() + 30_000, deliveries: lease.deliveries + 1 }, replaces: lease }],
       close: [],
       forgetDone: [],
     });
@@ -59,7 +59,7 @@ describe('protected mode: a lease that went pending after a receiver read the cu
       next: stale.next,
       segmentStart: stale.segmentStart,
       grant: [],
-      close: [{ done, replaces: lease.token }],
+      close: [{ done, replaces: lease }],
       forgetDone: [],
     });
     expect(closed).toBe(false);

@@ -84,7 +84,7 @@ describe('claim planning', () => {
       segments: segments(2, ['b']),
     });
     expect(expired.deliveries.map((d) => [d.record.body, d.lease.deliveries])).toEqual([['a', 2]]);
-    expect(expired.grant[0]?.replaces).toBe('1.1');
+    expect(expired.grant[0]?.replaces?.token).toBe('1.1');
   });
 
   it('redelivers expired leases ahead of newer messages', () => {

@@ -60,9 +60,9 @@ describe('claimUpdate', () => {
         segmentStart: 10,
         grant: [
           { lease: lease(10, '1.a', { topic: 'orders' }), replaces: undefined },
-          { lease: lease(8, '2.b'), replaces: '1.z' },
+          { lease: lease(8, '2.b'), replaces: lease(8, '1.z', { deliveries: 1, expiresAt: 3000 }) },
         ],
-        close: [{ done: { seq: 9, token: '1.y', at: 4000, outcome: 'expired', deliveries: 1 }, replaces: '1.y' }],
+        close: [{ done: { seq: 9, token: '1.y', at: 4000, outcome: 'expired', deliveries: 1 }, replaces: lease(9, '1.y', { deliveries: 1 }) }],
         forgetDone: [3],
       }),
     );
@@ -71,7 +71,7 @@ describe('claimUpdate', () => {
         'dn.9 = {"k":"1.y","a":4000,"o":"expired","d":1} REMOVE fl.9, dn.3',
     );
     expect(condition).toBe(
-      'nx = 10 AND fl.8.k = "1.z" AND attribute_not_exists(fl.8.c) AND fl.9.k = "1.y" AND attribute_not_exists(fl.9.c)',
+      'nx = 10 AND fl.8 = {"e":3000,"k":"1.z","d":1,"g":7} AND fl.9 = {"e":5000,"k":"1.y","d":1,"g":7}',
     );
   });
 

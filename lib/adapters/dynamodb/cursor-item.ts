@@ -19,7 +19,7 @@
  * Notice-stream and partition cursors have no `kn` and are never indexed.
  */
 import type { CursorState, DoneEntry, DoneOutcome, Lease } from '../../domain/cursor.js';
-import { cursorPk, groupOfCursorPk, readyAtOfKey } from './keys.js';
+import { cursorPk, groupOfCursorPk, readyAtOfKey, readyIndexPk } from './keys.js';
 
 /** A lease in `fl`. */
 export interface StoredLease {
@@ -70,6 +70,26 @@ export const newCursorItem = (group: string, stream: string, next: number, now: 
   dl: 0,
   ca: now,
 });
+
+/** The stored item of a cursor state (the inverse of {@link toState}; `ca` left out). */
+export const toItem = (state: CursorState): Record<string, unknown> => {
+  const item: Record<string, unknown> = {
+    pk: cursorPk(state.group),
+    sk: state.stream,
+    nx: state.next,
+    ns: state.segmentStart,
+    fl: Object.fromEntries([...state.leases].map(([seq, lease]) => [String(seq), storedLease(lease)])),
+    dn: Object.fromEntries([...state.done].map(([seq, done]) => [String(seq), storedDone(done)])),
+    cm: state.committed,
+    dl: state.deadLettered,
+  };
+  if (state.known !== undefined) item.kn = state.known;
+  if (state.readyKey !== undefined) {
+    item.g1pk = readyIndexPk(state.group);
+    item.g1sk = state.readyKey;
+  }
+  return item;
+};
 
 /** The domain view of a stored cursor item. */
 export const toState = (item: Record<string, unknown>): CursorState => {

@@ -9,10 +9,11 @@
  * justifies it. Claims and commits of different messages therefore never
  * conflict.
  */
-import { deliveriesOfToken, type DoneEntry, type Lease } from '../../domain/cursor.js';
+import { deliveriesOfToken, type CursorState, type DoneEntry, type Lease } from '../../domain/cursor.js';
 import { READY_NOW, type CommitReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
-import { storedDone, storedLease } from './cursor-item.js';
+import { storedDone, storedLease, toItem } from './cursor-item.js';
+import { itemBytes } from './item-size.js';
 import { readyAtKey, readyIndexPk, readyNowKey } from './keys.js';
 import type { ReadyKeyChange } from './ready-index.js';
 
@@ -24,24 +25,58 @@ export interface UpdateParts {
   ExpressionAttributeValues: Record<string, unknown>;
 }
 
-/** Builds update expressions with numbered placeholders. */
+/**
+ * DynamoDB refuses an expression string longer than 4 KB (4,096 bytes, measured
+ * as sent, placeholders unsubstituted). Every cursor write built here keeps
+ * its UpdateExpression and its ConditionExpression each within this budget,
+ * by construction: the planner cuts what does not fit (docs/design.md, Limits
+ * by construction).
+ */
+export const EXPRESSION_BUDGET_BYTES = 4000;
+
+/** Bytes of an expression string as DynamoDB counts them. */
+export const expressionBytes = (expression: string): number => Buffer.byteLength(expression, 'utf8');
+
+/** Whether both expressions of an update are within {@link EXPRESSION_BUDGET_BYTES}. */
+export const fitsExpressionBudget = (parts: UpdateParts): boolean =>
+  expressionBytes(parts.UpdateExpression) <= EXPRESSION_BUDGET_BYTES && expressionBytes(parts.ConditionExpression) <= EXPRESSION_BUDGET_BYTES;
+
+/**
+ * Builds update expressions with short placeholders, because their length
+ * is what the 4 KB limit counts: `#f`/`#d` for the lease and completion maps,
+ * `#<i>` for a sequence number (one per message, reused by every clause that
+ * names it), `:<i>` for a value.
+ */
 class Expr {
   readonly names: Record<string, string> = {};
   readonly values: Record<string, unknown> = {};
-  private n = 0;
+  private names_ = 0;
+  private values_ = 0;
   private readonly byName = new Map<string, string>();
+  private fixed(placeholder: string, name: string): string {
+    this.names[placeholder] = name;
+    return placeholder;
+  }
+  /** The lease map `fl`. */
+  get fl(): string {
+    return this.fixed('#f', 'fl');
+  }
+  /** The completion map `dn`. */
+  get dn(): string {
+    return this.fixed('#d', 'dn');
+  }
   /** A placeholder for an attribute name; created on first use so that no name goes unused. */
   name(name: string): string {
     let key = this.byName.get(name);
     if (key === undefined) {
-      key = `#n${this.n++}`;
+      key = `#${this.names_++}`;
       this.byName.set(name, key);
       this.names[key] = name;
     }
     return key;
   }
   value(value: unknown): string {
-    const key = `:v${this.n++}`;
+    const key = `:${this.values_++}`;
     this.values[key] = value;
     return key;
   }
@@ -55,10 +90,10 @@ export interface ClaimChange {
   expectNext: number;
   next: number;
   segmentStart: number;
-  /** New or renewed leases; renewals name the token they replace. */
-  grant: Array<{ lease: Lease; replaces: string | undefined }>;
-  /** Leases to close without delivery (message expired), with the token they must still carry. */
-  close: Array<{ done: DoneEntry; replaces: string }>;
+  /** New or renewed leases; renewals name the lease (as read) they replace. */
+  grant: Array<{ lease: Lease; replaces: Lease | undefined }>;
+  /** Leases to close without delivery (message expired), with the lease (as read) that must still be there. */
+  close: Array<{ done: DoneEntry; replaces: Lease }>;
   forgetDone: number[];
   /**
    * FIFO shard cursors only: the new known head, guarded by what the plan read;
@@ -78,20 +113,21 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
   const sets = [`nx = ${x.value(change.next)}`, `ns = ${x.value(change.segmentStart)}`];
   const removes: string[] = [];
   const conditions = [`nx = ${x.value(change.expectNext)}`];
-  const fl = () => x.name('fl');
-  const dn = () => x.name('dn');
+  const fl = () => x.fl;
+  const dn = () => x.dn;
   for (const { lease, replaces } of change.grant) {
     const seq = x.name(String(lease.seq));
     sets.push(`${fl()}.${seq} = ${x.value(storedLease(lease))}`);
-    // A renewal replaces the lease the plan read — still carrying its token and not committed
-    // meanwhile (protected mode marks a committed lease pending, keeping its token).
-    if (replaces !== undefined) conditions.push(`${fl()}.${seq}.k = ${x.value(replaces)}`, `attribute_not_exists(${fl()}.${seq}.c)`);
+    // A renewal replaces the lease the plan read, exactly as read (one comparison of the whole
+    // map: its token, not committed meanwhile — protected mode marks a committed lease pending,
+    // keeping its token — and no visibility change since). Half the bytes of a token and a flag check.
+    if (replaces !== undefined) conditions.push(`${fl()}.${seq} = ${x.value(storedLease(replaces))}`);
   }
   for (const { done, replaces } of change.close) {
     const seq = x.name(String(done.seq));
     removes.push(`${fl()}.${seq}`);
     sets.push(`${dn()}.${seq} = ${x.value(storedDone(done))}`);
-    conditions.push(`${fl()}.${seq}.k = ${x.value(replaces)}`, `attribute_not_exists(${fl()}.${seq}.c)`);
+    conditions.push(`${fl()}.${seq} = ${x.value(storedLease(replaces))}`);
   }
   for (const seq of change.forgetDone) removes.push(`${dn()}.${x.name(String(seq))}`);
   if (change.shard) {
@@ -118,6 +154,44 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
   };
 }
 
+/**
+ * The most a cursor item may hold after a write (bytes). Far below DynamoDB's
+ * 400 KB item limit, and the claim is cut to keep it: a cursor holds at most
+ * MAX_IN_FLIGHT_PER_STREAM leases and DONE_MEMORY completions, so only long
+ * topic names (time-order groups store them per lease) come near it.
+ */
+export const CURSOR_ITEM_BUDGET_BYTES = 64 * 1024;
+
+/** The cursor as a claim of `change` would leave it (for the item budget). */
+export function cursorAfterClaim(cursor: CursorState, change: ClaimChange): CursorState {
+  const leases = new Map(cursor.leases);
+  const done = new Map(cursor.done);
+  for (const { done: entry } of change.close) {
+    leases.delete(entry.seq);
+    done.set(entry.seq, entry);
+  }
+  for (const { lease } of change.grant) leases.set(lease.seq, lease);
+  for (const seq of change.forgetDone) done.delete(seq);
+  const readyKey = change.shard?.index ? change.shard.index.to : cursor.readyKey;
+  return {
+    ...cursor,
+    next: change.next,
+    segmentStart: change.segmentStart,
+    leases,
+    done,
+    ...(change.shard ? { known: change.shard.known } : {}),
+    readyKey,
+  };
+}
+
+/**
+ * Whether a claim may be written as it is: both expressions within
+ * {@link EXPRESSION_BUDGET_BYTES} and the item after it within
+ * {@link CURSOR_ITEM_BUDGET_BYTES}. The receiver plans a smaller claim until it does.
+ */
+export const claimFits = (cursor: CursorState, change: ClaimChange): boolean =>
+  fitsExpressionBudget(claimUpdate(cursor.group, change)) && itemBytes(toItem(cursorAfterClaim(cursor, change))) <= CURSOR_ITEM_BUDGET_BYTES;
+
 /** A commit of leases, protected-mode pending marks, or both (see {@link completionUpdate}). */
 export interface CompletionChange {
   complete: Array<{ seq: number; token: string }>;
@@ -137,8 +211,8 @@ export interface CompletionChange {
  */
 export function completionUpdate(group: string, stream: string, change: CompletionChange): UpdateParts {
   const x = new Expr();
-  const fl = () => x.name('fl');
-  const dn = () => x.name('dn');
+  const fl = () => x.fl;
+  const dn = () => x.dn;
   const removes: string[] = [];
   const sets: string[] = [];
   const conditions: string[] = [];
@@ -183,6 +257,38 @@ export function completionUpdate(group: string, stream: string, change: Completi
     ExpressionAttributeNames: x.names,
     ExpressionAttributeValues: x.values,
   };
+}
+
+/** Every ready-index write a completion may carry: a chunk that fits with each fits whatever the commit decides. */
+const COMPLETION_VARIANTS: Array<CommitReadiness | undefined> = [
+  undefined,
+  { readiness: 'ready', guarded: true },
+  { readiness: 'drop', guarded: true },
+  { readiness: 'keep', guarded: true, head: Number.MAX_SAFE_INTEGER },
+];
+
+/**
+ * Splits the leases one commit completes on one stream into chunks whose
+ * completion update fits {@link EXPRESSION_BUDGET_BYTES} (with any ready-index
+ * write), in order; each chunk is one write.
+ */
+export function completionChunks<T extends { seq: number; token: string }>(group: string, stream: string, entries: T[], now: number): T[][] {
+  const fits = (complete: T[]) =>
+    COMPLETION_VARIANTS.every((readiness) =>
+      fitsExpressionBudget(completionUpdate(group, stream, { complete, now, ...(readiness ? { readiness } : {}) })),
+    );
+  if (fits(entries)) return [entries];
+  const chunks: T[][] = [];
+  let chunk: T[] = [];
+  for (const entry of entries) {
+    if (chunk.length > 0 && !fits([...chunk, entry])) {
+      chunks.push(chunk);
+      chunk = [];
+    }
+    chunk.push(entry);
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
 }
 
 /**

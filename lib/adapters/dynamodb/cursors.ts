@@ -17,6 +17,7 @@ import { newCursorItem, toState } from './cursor-item.js';
 import {
   advanceUpdate,
   claimUpdate,
+  completionChunks,
   completionUpdate,
   deadLetterUpdate,
   raiseKnownUpdate,
@@ -113,6 +114,18 @@ export class CursorStore {
    * anything else `expired`.
    */
   async commit(
+    group: string,
+    stream: string,
+    entries: Array<{ seq: number; token: string }>,
+    now: number,
+  ): Promise<CommitOutcome[]> {
+    const out: CommitOutcome[] = [];
+    // Limits by construction: as many writes as the expression budget needs (one for up to 100 leases).
+    for (const chunk of completionChunks(group, stream, entries, now)) out.push(...(await this.commitChunk(group, stream, chunk, now)));
+    return out;
+  }
+
+  private async commitChunk(
     group: string,
     stream: string,
     entries: Array<{ seq: number; token: string }>,

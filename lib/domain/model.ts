@@ -41,6 +41,8 @@ export const Limits = {
   nameMaxLength: 128,
   bodyMaxBytes: 256 * 1024,
   requestMaxBytes: 1024 * 1024,
+  /** JSON answers stay at or below this (a synchronous Lambda answers at most 6 MB): answer-budget.ts. */
+  answerMaxBytes: 5_000_000,
   batchMaxEntries: 100,
   publishPerEntryMax: 10,
   publishPerCommitMax: 25,

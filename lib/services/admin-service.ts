@@ -1,6 +1,7 @@
 /**
  * Topics, consumer groups and their statistics.
  */
+import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
 import { ConflictError, GroupNotFoundError, InvalidArgumentError, TopicNotFoundError } from '../domain/errors.js';
 import { Limits, iso, type DeliveryMode, type Group, type Subscription, type Topic, type TopicType } from '../domain/model.js';
 import { NOTICE_BUCKETS, isShardStream, namespaceOf, noticeStream, streamId, streamNamespace } from '../domain/streams.js';
@@ -8,6 +9,12 @@ import type { Clock } from '../ports/clock.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import { ensureDeadLetterTopic } from './lookups.js';
 import type { Stores } from './stores.js';
+
+/** Page tokens are at most this long (the API refuses longer ones). */
+const PAGE_TOKEN_MAX_BYTES = 2048;
+/** The answer budget of a listing `{"<field>":[…],"nextToken":…}`: items beyond it go to the next page. */
+const pageBudget = (field: string) =>
+  new AnswerBudget(Limits.answerMaxBytes, jsonBytes({ [field]: [], nextToken: 'x'.repeat(PAGE_TOKEN_MAX_BYTES) }));
 
 export interface TopicInput {
   type: TopicType;
@@ -89,7 +96,8 @@ export class AdminService {
   }
 
   async listTopics(limit: number, nextToken: string | undefined) {
-    const page = await this.stores.catalog.listTopics(limit, nextToken);
+    const budget = pageBudget('topics');
+    const page = await this.stores.catalog.listTopics(limit, nextToken, (topic) => budget.take(jsonBytes(topicView(topic)) + 1));
     return { topics: page.items.map(topicView), nextToken: page.nextToken ?? null };
   }
 
@@ -170,7 +178,8 @@ export class AdminService {
   }
 
   async listGroups(limit: number, nextToken: string | undefined) {
-    const page = await this.stores.catalog.listGroups(limit, nextToken);
+    const budget = pageBudget('groups');
+    const page = await this.stores.catalog.listGroups(limit, nextToken, (group) => budget.take(jsonBytes(groupView(group)) + 1));
     return { groups: page.items.map(groupView), nextToken: page.nextToken ?? null };
   }
 

@@ -293,8 +293,9 @@ export class Catalog {
     }
   }
 
-  async listTopics(limit: number, token: string | undefined): Promise<Page<Topic>> {
-    return this.list(TOPIC_PK, limit, token, (item) => (item.deleted === true ? undefined : toTopic(item)));
+  /** Topics by name; `admit` may end the page early (see `list`). */
+  async listTopics(limit: number, token: string | undefined, admit?: (topic: Topic) => boolean): Promise<Page<Topic>> {
+    return this.list(TOPIC_PK, limit, token, (item) => (item.deleted === true ? undefined : toTopic(item)), admit);
   }
 
   async getGroup(name: string): Promise<Group | undefined> {
@@ -332,8 +333,9 @@ export class Catalog {
     return saved;
   }
 
-  async listGroups(limit: number, token: string | undefined): Promise<Page<Group>> {
-    return this.list(GROUP_PK, limit, token, toGroup);
+  /** Groups by name; `admit` may end the page early (see `list`). */
+  async listGroups(limit: number, token: string | undefined, admit?: (group: Group) => boolean): Promise<Page<Group>> {
+    return this.list(GROUP_PK, limit, token, toGroup, admit);
   }
 
   /** Every group (admin paths only: stats and message query need the subscribers of a topic). */
@@ -348,11 +350,17 @@ export class Catalog {
     return out;
   }
 
+  /**
+   * A page of one collection. `admit` is asked before each item joins the
+   * page (the caller's answer budget); a refusal ends the page there, with a
+   * token that resumes at the refused item. The first item always joins.
+   */
   private async list<T>(
     pk: string,
     limit: number,
     token: string | undefined,
     map: (item: Record<string, unknown>) => T | undefined,
+    admit: (item: T) => boolean = () => true,
   ): Promise<Page<T>> {
     const start = decodePageToken(token, pk);
     const items: T[] = [];
@@ -373,10 +381,15 @@ export class Catalog {
       );
       for (const item of result.Items ?? []) {
         const mapped = map(item);
-        if (mapped !== undefined) items.push(mapped);
+        if (mapped !== undefined) {
+          if (items.length > 0 && !admit(mapped)) return { items, nextToken: encodeToken(key) };
+          items.push(mapped);
+        }
+        key = { pk: item.pk, sk: item.sk };
       }
       key = result.LastEvaluatedKey;
     } while (key !== undefined && items.length < limit);
     return { items, nextToken: encodeToken(key) };
   }
+
 }

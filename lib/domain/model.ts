@@ -88,7 +88,16 @@ export interface Topic {
   createdAt: number;
   /** Bumped each time the topic is re-created after a delete; older records are ignored. */
   generation: number;
+  /**
+   * Standard topics re-created after a delete: the first sequence number of the
+   * current generation in each partition (older ones belong to dead generations
+   * and are not counted by statistics). Absent: every sequence number counts.
+   */
+  generationStarts?: number[] | undefined;
 }
+
+/** Where the current generation of a standard topic's partition starts (1 when it never was re-created). */
+export const generationStart = (topic: Topic, partition: number): number => topic.generationStarts?.[partition] ?? 1;
 
 export interface Subscription {
   topic: string;

@@ -51,6 +51,7 @@ const toTopic = (item: Record<string, unknown>): Topic => ({
   partitions: Number(item.partitions),
   createdAt: Number(item.createdAt),
   generation: Number(item.generation),
+  ...(Array.isArray(item.gs) ? { generationStarts: (item.gs as unknown[]).map(Number) } : {}),
 });
 
 const toGroup = (item: Record<string, unknown>): Group => ({
@@ -180,9 +181,17 @@ export class Catalog {
   /**
    * Creates a topic, or updates the mutable settings of an existing one.
    * `type` and `orderGroup` of a live topic never change (409). A deleted
-   * topic is re-created with the next generation, so its old messages stay dead.
+   * topic is re-created with the next generation, so its old messages stay dead;
+   * `starts(spec)` tells where the new generation starts in each partition
+   * (`Topic.generationStarts`), read only when re-creating: once the topic
+   * may be re-created, no writer of the old generation is left (caches expired,
+   * `recreateAfterMs`), so those heads no longer move.
    */
-  async putTopic(spec: TopicSpec, now: number): Promise<{ topic: Topic; created: boolean }> {
+  async putTopic(
+    spec: TopicSpec,
+    now: number,
+    starts: (spec: TopicSpec) => Promise<number[]> = async () => [],
+  ): Promise<{ topic: Topic; created: boolean }> {
     try {
       const item = { pk: TOPIC_PK, sk: spec.name, ...spec, createdAt: now, generation: 1, updatedAt: now, deleted: false };
       delete (item as { name?: string }).name;
@@ -210,7 +219,7 @@ export class Catalog {
     const revived = await this.updateTopic(
       spec.name,
       'SET retentionSeconds = :r, maxDelaySeconds = :d, updatedAt = :now, createdAt = :now, #type = :type, ' +
-        '#partitions = :p, deleted = :false, #generation = #generation + :one' +
+        '#partitions = :p, deleted = :false, #generation = #generation + :one, gs = :gs' +
         (spec.orderGroup === undefined ? ' REMOVE orderGroup' : ', orderGroup = :og'),
       'deleted = :true AND updatedAt <= :deletedBy',
       {
@@ -223,6 +232,7 @@ export class Catalog {
         ':true': true,
         ':false': false,
         ':one': 1,
+        ':gs': await starts(spec),
         ...(spec.orderGroup === undefined ? {} : { ':og': spec.orderGroup }),
       },
     );

@@ -38,6 +38,13 @@ export interface PlanInput {
   /** Tag filters and the receive's own topic filter. */
   verdict: (record: MessageRecord) => Verdict;
   token: () => string;
+  /**
+   * Asked before each lease the plan would grant (a renewal or a first
+   * delivery), in plan order, with the delivery as it would be answered: false
+   * ends the plan there and the message stays claimable at once (a renewal stays
+   * expired, a new message stays at `next`). The receive's answer budget.
+   */
+  admit?: (delivery: Delivery) => boolean;
 }
 
 export interface Delivery {
@@ -81,6 +88,9 @@ export function planClaims(input: PlanInput): Plan {
   };
   const ordered = mode !== 'unordered';
   let inFlight = cursor.leases.size;
+  const admit = input.admit ?? (() => true);
+  /** The answer budget refused a delivery: nothing after it is leased either. */
+  let full = false;
 
   // 1. Expired leases first, oldest message first: a redelivered message keeps its place.
   for (const lease of expiredLeases(cursor, now)) {
@@ -98,6 +108,10 @@ export function planClaims(input: PlanInput): Plan {
         token: leaseToken(lease.deliveries + 1, input.token()),
         expiresAt: now + visibilityMs,
       };
+      if (!admit({ record, lease: renewed })) {
+        full = true;
+        break;
+      }
       plan.grant.push({ lease: renewed, replaces: lease });
       plan.deliveries.push({ record, lease: renewed });
     }
@@ -106,8 +120,8 @@ export function planClaims(input: PlanInput): Plan {
   // 2. Then messages never delivered to this group.
   const blocked = () =>
     mode === 'serialized' ? inFlight > 0 || plan.dead.length > 0 : inFlight >= MAX_IN_FLIGHT_PER_STREAM;
-  let more = false;
-  outer: for (const segment of input.segments) {
+  let more = full;
+  outer: for (const segment of full ? [] : input.segments) {
     const end = segment.seq + segment.count;
     plan.seen = Math.max(plan.seen, end - 1);
     if (end <= plan.next) continue;
@@ -127,18 +141,25 @@ export function planClaims(input: PlanInput): Plan {
         }
         continue;
       }
+      const lease: Lease | undefined =
+        verdict === 'skip' || record === undefined
+          ? undefined
+          : {
+              seq,
+              expiresAt: now + visibilityMs,
+              token: leaseToken(1, input.token()),
+              deliveries: 1,
+              segment: segment.seq,
+              topic: record.topic,
+              pending: false,
+            };
+      if (lease && record && !admit({ record, lease })) {
+        more = true;
+        break outer;
+      }
       plan.next = seq + 1;
       plan.segmentStart = plan.next < end ? segment.seq : plan.next;
-      if (verdict === 'skip' || record === undefined) continue;
-      const lease: Lease = {
-        seq,
-        expiresAt: now + visibilityMs,
-        token: leaseToken(1, input.token()),
-        deliveries: 1,
-        segment: segment.seq,
-        topic: record.topic,
-        pending: false,
-      };
+      if (!lease || !record) continue;
       plan.grant.push({ lease, replaces: undefined });
       plan.deliveries.push({ record, lease });
       inFlight++;

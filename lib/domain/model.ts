@@ -41,6 +41,8 @@ export const Limits = {
   nameMaxLength: 128,
   bodyMaxBytes: 256 * 1024,
   requestMaxBytes: 1024 * 1024,
+  /** JSON answers stay at or below this (a synchronous Lambda answers at most 6 MB): answer-budget.ts. */
+  answerMaxBytes: 5_000_000,
   batchMaxEntries: 100,
   publishPerEntryMax: 10,
   publishPerCommitMax: 25,
@@ -86,7 +88,16 @@ export interface Topic {
   createdAt: number;
   /** Bumped each time the topic is re-created after a delete; older records are ignored. */
   generation: number;
+  /**
+   * Standard topics re-created after a delete: the first sequence number of the
+   * current generation in each partition (older ones belong to dead generations
+   * and are not counted by statistics). Absent: every sequence number counts.
+   */
+  generationStarts?: number[] | undefined;
 }
+
+/** Where the current generation of a standard topic's partition starts (1 when it never was re-created). */
+export const generationStart = (topic: Topic, partition: number): number => topic.generationStarts?.[partition] ?? 1;
 
 export interface Subscription {
   topic: string;

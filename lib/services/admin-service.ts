@@ -1,13 +1,20 @@
 /**
  * Topics, consumer groups and their statistics.
  */
+import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
 import { ConflictError, GroupNotFoundError, InvalidArgumentError, TopicNotFoundError } from '../domain/errors.js';
-import { Limits, iso, type DeliveryMode, type Group, type Subscription, type Topic, type TopicType } from '../domain/model.js';
+import { Limits, generationStart, iso, type DeliveryMode, type Group, type Subscription, type Topic, type TopicType } from '../domain/model.js';
 import { NOTICE_BUCKETS, isShardStream, namespaceOf, noticeStream, streamId, streamNamespace } from '../domain/streams.js';
 import type { Clock } from '../ports/clock.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import { ensureDeadLetterTopic } from './lookups.js';
 import type { Stores } from './stores.js';
+
+/** Page tokens are at most this long (the API refuses longer ones). */
+const PAGE_TOKEN_MAX_BYTES = 2048;
+/** The answer budget of a listing `{"<field>":[…],"nextToken":…}`: items beyond it go to the next page. */
+const pageBudget = (field: string) =>
+  new AnswerBudget(Limits.answerMaxBytes, jsonBytes({ [field]: [], nextToken: 'x'.repeat(PAGE_TOKEN_MAX_BYTES) }));
 
 export interface TopicInput {
   type: TopicType;
@@ -66,8 +73,18 @@ export class AdminService {
     const { topic, created } = await this.stores.catalog.putTopic(
       { name, type: input.type, retentionSeconds, maxDelaySeconds, orderGroup: input.orderGroup, partitions: Limits.standardPartitions },
       this.clock.now(),
+      (spec) => this.nextSeqs(spec),
     );
     return { topic: topicView(topic), created };
+  }
+
+  /** The next sequence number of each partition of a standard topic (none for FIFO: shards are unbounded). */
+  private async nextSeqs(spec: Pick<Topic, 'name' | 'type' | 'orderGroup' | 'partitions'>): Promise<number[]> {
+    if (spec.type !== 'standard') return [];
+    const heads = await Promise.all(
+      Array.from({ length: spec.partitions }, (_, p) => this.stores.log.head(streamId(spec, { kind: 'partition', partition: p }))),
+    );
+    return heads.map((head) => StreamLog.nextAfter(head));
   }
 
   async getTopic(name: string) {
@@ -79,7 +96,7 @@ export class AdminService {
       for (let p = 0; p < topic.partitions; p++) {
         const stream = streamId(topic, { kind: 'partition', partition: p });
         const [head, first] = await Promise.all([this.stores.log.head(stream), this.stores.log.first(stream)]);
-        if (first) approximateMessages += StreamLog.nextAfter(head) - first.seq;
+        if (first) approximateMessages += Math.max(0, StreamLog.nextAfter(head) - Math.max(first.seq, generationStart(topic, p)));
       }
     }
     const subscribers = (await this.stores.catalog.allGroups())
@@ -89,7 +106,8 @@ export class AdminService {
   }
 
   async listTopics(limit: number, nextToken: string | undefined) {
-    const page = await this.stores.catalog.listTopics(limit, nextToken);
+    const budget = pageBudget('topics');
+    const page = await this.stores.catalog.listTopics(limit, nextToken, (topic) => budget.take(jsonBytes(topicView(topic)) + 1));
     return { topics: page.items.map(topicView), nextToken: page.nextToken ?? null };
   }
 
@@ -170,7 +188,8 @@ export class AdminService {
   }
 
   async listGroups(limit: number, nextToken: string | undefined) {
-    const page = await this.stores.catalog.listGroups(limit, nextToken);
+    const budget = pageBudget('groups');
+    const page = await this.stores.catalog.listGroups(limit, nextToken, (group) => budget.take(jsonBytes(groupView(group)) + 1));
     return { groups: page.items.map(groupView), nextToken: page.nextToken ?? null };
   }
 
@@ -183,11 +202,12 @@ export class AdminService {
   private async stats(group: Group) {
     const now = this.clock.now();
     const topics = await this.stores.catalog.getTopics(group.subscriptions.map((s) => s.topic));
-    const partitions = new Set<string>();
+    /** Partition streams and where their topic's current generation starts. */
+    const partitions = new Map<string, number>();
     const namespaces = new Set<string>();
     for (const topic of topics.values()) {
       if (topic.type === 'fifo') namespaces.add(streamNamespace(topic));
-      else for (let p = 0; p < topic.partitions; p++) partitions.add(streamId(topic, { kind: 'partition', partition: p }));
+      else for (let p = 0; p < topic.partitions; p++) partitions.set(streamId(topic, { kind: 'partition', partition: p }), generationStart(topic, p));
     }
     let backlog = 0;
     let inFlight = 0;
@@ -209,10 +229,12 @@ export class AdminService {
       backlog += waitingAgain;
       // Shards: the head announced by notices (no read per shard); partitions: the stream's head.
       const last = shard ? (cursor.known ?? cursor.next - 1) : StreamLog.nextAfter(await this.stores.log.head(cursor.stream)) - 1;
-      const waiting = Math.max(0, last + 1 - cursor.next);
+      // Messages of a dead generation (below its start) wait for no one.
+      const from = Math.max(cursor.next, partitions.get(cursor.stream) ?? 1);
+      const waiting = Math.max(0, last + 1 - from);
       backlog += waiting;
       const seqs = [...cursor.leases.keys()];
-      if (waiting > 0) seqs.push(cursor.next);
+      if (waiting > 0) seqs.push(from);
       if (seqs.length === 0) continue;
       const first = Math.min(...seqs);
       const segment = await this.stores.log.segmentContaining(cursor.stream, first);

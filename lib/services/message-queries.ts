@@ -5,7 +5,8 @@
  * that group's cursor.
  */
 import { MessageNotFoundError } from '../domain/errors.js';
-import { GroupDeliveryState, iso, messageContent, type MessageRecord, type Topic } from '../domain/model.js';
+import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
+import { GroupDeliveryState, Limits, iso, messageContent, type MessageRecord, type Topic } from '../domain/model.js';
 import { isDeferredMessageId, parseDirectMessageId, streamId, ulidOfDeferredMessageId } from '../domain/streams.js';
 import { tagMatches, type CursorState } from '../domain/cursor.js';
 import type { Clock } from '../ports/clock.js';
@@ -42,13 +43,23 @@ export class MessageQueries {
     return { ...this.describe(topic, found), groups: deliveries };
   }
 
+  /**
+   * A page of the messages carrying `key`, newest first, within the answer
+   * budget: a message that would pass `Limits.answerMaxBytes` ends the page
+   * early, and `nextToken` resumes at it. (The first message of a page always
+   * fits: one message's JSON is far below the budget.)
+   */
   async messagesByKey(topicName: string, key: string, limit: number, nextToken: string | undefined) {
     const topic = await requireTopic(this.stores, topicName);
     const page = await this.stores.markers.byKey(topic.name, key, limit, nextToken);
+    const budget = new AnswerBudget(Limits.answerMaxBytes, jsonBytes({ messages: [], nextToken: page.after[0] ?? '' }));
     const messages = [];
-    for (const messageId of page.messageIds) {
+    for (const [i, messageId] of page.messageIds.entries()) {
       const found = await this.findRecord(topic, messageId);
-      if (found) messages.push(this.describe(topic, found));
+      if (!found) continue;
+      const message = this.describe(topic, found);
+      if (!budget.take(jsonBytes(message) + 1) && messages.length > 0) return { messages, nextToken: page.after[i - 1] };
+      messages.push(message);
     }
     return { messages, nextToken: page.nextToken };
   }

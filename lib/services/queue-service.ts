@@ -6,7 +6,8 @@
  * stats) lives in admin-service.ts.
  */
 import { ConflictError, InvalidArgumentError, MessageNotFoundError } from '../domain/errors.js';
-import type { DeliveredMessage, Group, SendInput, SendResult } from '../domain/model.js';
+import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
+import { Limits, type DeliveredMessage, type Group, type SendInput, type SendResult } from '../domain/model.js';
 import { decodeReceipt, isDeferredMessageId, ulidOfDeferredMessageId } from '../domain/streams.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
@@ -45,7 +46,27 @@ export interface ReceiveRequest {
   topics?: string[] | undefined;
   /** Time (ms) by which the call must answer; the long poll and the claims stop before it. */
   answerBy?: number | undefined;
+  /** Bytes the answer holds besides its messages (its envelope, carried commits' results). */
+  answerBytesUsed?: number | undefined;
 }
+
+/** `{"messages":[]}`: the receive answer without messages. */
+const RECEIVE_ENVELOPE_BYTES = jsonBytes({ messages: [] });
+/** A problem's fields besides its detail, code and errors (type, title, status, their names): at most this. */
+const PROBLEM_FIELDS_MAX_BYTES = 256;
+
+/** An upper bound of the JSON bytes of carried commits' results as the API answers them (`,"commitResults":[…]`). */
+const commitResultsMaxBytes = (results: CommitResult[]): number =>
+  jsonBytes({ commitResults: [] }) +
+  results.reduce(
+    (sum, r) =>
+      sum +
+      1 +
+      ('error' in r
+        ? jsonBytes({ receiptHandle: r.receiptHandle, error: { detail: r.error.message, code: r.error.code, errors: r.error.issues } }) + PROBLEM_FIELDS_MAX_BYTES
+        : jsonBytes(r)),
+    0,
+  );
 
 export class QueueService {
   private readonly pollIntervalMs: number;
@@ -128,7 +149,8 @@ export class QueueService {
     receiptHandles.forEach((handle, i) => receiptAt(handle, `commit/${i}`));
     this.subscribedTopics(await requireGroup(this.stores, groupName), request.topics);
     const commitResults = await this.commit(groupName, receiptHandles);
-    return { commitResults, messages: await this.receive(groupName, request) };
+    const answerBytesUsed = (request.answerBytesUsed ?? RECEIVE_ENVELOPE_BYTES) + commitResultsMaxBytes(commitResults);
+    return { commitResults, messages: await this.receive(groupName, { ...request, answerBytesUsed }) };
   }
 
   async receive(groupName: string, request: ReceiveRequest): Promise<DeliveredMessage[]> {
@@ -138,6 +160,8 @@ export class QueueService {
     const visibilityMs = (request.visibilityTimeoutSeconds ?? group.visibilityTimeoutSeconds) * 1000;
     const answerBy = request.answerBy ?? Infinity;
     const deadline = Math.min(this.clock.now() + request.waitSeconds * 1000, answerBy);
+    // One budget for the whole long poll: a look that leased nothing took nothing from it.
+    const budget = new AnswerBudget(Limits.answerMaxBytes, request.answerBytesUsed ?? RECEIVE_ENVELOPE_BYTES);
     for (;;) {
       const mark = this.notifier.mark();
       const topics = await this.stores.catalog.topics([...subscribed]);
@@ -148,6 +172,7 @@ export class QueueService {
           requested,
           visibilityMs,
           deadline: answerBy,
+          budget,
           cascade: (g, stream) => this.committer.completeProtected(g, stream, []).then(() => undefined),
         },
         request.maxMessages,

@@ -2,6 +2,7 @@
  * Receive: find streams with work for a group, plan claims by delivery mode,
  * write each plan with one conditional cursor update (docs/design.md, Receive).
  */
+import { jsonBytes, type AnswerBudget } from '../domain/answer-budget.js';
 import { planClaims, type ClaimMode, type Delivery, type Verdict } from '../domain/claims.js';
 import { doneToForget, leasesInOrder, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
 import { iso, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
@@ -38,6 +39,8 @@ export interface ReceiveScope {
   cascade: (group: Group, stream: string) => Promise<void>;
   /** No new claim starts after this time (ms): the request must answer before its own timeout. */
   deadline: number;
+  /** Room left in the answer: each message's JSON is taken from it before the message is leased. */
+  budget: AnswerBudget;
 }
 
 /** How many FIFO shards one receive claims from at once. */
@@ -55,6 +58,11 @@ const NOTICE_SEGMENTS_PER_RECEIVE = 25;
 const SHARD_START_MAX_SEGMENTS = 100;
 /** Plans of one claim: each lost race (the cursor changed) reads the cursor and plans again. */
 const CLAIM_ATTEMPTS = 3;
+/**
+ * Bytes a message's JSON may still grow by after its plan admitted it: the plan marks some
+ * tokens afterwards (a readiness hint, a few characters of the receipt handle). Plus its comma.
+ */
+const ANSWER_SLACK_BYTES = 16;
 /** The name of the lease close written with a dead-letter append (write-batch.ts). */
 const DEAD_LETTER_CLOSE = 'cursor';
 
@@ -217,9 +225,20 @@ export class Receiver {
         const segment = leaseSegments.find((s) => s.seq <= lease.seq && lease.seq < s.seq + s.count);
         leaseRecords.set(lease.seq, segment?.records[lease.seq - segment.seq]);
       }
+      // Room in the answer is taken before the lease is written, and given back if the write loses
+      // (or when the claim is planned again for fewer messages).
+      let taken = 0;
+      const admit = (delivery: Delivery): boolean => {
+        const bytes = jsonBytes(this.deliver(delivery, stream, scope.topics)) + ANSWER_SLACK_BYTES;
+        if (!scope.budget.take(bytes)) return false;
+        taken += bytes;
+        return true;
+      };
       const shard = isShardStream(stream);
       const read = cursor;
       const planFor = (take: number) => {
+        scope.budget.give(taken);
+        taken = 0;
         const plan = planClaims({
           cursor: read,
           mode,
@@ -233,6 +252,7 @@ export class Receiver {
           live: (record) => this.live(scope, record, now),
           verdict: (record) => this.verdict(scope, record),
           token: () => this.random.token(),
+          admit,
         });
         const known = Math.max(read.known ?? 0, plan.seen);
         // The ready-index key is written only when readiness changes (an index key change costs 2 WRU).
@@ -262,6 +282,7 @@ export class Receiver {
       if (changed) {
         const ok = await this.stores.cursors.claim(group.name, stream, change);
         if (!ok) {
+          scope.budget.give(taken);
           cursor = undefined;
           continue;
         }

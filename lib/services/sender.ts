@@ -21,16 +21,17 @@ import type { Random } from '../ports/random.js';
 import type { Timers } from '../ports/timers.js';
 import { requireTopic } from './lookups.js';
 import type { Stores } from './stores.js';
-import { WritePlanner, bodyBytes, type Landed, type Outgoing } from './write-planner.js';
+import { WritePlanner, type Landed, type Outgoing } from './write-planner.js';
 
 export type BatchResult = { index: number; result: SendResult } | { index: number; error: SluiceError };
 
-/** Largest segment we write; DynamoDB items stop at 400 KB. */
+/**
+ * Largest sum of stored record sizes (an upper bound, `WritePlanner.storedBytes`) in one segment;
+ * DynamoDB items stop at 400 KB, the rest is room for the segment's keys and attributes.
+ */
 const SEGMENT_MAX_BYTES = 350 * 1024;
 /** Side items per transaction (DynamoDB allows 100 items, the segment and sentinel take two). */
 const SEGMENT_MAX_EXTRAS = 90;
-/** Room a stored record takes besides its body, properties and keys (ids, times, topic, attribute names). */
-const RECORD_OVERHEAD_BYTES = 512;
 
 /** Names of the items written with a message (write-batch.ts): a failed condition names its item. */
 const DEFERRED_ITEM = 'deferred';
@@ -78,6 +79,7 @@ export class Sender {
     const partition = Math.floor(this.random.fraction() * topic.partitions);
     const scheduled: Prepared[] = [];
     const halves: Prepared[] = [];
+    const now = this.clock.now();
     inputs.forEach((input, index) => {
       try {
         const path = inputs.length > 1 ? `entries/${index}` : '';
@@ -96,7 +98,7 @@ export class Sender {
           return;
         }
         const key = streamId(topic, routed.local);
-        byStream.set(key, [...(byStream.get(key) ?? []), { ...routed, index, bytes: bodyBytes(input.body, input.encoding) }]);
+        byStream.set(key, [...(byStream.get(key) ?? []), { ...routed, index, bytes: this.planner.storedBytes(routed, now) }]);
       } catch (error) {
         if (!(error instanceof SluiceError)) throw error;
         results.push({ index, error });
@@ -144,16 +146,15 @@ export class Sender {
     let bytes = 0;
     let extras = 0;
     for (const entry of entries) {
-      const size = entry.bytes + RECORD_OVERHEAD_BYTES + JSON.stringify(entry.input.properties).length + entry.input.keys.join('').length;
       const extra = entry.input.keys.length + (entry.input.dedupId === undefined ? 0 : 1);
-      if (chunk.length > 0 && (bytes + size > SEGMENT_MAX_BYTES || extras + extra > SEGMENT_MAX_EXTRAS)) {
+      if (chunk.length > 0 && (bytes + entry.bytes > SEGMENT_MAX_BYTES || extras + extra > SEGMENT_MAX_EXTRAS)) {
         yield chunk;
         chunk = [];
         bytes = 0;
         extras = 0;
       }
       chunk.push(entry);
-      bytes += size;
+      bytes += entry.bytes;
       extras += extra;
     }
     if (chunk.length > 0) yield chunk;

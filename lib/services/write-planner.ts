@@ -9,6 +9,7 @@
 import { DelayTooLongError, PayloadTooLargeError, ShardKeyRequiredError } from '../domain/errors.js';
 import { Limits, type MessageRecord, type SendInput, type Topic } from '../domain/model.js';
 import {
+  MAX_SEQ,
   directMessageId,
   noticeBucket,
   noticeStream,
@@ -17,6 +18,7 @@ import {
   type StreamLocal,
 } from '../domain/streams.js';
 import { StreamLog, type Notice, type StreamWrite } from '../adapters/dynamodb/stream-log.js';
+import { storedRecordMaxBytes } from '../adapters/dynamodb/records.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 
@@ -104,6 +106,15 @@ export class WritePlanner {
       expiresAt: now + topic.retentionSeconds * 1000,
       generation: topic.generation,
     };
+  }
+
+  /**
+   * An upper bound of the bytes an outgoing message will take in a segment
+   * (`storedRecordMaxBytes`), known before its sequence number: its id is
+   * counted at the largest sequence number, the longest id its stream can give.
+   */
+  storedBytes(o: Outgoing, now: number): number {
+    return storedRecordMaxBytes(this.record(o.topic, o.input, o.messageId ?? directMessageId(o.local, MAX_SEQ), now));
   }
 
   /**

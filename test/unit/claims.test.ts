@@ -156,4 +156,47 @@ describe('claim planning', () => {
     expect(p.deliveries.map((d) => d.lease.seq)).toEqual([9_000_000]);
     expect(p.next).toBe(9_000_001);
   });
+
+  describe('the answer budget (admit)', () => {
+    it('stops at the first refused message: it stays unleased at next, and the stream is ready at once', () => {
+      const asked: string[] = [];
+      const p = plan({
+        mode: 'unordered',
+        segments: segments(1, ['a', 'b', 'c', 'd']),
+        admit: (d) => (asked.push(d.record.body), asked.length <= 2),
+      });
+      expect(p.deliveries.map((d) => d.record.body)).toEqual(['a', 'b']);
+      expect(p.grant.map((g) => g.lease.seq)).toEqual([1, 2]);
+      expect(asked).toEqual(['a', 'b', 'c']);
+      expect(p.next).toBe(3);
+      expect(p.readyAt).toBe(NOW);
+    });
+
+    it('a refused renewal stays expired (claimable at once), and nothing new is leased after it', () => {
+      const p = plan({
+        cursor: cursor(3, [lease(1, NOW - 1), lease(2, NOW - 1)]),
+        leaseRecords: new Map([
+          [1, record('a')],
+          [2, record('b')],
+        ]),
+        segments: segments(3, ['c']),
+        admit: (d) => d.record.body === 'a',
+      });
+      expect(p.grant.map((g) => [g.lease.seq, g.replaces])).toEqual([[1, '1.1']]);
+      expect(p.next).toBe(3);
+      expect(p.close).toEqual([]);
+      expect(p.readyAt).toBe(NOW);
+    });
+
+    it('is asked with the lease the delivery would carry, and never for a skipped record', () => {
+      const seen: Array<[string, number]> = [];
+      plan({
+        mode: 'unordered',
+        segments: segments(1, ['skip', 'b']),
+        verdict: (r) => (r.body === 'skip' ? 'skip' : 'deliver'),
+        admit: (d) => (seen.push([d.record.body, d.lease.deliveries]), true),
+      });
+      expect(seen).toEqual([['b', 1]]);
+    });
+  });
 });

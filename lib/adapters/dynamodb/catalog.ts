@@ -51,6 +51,7 @@ const toTopic = (item: Record<string, unknown>): Topic => ({
   partitions: Number(item.partitions),
   createdAt: Number(item.createdAt),
   generation: Number(item.generation),
+  ...(Array.isArray(item.gs) ? { generationStarts: (item.gs as unknown[]).map(Number) } : {}),
 });
 
 const toGroup = (item: Record<string, unknown>): Group => ({
@@ -180,9 +181,17 @@ export class Catalog {
   /**
    * Creates a topic, or updates the mutable settings of an existing one.
    * `type` and `orderGroup` of a live topic never change (409). A deleted
-   * topic is re-created with the next generation, so its old messages stay dead.
+   * topic is re-created with the next generation, so its old messages stay dead;
+   * `starts(spec)` tells where the new generation starts in each partition
+   * (`Topic.generationStarts`), read only when re-creating: once the topic
+   * may be re-created, no writer of the old generation is left (caches expired,
+   * `recreateAfterMs`), so those heads no longer move.
    */
-  async putTopic(spec: TopicSpec, now: number): Promise<{ topic: Topic; created: boolean }> {
+  async putTopic(
+    spec: TopicSpec,
+    now: number,
+    starts: (spec: TopicSpec) => Promise<number[]> = async () => [],
+  ): Promise<{ topic: Topic; created: boolean }> {
     try {
       const item = { pk: TOPIC_PK, sk: spec.name, ...spec, createdAt: now, generation: 1, updatedAt: now, deleted: false };
       delete (item as { name?: string }).name;
@@ -210,7 +219,7 @@ export class Catalog {
     const revived = await this.updateTopic(
       spec.name,
       'SET retentionSeconds = :r, maxDelaySeconds = :d, updatedAt = :now, createdAt = :now, #type = :type, ' +
-        '#partitions = :p, deleted = :false, #generation = #generation + :one' +
+        '#partitions = :p, deleted = :false, #generation = #generation + :one, gs = :gs' +
         (spec.orderGroup === undefined ? ' REMOVE orderGroup' : ', orderGroup = :og'),
       'deleted = :true AND updatedAt <= :deletedBy',
       {
@@ -223,6 +232,7 @@ export class Catalog {
         ':true': true,
         ':false': false,
         ':one': 1,
+        ':gs': await starts(spec),
         ...(spec.orderGroup === undefined ? {} : { ':og': spec.orderGroup }),
       },
     );
@@ -293,8 +303,9 @@ export class Catalog {
     }
   }
 
-  async listTopics(limit: number, token: string | undefined): Promise<Page<Topic>> {
-    return this.list(TOPIC_PK, limit, token, (item) => (item.deleted === true ? undefined : toTopic(item)));
+  /** Topics by name; `admit` may end the page early (see `list`). */
+  async listTopics(limit: number, token: string | undefined, admit?: (topic: Topic) => boolean): Promise<Page<Topic>> {
+    return this.list(TOPIC_PK, limit, token, (item) => (item.deleted === true ? undefined : toTopic(item)), admit);
   }
 
   async getGroup(name: string): Promise<Group | undefined> {
@@ -332,8 +343,9 @@ export class Catalog {
     return saved;
   }
 
-  async listGroups(limit: number, token: string | undefined): Promise<Page<Group>> {
-    return this.list(GROUP_PK, limit, token, toGroup);
+  /** Groups by name; `admit` may end the page early (see `list`). */
+  async listGroups(limit: number, token: string | undefined, admit?: (group: Group) => boolean): Promise<Page<Group>> {
+    return this.list(GROUP_PK, limit, token, toGroup, admit);
   }
 
   /** Every group (admin paths only: stats and message query need the subscribers of a topic). */
@@ -348,11 +360,17 @@ export class Catalog {
     return out;
   }
 
+  /**
+   * A page of one collection. `admit` is asked before each item joins the
+   * page (the caller's answer budget); a refusal ends the page there, with a
+   * token that resumes at the refused item. The first item always joins.
+   */
   private async list<T>(
     pk: string,
     limit: number,
     token: string | undefined,
     map: (item: Record<string, unknown>) => T | undefined,
+    admit: (item: T) => boolean = () => true,
   ): Promise<Page<T>> {
     const start = decodePageToken(token, pk);
     const items: T[] = [];
@@ -373,10 +391,15 @@ export class Catalog {
       );
       for (const item of result.Items ?? []) {
         const mapped = map(item);
-        if (mapped !== undefined) items.push(mapped);
+        if (mapped !== undefined) {
+          if (items.length > 0 && !admit(mapped)) return { items, nextToken: encodeToken(key) };
+          items.push(mapped);
+        }
+        key = { pk: item.pk, sk: item.sk };
       }
       key = result.LastEvaluatedKey;
     } while (key !== undefined && items.length < limit);
     return { items, nextToken: encodeToken(key) };
   }
+
 }

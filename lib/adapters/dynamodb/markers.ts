@@ -51,7 +51,10 @@ export class Markers {
     };
   }
 
-  /** Message ids carrying `key`, newest first. */
+  /**
+   * Message ids carrying `key`, newest first. `after[i]` is the page token that
+   * resumes right after `messageIds[i]` (a caller that answers fewer ids pages on from there).
+   */
   async byKey(topic: string, key: string, limit: number, token: string | undefined) {
     const pk = keyIndexPk(topic, key);
     const result = await call(() =>
@@ -66,8 +69,10 @@ export class Markers {
         }),
       ),
     );
+    const items = result.Items ?? [];
     return {
-      messageIds: (result.Items ?? []).map((item) => messageIdOfKeyIndexSk(String(item.sk))),
+      messageIds: items.map((item) => messageIdOfKeyIndexSk(String(item.sk))),
+      after: items.map((item) => encodePageToken({ pk: item.pk, sk: item.sk }) ?? ''),
       nextToken: encodePageToken(result.LastEvaluatedKey),
     };
   }

@@ -43,6 +43,27 @@ const loadBody = (stored: StoredRecord): string => {
   return inflateRawSync(stored.z).toString(stored.e === 'b' ? 'base64' : 'utf8');
 };
 
+/** DynamoDB counts a number as at most 21 bytes (38 significant digits), a map or list as 3 bytes + 1 per element. */
+const NUMBER_MAX_BYTES = 21;
+const CONTAINER_BYTES = 3;
+const utf8 = (text: string): number => Buffer.byteLength(text, 'utf8');
+
+/**
+ * An upper bound of the bytes a record takes in a segment's `m` list, by
+ * DynamoDB's item-size rules (attribute names + UTF-8 values). The body counts
+ * as its text (a base64 body as its base64 text, not its decoded bytes): it is
+ * stored deflated only when that is smaller (`storeBody`), never larger.
+ * Segments are sized with this bound, so no segment can pass the 400 KB item limit.
+ */
+export const storedRecordMaxBytes = (record: MessageRecord): number => {
+  const element = CONTAINER_BYTES + 1;
+  const names = 'itbegkphsaxn'.length;
+  const strings = [record.messageId, record.topic, record.body, record.tag ?? '', record.shardKey ?? '', 'b'];
+  const keys = record.keys.reduce((sum, key) => sum + utf8(key) + 1, CONTAINER_BYTES);
+  const properties = Object.entries(record.properties).reduce((sum, [k, v]) => sum + utf8(k) + utf8(v) + 1, CONTAINER_BYTES);
+  return element + names + strings.reduce((sum, text) => sum + utf8(text), 0) + keys + properties + 4 * NUMBER_MAX_BYTES;
+};
+
 export const toStored = (record: MessageRecord): StoredRecord => {
   const stored: StoredRecord = {
     i: record.messageId,

@@ -182,7 +182,7 @@ describe('claim planning', () => {
         segments: segments(3, ['c']),
         admit: (d) => d.record.body === 'a',
       });
-      expect(p.grant.map((g) => [g.lease.seq, g.replaces])).toEqual([[1, '1.1']]);
+      expect(p.grant.map((g) => [g.lease.seq, g.replaces?.token])).toEqual([[1, '1.1']]);
       expect(p.next).toBe(3);
       expect(p.close).toEqual([]);
       expect(p.readyAt).toBe(NOW);

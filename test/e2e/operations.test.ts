@@ -1,0 +1,77 @@
+/** Operating a queue over HTTP (issue 17): listing and deleting groups, PATCH, producers, visibility. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalRuntime } from '../../local/runtime.js';
+import { client, startRuntime, unique } from '../helpers/local.js';
+
+const T = unique('ops-orders');
+
+let runtime: LocalRuntime;
+let api: ReturnType<typeof client>;
+
+beforeAll(async () => {
+  runtime = await startRuntime();
+  api = client(runtime.url);
+  expect((await api.put(`/v1/topics/${T}`, { type: 'standard' })).status).toBe(200);
+});
+afterAll(async () => runtime?.stop());
+
+describe('groups', () => {
+  it('lists groups by name, paged', async () => {
+    const names = ['ops-list-a', 'ops-list-b', 'ops-list-c'].map(unique);
+    for (const name of names) expect((await api.put(`/v1/groups/${name}`, { subscriptions: [{ topic: T }] })).status).toBe(200);
+    const seen: string[] = [];
+    let token: string | null = null;
+    let pages = 0;
+    do {
+      const res: { status: number; body: { groups: Array<{ name: string }>; nextToken: string | null } } = await api.get(
+        `/v1/groups?limit=2${token ? `&nextToken=${encodeURIComponent(token)}` : ''}`,
+      );
+      expect(res.status).toBe(200);
+      expect(res.body.groups.length).toBeLessThanOrEqual(2);
+      seen.push(...res.body.groups.map((g) => g.name));
+      token = res.body.nextToken;
+      pages++;
+    } while (token !== null && pages < 50);
+    for (const name of names) expect(seen).toContain(name);
+    expect(seen).toEqual([...seen].sort());
+  });
+
+  it('answers 400 to a bad limit or page token, 404 to an unknown group, 400 to a bad name', async () => {
+    expect(await api.get('/v1/groups?limit=0')).toMatchObject({ status: 400, body: { code: 'InvalidArgument', errors: [{ path: 'query/limit' }] } });
+    expect(await api.get('/v1/groups?nextToken=bm9wZQ')).toMatchObject({ status: 400, body: { code: 'InvalidArgument', errors: [{ path: 'nextToken' }] } });
+    expect(await api.del(`/v1/groups/${unique('ops-never')}`)).toMatchObject({ status: 404, body: { code: 'GroupNotFound' } });
+    expect(await api.del('/v1/groups/bad%20name')).toMatchObject({ status: 400, body: { code: 'InvalidArgument', errors: [{ path: 'path/group' }] } });
+  });
+
+  it('deletes a group with leases in flight: 204, then its handles answer 404 GroupNotFound and its DLQ stays', async () => {
+    const G = unique('ops-doomed');
+    expect((await api.put(`/v1/groups/${G}`, { subscriptions: [{ topic: T }] })).status).toBe(200);
+    for (const body of ['1', '2', '3']) expect((await api.post(`/v1/topics/${T}/messages`, { body })).status).toBe(201);
+    const leased = (await api.post(`/v1/groups/${G}/receive`, { maxMessages: 2, waitSeconds: 1 })).body.messages;
+    expect(leased).toHaveLength(2);
+
+    const deleted = await api.del(`/v1/groups/${G}`);
+    expect(deleted.status).toBe(204);
+    expect(deleted.body).toBeUndefined();
+
+    const commit = await api.post(`/v1/groups/${G}/commit`, { entries: [{ receiptHandle: leased[0].receiptHandle }] });
+    expect(commit).toMatchObject({ status: 404, body: { code: 'GroupNotFound' } });
+    expect(commit.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    expect(await api.post(`/v1/groups/${G}/visibility`, { receiptHandle: leased[1].receiptHandle, visibilityTimeoutSeconds: 0 })).toMatchObject({
+      status: 404,
+      body: { code: 'GroupNotFound' },
+    });
+    expect(await api.post(`/v1/groups/${G}/receive`, {})).toMatchObject({ status: 404, body: { code: 'GroupNotFound' } });
+    expect(await api.get(`/v1/groups/${G}`)).toMatchObject({ status: 404, body: { code: 'GroupNotFound' } });
+    expect(await api.del(`/v1/groups/${G}`)).toMatchObject({ status: 404, body: { code: 'GroupNotFound' } });
+    expect((await api.get(`/v1/topics/${G}-dlq`)).status).toBe(200);
+    expect((await api.get(`/v1/topics/${T}`)).body.subscribers).not.toContain(G);
+
+    // Other containers may serve the group from their catalog cache for 5 s: re-creating it waits for twice that.
+    const early = await api.put(`/v1/groups/${G}`, { subscriptions: [{ topic: T }] });
+    expect(early).toMatchObject({ status: 409, body: { code: 'GroupRecentlyDeleted' } });
+    expect(Number(early.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(early.headers.get('retry-after'))).toBeLessThanOrEqual(10);
+    expect((await api.get('/v1/groups')).body.groups.map((g: { name: string }) => g.name)).not.toContain(G);
+  });
+});

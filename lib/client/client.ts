@@ -262,6 +262,14 @@ export class SluiceClient {
     return this.call('GET', `/v1/groups/${seg(name)}`, options);
   }
 
+  /**
+   * Deletes a consumer group: its position and leases in flight end (their
+   * commits then answer 404 `GroupNotFound`); its dead-letter topic stays.
+   */
+  async deleteGroup(name: string, options?: RequestOptions): Promise<void> {
+    await this.call('DELETE', `/v1/groups/${seg(name)}`, options);
+  }
+
   /** One page of consumer groups. */
   listGroups(page: PageOptions = {}, options?: RequestOptions): Promise<GroupList> {
     return this.call('GET', '/v1/groups', { ...options, query: { ...page } });

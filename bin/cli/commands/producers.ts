@@ -1,4 +1,4 @@
-/** `sluice producers put|get|rotate-secret`: producer groups, the transaction checkers. */
+/** `sluice producers put (create)|get|rotate-secret`: producer groups, the transaction checkers. */
 import { Option, type Command } from 'commander';
 import type { OnMaxChecks, Producer } from '../../../lib/client/types.js';
 import { withContext } from '../context.js';
@@ -11,6 +11,7 @@ export function addProducerCommands(program: Command): void {
   const producers = program.command('producers').description('manage producer groups (transaction checkers)');
   producers
     .command('put <producerGroup>')
+    .alias('create')
     .description('create or update a producer group; prints the signing secret on creation')
     .requiredOption('--checker-url <url>', 'where Sluice sends transaction.check webhooks')
     .option('--check-interval <seconds>', 'seconds between checks', integer('--check-interval', 1, 3600))

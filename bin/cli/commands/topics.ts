@@ -1,4 +1,4 @@
-/** `sluice topics list|get|put|delete`. */
+/** `sluice topics list|get|put (create)|delete`. */
 import { Option, type Command } from 'commander';
 import type { Topic } from '../../../lib/client/types.js';
 import { gather, withContext } from '../context.js';
@@ -24,6 +24,7 @@ export function addTopicCommands(program: Command): void {
     .action(withContext(async ({ client, out }, name: string) => out.print(await client.getTopic(name), fields)));
   topics
     .command('put <topic>')
+    .alias('create')
     .description('create or update a topic')
     .addOption(new Option('--type <type>', 'topic type').choices(['standard', 'fifo']).default('standard'))
     .option('--retention <seconds>', 'retention (300-1209600)', integer('--retention', 300, 1_209_600))

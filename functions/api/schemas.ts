@@ -37,6 +37,9 @@ export const PutTopicBody = z.strictObject({
   orderGroup: Name.optional(),
 });
 
+/** PATCH: only the fields given change; `type` and `orderGroup` only with their current values. */
+export const PatchTopicBody = PutTopicBody.partial();
+
 export const Subscription = z.strictObject({
   topic: Name,
   tags: z.array(shortText(Limits.tagMaxLength)).min(1).max(Limits.tagsPerSubscriptionMax).optional(),
@@ -49,6 +52,9 @@ export const PutGroupBody = z.strictObject({
   maxDeliveries: z.number().int().min(1).max(Limits.maxDeliveriesMax).optional(),
   deadLetterTopic: Name.optional(),
 });
+
+/** PATCH: only the fields given change (`subscriptions`, when given, is the whole new list). */
+export const PatchGroupBody = PutGroupBody.partial();
 
 export const PutProducerBody = z.strictObject({
   checkerUrl: z.string().min(1).max(2048),

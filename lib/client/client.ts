@@ -27,6 +27,8 @@ import type {
   PageOptions,
   Problem,
   Producer,
+  PatchGroupInput,
+  PatchTopicInput,
   PutGroupInput,
   PutProducerInput,
   PutTopicInput,
@@ -225,6 +227,11 @@ export class SluiceClient {
     return this.call('PUT', `/v1/topics/${seg(name)}`, { ...options, body: topic });
   }
 
+  /** Changes only the given settings of a topic (PATCH); the others keep their values. */
+  patchTopic(name: string, changes: PatchTopicInput, options?: RequestOptions): Promise<Topic> {
+    return this.call('PATCH', `/v1/topics/${seg(name)}`, { ...options, body: changes });
+  }
+
   /** A topic with `approximateMessages` and its `subscribers`. */
   getTopic(name: string, options?: RequestOptions): Promise<TopicDetail> {
     return this.call('GET', `/v1/topics/${seg(name)}`, options);
@@ -252,9 +259,14 @@ export class SluiceClient {
 
   // ── consumer groups ──────────────────────────────────────────────────
 
-  /** Creates or updates a consumer group. */
+  /** Creates a consumer group or replaces its settings (those left out take their defaults; an existing group keeps its `deliveryMode`). */
   putGroup(name: string, group: PutGroupInput, options?: RequestOptions): Promise<Group> {
     return this.call('PUT', `/v1/groups/${seg(name)}`, { ...options, body: group });
+  }
+
+  /** Changes only the given settings of a consumer group (PATCH); `subscriptions`, when given, replaces the list. */
+  patchGroup(name: string, changes: PatchGroupInput, options?: RequestOptions): Promise<Group> {
+    return this.call('PATCH', `/v1/groups/${seg(name)}`, { ...options, body: changes });
   }
 
   /** A group with `backlog`, `inFlight`, `pending`, `oldestMessageAgeSeconds`, `deadLettered`, `committed`. */

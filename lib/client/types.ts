@@ -21,6 +21,14 @@ export type PutTopicInput = {
   orderGroup?: string;
 };
 
+/** PATCH: only the fields given change; `type` and `orderGroup` only with their current values (409 otherwise). */
+export type PatchTopicInput = {
+  type?: TopicType;
+  retentionSeconds?: number;
+  maxDelaySeconds?: number;
+  orderGroup?: string;
+};
+
 export type Topic = {
   name: string;
   type: TopicType;
@@ -45,6 +53,15 @@ export type DeliveryMode = 'serialized' | 'protected' | 'concurrent';
 
 export type PutGroupInput = {
   subscriptions: Subscription[];
+  deliveryMode?: DeliveryMode;
+  visibilityTimeoutSeconds?: number;
+  maxDeliveries?: number;
+  deadLetterTopic?: string;
+};
+
+/** PATCH: only the fields given change; `subscriptions`, when given, is the whole new list. */
+export type PatchGroupInput = {
+  subscriptions?: Subscription[];
   deliveryMode?: DeliveryMode;
   visibilityTimeoutSeconds?: number;
   maxDeliveries?: number;

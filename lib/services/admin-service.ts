@@ -79,6 +79,25 @@ export class AdminService {
     return { topic: topicView(topic), created };
   }
 
+  /**
+   * Changes only the settings given (PATCH). `type` and `orderGroup` may be
+   * given only with their current values (409 otherwise, as for PUT); what is
+   * left out keeps its value. One conditional update of the given fields.
+   */
+  async patchTopic(name: string, patch: Partial<TopicInput>) {
+    const topic = await this.stores.catalog.getTopic(name);
+    if (!topic) throw new TopicNotFoundError(name);
+    if ((patch.type !== undefined && patch.type !== topic.type) || (patch.orderGroup !== undefined && patch.orderGroup !== topic.orderGroup)) {
+      throw new ConflictError(`Topic '${name}' has type '${topic.type}'${topic.orderGroup ? ` and orderGroup '${topic.orderGroup}'` : ''}; these never change — delete the topic first to change them.`);
+    }
+    const changes = { retentionSeconds: patch.retentionSeconds, maxDelaySeconds: patch.maxDelaySeconds };
+    if (changes.retentionSeconds === undefined && changes.maxDelaySeconds === undefined) return { topic: topicView(topic) };
+    const saved = await this.stores.catalog.patchTopic(name, topic.generation, changes, this.clock.now());
+    // The only way the condition fails: the topic was deleted (and perhaps re-created) meanwhile.
+    if (!saved) throw new TopicNotFoundError(name);
+    return { topic: topicView(saved) };
+  }
+
   async getTopic(name: string) {
     const topic = await this.stores.catalog.getTopic(name);
     if (!topic) throw new TopicNotFoundError(name);
@@ -208,7 +227,7 @@ export class AdminService {
           deadLetterTopic,
         },
         now,
-        existing ? { updatedAt: existing.updatedAt } : 'absent',
+        existing ? { version: existing.version } : 'absent',
       );
       if (group) return { group: groupView(group), created: existing === undefined };
     }

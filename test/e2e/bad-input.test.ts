@@ -107,7 +107,16 @@ const cases: Array<[string, string, string, unknown, number, string, string?]> =
   ['roll back an unknown transaction', 'POST', '/v1/transactions/t01ARZ3NDEKTSV4RRFFQ69G5FAV/rollback', undefined, 404, 'TransactionNotFound'],
   ['get an unknown transaction', 'GET', '/v1/transactions/t01ARZ3NDEKTSV4RRFFQ69G5FAV', undefined, 404, 'TransactionNotFound'],
   ['unknown route', 'GET', '/v1/nothing', undefined, 404, 'NotFound'],
-  ['wrong method', 'PATCH', '/v1/topics/orders', undefined, 405, 'MethodNotAllowed'],
+  ['wrong method', 'PATCH', '/v1/topics/orders/messages', undefined, 405, 'MethodNotAllowed'],
+  ['patch a topic without a body', 'PATCH', '/v1/topics/orders', undefined, 400, 'InvalidArgument'],
+  ['patch a topic’s type', 'PATCH', '/v1/topics/orders', { type: 'fifo' }, 409, 'Conflict'],
+  ['patch a topic with retention 0', 'PATCH', '/v1/topics/orders', { retentionSeconds: 0 }, 400, 'InvalidArgument', 'retentionSeconds'],
+  ['patch a missing topic', 'PATCH', '/v1/topics/nope', { retentionSeconds: 600 }, 404, 'TopicNotFound'],
+  ['patch a group with an unknown field', 'PATCH', '/v1/groups/billing', { colour: 'red' }, 400, 'InvalidArgument'],
+  ['patch a group with a bad delivery mode', 'PATCH', '/v1/groups/billing', { deliveryMode: 'fast' }, 400, 'InvalidArgument', 'deliveryMode'],
+  ['patch a group onto a missing topic', 'PATCH', '/v1/groups/billing', { subscriptions: [{ topic: 'nope' }] }, 404, 'TopicNotFound'],
+  ['patch a group to subscribe to its own dead-letter topic', 'PATCH', '/v1/groups/billing', { deadLetterTopic: 'orders' }, 400, 'InvalidArgument'],
+  ['patch a missing group', 'PATCH', '/v1/groups/nope', { maxDeliveries: 2 }, 404, 'GroupNotFound'],
 ];
 
 describe('bad input', () => {

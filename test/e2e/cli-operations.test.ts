@@ -85,3 +85,18 @@ describe('visibility', () => {
     expect(bad.code).toBe(2);
   });
 });
+
+describe('update is PATCH', () => {
+  it('changes only the options given (CLI and SDK)', async () => {
+    await client.putTopic('op-feed', { type: 'standard', retentionSeconds: 7200, maxDelaySeconds: 60 });
+    await client.putGroup('op-readers', { subscriptions: [{ topic: 'op-feed' }], visibilityTimeoutSeconds: 45 });
+    expect(await json('topics', 'update', 'op-feed', '--retention', '3600')).toMatchObject({ retentionSeconds: 3600, maxDelaySeconds: 60 });
+    expect(ok(await sluice('groups', 'update', 'op-readers', '--max-deliveries', '4'))).toMatch(/^maxDeliveries: +4$/m);
+    expect(await client.getGroup('op-readers')).toMatchObject({ visibilityTimeoutSeconds: 45, maxDeliveries: 4 });
+    expect(await client.patchGroup('op-readers', { visibilityTimeoutSeconds: 20 })).toMatchObject({ visibilityTimeoutSeconds: 20, maxDeliveries: 4 });
+    expect(await client.patchTopic('op-feed', { maxDelaySeconds: 0 })).toMatchObject({ retentionSeconds: 3600, maxDelaySeconds: 0 });
+    const missing = await sluice('groups', 'update', 'op-nobody', '--visibility', '5');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('GroupNotFound');
+  });
+});

@@ -47,6 +47,8 @@ type Returns<M extends keyof SluiceClient> = SluiceClient[M] extends (...args: n
 export type Requests = [
   Expect<Same<Sdk.PutTopicInput, Req<'putTopic'>>>,
   Expect<Same<Sdk.PutGroupInput, Req<'putGroup'>>>,
+  Expect<Same<Sdk.PatchTopicInput, Req<'patchTopic'>>>,
+  Expect<Same<Sdk.PatchGroupInput, Req<'patchGroup'>>>,
   Expect<Same<Sdk.Subscription, Req<'putGroup'>['subscriptions'][number]>>,
   Expect<Same<Sdk.SendBody, Req<'sendMessage'>>>,
   Expect<Same<Sdk.SendBody, Req<'sendBatch'>['entries'][number]>>,
@@ -67,6 +69,8 @@ export type Responses = [
   Expect<Same<Sdk.TopicDetail, Res<'getTopic', 200>>>,
   Expect<Same<Sdk.TopicList, Res<'listTopics', 200>>>,
   Expect<Same<Sdk.Group, Res<'putGroup', 200>>>,
+  Expect<Same<Sdk.Topic, Res<'patchTopic', 200>>>,
+  Expect<Same<Sdk.Group, Res<'patchGroup', 200>>>,
   Expect<Same<Sdk.GroupDetail, Res<'getGroup', 200>>>,
   Expect<Same<Sdk.GroupList, Res<'listGroups', 200>>>,
   Expect<Same<Sdk.SendResult, Res<'sendMessage', 201>>>,

@@ -75,3 +75,38 @@ describe('groups', () => {
     expect((await api.get('/v1/groups')).body.groups.map((g: { name: string }) => g.name)).not.toContain(G);
   });
 });
+
+describe('PATCH', () => {
+  it('changes only the given fields of a group and a topic; PUT replaces them', async () => {
+    const G = unique('ops-patched');
+    const put = await api.put(`/v1/groups/${G}`, { subscriptions: [{ topic: T }], visibilityTimeoutSeconds: 45, maxDeliveries: 7 });
+    expect(put.status).toBe(200);
+    const patched = await api.request('PATCH', `/v1/groups/${G}`, { maxDeliveries: 3 });
+    expect(patched).toMatchObject({ status: 200, body: { name: G, visibilityTimeoutSeconds: 45, maxDeliveries: 3, subscriptions: [{ topic: T }] } });
+    const replaced = await api.put(`/v1/groups/${G}`, { subscriptions: [{ topic: T }] });
+    expect(replaced.body).toMatchObject({ visibilityTimeoutSeconds: 30, maxDeliveries: 16 });
+
+    const topic = unique('ops-patched-topic');
+    expect((await api.put(`/v1/topics/${topic}`, { type: 'standard', retentionSeconds: 7200, maxDelaySeconds: 60 })).status).toBe(200);
+    expect(await api.request('PATCH', `/v1/topics/${topic}`, { retentionSeconds: 3600 })).toMatchObject({
+      status: 200,
+      body: { retentionSeconds: 3600, maxDelaySeconds: 60, type: 'standard' },
+    });
+    expect(await api.request('PATCH', `/v1/topics/${topic}`, { type: 'fifo' })).toMatchObject({ status: 409, body: { code: 'Conflict' } });
+    expect((await api.get(`/v1/topics/${topic}`)).body).toMatchObject({ type: 'standard', retentionSeconds: 3600 });
+  });
+
+  it('refuses bad input with a precise 4xx and changes nothing', async () => {
+    const G = unique('ops-patch-bad');
+    expect((await api.put(`/v1/groups/${G}`, { subscriptions: [{ topic: T }] })).status).toBe(200);
+    const before = (await api.get(`/v1/groups/${G}`)).body;
+    expect(await api.request('PATCH', `/v1/groups/${G}`, { maxDeliveries: 0 })).toMatchObject({ status: 400, body: { errors: [{ path: 'maxDeliveries' }] } });
+    expect(await api.request('PATCH', `/v1/groups/${G}`, { colour: 'red' })).toMatchObject({ status: 400, body: { code: 'InvalidArgument' } });
+    expect(await api.request('PATCH', `/v1/groups/${G}`, { subscriptions: [] })).toMatchObject({ status: 400, body: { errors: [{ path: 'subscriptions' }] } });
+    expect(await api.request('PATCH', `/v1/groups/${G}`, { subscriptions: [{ topic: unique('ops-nope') }] })).toMatchObject({ status: 404, body: { code: 'TopicNotFound' } });
+    expect(await api.request('PATCH', `/v1/groups/${unique('ops-nobody')}`, { maxDeliveries: 2 })).toMatchObject({ status: 404, body: { code: 'GroupNotFound' } });
+    expect(await api.request('PATCH', `/v1/topics/${unique('ops-nope')}`, { retentionSeconds: 600 })).toMatchObject({ status: 404, body: { code: 'TopicNotFound' } });
+    expect(await api.request('PATCH', `/v1/topics/${T}`, { retentionSeconds: 10 })).toMatchObject({ status: 400, body: { errors: [{ path: 'retentionSeconds' }] } });
+    expect((await api.get(`/v1/groups/${G}`)).body).toEqual(before);
+  });
+});

@@ -75,7 +75,7 @@ describe('catalog cache', () => {
     };
     const first = await admin.putGroup(group, clock.now(), 'absent');
     expect((await data.group('g-cache'))?.visibilityTimeoutSeconds).toBe(30);
-    await admin.putGroup({ ...group, visibilityTimeoutSeconds: 90 }, clock.now(), { updatedAt: first!.updatedAt });
+    await admin.putGroup({ ...group, visibilityTimeoutSeconds: 90 }, clock.now(), { version: first!.version });
     expect((await admin.group('g-cache'))?.visibilityTimeoutSeconds).toBe(90);
     expect((await data.group('g-cache'))?.visibilityTimeoutSeconds).toBe(30);
     clock.advance(5001);
@@ -94,7 +94,7 @@ describe('catalog cache', () => {
     const saved = await admin.putGroup(group, clock.now(), 'absent');
     expect(await data.group('g-gone')).toBeDefined();
     // A save conditional on an older read loses.
-    expect(await admin.putGroup(group, clock.now(), { updatedAt: saved!.updatedAt - 1 })).toBeUndefined();
+    expect(await admin.putGroup(group, clock.now(), { version: saved!.version - 1 })).toBeUndefined();
     await admin.deleteGroup('g-gone', clock.now());
     const deletedAt = clock.now();
     expect(await admin.group('g-gone')).toBeUndefined();
@@ -104,7 +104,7 @@ describe('catalog cache', () => {
     await expect(admin.deleteGroup('g-gone', clock.now())).rejects.toMatchObject({ code: 'GroupNotFound' });
     // Neither a create nor an update of the tombstone while other containers may still use it.
     expect(await admin.putGroup(group, clock.now(), 'absent')).toBeUndefined();
-    expect(await admin.putGroup(group, clock.now(), { updatedAt: saved!.updatedAt })).toBeUndefined();
+    expect(await admin.putGroup(group, clock.now(), { version: saved!.version })).toBeUndefined();
     clock.advance(5001);
     expect(await data.group('g-gone')).toBeUndefined();
     expect(await admin.putGroup(group, clock.now(), 'absent')).toBeUndefined();

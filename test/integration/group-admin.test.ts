@@ -100,3 +100,69 @@ describe('DELETE group', () => {
     await expect(h.admin.listGroups(10, 'bm9wZQ')).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 });
+
+describe('PATCH group and topic', () => {
+  it('changes only the given group settings; PUT replaces them', async () => {
+    await h.admin.putGroup('billing', group('orders', { visibilityTimeoutSeconds: 45, maxDeliveries: 7, deliveryMode: 'concurrent' }));
+    const { group: patched } = await h.admin.patchGroup('billing', { maxDeliveries: 9 });
+    expect(patched).toMatchObject({ visibilityTimeoutSeconds: 45, maxDeliveries: 9, deliveryMode: 'concurrent', deadLetterTopic: 'billing-dlq' });
+    const { group: replaced } = await h.admin.putGroup('billing', group('orders'));
+    // PUT: what it leaves out takes its default (deliveryMode: an existing group keeps its own).
+    expect(replaced).toMatchObject({ visibilityTimeoutSeconds: 30, maxDeliveries: 16, deliveryMode: 'concurrent' });
+  });
+
+  it('a subscription added by PATCH starts at latest; two concurrent PATCHes of different fields both take effect', async () => {
+    await h.admin.putTopic('audit', topic());
+    await h.queue.send('audit', send('before'));
+    await Promise.all([
+      h.admin.patchGroup('billing', { subscriptions: [{ topic: 'orders', tags: undefined }, { topic: 'audit', tags: undefined }] }),
+      h.admin.patchGroup('billing', { visibilityTimeoutSeconds: 99 }),
+      h.admin.patchGroup('billing', { maxDeliveries: 5 }),
+    ]);
+    const saved = await h.admin.getGroup('billing');
+    expect(saved).toMatchObject({ visibilityTimeoutSeconds: 99, maxDeliveries: 5 });
+    expect(saved.subscriptions.map((s) => s.topic)).toEqual(['orders', 'audit']);
+    await h.queue.send('audit', send('after'));
+    expect((await receive()).map((m) => m.body)).toEqual(['after']);
+  });
+
+  it('answers 404 for a missing group and 409 for a deliveryMode change with messages in flight, changing nothing', async () => {
+    await expect(h.admin.patchGroup('nobody', { maxDeliveries: 2 })).rejects.toBeInstanceOf(GroupNotFoundError);
+    expect((await h.admin.listGroups(100, undefined)).groups.map((g) => g.name)).toEqual(['billing']);
+    await h.queue.send('orders', send('x'));
+    await receive(1);
+    const before = await h.admin.getGroup('billing');
+    await expect(h.admin.patchGroup('billing', { deliveryMode: 'protected', maxDeliveries: 2 })).rejects.toMatchObject({ code: 'Conflict' });
+    expect(await h.admin.getGroup('billing')).toEqual(before);
+  });
+
+  it('changes only the given topic settings; type and orderGroup only with their current values', async () => {
+    await h.admin.putTopic('ledger', topic({ type: 'fifo', orderGroup: 'books', retentionSeconds: 7200, maxDelaySeconds: 60 }));
+    expect((await h.admin.patchTopic('ledger', { retentionSeconds: 3600 })).topic).toMatchObject({
+      retentionSeconds: 3600,
+      maxDelaySeconds: 60,
+      type: 'fifo',
+      orderGroup: 'books',
+    });
+    expect((await h.admin.patchTopic('ledger', { type: 'fifo', orderGroup: 'books', maxDelaySeconds: 0 })).topic).toMatchObject({
+      retentionSeconds: 3600,
+      maxDelaySeconds: 0,
+    });
+    await expect(h.admin.patchTopic('ledger', { type: 'standard' })).rejects.toMatchObject({ code: 'Conflict' });
+    await expect(h.admin.patchTopic('ledger', { orderGroup: 'other', retentionSeconds: 300 })).rejects.toMatchObject({ code: 'Conflict' });
+    await expect(h.admin.patchTopic('nope', { retentionSeconds: 300 })).rejects.toMatchObject({ code: 'TopicNotFound' });
+    expect(await h.admin.getTopic('ledger')).toMatchObject({ retentionSeconds: 3600, maxDelaySeconds: 0 });
+    // PUT replaces: left-out settings take their defaults.
+    expect((await h.admin.putTopic('ledger', topic({ type: 'fifo', orderGroup: 'books' }))).topic).toMatchObject({
+      retentionSeconds: 259_200,
+      maxDelaySeconds: 259_200,
+    });
+  });
+
+  it('a PATCH of a topic deleted meanwhile changes nothing', async () => {
+    const read = await h.stores.catalog.getTopic('orders');
+    await h.admin.deleteTopic('orders');
+    expect(await h.stores.catalog.patchTopic('orders', read!.generation, { retentionSeconds: 600 }, h.clock.now())).toBeUndefined();
+    await expect(h.admin.patchTopic('orders', { retentionSeconds: 600 })).rejects.toMatchObject({ code: 'TopicNotFound' });
+  });
+});

@@ -31,6 +31,8 @@ describe('client API types', () => {
   it('equal what the server takes (z.input of the request schemas)', () => {
     expectTypeOf<C.PutTopicInput>().branded.toEqualTypeOf<z.input<typeof S.PutTopicBody>>();
     expectTypeOf<C.PutGroupInput>().branded.toEqualTypeOf<z.input<typeof S.PutGroupBody>>();
+    expectTypeOf<C.PatchTopicInput>().branded.toEqualTypeOf<z.input<typeof S.PatchTopicBody>>();
+    expectTypeOf<C.PatchGroupInput>().branded.toEqualTypeOf<z.input<typeof S.PatchGroupBody>>();
     expectTypeOf<C.Subscription>().branded.toEqualTypeOf<z.input<typeof S.Subscription>>();
     expectTypeOf<C.DeliveryMode>().branded.toEqualTypeOf<NonNullable<z.input<typeof S.PutGroupBody>['deliveryMode']>>();
     expectTypeOf<C.SendBody>().branded.toEqualTypeOf<z.input<typeof S.SendBody>>();

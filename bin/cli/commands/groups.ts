@@ -1,4 +1,4 @@
-/** `sluice groups list|get|put (create)|delete`: consumer groups. */
+/** `sluice groups list|get|put (create)|update|delete`: consumer groups. */
 import { Option, type Command } from 'commander';
 import type { DeliveryMode, Group, Subscription } from '../../../lib/client/types.js';
 import { gather, withContext } from '../context.js';
@@ -47,6 +47,32 @@ export function addGroupCommands(program: Command): void {
             ...(options.deadLetterTopic ? { deadLetterTopic: options.deadLetterTopic } : {}),
           });
           out.print(group, (g) => `Group ${g.name} (${g.deliveryMode}) subscribes to ${g.subscriptions.map((s) => s.topic).join(', ')}.`);
+        },
+      ),
+    );
+  groups
+    .command('update <group>')
+    .description('change only the settings given (PATCH); --subscribe, when given, replaces the whole list')
+    .option('--subscribe <topic[:tags]>', 'subscribe to a topic, optionally only to some tags (repeatable)', subscription)
+    .addOption(new Option('--mode <mode>', 'delivery mode for FIFO topics').choices(['serialized', 'protected', 'concurrent']))
+    .option('--visibility <seconds>', 'visibility timeout', integer('--visibility', 1, 43_200))
+    .option('--max-deliveries <n>', 'deliveries before dead-lettering', integer('--max-deliveries', 1, 1000))
+    .option('--dead-letter-topic <topic>', 'dead-letter topic')
+    .action(
+      withContext(
+        async (
+          { client, out },
+          name: string,
+          options: { subscribe?: Subscription[]; mode?: DeliveryMode; visibility?: number; maxDeliveries?: number; deadLetterTopic?: string },
+        ) => {
+          const group = await client.patchGroup(name, {
+            ...(options.subscribe ? { subscriptions: options.subscribe } : {}),
+            ...(options.mode ? { deliveryMode: options.mode } : {}),
+            ...(options.visibility !== undefined ? { visibilityTimeoutSeconds: options.visibility } : {}),
+            ...(options.maxDeliveries !== undefined ? { maxDeliveries: options.maxDeliveries } : {}),
+            ...(options.deadLetterTopic ? { deadLetterTopic: options.deadLetterTopic } : {}),
+          });
+          out.print(group, fields);
         },
       ),
     );

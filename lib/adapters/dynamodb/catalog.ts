@@ -72,6 +72,7 @@ const toGroup = (item: Record<string, unknown>): Group => ({
   deadLetterTopic: String(item.deadLetterTopic),
   createdAt: Number(item.createdAt),
   updatedAt: Number(item.updatedAt),
+  version: item.v === undefined ? 0 : Number(item.v),
 });
 
 /**
@@ -255,6 +256,32 @@ export class Catalog {
     );
   }
 
+  /**
+   * Sets only the given mutable settings of a live topic, conditional on the
+   * generation the caller read (a topic deleted, or deleted and re-created,
+   * meanwhile fails). Undefined when the condition failed.
+   */
+  async patchTopic(
+    name: string,
+    generation: number,
+    changes: { retentionSeconds?: number | undefined; maxDelaySeconds?: number | undefined },
+    now: number,
+  ): Promise<Topic | undefined> {
+    const sets = ['updatedAt = :now'];
+    const values: Record<string, unknown> = { ':now': now, ':true': true, ':gen': generation };
+    if (changes.retentionSeconds !== undefined) {
+      sets.push('retentionSeconds = :r');
+      values[':r'] = changes.retentionSeconds;
+    }
+    if (changes.maxDelaySeconds !== undefined) {
+      sets.push('maxDelaySeconds = :d');
+      values[':d'] = changes.maxDelaySeconds;
+    }
+    const topic = await this.updateTopic(name, `SET ${sets.join(', ')}`, 'deleted <> :true AND #generation = :gen', values);
+    if (topic) this.remember(this.topicCache, topic.name, topic);
+    return topic;
+  }
+
   /** A conditional update of a topic item; undefined when the condition failed. */
   private async updateTopic(
     name: string,
@@ -327,14 +354,14 @@ export class Catalog {
   /**
    * Writes every setting of a group. Conditional on what the caller read:
    * `expect: 'absent'` (no item, or a tombstone older than `recreateAfterMs`:
-   * the group is created anew), or the `updatedAt` of the live group it read
-   * (PUT and PATCH of an existing group). A group deleted or changed meanwhile
+   * the group is created anew), or the `version` of the live group it read
+   * (PUT and PATCH of an existing group); every save sets `v` one higher. A group deleted or changed meanwhile
    * fails the condition: undefined, nothing written.
    */
   async putGroup(
-    group: Omit<Group, 'createdAt' | 'updatedAt'>,
+    group: Omit<Group, 'createdAt' | 'updatedAt' | 'version'>,
     now: number,
-    expect: 'absent' | { updatedAt: number },
+    expect: 'absent' | { version: number },
   ): Promise<Group | undefined> {
     const created = expect === 'absent';
     const values: Record<string, unknown> = {
@@ -344,14 +371,16 @@ export class Catalog {
       ':md': group.maxDeliveries,
       ':dlq': group.deadLetterTopic,
       ':now': now,
+      ':v': created ? 1 : expect.version + 1,
     };
     let condition: string;
     if (created) {
       condition = 'attribute_not_exists(pk) OR (deleted = :true AND updatedAt <= :deletedBy)';
       Object.assign(values, { ':true': true, ':deletedBy': now - this.recreateAfterMs });
     } else {
-      condition = 'attribute_exists(pk) AND attribute_not_exists(deleted) AND updatedAt = :expect';
-      values[':expect'] = expect.updatedAt;
+      // Items saved before versions existed have no `v`: they count as version 0.
+      condition = `attribute_exists(pk) AND attribute_not_exists(deleted) AND ${expect.version === 0 ? 'attribute_not_exists(v)' : 'v = :expect'}`;
+      if (expect.version !== 0) values[':expect'] = expect.version;
     }
     try {
       const { Attributes } = await call(() =>
@@ -361,7 +390,7 @@ export class Catalog {
             Key: { pk: GROUP_PK, sk: group.name },
             UpdateExpression:
               'SET subscriptions = :subs, deliveryMode = :mode, visibilityTimeoutSeconds = :vt, maxDeliveries = :md, ' +
-              `deadLetterTopic = :dlq, updatedAt = :now, createdAt = ${created ? ':now' : 'if_not_exists(createdAt, :now)'}` +
+              `deadLetterTopic = :dlq, updatedAt = :now, v = :v, createdAt = ${created ? ':now' : 'if_not_exists(createdAt, :now)'}` +
               (created ? ' REMOVE deleted, #ttl' : ''),
             ConditionExpression: condition,
             ...(created ? { ExpressionAttributeNames: { '#ttl': 'ttl' } } : {}),

@@ -262,6 +262,8 @@ export const ProducerSchema = z.object({
   secretRotatedAt: z.string(),
   signingSecret: z.string().optional().describe('Standard Webhooks secret (whsec_…): shown on create and on rotate only'),
 });
+/** Producer groups by name; a listing never carries a signing secret. */
+export const ProducerListSchema = z.object({ producers: z.array(ProducerSchema), nextToken: z.string().nullable() });
 export const TransactionResolutionSchema = z.object({
   state: z.enum(['committed', 'rolled-back']),
   messageId: z.string().optional(),

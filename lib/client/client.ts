@@ -28,6 +28,7 @@ import type {
   Problem,
   Producer,
   PatchGroupInput,
+  ProducerList,
   PatchTopicInput,
   PutGroupInput,
   PutProducerInput,
@@ -307,6 +308,26 @@ export class SluiceClient {
   /** A producer group (without its secret). */
   getProducer(name: string, options?: RequestOptions): Promise<Producer> {
     return this.call('GET', `/v1/producers/${seg(name)}`, options);
+  }
+
+  /** One page of producer groups (never their secrets). */
+  listProducers(page: PageOptions = {}, options?: RequestOptions): Promise<ProducerList> {
+    return this.call('GET', '/v1/producers', { ...options, query: { ...page } });
+  }
+
+  /** Every producer group, following `nextToken`. */
+  async *iterateProducers(options?: RequestOptions): AsyncGenerator<Producer> {
+    let nextToken: string | undefined;
+    do {
+      const page = await this.listProducers(nextToken ? { nextToken } : {}, options);
+      yield* page.producers;
+      nextToken = page.nextToken ?? undefined;
+    } while (nextToken);
+  }
+
+  /** Deletes a producer group; 409 `ProducerInUse` while it has unresolved half messages. */
+  async deleteProducer(name: string, options?: RequestOptions): Promise<void> {
+    await this.call('DELETE', `/v1/producers/${seg(name)}`, options);
   }
 
   /** Issues a new checker signing secret for the producer group. */

@@ -219,6 +219,8 @@ export type Producer = {
   signingSecret?: string;
 };
 
+export type ProducerList = { producers: Producer[]; nextToken: string | null };
+
 export type TransactionState = 'prepared' | 'committed' | 'rolled-back';
 /** The answer to a commit or rollback (`messageId`/`sequence` once committed). */
 export type TransactionResolution = {

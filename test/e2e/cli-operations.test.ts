@@ -100,3 +100,22 @@ describe('update is PATCH', () => {
     expect(missing.stderr).toContain('GroupNotFound');
   });
 });
+
+describe('producers list and delete', () => {
+  it('lists producer groups and deletes one (CLI and SDK)', async () => {
+    await client.putProducer('op-p1', { checkerUrl: 'http://127.0.0.1:9/c' });
+    await client.putProducer('op-p2', { checkerUrl: 'http://127.0.0.1:9/c' });
+    const listed = ok(await sluice('producers', 'list'));
+    expect(listed).toMatch(/^NAME +CHECKER-URL +INTERVAL +MAX-CHECKS +ON-MAX-CHECKS$/m);
+    expect(listed).toMatch(/^op-p1 +http:\/\/127\.0\.0\.1:9\/c +60s +15 +rollback$/m);
+    expect(ok(await sluice('producers', 'delete', 'op-p1'))).toBe('Deleted producer group op-p1.\n');
+    await client.deleteProducer('op-p2');
+    const names: string[] = [];
+    for await (const p of client.iterateProducers()) names.push(p.name);
+    expect(names).not.toContain('op-p1');
+    expect(names).not.toContain('op-p2');
+    const missing = await sluice('producers', 'delete', 'op-p1');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('ProducerGroupNotFound');
+  });
+});

@@ -59,6 +59,7 @@ export type Requests = [
   Expect<Same<Sdk.PutProducerInput, Req<'putProducer'>>>,
   Expect<Same<Sdk.PageOptions, Query<'listTopics'>>>,
   Expect<Same<Sdk.PageOptions, Query<'listGroups'>>>,
+  Expect<Same<Sdk.PageOptions, Query<'listProducers'>>>,
   Expect<Same<Flat<Sdk.PageOptions & { key: string }>, Query<'listMessages'>>>,
 ];
 
@@ -82,6 +83,7 @@ export type Responses = [
   Expect<Same<Sdk.MessageList, Res<'listMessages', 200>>>,
   Expect<Same<Sdk.Message, Res<'listMessages', 200>['messages'][number]>>,
   Expect<Same<Sdk.Producer, Res<'putProducer', 200>>>,
+  Expect<Same<Sdk.ProducerList, Res<'listProducers', 200>>>,
   Expect<Same<Sdk.Producer, Res<'getProducer', 200>>>,
   Expect<Same<Sdk.Producer, Res<'rotateSecret', 200>>>,
   Expect<Same<Sdk.TransactionResolution, Res<'commitTransaction', 200>>>,

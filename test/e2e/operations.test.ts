@@ -110,3 +110,28 @@ describe('PATCH', () => {
     expect((await api.get(`/v1/groups/${G}`)).body).toEqual(before);
   });
 });
+
+describe('producers', () => {
+  it('lists, gets and deletes producer groups; 409 ProducerInUse while a half message is unresolved', async () => {
+    const P = unique('ops-shop');
+    const created = await api.put(`/v1/producers/${P}`, { checkerUrl: 'http://127.0.0.1:9/check' });
+    expect(created.status).toBe(200);
+    const listed = await api.get('/v1/producers?limit=100');
+    expect(listed.status).toBe(200);
+    expect(listed.body.producers.map((p: { name: string }) => p.name)).toContain(P);
+    expect(JSON.stringify(listed.body)).not.toContain('whsec_');
+    expect((await api.get(`/v1/producers/${P}`)).body).toMatchObject({ name: P, checkerUrl: 'http://127.0.0.1:9/check' });
+
+    const sent = await api.post(`/v1/topics/${T}/messages`, { body: 'half', transaction: { producerGroup: P, checkAfterSeconds: 3600 } });
+    expect(sent).toMatchObject({ status: 201, body: { state: 'prepared' } });
+    const refused = await api.del(`/v1/producers/${P}`);
+    expect(refused).toMatchObject({ status: 409, body: { code: 'ProducerInUse' } });
+    expect((await api.get(`/v1/producers/${P}`)).status).toBe(200);
+
+    expect((await api.post(`/v1/transactions/${sent.body.transactionId}/rollback`, undefined)).status).toBe(200);
+    expect((await api.del(`/v1/producers/${P}`)).status).toBe(204);
+    expect(await api.get(`/v1/producers/${P}`)).toMatchObject({ status: 404, body: { code: 'ProducerGroupNotFound' } });
+    expect(await api.del(`/v1/producers/${P}`)).toMatchObject({ status: 404, body: { code: 'ProducerGroupNotFound' } });
+    expect(await api.get('/v1/producers?limit=0')).toMatchObject({ status: 400, body: { errors: [{ path: 'query/limit' }] } });
+  });
+});

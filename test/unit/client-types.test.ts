@@ -50,6 +50,7 @@ describe('client API types', () => {
     expectTypeOf<C.Group>().branded.toEqualTypeOf<z.output<typeof S.GroupSchema>>();
     expectTypeOf<C.GroupDetail>().branded.toEqualTypeOf<z.output<typeof S.GroupDetailSchema>>();
     expectTypeOf<C.GroupList>().branded.toEqualTypeOf<z.output<typeof S.GroupListSchema>>();
+    expectTypeOf<C.ProducerList>().branded.toEqualTypeOf<z.output<typeof S.ProducerListSchema>>();
     expectTypeOf<C.SendResult>().branded.toEqualTypeOf<z.output<typeof S.SendResultSchema>>();
     expectTypeOf<C.SendBatchResult>().branded.toEqualTypeOf<z.output<typeof S.SendBatchResultSchema>>();
     expectTypeOf<C.Delivered>().branded.toEqualTypeOf<z.output<typeof S.DeliveredSchema>>();

@@ -11,7 +11,8 @@
  *   du    due time (ms); a half message: its send time
  *   a     {s: stream, q: seq} where it was appended, once released or committed
  *   g1pk, g1sk   while it waits: `T#<due minute>` / `<due ms>#<ulid>` (scheduled) or
- *                `K#<0..3>` / `<next check ms>#<ulid>` (half message, until resolved or kept)
+ *                `K#<0..3>` / `<next check ms>#<ulid>` (half message, until resolved; a kept one
+ *                stays at `KEPT_CHECK_AT`, never due, so the producer group's look-up finds it)
  *   ttl   removal (epoch s): after the appended message itself would expire
  *
  * Half messages (SPEC §4) also carry:
@@ -31,7 +32,7 @@
  * timer buckets are armed, so a send arms a bucket's timer once and the local
  * runtime re-arms them after a restart.
  */
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { MessageRecord } from '../../domain/model.js';
 import { call, conditional, queryAll } from './call.js';
@@ -43,6 +44,7 @@ import {
   checkIndexPkOf,
   checkIndexSk,
   checkIndexUpTo,
+  KEPT_CHECK_AT,
   checkRecordKey,
   deferredKey as key,
   dueIndexPk,
@@ -219,9 +221,14 @@ export class DeferredStore {
     });
   }
 
-  /** `onMaxChecks: keep`: stays prepared, checked no more. */
+  /**
+   * `onMaxChecks: keep`: stays prepared, checked no more. Its check-index entry
+   * moves to a time no sweep reaches (same write), so that
+   * {@link hasUnresolvedHalf} still sees it.
+   */
   async keep(id: string, now: number): Promise<boolean> {
-    return this.conditional(id, 'SET kp = :true, rb = :by, ra = :now REMOVE g1pk, g1sk, nc', 'st = :prepared', {
+    return this.conditional(id, 'SET kp = :true, rb = :by, ra = :now, g1sk = :kept REMOVE nc', 'st = :prepared', {
+      ':kept': checkIndexSk(KEPT_CHECK_AT, id),
       ':true': true,
       ':by': 'onMaxChecks',
       ':now': now,
@@ -279,6 +286,53 @@ export class DeferredStore {
       out.push(...(Items ?? []).map((item) => idOfDeferredPk(String(item.pk))));
     }
     return out;
+  }
+
+  /**
+   * Whether `producerGroup` has a half message still prepared (waiting for a
+   * check, or kept after maxChecks). No write on the send path: it reads the
+   * whole check-back index (keys only, every producer group's unresolved half
+   * messages, eventually consistent) and the items' `pg`/`st` in BatchGets of
+   * 100 (consistent), stopping at the first match. O(unresolved half messages
+   * of the deployment): an admin path only.
+   */
+  async hasUnresolvedHalf(producerGroup: string): Promise<boolean> {
+    for (let shard = 0; shard < CHECK_INDEX_SHARDS; shard++) {
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await call(() =>
+          this.doc.send(
+            new QueryCommand({
+              TableName: this.table,
+              IndexName: GSI1,
+              KeyConditionExpression: 'g1pk = :pk',
+              ExpressionAttributeValues: { ':pk': checkIndexPk(shard) },
+              ExclusiveStartKey: start,
+            }),
+          ),
+        );
+        const ids = (page.Items ?? []).map((item) => idOfDeferredPk(String(item.pk)));
+        for (let i = 0; i < ids.length; i += 100) {
+          let keys: Record<string, unknown>[] = ids.slice(i, i + 100).map(key);
+          while (keys.length > 0) {
+            const result = await call(() =>
+              this.doc.send(
+                new BatchGetCommand({
+                  RequestItems: {
+                    [this.table]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'pg, st' },
+                  },
+                }),
+              ),
+            );
+            const items = result.Responses?.[this.table] ?? [];
+            if (items.some((item) => item.pg === producerGroup && item.st === DeferredState.prepared)) return true;
+            keys = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
+          }
+        }
+        start = page.LastEvaluatedKey;
+      } while (start !== undefined);
+    }
+    return false;
   }
 
   private async conditional(id: string, update: string, condition: string, values: Record<string, unknown>): Promise<boolean> {

@@ -108,6 +108,12 @@ export const checkIndexPk = (shard: number): string => `K#${shard}`;
 export const checkIndexPkOf = (id: string): string => checkIndexPk(id.charCodeAt(id.length - 1) % CHECK_INDEX_SHARDS);
 export const checkIndexSk = (at: number, id: string): string => `${padMs(at)}#${id}`;
 export const checkIndexUpTo = upTo;
+/**
+ * Where a kept half message (`onMaxChecks: keep`) stays in the check-back index:
+ * the last possible time, so no sweep ever finds it due, while a look-up of a
+ * producer group's unresolved half messages still finds it.
+ */
+export const KEPT_CHECK_AT = 10 ** MS_WIDTH - 1;
 
 // ── wake markers (armed timer buckets) ─────────────────────────────────
 

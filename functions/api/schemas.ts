@@ -247,6 +247,10 @@ export const MessageDetailSchema = MessageSchema.extend({
       state: z.string(),
       deliveryCount: z.number().int().nullable(),
       committedAt: z.string().nullable(),
+      deadLetter: z
+        .object({ topic: z.string(), messageId: z.string() })
+        .nullable()
+        .describe('the copy this group dead-lettered the message to (found by key like any message)'),
     }),
   ),
 });

@@ -177,8 +177,15 @@ export type Message = { messageId: string; topic: string; state: string } & Mess
     deliverAt?: string;
     expiresAt: string;
   };
+/** Per group: its delivery state; a message the group dead-lettered names its copy (`deadLetter`, found by key too). */
 export type MessageDetail = Message & {
-  groups: Array<{ group: string; state: string; deliveryCount: number | null; committedAt: string | null }>;
+  groups: Array<{
+    group: string;
+    state: string;
+    deliveryCount: number | null;
+    committedAt: string | null;
+    deadLetter: { topic: string; messageId: string } | null;
+  }>;
 };
 export type MessageList = { messages: Message[]; nextToken: string | null };
 

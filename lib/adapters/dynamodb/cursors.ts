@@ -220,7 +220,7 @@ export class CursorStore {
       const result = await conditionalWithImage(this.doc, {
         TableName: this.table,
         Key: this.key(group, stream),
-        ...visibilityUpdate(group, stream, { seq, token }, expiresAt, variant),
+        ...visibilityUpdate(group, stream, { seq, token }, expiresAt, variant, expiresAt <= now),
       });
       if (result.ok) return true;
       const lease = result.old ? toState(result.old).leases.get(seq) : undefined;

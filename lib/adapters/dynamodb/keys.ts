@@ -13,6 +13,7 @@
  *   pending outputs    O#<group>#<stream>       <seq>                           pending-outputs.ts
  *   dedup marker       U#<topic>#<dedupId>      U                               markers.ts
  *   key index entry    K#<topic>#<key>          <13-digit ms>#<messageId>       markers.ts
+ *   dead-letter link   D#<topic>#<messageId>    <group>                         markers.ts
  *   deferred message   X#<ulid>                 X                               deferred.ts
  *   check record       X#<ulid>                 C#<6-digit n>                   deferred.ts
  *   wake marker        WAKE                     s<12-digit second> | m<12-digit minute>   deferred.ts
@@ -82,6 +83,9 @@ export const readyAtOfKey = (key: string): number => (key.startsWith(READY_NOW_P
 export const dedupKey = (topic: string, dedupId: string) => ({ pk: `U#${topic}#${dedupId}`, sk: 'U' });
 export const keyIndexPk = (topic: string, key: string): string => `K#${topic}#${key}`;
 export const keyIndexSk = (deliverableAt: number, messageId: string): string => `${padMs(deliverableAt)}#${messageId}`;
+/** A message's dead-letter copies, one item per group that dead-lettered it: found from the original's id. */
+export const deadLetterLinkPk = (topic: string, messageId: string): string => `D#${topic}#${messageId}`;
+
 /** The message id in a key-index sort key. */
 export const messageIdOfKeyIndexSk = (sk: string): string => sk.slice(MS_WIDTH + 1);
 

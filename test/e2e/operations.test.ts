@@ -135,3 +135,29 @@ describe('producers', () => {
     expect(await api.get('/v1/producers?limit=0')).toMatchObject({ status: 400, body: { errors: [{ path: 'query/limit' }] } });
   });
 });
+
+describe('dead-letter copies', () => {
+  it('names the copy in the original’s query; the copy is found by key and says why', async () => {
+    const G = unique('ops-poisoned');
+    expect((await api.put(`/v1/groups/${G}`, { subscriptions: [{ topic: T }], maxDeliveries: 1 })).status).toBe(200);
+    const key = unique('ops-poison-key');
+    const sent = await api.post(`/v1/topics/${T}/messages`, { body: 'poison', keys: [key], tag: 't1', properties: { a: 'b' } });
+    const [lease] = (await api.post(`/v1/groups/${G}/receive`, { waitSeconds: 1 })).body.messages;
+    expect(lease.messageId).toBe(sent.body.messageId);
+    expect((await api.post(`/v1/groups/${G}/visibility`, { receiptHandle: lease.receiptHandle, visibilityTimeoutSeconds: 0 })).status).toBe(204);
+    expect((await api.post(`/v1/groups/${G}/receive`, { waitSeconds: 0 })).body.messages).toEqual([]);
+
+    const view = await api.get(`/v1/topics/${T}/messages/${sent.body.messageId}`);
+    const mine = view.body.groups.find((g: { group: string }) => g.group === G);
+    expect(mine).toMatchObject({ state: 'dead-lettered', deliveryCount: 1, deadLetter: { topic: `${G}-dlq` } });
+    const copy = await api.get(`/v1/topics/${G}-dlq/messages/${mine.deadLetter.messageId}`);
+    expect(copy.body).toMatchObject({
+      body: 'poison',
+      tag: 't1',
+      keys: [key],
+      properties: { a: 'b', 'sluice-dead-letter-group': G, 'sluice-dead-letter-reason': 'released', 'sluice-dead-letter-source-message-id': sent.body.messageId },
+    });
+    const byKey = await api.get(`/v1/topics/${G}-dlq/messages?key=${key}`);
+    expect(byKey.body.messages.map((m: { messageId: string }) => m.messageId)).toEqual([mine.deadLetter.messageId]);
+  });
+});

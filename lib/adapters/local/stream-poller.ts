@@ -17,14 +17,9 @@
  *    `maxBatchingWindowMs` (0: as soon as records are read);
  *  - filtered-out records never reach the handler but do move the checkpoint;
  *  - at least once: the checkpoint moves only past records whose batch the
- *    handler finished (or that went to the failure sink); a batch that throws
- *    is split in two (`bisectBatchOnError`, which does not count as a retry),
- *    a batch of one is retried `retryAttempts` times with back-off; a partial
- *    batch response retries from the lowest failed record (an identifier that
- *    is not in the batch fails the whole batch); records older than
- *    `maxRecordAgeMs` or out of retries go to `onFailure` (Lambda's on-failure
- *    destination: metadata of the batch, logged and counted here) and the
- *    shard moves on.
+ *    handler finished (or that went to the failure sink); batching, bisecting,
+ *    retries, partial batch responses and the on-failure destination are
+ *    stream-batches.ts.
  *
  * Deviations, all local-only: a record's age is counted from when the poller
  * read it (DynamoDB Local truncates ApproximateCreationDateTime to the
@@ -47,12 +42,13 @@ import {
   type GetRecordsCommandOutput,
   type GetShardIteratorCommandInput,
   type GetShardIteratorCommandOutput,
-  type _Record as SdkChangeRecord,
 } from '@aws-sdk/client-dynamodb-streams';
-import { matchesAny, checkPattern, type EventPattern } from '../../domain/event-pattern.js';
-import type { ChangeBatchResponse, ChangeHandler, ChangeRecord } from '../../ports/change-stream.js';
-import { changeRecordOf } from '../dynamodb/stream-records.js';
+import { checkPattern, type EventPattern } from '../../domain/event-pattern.js';
+import type { ChangeHandler } from '../../ports/change-stream.js';
+import { BatchInvoker, MAX_RETRY_DELAY_MS, StoppedError, type BatchStats, type Entry, type FailedBatch, type PollerLog } from './stream-batches.js';
 import { MemoryCheckpoints, type CheckpointStore, type ShardCheckpoint } from './stream-checkpoints.js';
+
+export type { BatchStats, FailedBatch, PollerLog } from './stream-batches.js';
 
 /** The DynamoDB Streams calls the poller makes: the SDK client, or a fake that plays shard lineage in tests. */
 export interface StreamsApi {
@@ -66,24 +62,6 @@ export const streamsApiOf = (client: DynamoDBStreamsClient): StreamsApi => ({
   getShardIterator: (input) => client.send(new GetShardIteratorCommand(input)),
   getRecords: (input) => client.send(new GetRecordsCommand(input)),
 });
-
-/** What the on-failure destination gets: the batch's place in the stream, not its records (as Lambda's `DDBStreamBatchInfo`). */
-export interface FailedBatch {
-  /** `RecordUnreadable` is local only: a record the poller could not turn into Lambda's shape. */
-  condition: 'RetryAttemptsExhausted' | 'RecordAgeExceeded' | 'RecordUnreadable';
-  streamArn: string;
-  shardId: string;
-  startSequenceNumber: string;
-  endSequenceNumber: string;
-  batchSize: number;
-  /** The last error the handler threw, or the records a partial batch response named. */
-  error: string | undefined;
-}
-
-export interface PollerLog {
-  warn(message: string, details?: Record<string, unknown>): void;
-  error(message: string, details?: Record<string, unknown>): void;
-}
 
 export interface StreamPollerOptions {
   streams: StreamsApi;
@@ -124,32 +102,12 @@ export interface StreamPollerOptions {
 }
 
 /** Counters for tests, the benchmark and logs. */
-export interface PollerStats {
+export interface PollerStats extends BatchStats {
   getRecordsCalls: number;
   recordsRead: number;
-  recordsPassed: number;
-  invocations: number;
-  failedInvocations: number;
-  retries: number;
-  bisections: number;
-  failedBatches: number;
-  recordsToFailure: number;
   shardsFinished: number;
 }
 
-/** Lambda's synchronous invocation payload limit: a batch's event stays below it. */
-const MAX_EVENT_BYTES = 6 * 1024 * 1024;
-const MAX_RETRY_DELAY_MS = 1000;
-
-interface Entry {
-  record: ChangeRecord;
-  sequenceNumber: string;
-  readAt: number;
-  bytes: number;
-  passes: boolean;
-  /** Why the record could not be mapped (it is given up rather than stall its shard). */
-  unreadable?: string;
-}
 
 interface Shard {
   id: string;
@@ -161,8 +119,6 @@ interface Shard {
   iterator: string | undefined;
   checkpoint: ShardCheckpoint;
 }
-
-class StoppedError extends Error {}
 
 export class StreamPoller {
   readonly stats: PollerStats = {
@@ -189,6 +145,7 @@ export class StreamPoller {
   private readonly idleWakes = new Set<() => void>();
   private nudges = 0;
   private started = false;
+  private readonly batches: BatchInvoker;
 
   constructor(options: StreamPollerOptions) {
     options.filters.forEach((pattern, i) => checkPattern(pattern, `filters[${i}]`));
@@ -209,6 +166,11 @@ export class StreamPoller {
     if (!(Number.isInteger(this.options.batchSize) && this.options.batchSize >= 1 && this.options.batchSize <= 10_000)) {
       throw new RangeError(`batchSize ${this.options.batchSize} must be 1–10,000`);
     }
+    this.batches = new BatchInvoker(this.options, {
+      stats: this.stats,
+      sleep: (ms) => this.sleep(ms),
+      stopped: () => this.stopped,
+    });
   }
 
   /** The checkpoint of each shard seen so far (for tests and logs). */
@@ -358,7 +320,7 @@ export class StreamPoller {
     let nudgesAtRead = 0;
     while (!this.stopped) {
       let next: string | undefined;
-      let records: SdkChangeRecord[];
+      let records: NonNullable<GetRecordsCommandOutput['Records']>;
       try {
         iterator ??= await this.iteratorFor(shard);
         if (iterator === undefined) {
@@ -384,7 +346,7 @@ export class StreamPoller {
       }
       this.stats.recordsRead += records.length;
       const now = this.options.now();
-      for (const raw of records) buffer.push(this.entry(raw, now));
+      for (const raw of records) buffer.push(this.batches.entry(raw, now));
       const closed = next === undefined;
       const passed = buffer.filter((e) => e.passes).length;
       const windowOver = buffer.length > 0 && now - (buffer[0]?.readAt ?? now) >= this.options.maxBatchingWindowMs;
@@ -426,100 +388,11 @@ export class StreamPoller {
     }
   }
 
-  private entry(raw: SdkChangeRecord, readAt: number): Entry {
-    let record: ChangeRecord;
-    try {
-      record = changeRecordOf(raw, this.options.streamArn);
-    } catch (error) {
-      const sequenceNumber = raw.dynamodb?.SequenceNumber ?? '';
-      return { record: {}, sequenceNumber, readAt, bytes: 0, passes: false, unreadable: String(error) };
-    }
-    const passes = this.options.filters.length === 0 || matchesAny(this.options.filters, record);
-    // Only records that are handed over count toward the 6 MB event: skip the sizing of the rest.
-    const bytes = passes ? Buffer.byteLength(JSON.stringify(record)) : 0;
-    return { record, sequenceNumber: record.dynamodb?.SequenceNumber ?? '', readAt, bytes, passes };
-  }
-
-  /** Hands the passing records over in batches; then moves the checkpoint past every record read. */
+  /** Hands the records over; then moves the checkpoint past every record read. */
   private async deliver(shard: Shard, entries: Entry[]): Promise<void> {
-    for (const entry of entries.filter((e) => e.unreadable !== undefined)) this.fail(shard, [entry], 'RecordUnreadable', entry.unreadable);
-    const passing = entries.filter((e) => e.passes);
-    this.stats.recordsPassed += passing.length;
-    let batch: Entry[] = [];
-    let bytes = 0;
-    for (const entry of passing) {
-      if (batch.length > 0 && (batch.length >= this.options.batchSize || bytes + entry.bytes > MAX_EVENT_BYTES)) {
-        await this.invoke(shard, batch);
-        batch = [];
-        bytes = 0;
-      }
-      batch.push(entry);
-      bytes += entry.bytes;
-    }
-    if (batch.length > 0) await this.invoke(shard, batch);
+    await this.batches.deliver(shard.id, entries);
     const last = entries[entries.length - 1];
     if (last) shard.checkpoint = { sequenceNumber: last.sequenceNumber };
     await this.saveCheckpoints();
-  }
-
-  /** Runs the handler on `batch` until it succeeds or the batch is given up (see the module comment). */
-  private async invoke(shard: Shard, batch: Entry[]): Promise<void> {
-    let pending = batch;
-    let retries = 0;
-    for (;;) {
-      if (this.stopped) throw new StoppedError();
-      const first = pending[0];
-      const limit = this.options.maxRecordAgeMs;
-      if (first && limit !== undefined && this.options.now() - first.readAt > limit) {
-        return this.fail(shard, pending, 'RecordAgeExceeded', undefined);
-      }
-      const outcome = await this.call(pending);
-      if (outcome.failedFrom === undefined) return;
-      this.stats.failedInvocations++;
-      pending = pending.slice(outcome.failedFrom);
-      if (this.options.bisectBatchOnError && pending.length > 1) {
-        this.stats.bisections++;
-        const half = Math.ceil(pending.length / 2);
-        await this.invoke(shard, pending.slice(0, half));
-        return this.invoke(shard, pending.slice(half));
-      }
-      if (retries >= this.options.retryAttempts) return this.fail(shard, pending, 'RetryAttemptsExhausted', outcome.error);
-      retries++;
-      this.stats.retries++;
-      await this.sleep(Math.min(MAX_RETRY_DELAY_MS, this.options.retryBaseDelayMs * 2 ** (retries - 1)));
-    }
-  }
-
-  /** One invocation: undefined `failedFrom` when every record was handled. */
-  private async call(batch: Entry[]): Promise<{ failedFrom: number | undefined; error: string | undefined }> {
-    this.stats.invocations++;
-    let response: ChangeBatchResponse | void;
-    try {
-      response = await this.options.handler({ Records: batch.map((e) => e.record) });
-    } catch (error) {
-      return { failedFrom: 0, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
-    }
-    const failures = response?.batchItemFailures ?? [];
-    if (failures.length === 0) return { failedFrom: undefined, error: undefined };
-    const indexes = failures.map((f) => batch.findIndex((e) => e.sequenceNumber !== '' && e.sequenceNumber === f?.itemIdentifier));
-    // An identifier that names no record of the batch fails all of it, as on Lambda.
-    const failedFrom = indexes.some((i) => i < 0) ? 0 : Math.min(...indexes);
-    return { failedFrom, error: `partial batch response: ${failures.map((f) => f?.itemIdentifier).join(', ')}` };
-  }
-
-  private fail(shard: Shard, records: Entry[], condition: FailedBatch['condition'], error: string | undefined): void {
-    this.stats.failedBatches++;
-    this.stats.recordsToFailure += records.length;
-    const failed: FailedBatch = {
-      condition,
-      streamArn: this.options.streamArn,
-      shardId: shard.id,
-      startSequenceNumber: records[0]?.sequenceNumber ?? '',
-      endSequenceNumber: records[records.length - 1]?.sequenceNumber ?? '',
-      batchSize: records.length,
-      error,
-    };
-    if (this.options.onFailure) this.options.onFailure(failed);
-    else this.options.log.error('stream batch given up (on-failure destination)', { ...failed });
   }
 }

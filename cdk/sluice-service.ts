@@ -9,7 +9,7 @@ import { HttpApi, HttpMethod, HttpNoneAuthorizer, HttpStage, LogGroupLogDestinat
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { Alarm, ComparisonOperator, TreatMissingData, type IAlarmAction, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, Metric, TreatMissingData, type IAlarmAction, type IMetric, type MetricOptions } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
@@ -20,7 +20,7 @@ import { Schedule, ScheduleExpression, ScheduleGroup, TimeWindow } from 'aws-cdk
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { routes, type RouteDef } from '../functions/api/routes.js';
-import { MINUTE_SCHEDULE_PREFIX, SECRET_CONTEXT_PURPOSE } from '../lib/adapters/aws/names.js';
+import { GROUP_METRICS, MINUTE_SCHEDULE_PREFIX, SECRET_CONTEXT_PURPOSE } from '../lib/adapters/aws/names.js';
 import { Limits } from '../lib/domain/model.js';
 import { allowInvoke, InvokeEveryTick, nagResourceName, schedulerRole, WorkQueue } from './background.js';
 import { SluiceFunction, TableAccess, type PowertoolsLogLevel, type SluiceFunctionProps } from './sluice-function.js';
@@ -150,6 +150,13 @@ const backgroundFunctions = {
     description: 'Every minute: hands half messages due for a check-back to the check queue',
     tableAccess: TableAccess.READ,
     timeout: Duration.seconds(30),
+  },
+  groupMetrics: {
+    name: 'group-metrics',
+    handlerModule: 'metrics/group-metrics',
+    description: "Every minute: each consumer group's backlog, oldest message age, in flight and dead letters as CloudWatch metrics (EMF)",
+    tableAccess: TableAccess.READ,
+    timeout: Duration.seconds(60),
   },
   checkWorker: {
     name: 'check-worker',
@@ -313,6 +320,7 @@ export class SluiceService extends Construct {
     const timerSweep = this.addFunction(backgroundFunctions.timerSweep);
     const checkSweep = this.addFunction(backgroundFunctions.checkSweep);
     const checkWorker = this.addFunction(backgroundFunctions.checkWorker);
+    const groupMetrics = this.addFunction(backgroundFunctions.groupMetrics);
 
     allowInvoke(this.timerSchedulerRole, minute);
     // The minute handler queues second wake-ups; the release handler re-queues what is not due yet.
@@ -333,6 +341,7 @@ export class SluiceService extends Construct {
     for (const [fn, name, what] of [
       [timerSweep, backgroundFunctions.timerSweep.name, 'releases overdue scheduled messages'],
       [checkSweep, backgroundFunctions.checkSweep.name, 'dispatches due transaction check-backs'],
+      [groupMetrics, backgroundFunctions.groupMetrics.name, 'emits per consumer group metrics'],
     ] as const) {
       const id = pascalCase(name);
       const role = schedulerRole(this, `${id}ScheduleRole`, this.scheduleGroup, `Assumed by EventBridge Scheduler to invoke ${name} every minute`);
@@ -486,6 +495,60 @@ export class SluiceService extends Construct {
         });
       }
     }
+  }
+
+  // ── per consumer group metrics (emitted every minute by the group-metrics function) ──
+
+  /** A consumer group's metric as the group-metrics function emits it (namespace `Sluice`, dimension `Group`). */
+  metricForGroup(group: string, metricName: string, options: MetricOptions = {}): Metric {
+    return new Metric({
+      namespace: GROUP_METRICS.namespace,
+      metricName,
+      dimensionsMap: { [GROUP_METRICS.dimension]: group },
+      period: Duration.minutes(1),
+      statistic: 'Maximum',
+      ...options,
+    });
+  }
+
+  /** Messages of the group waiting to be received (including leases that expired and wait for redelivery). */
+  metricBacklog(group: string, options?: MetricOptions): Metric {
+    return this.metricForGroup(group, GROUP_METRICS.backlog, options);
+  }
+
+  /** Age in seconds of the oldest message the group has not completed (0 when none). */
+  metricOldestMessageAge(group: string, options?: MetricOptions): Metric {
+    return this.metricForGroup(group, GROUP_METRICS.oldestMessageAge, options);
+  }
+
+  /** Messages of the group leased to a receiver right now. */
+  metricInFlight(group: string, options?: MetricOptions): Metric {
+    return this.metricForGroup(group, GROUP_METRICS.inFlight, options);
+  }
+
+  /** Messages the group has dead-lettered so far (a running total: alarm on its growth with a `RATE`/difference, or on any value). */
+  metricDeadLettered(group: string, options?: MetricOptions): Metric {
+    return this.metricForGroup(group, GROUP_METRICS.deadLettered, options);
+  }
+
+  /**
+   * An alarm (notifying the service's alarm actions) when the group's oldest message is
+   * `seconds` old or older for `evaluationPeriods` minutes (default 5). Missing data (no
+   * figures, e.g. the group was deleted) does not breach.
+   */
+  alarmOnOldestMessage(group: string, seconds: number, options: { readonly evaluationPeriods?: number } = {}): Alarm {
+    const alarm = new Alarm(this, `OldestMessage${pascalCase(group.replace(/[^A-Za-z0-9]/g, '-'))}Alarm`, {
+      ...(this.props.namePrefix ? { alarmName: `${this.props.namePrefix}-oldest-message-${group}` } : {}),
+      alarmDescription: `Consumer group '${group}' has a message ${seconds} s old or older: its consumers are behind or stopped.`,
+      metric: this.metricOldestMessageAge(group),
+      threshold: seconds,
+      evaluationPeriods: options.evaluationPeriods ?? 5,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    if (this.alarmActions.length > 0) alarm.addAlarmAction(...this.alarmActions);
+    this.alarms.push(alarm);
+    return alarm;
   }
 
   /**

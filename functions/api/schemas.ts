@@ -39,6 +39,9 @@ export const PutTopicBody = z.strictObject({
   orderGroup: Name.optional(),
 });
 
+/** PATCH: only the fields given change; `type` and `orderGroup` only with their current values. */
+export const PatchTopicBody = PutTopicBody.partial();
+
 export const Subscription = z.strictObject({
   topic: Name,
   tags: z.array(shortText(Limits.tagMaxLength)).min(1).max(Limits.tagsPerSubscriptionMax).optional(),
@@ -51,6 +54,9 @@ export const PutGroupBody = z.strictObject({
   maxDeliveries: z.number().int().min(1).max(Limits.maxDeliveriesMax).optional(),
   deadLetterTopic: Name.optional(),
 });
+
+/** PATCH: only the fields given change (`subscriptions`, when given, is the whole new list). */
+export const PatchGroupBody = PutGroupBody.partial();
 
 export const PutProducerBody = z.strictObject({
   checkerUrl: z.string().min(1).max(2048),
@@ -244,6 +250,10 @@ export const MessageDetailSchema = MessageSchema.extend({
       state: z.enum(Object.values(GroupDeliveryState)),
       deliveryCount: z.number().int().nullable(),
       committedAt: Time.nullable(),
+      deadLetter: z
+        .object({ topic: z.string(), messageId: z.string() })
+        .nullable()
+        .describe('the copy this group dead-lettered the message to (found by key like any message)'),
     }),
   ),
 });
@@ -259,6 +269,8 @@ export const ProducerSchema = z.object({
   secretRotatedAt: Time,
   signingSecret: z.string().optional().describe('Standard Webhooks secret (whsec_…): shown on create and on rotate only'),
 });
+/** Producer groups by name; a listing never carries a signing secret. */
+export const ProducerListSchema = z.object({ producers: z.array(ProducerSchema), nextToken: z.string().nullable() });
 export const TransactionResolutionSchema = z.object({
   state: z.enum(['committed', 'rolled-back']),
   messageId: z.string().optional(),

@@ -23,6 +23,9 @@ import type {
   MessageList,
   PageOptions,
   Producer,
+  PatchGroupInput,
+  ProducerList,
+  PatchTopicInput,
   PutGroupInput,
   PutProducerInput,
   PutTopicInput,
@@ -78,6 +81,11 @@ export class SluiceClient {
     return this.call('PUT', `/v1/topics/${seg(name)}`, { ...options, body: topic });
   }
 
+  /** Changes only the given settings of a topic (PATCH); the others keep their values. */
+  patchTopic(name: string, changes: PatchTopicInput, options?: RequestOptions): Promise<Topic> {
+    return this.call('PATCH', `/v1/topics/${seg(name)}`, { ...options, body: changes });
+  }
+
   /** A topic with `approximateMessages` and its `subscribers`. */
   getTopic(name: string, options?: RequestOptions): Promise<TopicDetail> {
     return this.call('GET', `/v1/topics/${seg(name)}`, options);
@@ -105,14 +113,27 @@ export class SluiceClient {
 
   // ── consumer groups ──────────────────────────────────────────────────
 
-  /** Creates or updates a consumer group. */
+  /** Creates a consumer group or replaces its settings (those left out take their defaults; an existing group keeps its `deliveryMode`). */
   putGroup(name: string, group: PutGroupInput, options?: RequestOptions): Promise<Group> {
     return this.call('PUT', `/v1/groups/${seg(name)}`, { ...options, body: group });
+  }
+
+  /** Changes only the given settings of a consumer group (PATCH); `subscriptions`, when given, replaces the list. */
+  patchGroup(name: string, changes: PatchGroupInput, options?: RequestOptions): Promise<Group> {
+    return this.call('PATCH', `/v1/groups/${seg(name)}`, { ...options, body: changes });
   }
 
   /** A group with `backlog`, `inFlight`, `pending`, `oldestMessageAgeSeconds`, `deadLettered`, `committed`. */
   getGroup(name: string, options?: RequestOptions): Promise<GroupDetail> {
     return this.call('GET', `/v1/groups/${seg(name)}`, options);
+  }
+
+  /**
+   * Deletes a consumer group: its position and leases in flight end (their
+   * commits then answer 404 `GroupNotFound`); its dead-letter topic stays.
+   */
+  async deleteGroup(name: string, options?: RequestOptions): Promise<void> {
+    await this.call('DELETE', `/v1/groups/${seg(name)}`, options);
   }
 
   /** One page of consumer groups. */
@@ -140,6 +161,26 @@ export class SluiceClient {
   /** A producer group (without its secret). */
   getProducer(name: string, options?: RequestOptions): Promise<Producer> {
     return this.call('GET', `/v1/producers/${seg(name)}`, options);
+  }
+
+  /** One page of producer groups (never their secrets). */
+  listProducers(page: PageOptions = {}, options?: RequestOptions): Promise<ProducerList> {
+    return this.call('GET', '/v1/producers', { ...options, query: { ...page } });
+  }
+
+  /** Every producer group, following `nextToken`. */
+  async *iterateProducers(options?: RequestOptions): AsyncGenerator<Producer> {
+    let nextToken: string | undefined;
+    do {
+      const page = await this.listProducers(nextToken ? { nextToken } : {}, options);
+      yield* page.producers;
+      nextToken = page.nextToken ?? undefined;
+    } while (nextToken);
+  }
+
+  /** Deletes a producer group; 409 `ProducerInUse` while it has unresolved half messages. */
+  async deleteProducer(name: string, options?: RequestOptions): Promise<void> {
+    await this.call('DELETE', `/v1/producers/${seg(name)}`, options);
   }
 
   /** Issues a new checker signing secret for the producer group. */

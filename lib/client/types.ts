@@ -21,6 +21,14 @@ export type PutTopicInput = {
   orderGroup?: string;
 };
 
+/** PATCH: only the fields given change; `type` and `orderGroup` only with their current values (409 otherwise). */
+export type PatchTopicInput = {
+  type?: TopicType;
+  retentionSeconds?: number;
+  maxDelaySeconds?: number;
+  orderGroup?: string;
+};
+
 export type Topic = {
   name: string;
   type: TopicType;
@@ -45,6 +53,15 @@ export type DeliveryMode = 'serialized' | 'protected' | 'concurrent';
 
 export type PutGroupInput = {
   subscriptions: Subscription[];
+  deliveryMode?: DeliveryMode;
+  visibilityTimeoutSeconds?: number;
+  maxDeliveries?: number;
+  deadLetterTopic?: string;
+};
+
+/** PATCH: only the fields given change; `subscriptions`, when given, is the whole new list. */
+export type PatchGroupInput = {
+  subscriptions?: Subscription[];
   deliveryMode?: DeliveryMode;
   visibilityTimeoutSeconds?: number;
   maxDeliveries?: number;
@@ -152,8 +169,15 @@ export type Message = { messageId: string; topic: string; state: 'deliverable' |
     deliverAt?: string;
     expiresAt: string;
   };
+/** Per group: its delivery state; a message the group dead-lettered names its copy (`deadLetter`, found by key too). */
 export type MessageDetail = Message & {
-  groups: Array<{ group: string; state: 'waiting' | 'in-flight' | 'pending' | 'committed' | 'dead-lettered' | 'expired' | 'filtered'; deliveryCount: number | null; committedAt: string | null }>;
+  groups: Array<{
+    group: string;
+    state: 'waiting' | 'in-flight' | 'pending' | 'committed' | 'dead-lettered' | 'expired' | 'filtered';
+    deliveryCount: number | null;
+    committedAt: string | null;
+    deadLetter: { topic: string; messageId: string } | null;
+  }>;
 };
 export type MessageList = { messages: Message[]; nextToken: string | null };
 
@@ -193,6 +217,8 @@ export type Producer = {
   secretRotatedAt: string;
   signingSecret?: string;
 };
+
+export type ProducerList = { producers: Producer[]; nextToken: string | null };
 
 export type TransactionState = 'prepared' | 'committed' | 'rolled-back';
 /** The answer to a commit or rollback (`messageId`/`sequence` once committed). */

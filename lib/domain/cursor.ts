@@ -25,6 +25,8 @@ export interface Lease {
   topic: string | undefined;
   /** Protected mode: committed by its receiver, waiting for older messages to complete. */
   pending: boolean;
+  /** Its holder gave it back (visibility 0) rather than letting it expire: the failure a dead letter records. */
+  released?: boolean;
 }
 
 export const DoneOutcome = { committed: 'committed', deadLettered: 'dead-lettered', expired: 'expired' } as const;

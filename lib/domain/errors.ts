@@ -76,6 +76,20 @@ export class TopicRecentlyDeletedError extends ConflictError {
     super(`Topic '${topic}' was deleted moments ago; it can be re-created in ${retryAfterSeconds} s.`);
   }
 }
+/** A group deleted moments ago cannot be re-created yet (other containers may still serve its old settings). */
+export class GroupRecentlyDeletedError extends ConflictError {
+  override readonly code = 'GroupRecentlyDeleted';
+  constructor(
+    group: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`Consumer group '${group}' was deleted moments ago; it can be re-created in ${retryAfterSeconds} s.`);
+  }
+}
+/** A producer group still has unresolved half messages: it cannot be deleted. */
+export class ProducerInUseError extends ConflictError {
+  override readonly code = 'ProducerInUse';
+}
 export class TransactionAlreadyResolvedError extends ConflictError {
   override readonly code = 'TransactionAlreadyResolved';
 }

@@ -113,6 +113,8 @@ export interface Group {
   deadLetterTopic: string;
   createdAt: number;
   updatedAt: number;
+  /** Counts the saves of the group item (0 for items written before it existed): saves are conditional on it. */
+  version: number;
 }
 
 /** What a producer sends (already validated at the edge). */

@@ -6,6 +6,7 @@
 import {
   ConflictError,
   TopicRecentlyDeletedError,
+  GroupRecentlyDeletedError,
   DelayTooLongError,
   InvalidArgumentError,
   MisconfiguredError,
@@ -67,6 +68,7 @@ const TABLE: readonly ProblemRow[] = [
   row({ error: NotFoundError, status: 404, title: 'Not found' }),
   row({ error: ReceiptHandleExpiredError, status: 409, title: 'Receipt handle expired' }),
   row({ error: TopicRecentlyDeletedError, status: 409, title: 'Conflict', retryAfter: (error) => error.retryAfterSeconds }),
+  row({ error: GroupRecentlyDeletedError, status: 409, title: 'Conflict', retryAfter: (error) => error.retryAfterSeconds }),
   row({ error: ConflictError, status: 409, title: 'Conflict' }),
   row({ error: UnauthorizedError, status: 401, title: 'Unauthorized' }),
   row({ error: ThrottledError, status: 429, title: 'Throttled', retryAfter: (error) => error.retryAfterSeconds }),

@@ -2,7 +2,13 @@
  * Topics, consumer groups and their statistics.
  */
 import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
-import { ConflictError, GroupNotFoundError, InvalidArgumentError, TopicNotFoundError } from '../domain/errors.js';
+import {
+  ConflictError,
+  GroupNotFoundError,
+  GroupRecentlyDeletedError,
+  InvalidArgumentError,
+  TopicNotFoundError,
+} from '../domain/errors.js';
 import { Limits, generationStart, iso, type DeliveryMode, type Group, type Subscription, type Topic, type TopicType } from '../domain/model.js';
 import { NOTICE_BUCKETS, isShardStream, namespaceOf, noticeStream, streamId, streamNamespace } from '../domain/streams.js';
 import type { Clock } from '../ports/clock.js';
@@ -30,6 +36,9 @@ export interface GroupInput {
   maxDeliveries: number | undefined;
   deadLetterTopic: string | undefined;
 }
+
+/** Reads and conditional writes of one group save before it gives up (409). */
+const SAVE_GROUP_ATTEMPTS = 4;
 
 export const topicView = (topic: Topic) => ({
   name: topic.name,
@@ -87,6 +96,25 @@ export class AdminService {
     return heads.map((head) => StreamLog.nextAfter(head));
   }
 
+  /**
+   * Changes only the settings given (PATCH). `type` and `orderGroup` may be
+   * given only with their current values (409 otherwise, as for PUT); what is
+   * left out keeps its value. One conditional update of the given fields.
+   */
+  async patchTopic(name: string, patch: Partial<TopicInput>) {
+    const topic = await this.stores.catalog.getTopic(name);
+    if (!topic) throw new TopicNotFoundError(name);
+    if ((patch.type !== undefined && patch.type !== topic.type) || (patch.orderGroup !== undefined && patch.orderGroup !== topic.orderGroup)) {
+      throw new ConflictError(`Topic '${name}' has type '${topic.type}'${topic.orderGroup ? ` and orderGroup '${topic.orderGroup}'` : ''}; these never change — delete the topic first to change them.`);
+    }
+    const changes = { retentionSeconds: patch.retentionSeconds, maxDelaySeconds: patch.maxDelaySeconds };
+    if (changes.retentionSeconds === undefined && changes.maxDelaySeconds === undefined) return { topic: topicView(topic) };
+    const saved = await this.stores.catalog.patchTopic(name, topic.generation, changes, this.clock.now());
+    // The only way the condition fails: the topic was deleted (and perhaps re-created) meanwhile.
+    if (!saved) throw new TopicNotFoundError(name);
+    return { topic: topicView(saved) };
+  }
+
   async getTopic(name: string) {
     const topic = await this.stores.catalog.getTopic(name);
     if (!topic) throw new TopicNotFoundError(name);
@@ -116,75 +144,147 @@ export class AdminService {
   }
 
   /**
-   * Creates or updates a group. Cursors for every subscribed stream are
-   * created before the group item, at the streams' current heads: the group
-   * sees every message that becomes deliverable after its subscription exists.
+   * Creates or replaces a group (PUT): every setting not given takes its
+   * default, except `deliveryMode`, which an existing group keeps. Cursors for
+   * every subscribed stream are created before the group item, at the
+   * streams' current heads: the group sees every message that becomes
+   * deliverable after its subscription exists.
    */
   async putGroup(name: string, input: GroupInput) {
-    const now = this.clock.now();
-    const deadLetterTopic = input.deadLetterTopic ?? `${name}-dlq`;
-    if (deadLetterTopic.length > Limits.nameMaxLength) {
-      throw new InvalidArgumentError(
-        `The default dead-letter topic name '${name}-dlq' is longer than ${Limits.nameMaxLength} characters; name one with deadLetterTopic.`,
-        { issues: [{ path: 'deadLetterTopic', message: 'required for group names over 124 characters' }] },
-      );
-    }
-    const names = input.subscriptions.map((s) => s.topic);
-    const duplicate = names.findIndex((topic, i) => names.indexOf(topic) !== i);
-    if (duplicate >= 0) {
-      throw new InvalidArgumentError(`Topic '${names[duplicate]}' is subscribed twice.`, {
-        issues: [{ path: `subscriptions/${duplicate}/topic`, message: 'duplicate subscription' }],
-      });
-    }
-    const selfLoop = names.indexOf(deadLetterTopic);
-    if (selfLoop >= 0) {
-      throw new InvalidArgumentError('A group cannot subscribe to its own dead-letter topic.', {
-        issues: [{ path: `subscriptions/${selfLoop}/topic`, message: 'is the dead-letter topic of this group' }],
-      });
-    }
-    const topics = await this.stores.catalog.getTopics(names);
-    const missing = names.findIndex((topic) => !topics.has(topic));
-    if (missing >= 0) throw new TopicNotFoundError(names[missing] ?? '');
-    const existing = await this.stores.catalog.getGroup(name);
-    const deliveryMode = input.deliveryMode ?? existing?.deliveryMode ?? 'serialized';
-    if (existing && existing.deliveryMode !== deliveryMode && (await this.hasInFlight(existing))) {
-      throw new ConflictError('deliveryMode cannot change while messages of the group are in flight.');
-    }
-    await ensureDeadLetterTopic(this.stores, deadLetterTopic, now);
-    // Standard topics: one cursor per partition. FIFO topics: one per notice stream of the
-    // namespace; shard cursors are created when the group first hears of a shard.
-    const streams = new Set<string>();
-    for (const topic of topics.values()) {
-      if (topic.type === 'standard') {
-        for (let p = 0; p < topic.partitions; p++) streams.add(streamId(topic, { kind: 'partition', partition: p }));
-      } else {
-        for (let b = 0; b < NOTICE_BUCKETS; b++) streams.add(noticeStream(streamNamespace(topic), b));
+    return this.saveGroup(name, () => input);
+  }
+
+  /**
+   * Changes only the settings given (PATCH) of an existing group (404 if
+   * none); the same rules as {@link putGroup} apply to the result. Written
+   * conditionally on the group as read, so a concurrent change is merged
+   * again rather than overwritten.
+   */
+  async patchGroup(name: string, patch: Partial<GroupInput>) {
+    return this.saveGroup(name, (existing) => {
+      if (!existing) throw new GroupNotFoundError(name);
+      const given = <K extends keyof GroupInput>(key: K, current: GroupInput[K]): GroupInput[K] =>
+        patch[key] === undefined ? current : (patch[key] as GroupInput[K]);
+      return {
+        subscriptions: given('subscriptions', existing.subscriptions),
+        deliveryMode: given('deliveryMode', existing.deliveryMode),
+        visibilityTimeoutSeconds: given('visibilityTimeoutSeconds', existing.visibilityTimeoutSeconds),
+        maxDeliveries: given('maxDeliveries', existing.maxDeliveries),
+        deadLetterTopic: given('deadLetterTopic', existing.deadLetterTopic),
+      };
+    });
+  }
+
+  /**
+   * Reads the group, decides its settings from what it read, and writes them
+   * conditionally on that read; a lost race reads and decides again.
+   */
+  private async saveGroup(name: string, settingsFor: (existing: Group | undefined) => GroupInput) {
+    for (let attempt = 0; attempt < SAVE_GROUP_ATTEMPTS; attempt++) {
+      const now = this.clock.now();
+      const { group: existing, deletedAt } = await this.stores.catalog.groupRecord(name);
+      const windowEnd = deletedAt === undefined ? undefined : deletedAt + this.stores.catalog.recreateAfterMs;
+      if (!existing && windowEnd !== undefined && windowEnd > now) {
+        throw new GroupRecentlyDeletedError(name, Math.max(1, Math.ceil((windowEnd - now) / 1000)));
       }
+      const input = settingsFor(existing);
+      const deadLetterTopic = input.deadLetterTopic ?? `${name}-dlq`;
+      if (deadLetterTopic.length > Limits.nameMaxLength) {
+        throw new InvalidArgumentError(
+          `The default dead-letter topic name '${name}-dlq' is longer than ${Limits.nameMaxLength} characters; name one with deadLetterTopic.`,
+          { issues: [{ path: 'deadLetterTopic', message: 'required for group names over 124 characters' }] },
+        );
+      }
+      const names = input.subscriptions.map((s) => s.topic);
+      const duplicate = names.findIndex((topic, i) => names.indexOf(topic) !== i);
+      if (duplicate >= 0) {
+        throw new InvalidArgumentError(`Topic '${names[duplicate]}' is subscribed twice.`, {
+          issues: [{ path: `subscriptions/${duplicate}/topic`, message: 'duplicate subscription' }],
+        });
+      }
+      const selfLoop = names.indexOf(deadLetterTopic);
+      if (selfLoop >= 0) {
+        throw new InvalidArgumentError('A group cannot subscribe to its own dead-letter topic.', {
+          issues: [{ path: `subscriptions/${selfLoop}/topic`, message: 'is the dead-letter topic of this group' }],
+        });
+      }
+      const topics = await this.stores.catalog.getTopics(names);
+      const missing = names.findIndex((topic) => !topics.has(topic));
+      if (missing >= 0) throw new TopicNotFoundError(names[missing] ?? '');
+      const deliveryMode = input.deliveryMode ?? existing?.deliveryMode ?? 'serialized';
+      if (existing && existing.deliveryMode !== deliveryMode && (await this.hasInFlight(existing))) {
+        throw new ConflictError('deliveryMode cannot change while messages of the group are in flight.');
+      }
+      await ensureDeadLetterTopic(this.stores, deadLetterTopic, now);
+      // A group of this name was deleted: its cursors (and any a stale container created in the
+      // re-create window) go before the new group's cursors are created.
+      if (!existing && windowEnd !== undefined) await this.stores.cursors.removeCreatedUpTo(name, windowEnd);
+      // Standard topics: one cursor per partition. FIFO topics: one per notice stream of the
+      // namespace; shard cursors are created when the group first hears of a shard.
+      const streams = new Set<string>();
+      for (const topic of topics.values()) {
+        if (topic.type === 'standard') {
+          for (let p = 0; p < topic.partitions; p++) streams.add(streamId(topic, { kind: 'partition', partition: p }));
+        } else {
+          for (let b = 0; b < NOTICE_BUCKETS; b++) streams.add(noticeStream(streamNamespace(topic), b));
+        }
+      }
+      await Promise.all(
+        [...streams].map(async (stream) => {
+          const head = await this.stores.log.head(stream);
+          await this.stores.cursors.createIfAbsent(name, stream, StreamLog.nextAfter(head), now);
+        }),
+      );
+      const group = await this.stores.catalog.putGroup(
+        {
+          name,
+          subscriptions: input.subscriptions,
+          deliveryMode,
+          visibilityTimeoutSeconds: input.visibilityTimeoutSeconds ?? Limits.visibilityDefaultSeconds,
+          maxDeliveries: input.maxDeliveries ?? Limits.maxDeliveriesDefault,
+          deadLetterTopic,
+        },
+        now,
+        existing ? { version: existing.version } : 'absent',
+      );
+      if (group) return { group: groupView(group), created: existing === undefined };
     }
-    await Promise.all(
-      [...streams].map(async (stream) => {
-        const head = await this.stores.log.head(stream);
-        await this.stores.cursors.createIfAbsent(name, stream, StreamLog.nextAfter(head), now);
-      }),
-    );
-    const group = await this.stores.catalog.putGroup(
-      {
-        name,
-        subscriptions: input.subscriptions,
-        deliveryMode,
-        visibilityTimeoutSeconds: input.visibilityTimeoutSeconds ?? Limits.visibilityDefaultSeconds,
-        maxDeliveries: input.maxDeliveries ?? Limits.maxDeliveriesDefault,
-        deadLetterTopic,
-      },
-      now,
-    );
-    return { group: groupView(group), created: existing === undefined };
+    throw new ConflictError(`Consumer group '${name}' kept changing while this request tried to save it; retry.`);
+  }
+
+  /**
+   * Deletes a group: its item becomes a tombstone at once (receive, commit and
+   * visibility answer 404 GroupNotFound; other containers within the catalog
+   * cache lifetime), then its cursors — positions, leases in flight, FIFO
+   * ready-index entries — are deleted. Its dead-letter topic stays. Pending
+   * outputs of protected commits are left to their TTL.
+   */
+  async deleteGroup(name: string): Promise<{ cursorsRemoved: number }> {
+    const now = this.clock.now();
+    await this.stores.catalog.deleteGroup(name, now);
+    return { cursorsRemoved: await this.stores.cursors.removeCreatedUpTo(name, now) };
   }
 
   async getGroup(name: string) {
     const group = await this.stores.catalog.getGroup(name);
     if (!group) throw new GroupNotFoundError(name);
     return { ...groupView(group), ...(await this.stats(group)) };
+  }
+
+  /**
+   * Backlog, in-flight, oldest-message age and dead-letter figures of every
+   * group (the per-group metrics). Reads per group: its cursors (one Query),
+   * each subscribed partition's head and the oldest message's segment — a
+   * cost that follows the number of groups and streams, not the traffic.
+   */
+  async groupFigures(parallel = 4) {
+    const groups = await this.stores.catalog.allGroups();
+    const out: Array<{ group: string } & Awaited<ReturnType<AdminService['stats']>>> = [];
+    for (let i = 0; i < groups.length; i += parallel) {
+      const figures = await Promise.all(groups.slice(i, i + parallel).map(async (group) => ({ group: group.name, ...(await this.stats(group)) })));
+      out.push(...figures);
+    }
+    return out;
   }
 
   async listGroups(limit: number, nextToken: string | undefined) {

@@ -33,11 +33,18 @@ export class MessageQueries {
     const { record, stream, seq } = found;
     if (stream === undefined || seq === undefined) return { ...this.describe(topic, found), groups: [] };
     const groups = (await this.stores.catalog.allGroups()).filter((g) => g.subscriptions.some((s) => s.topic === topic.name));
+    const links = await this.stores.markers.deadLetterLinks(topic.name, record.messageId);
     const deliveries = await Promise.all(
       groups.map(async (group) => {
         const cursor = await this.stores.cursors.get(group.name, stream);
         const tags = group.subscriptions.find((s) => s.topic === topic.name)?.tags;
-        return { group: group.name, ...groupState(cursor, seq, tagMatches(tags, record.tag), record.sentAt < group.createdAt) };
+        const state = groupState(cursor, seq, tagMatches(tags, record.tag), record.sentAt < group.createdAt);
+        const deadLetter = links.get(group.name);
+        if (!deadLetter) return { group: group.name, ...state, deadLetter: null };
+        // The link outlives the cursor's memory of completions (`dn`): it tells the outcome for the whole retention.
+        const lease = cursor?.leases.get(seq);
+        if (lease) return { group: group.name, ...state, deadLetter: null };
+        return { group: group.name, ...state, state: GroupDeliveryState.deadLettered, committedAt: null, deadLetter };
       }),
     );
     return { ...this.describe(topic, found), groups: deliveries };

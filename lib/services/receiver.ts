@@ -333,30 +333,38 @@ export class Receiver {
     for (const { lease, record } of dead) {
       const local: StreamLocal = { kind: 'partition', partition: Math.floor(this.random.fraction() * target.partitions) };
       try {
-        await this.stores.log.append(streamId(target, local), (seq) => ({
-          records: [
-            {
-              ...record,
-              messageId: directMessageId(local, seq),
-              topic: target.name,
-              shardKey: record.shardKey,
-              properties: {
-                ...record.properties,
-                'sluice-dead-letter-source-topic': record.topic,
-                'sluice-dead-letter-source-message-id': record.messageId,
-                'sluice-dead-letter-group': group.name,
-                'sluice-dead-letter-delivery-count': String(lease.deliveries),
-              },
-              deliverableAt: now,
-              expiresAt: now + target.retentionSeconds * 1000,
-              generation: target.generation,
+        await this.stores.log.append(streamId(target, local), (seq) => {
+          const copy: MessageRecord = {
+            ...record,
+            messageId: directMessageId(local, seq),
+            topic: target.name,
+            shardKey: record.shardKey,
+            properties: {
+              ...record.properties,
+              'sluice-dead-letter-source-topic': record.topic,
+              'sluice-dead-letter-source-message-id': record.messageId,
+              'sluice-dead-letter-group': group.name,
+              'sluice-dead-letter-delivery-count': String(lease.deliveries),
+              'sluice-dead-letter-reason': lease.released ? 'released' : 'lease-expired',
             },
-          ],
-          extras: new WriteBatch().add(
+            deliverableAt: now,
+            expiresAt: now + target.retentionSeconds * 1000,
+            generation: target.generation,
+          };
+          // The copy is found by key like any message, and from the original by its id (the link).
+          const extras = new WriteBatch().add(
             DEAD_LETTER_CLOSE,
             this.stores.cursors.deadLetterItem(group.name, stream, doneEntry(lease, now, 'dead-lettered'), lease.token),
-          ),
-        }));
+          );
+          extras.add(
+            'dead-letter-link',
+            this.stores.markers.deadLetterLinkItem(record.topic, record.messageId, group.name, { topic: target.name, messageId: copy.messageId }, record.expiresAt),
+          );
+          new Set(copy.keys).forEach((key) =>
+            extras.add(`key:${key}`, this.stores.markers.keyItem(target.name, key, copy.messageId, copy.deliverableAt, copy.expiresAt)),
+          );
+          return { records: [copy], extras };
+        });
         this.notifier.notify(target.name);
       } catch (error) {
         // Another receiver dead-lettered it, or its last holder committed it meanwhile.

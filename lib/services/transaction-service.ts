@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import {
   ProducerGroupNotFoundError,
+  ProducerInUseError,
   TransactionAlreadyResolvedError,
   TransactionNotFoundError,
   InvalidArgumentError,
@@ -104,6 +105,29 @@ export class TransactionService {
       if (created) return { ...producerView(created), signingSecret: secret };
     }
     return producerView(await this.stores.producers.update(name, settings, now));
+  }
+
+  async listProducers(limit: number, nextToken: string | undefined) {
+    const page = await this.stores.producers.list(limit, nextToken);
+    return { producers: page.items.map(producerView), nextToken: page.nextToken ?? null };
+  }
+
+  /**
+   * Deletes a producer group, or 409 `ProducerInUse` while it has a half
+   * message still prepared (waiting for check-backs, or kept after maxChecks):
+   * the check-back would have no checker to ask. The look-up is a read of the
+   * check-back index (`DeferredStore.hasUnresolvedHalf`), not a counter, so the
+   * transactional send path writes nothing more; a half message sent while the
+   * delete runs can escape it (the send does not re-read the group after its
+   * Put), and its check-backs then count `unknown` until the producer resolves
+   * it or maxChecks ends them with the default `onMaxChecks` (rollback).
+   */
+  async deleteProducer(name: string) {
+    if (!(await this.stores.producers.get(name))) throw new ProducerGroupNotFoundError(name);
+    if (await this.stores.deferred.hasUnresolvedHalf(name)) {
+      throw new ProducerInUseError(`Producer group '${name}' has unresolved half messages; commit or roll them back first.`);
+    }
+    if (!(await this.stores.producers.delete(name))) throw new ProducerGroupNotFoundError(name);
   }
 
   async getProducer(name: string) {

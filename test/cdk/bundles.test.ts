@@ -37,7 +37,7 @@ interface Invocation {
 }
 
 /** The functions besides the API routes. */
-const backgroundFunctions = ['timer-minute', 'timer-release', 'timer-sweep', 'check-sweep', 'check-worker', 'dispatcher'];
+const backgroundFunctions = ['timer-minute', 'timer-release', 'timer-sweep', 'check-sweep', 'check-worker', 'group-metrics', 'dispatcher'];
 
 const sqsEvent = (...bodies: string[]) => ({
   Records: bodies.map((body, i) => ({
@@ -151,6 +151,7 @@ describe('Lambda bundles', () => {
   it('run the background handlers: sweeps, a minute schedule input, delay and check queue batches', async () => {
     expect(await invokeAny('timer-sweep', {})).toEqual({ loaded: true, result: { released: 0 } });
     expect(await invokeAny('check-sweep', {})).toEqual({ loaded: true, result: { dispatched: 0 } });
+    expect(await invokeAny('group-metrics', {})).toEqual({ loaded: true, result: { groups: 0 } });
     const minute = Math.floor(Date.now() / 60_000) + 30;
     expect(await invokeAny('timer-minute', { kind: 'minute', minute })).toEqual({ loaded: true, result: { minute } });
     // A due wake-up with nothing to release succeeds; a malformed record alone is reported failed.

@@ -21,6 +21,7 @@ const background = {
   'timer-sweep': 'timers/sweep',
   'check-sweep': 'checks/sweep',
   'check-worker': 'checks/worker',
+  'group-metrics': 'metrics/group-metrics',
   dispatcher: 'dispatch/dispatcher',
 } as const;
 const allFunctions = [...routes.map((r) => r.entry), ...Object.keys(background)];
@@ -490,9 +491,9 @@ describe('timers and check-back', () => {
     expect(roleGrants(stateless, roleId)).toEqual([{ action: 'lambda:InvokeFunction', resource: getAtt(functionId('timer-minute')) }]);
   });
 
-  it.each(['timer-sweep', 'check-sweep'])('run %s every minute in the schedule group, through a role that may invoke only it', (entry) => {
+  it.each(['timer-sweep', 'check-sweep', 'group-metrics'])('run %s every minute in the schedule group, through a role that may invoke only it', (entry) => {
     const schedules = Object.values(resourcesOf(stateless, 'AWS::Scheduler::Schedule'));
-    expect(schedules).toHaveLength(2);
+    expect(schedules).toHaveLength(3);
     const [schedule, ...others] = schedules.filter(
       (s) => JSON.stringify((s.Properties?.Target as { Arn: unknown }).Arn) === JSON.stringify(getAtt(functionId(entry))),
     );
@@ -516,7 +517,8 @@ describe('timers and check-back', () => {
     const invokers = Object.keys(resourcesOf(stateless, 'AWS::IAM::Role')).filter((role) =>
       roleGrants(stateless, role).some((g) => g.action === 'lambda:InvokeFunction'),
     );
-    expect(invokers).toHaveLength(3);
+    // The minute-schedule role and one role per every-minute schedule (timer-sweep, check-sweep, group-metrics).
+    expect(invokers).toHaveLength(4);
     expect(Object.keys(resourcesOf(stateless, 'AWS::Lambda::EventSourceMapping'))).toHaveLength(3);
   });
 

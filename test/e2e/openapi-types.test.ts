@@ -47,6 +47,8 @@ type Returns<M extends keyof SluiceClient> = SluiceClient[M] extends (...args: n
 export type Requests = [
   Expect<Same<Sdk.PutTopicInput, Req<'putTopic'>>>,
   Expect<Same<Sdk.PutGroupInput, Req<'putGroup'>>>,
+  Expect<Same<Sdk.PatchTopicInput, Req<'patchTopic'>>>,
+  Expect<Same<Sdk.PatchGroupInput, Req<'patchGroup'>>>,
   Expect<Same<Sdk.Subscription, Req<'putGroup'>['subscriptions'][number]>>,
   Expect<Same<Sdk.SendBody, Req<'sendMessage'>>>,
   Expect<Same<Sdk.SendBody, Req<'sendBatch'>['entries'][number]>>,
@@ -57,6 +59,7 @@ export type Requests = [
   Expect<Same<Sdk.PutProducerInput, Req<'putProducer'>>>,
   Expect<Same<Sdk.PageOptions, Query<'listTopics'>>>,
   Expect<Same<Sdk.PageOptions, Query<'listGroups'>>>,
+  Expect<Same<Sdk.PageOptions, Query<'listProducers'>>>,
   Expect<Same<Flat<Sdk.PageOptions & { key: string }>, Query<'listMessages'>>>,
 ];
 
@@ -67,6 +70,8 @@ export type Responses = [
   Expect<Same<Sdk.TopicDetail, Res<'getTopic', 200>>>,
   Expect<Same<Sdk.TopicList, Res<'listTopics', 200>>>,
   Expect<Same<Sdk.Group, Res<'putGroup', 200>>>,
+  Expect<Same<Sdk.Topic, Res<'patchTopic', 200>>>,
+  Expect<Same<Sdk.Group, Res<'patchGroup', 200>>>,
   Expect<Same<Sdk.GroupDetail, Res<'getGroup', 200>>>,
   Expect<Same<Sdk.GroupList, Res<'listGroups', 200>>>,
   Expect<Same<Sdk.SendResult, Res<'sendMessage', 201>>>,
@@ -78,6 +83,7 @@ export type Responses = [
   Expect<Same<Sdk.MessageList, Res<'listMessages', 200>>>,
   Expect<Same<Sdk.Message, Res<'listMessages', 200>['messages'][number]>>,
   Expect<Same<Sdk.Producer, Res<'putProducer', 200>>>,
+  Expect<Same<Sdk.ProducerList, Res<'listProducers', 200>>>,
   Expect<Same<Sdk.Producer, Res<'getProducer', 200>>>,
   Expect<Same<Sdk.Producer, Res<'rotateSecret', 200>>>,
   Expect<Same<Sdk.TransactionResolution, Res<'commitTransaction', 200>>>,

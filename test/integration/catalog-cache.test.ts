@@ -73,13 +73,45 @@ describe('catalog cache', () => {
       maxDeliveries: 5,
       deadLetterTopic: 'g-cache-dlq',
     };
-    await admin.putGroup(group, clock.now());
+    const first = await admin.putGroup(group, clock.now(), 'absent');
     expect((await data.group('g-cache'))?.visibilityTimeoutSeconds).toBe(30);
-    await admin.putGroup({ ...group, visibilityTimeoutSeconds: 90 }, clock.now());
+    await admin.putGroup({ ...group, visibilityTimeoutSeconds: 90 }, clock.now(), { version: first!.version });
     expect((await admin.group('g-cache'))?.visibilityTimeoutSeconds).toBe(90);
     expect((await data.group('g-cache'))?.visibilityTimeoutSeconds).toBe(30);
     clock.advance(5001);
     expect((await data.group('g-cache'))?.visibilityTimeoutSeconds).toBe(90);
+  });
+
+  it('serves a deleted group from the cache until it expires and refuses to re-create it for twice that', async () => {
+    const group = {
+      name: 'g-gone',
+      subscriptions: [{ topic: 't-new', tags: undefined }],
+      deliveryMode: 'concurrent' as const,
+      visibilityTimeoutSeconds: 30,
+      maxDeliveries: 5,
+      deadLetterTopic: 'g-gone-dlq',
+    };
+    const saved = await admin.putGroup(group, clock.now(), 'absent');
+    expect(await data.group('g-gone')).toBeDefined();
+    // A save conditional on an older read loses.
+    expect(await admin.putGroup(group, clock.now(), { version: saved!.version - 1 })).toBeUndefined();
+    await admin.deleteGroup('g-gone', clock.now());
+    const deletedAt = clock.now();
+    expect(await admin.group('g-gone')).toBeUndefined();
+    expect(await data.group('g-gone')).toBeDefined();
+    expect((await admin.groupRecord('g-gone')).deletedAt).toBe(deletedAt);
+    expect((await admin.listGroups(100, undefined)).items.map((g) => g.name)).not.toContain('g-gone');
+    await expect(admin.deleteGroup('g-gone', clock.now())).rejects.toMatchObject({ code: 'GroupNotFound' });
+    // Neither a create nor an update of the tombstone while other containers may still use it.
+    expect(await admin.putGroup(group, clock.now(), 'absent')).toBeUndefined();
+    expect(await admin.putGroup(group, clock.now(), { version: saved!.version })).toBeUndefined();
+    clock.advance(5001);
+    expect(await data.group('g-gone')).toBeUndefined();
+    expect(await admin.putGroup(group, clock.now(), 'absent')).toBeUndefined();
+    clock.advance(5000);
+    const again = await admin.putGroup(group, clock.now(), 'absent');
+    expect(again).toMatchObject({ name: 'g-gone', createdAt: clock.now() });
+    expect((await admin.groupRecord('g-gone')).deletedAt).toBeUndefined();
   });
 
   it('reads every time when the cache is off', async () => {

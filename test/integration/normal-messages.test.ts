@@ -85,7 +85,9 @@ describe('send → receive → commit', () => {
     const stats = await h.admin.getGroup('billing');
     expect(stats.deadLettered).toBe(1);
     const view = await h.queue.getMessage('orders', sent.messageId);
-    expect(view.groups).toEqual([{ group: 'billing', state: 'dead-lettered', deliveryCount: 3, committedAt: null }]);
+    expect(view.groups).toEqual([
+      { group: 'billing', state: 'dead-lettered', deliveryCount: 3, committedAt: null, deadLetter: { topic: 'billing-dlq', messageId: expect.stringMatching(/^m/) } },
+    ]);
   });
 
   it('gives every group every message, and each group its own leases', async () => {

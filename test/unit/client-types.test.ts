@@ -31,6 +31,8 @@ describe('client API types', () => {
   it('equal what the server takes (z.input of the request schemas)', () => {
     expectTypeOf<C.PutTopicInput>().branded.toEqualTypeOf<z.input<typeof S.PutTopicBody>>();
     expectTypeOf<C.PutGroupInput>().branded.toEqualTypeOf<z.input<typeof S.PutGroupBody>>();
+    expectTypeOf<C.PatchTopicInput>().branded.toEqualTypeOf<z.input<typeof S.PatchTopicBody>>();
+    expectTypeOf<C.PatchGroupInput>().branded.toEqualTypeOf<z.input<typeof S.PatchGroupBody>>();
     expectTypeOf<C.Subscription>().branded.toEqualTypeOf<z.input<typeof S.Subscription>>();
     expectTypeOf<C.DeliveryMode>().branded.toEqualTypeOf<NonNullable<z.input<typeof S.PutGroupBody>['deliveryMode']>>();
     expectTypeOf<C.SendBody>().branded.toEqualTypeOf<z.input<typeof S.SendBody>>();
@@ -48,6 +50,7 @@ describe('client API types', () => {
     expectTypeOf<C.Group>().branded.toEqualTypeOf<z.output<typeof S.GroupSchema>>();
     expectTypeOf<C.GroupDetail>().branded.toEqualTypeOf<z.output<typeof S.GroupDetailSchema>>();
     expectTypeOf<C.GroupList>().branded.toEqualTypeOf<z.output<typeof S.GroupListSchema>>();
+    expectTypeOf<C.ProducerList>().branded.toEqualTypeOf<z.output<typeof S.ProducerListSchema>>();
     expectTypeOf<C.SendResult>().branded.toEqualTypeOf<z.output<typeof S.SendResultSchema>>();
     expectTypeOf<C.SendBatchResult>().branded.toEqualTypeOf<z.output<typeof S.SendBatchResultSchema>>();
     expectTypeOf<C.Delivered>().branded.toEqualTypeOf<z.output<typeof S.DeliveredSchema>>();

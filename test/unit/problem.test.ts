@@ -16,6 +16,7 @@ import {
   TopicNotFoundError,
   TransactionAlreadyResolvedError,
   TopicRecentlyDeletedError,
+  GroupRecentlyDeletedError,
   UnavailableError,
 } from '../../lib/domain/errors.js';
 import { toProblem } from '../../lib/http/problem.js';
@@ -60,6 +61,7 @@ describe('problem mapping', () => {
   it('adds Retry-After from the table to every retryable error, and to no other', () => {
     expect(toProblem(new UnavailableError('x', 3)).headers).toEqual({ 'retry-after': '3' });
     expect(toProblem(new TopicRecentlyDeletedError('t', 4))).toMatchObject({ problem: { status: 409, code: 'TopicRecentlyDeleted' }, headers: { 'retry-after': '4' } });
+    expect(toProblem(new GroupRecentlyDeletedError('g', 5))).toMatchObject({ problem: { status: 409, code: 'GroupRecentlyDeleted' }, headers: { 'retry-after': '5' } });
     expect(toProblem(new ConflictError('x')).headers).toEqual({});
   });
 
@@ -95,6 +97,8 @@ const ANSWERS: Record<string, { status: number; code: string; logged?: true }> =
   ConflictError: { status: 409, code: 'Conflict' },
   ReceiptHandleExpiredError: { status: 409, code: 'ReceiptHandleExpired' },
   TopicRecentlyDeletedError: { status: 409, code: 'TopicRecentlyDeleted' },
+  GroupRecentlyDeletedError: { status: 409, code: 'GroupRecentlyDeleted' },
+  ProducerInUseError: { status: 409, code: 'ProducerInUse' },
   TransactionAlreadyResolvedError: { status: 409, code: 'TransactionAlreadyResolved' },
   PayloadTooLargeError: { status: 413, code: 'PayloadTooLarge' },
   ThrottledError: { status: 429, code: 'Throttled' },

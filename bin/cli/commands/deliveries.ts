@@ -1,4 +1,4 @@
-/** `sluice receive|commit|tail`: a consumer group's deliveries — lease, print, commit. */
+/** `sluice receive|commit|visibility|tail`: a consumer group's deliveries — lease, print, commit, extend or release. */
 import type { Command } from 'commander';
 import type { Delivered } from '../../../lib/client/types.js';
 import { interruptSignal, withContext } from '../context.js';
@@ -34,6 +34,17 @@ export function addDeliveryCommands(program: Command): void {
       const { results } = await client.commit(group, handles);
       out.print({ results }, () => results.map((r) => ('error' in r ? `${r.receiptHandle}  ${r.error.code}: ${r.error.detail}` : `${r.receiptHandle}  ${r.status}`)));
       if (results.some((r) => 'error' in r)) process.exitCode = 1;
+    }));
+
+  program
+    .command('visibility <group> <receiptHandle>')
+    .description('extend a lease to --seconds from now, or release it with --seconds 0 (redelivered at once)')
+    .requiredOption('--seconds <n>', 'new visibility timeout from now (0 releases)', integer('--seconds', 0, 43_200))
+    .action(withContext(async ({ client, out }, group: string, receiptHandle: string, options: { seconds: number }) => {
+      await client.changeVisibility(group, receiptHandle, options.seconds);
+      out.print({ receiptHandle, visibilityTimeoutSeconds: options.seconds }, () =>
+        options.seconds === 0 ? 'Released: the message is delivered again.' : `Lease extended by ${options.seconds}s from now.`,
+      );
     }));
 
   program

@@ -1,4 +1,4 @@
-/** `sluice groups list|get|put`: consumer groups. */
+/** `sluice groups list|get|put (create)|update|delete`: consumer groups. */
 import { Option, type Command } from 'commander';
 import type { DeliveryMode, Group, Subscription } from '../../../lib/client/types.js';
 import { gather, withContext } from '../context.js';
@@ -25,7 +25,8 @@ export function addGroupCommands(program: Command): void {
     .action(withContext(async ({ client, out }, name: string) => out.print(await client.getGroup(name), fields)));
   groups
     .command('put <group>')
-    .description('create or update a consumer group')
+    .alias('create')
+    .description('create or replace a consumer group (settings not given take their defaults)')
     .requiredOption('--subscribe <topic[:tags]>', 'subscribe to a topic, optionally only to some tags (repeatable)', subscription)
     .addOption(new Option('--mode <mode>', 'delivery mode for FIFO topics').choices(['serialized', 'protected', 'concurrent']))
     .option('--visibility <seconds>', 'visibility timeout', integer('--visibility', 1, 43_200))
@@ -49,4 +50,37 @@ export function addGroupCommands(program: Command): void {
         },
       ),
     );
+  groups
+    .command('update <group>')
+    .description('change only the settings given (PATCH); --subscribe, when given, replaces the whole list')
+    .option('--subscribe <topic[:tags]>', 'subscribe to a topic, optionally only to some tags (repeatable)', subscription)
+    .addOption(new Option('--mode <mode>', 'delivery mode for FIFO topics').choices(['serialized', 'protected', 'concurrent']))
+    .option('--visibility <seconds>', 'visibility timeout', integer('--visibility', 1, 43_200))
+    .option('--max-deliveries <n>', 'deliveries before dead-lettering', integer('--max-deliveries', 1, 1000))
+    .option('--dead-letter-topic <topic>', 'dead-letter topic')
+    .action(
+      withContext(
+        async (
+          { client, out },
+          name: string,
+          options: { subscribe?: Subscription[]; mode?: DeliveryMode; visibility?: number; maxDeliveries?: number; deadLetterTopic?: string },
+        ) => {
+          const group = await client.patchGroup(name, {
+            ...(options.subscribe ? { subscriptions: options.subscribe } : {}),
+            ...(options.mode ? { deliveryMode: options.mode } : {}),
+            ...(options.visibility !== undefined ? { visibilityTimeoutSeconds: options.visibility } : {}),
+            ...(options.maxDeliveries !== undefined ? { maxDeliveries: options.maxDeliveries } : {}),
+            ...(options.deadLetterTopic ? { deadLetterTopic: options.deadLetterTopic } : {}),
+          });
+          out.print(group, fields);
+        },
+      ),
+    );
+  groups
+    .command('delete <group>')
+    .description('delete a consumer group: its position and leases end; its dead-letter topic stays')
+    .action(withContext(async ({ client, out }, name: string) => {
+      await client.deleteGroup(name);
+      out.print({ deleted: name }, () => `Deleted group ${name}.`);
+    }));
 }

@@ -1,4 +1,4 @@
-/** `sluice topics list|get|put|delete`. */
+/** `sluice topics list|get|put (create)|update|delete`. */
 import { Option, type Command } from 'commander';
 import type { Topic } from '../../../lib/client/types.js';
 import { gather, withContext } from '../context.js';
@@ -24,6 +24,7 @@ export function addTopicCommands(program: Command): void {
     .action(withContext(async ({ client, out }, name: string) => out.print(await client.getTopic(name), fields)));
   topics
     .command('put <topic>')
+    .alias('create')
     .description('create or update a topic')
     .addOption(new Option('--type <type>', 'topic type').choices(['standard', 'fifo']).default('standard'))
     .option('--retention <seconds>', 'retention (300-1209600)', integer('--retention', 300, 1_209_600))
@@ -37,6 +38,18 @@ export function addTopicCommands(program: Command): void {
         ...(options.orderGroup ? { orderGroup: options.orderGroup } : {}),
       });
       out.print(topic, (t) => `Topic ${t.name} (${t.type}) is ready.`);
+    }));
+  topics
+    .command('update <topic>')
+    .description('change only the settings given (PATCH); type and order group never change')
+    .option('--retention <seconds>', 'retention (300-1209600)', integer('--retention', 300, 1_209_600))
+    .option('--max-delay <seconds>', 'furthest scheduled delivery allowed', integer('--max-delay', 0, 1_209_600))
+    .action(withContext(async ({ client, out }, name: string, options: { retention?: number; maxDelay?: number }) => {
+      const topic = await client.patchTopic(name, {
+        ...(options.retention !== undefined ? { retentionSeconds: options.retention } : {}),
+        ...(options.maxDelay !== undefined ? { maxDelaySeconds: options.maxDelay } : {}),
+      });
+      out.print(topic, fields);
     }));
   topics
     .command('delete <topic>')

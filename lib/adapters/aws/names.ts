@@ -18,3 +18,17 @@ export const secretContext = (producerGroup: string): Record<string, string> => 
   [SECRET_CONTEXT_PURPOSE.key]: SECRET_CONTEXT_PURPOSE.value,
   producerGroup,
 });
+
+/**
+ * Per consumer group CloudWatch metrics (the group-metrics function emits them as EMF every
+ * minute; `SluiceService.metricBacklog(group)` and friends read them): namespace, the one
+ * dimension, and the metric names with their units.
+ */
+export const GROUP_METRICS = {
+  namespace: 'Sluice',
+  dimension: 'Group',
+  backlog: 'Backlog',
+  oldestMessageAge: 'OldestMessageAgeSeconds',
+  inFlight: 'InFlight',
+  deadLettered: 'DeadLettered',
+} as const;

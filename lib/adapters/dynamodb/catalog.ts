@@ -2,11 +2,21 @@
  * Topics and consumer groups. All topics live in one item collection
  * (pk "TOPIC", sk name) and all groups in another (pk "GROUP"), so listing
  * them is a Query, never a Scan.
+ *
+ * A deleted topic or group stays as a tombstone (`deleted: true`, `updatedAt`
+ * = when): it cannot be re-created until every container's cached copy has
+ * expired (`recreateAfterMs`). Group tombstones carry a `ttl` after that.
  */
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeliveryMode, Group, Subscription, Topic, TopicType } from '../../domain/model.js';
-import { ConflictError, InvalidArgumentError, TopicNotFoundError, TopicRecentlyDeletedError } from '../../domain/errors.js';
+import {
+  ConflictError,
+  GroupNotFoundError,
+  InvalidArgumentError,
+  TopicNotFoundError,
+  TopicRecentlyDeletedError,
+} from '../../domain/errors.js';
 import { call } from './call.js';
 import { isConditionalFailure } from './errors.js';
 import { GROUP_PK, TOPIC_PK } from './keys.js';
@@ -63,6 +73,7 @@ const toGroup = (item: Record<string, unknown>): Group => ({
   deadLetterTopic: String(item.deadLetterTopic),
   createdAt: Number(item.createdAt),
   updatedAt: Number(item.updatedAt),
+  version: item.v === undefined ? 0 : Number(item.v),
 });
 
 /**
@@ -73,6 +84,9 @@ export interface CatalogOptions {
   cacheTtlMs?: number;
   now?: () => number;
 }
+
+/** How long a group tombstone outlives its re-create window before TTL removes it. */
+const GROUP_TOMBSTONE_TTL_SECONDS = 86_400;
 
 interface Cached<T> {
   value: T;
@@ -252,6 +266,32 @@ export class Catalog {
     );
   }
 
+  /**
+   * Sets only the given mutable settings of a live topic, conditional on the
+   * generation the caller read (a topic deleted, or deleted and re-created,
+   * meanwhile fails). Undefined when the condition failed.
+   */
+  async patchTopic(
+    name: string,
+    generation: number,
+    changes: { retentionSeconds?: number | undefined; maxDelaySeconds?: number | undefined },
+    now: number,
+  ): Promise<Topic | undefined> {
+    const sets = ['updatedAt = :now'];
+    const values: Record<string, unknown> = { ':now': now, ':true': true, ':gen': generation };
+    if (changes.retentionSeconds !== undefined) {
+      sets.push('retentionSeconds = :r');
+      values[':r'] = changes.retentionSeconds;
+    }
+    if (changes.maxDelaySeconds !== undefined) {
+      sets.push('maxDelaySeconds = :d');
+      values[':d'] = changes.maxDelaySeconds;
+    }
+    const topic = await this.updateTopic(name, `SET ${sets.join(', ')}`, 'deleted <> :true AND #generation = :gen', values);
+    if (topic) this.remember(this.topicCache, topic.name, topic);
+    return topic;
+  }
+
   /** A conditional update of a topic item; undefined when the condition failed. */
   private async updateTopic(
     name: string,
@@ -309,43 +349,104 @@ export class Catalog {
   }
 
   async getGroup(name: string): Promise<Group | undefined> {
+    return (await this.groupRecord(name)).group;
+  }
+
+  /** The live group, or when it was deleted (its tombstone), from a consistent read. */
+  async groupRecord(name: string): Promise<{ group: Group | undefined; deletedAt: number | undefined }> {
     const { Item } = await call(() =>
       this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: GROUP_PK, sk: name }, ConsistentRead: true })),
     );
-    const group = Item ? toGroup(Item) : undefined;
+    const group = Item && Item.deleted !== true ? toGroup(Item) : undefined;
     this.remember(this.groupCache, name, group);
-    return group;
+    return { group, deletedAt: Item?.deleted === true ? Number(Item.updatedAt) : undefined };
   }
 
-  async putGroup(group: Omit<Group, 'createdAt' | 'updatedAt'>, now: number): Promise<Group> {
-    const { Attributes } = await call(() =>
-      this.doc.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: GROUP_PK, sk: group.name },
-          UpdateExpression:
-            'SET subscriptions = :subs, deliveryMode = :mode, visibilityTimeoutSeconds = :vt, maxDeliveries = :md, ' +
-            'deadLetterTopic = :dlq, updatedAt = :now, createdAt = if_not_exists(createdAt, :now)',
-          ExpressionAttributeValues: {
-            ':subs': group.subscriptions.map((s) => (s.tags === undefined ? { topic: s.topic } : { topic: s.topic, tags: s.tags })),
-            ':mode': group.deliveryMode,
-            ':vt': group.visibilityTimeoutSeconds,
-            ':md': group.maxDeliveries,
-            ':dlq': group.deadLetterTopic,
-            ':now': now,
-          },
-          ReturnValues: 'ALL_NEW',
-        }),
-      ),
-    );
-    const saved = toGroup(Attributes ?? {});
-    this.remember(this.groupCache, saved.name, saved);
-    return saved;
+  /**
+   * Writes every setting of a group. Conditional on what the caller read:
+   * `expect: 'absent'` (no item, or a tombstone older than `recreateAfterMs`:
+   * the group is created anew), or the `version` of the live group it read
+   * (PUT and PATCH of an existing group); every save sets `v` one higher. A group deleted or changed meanwhile
+   * fails the condition: undefined, nothing written.
+   */
+  async putGroup(
+    group: Omit<Group, 'createdAt' | 'updatedAt' | 'version'>,
+    now: number,
+    expect: 'absent' | { version: number },
+  ): Promise<Group | undefined> {
+    const created = expect === 'absent';
+    const values: Record<string, unknown> = {
+      ':subs': group.subscriptions.map((s) => (s.tags === undefined ? { topic: s.topic } : { topic: s.topic, tags: s.tags })),
+      ':mode': group.deliveryMode,
+      ':vt': group.visibilityTimeoutSeconds,
+      ':md': group.maxDeliveries,
+      ':dlq': group.deadLetterTopic,
+      ':now': now,
+      ':v': created ? 1 : expect.version + 1,
+    };
+    let condition: string;
+    if (created) {
+      condition = 'attribute_not_exists(pk) OR (deleted = :true AND updatedAt <= :deletedBy)';
+      Object.assign(values, { ':true': true, ':deletedBy': now - this.recreateAfterMs });
+    } else {
+      // Items saved before versions existed have no `v`: they count as version 0.
+      condition = `attribute_exists(pk) AND attribute_not_exists(deleted) AND ${expect.version === 0 ? 'attribute_not_exists(v)' : 'v = :expect'}`;
+      if (expect.version !== 0) values[':expect'] = expect.version;
+    }
+    try {
+      const { Attributes } = await call(() =>
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { pk: GROUP_PK, sk: group.name },
+            UpdateExpression:
+              'SET subscriptions = :subs, deliveryMode = :mode, visibilityTimeoutSeconds = :vt, maxDeliveries = :md, ' +
+              `deadLetterTopic = :dlq, updatedAt = :now, v = :v, createdAt = ${created ? ':now' : 'if_not_exists(createdAt, :now)'}` +
+              (created ? ' REMOVE deleted, #ttl' : ''),
+            ConditionExpression: condition,
+            ...(created ? { ExpressionAttributeNames: { '#ttl': 'ttl' } } : {}),
+            ExpressionAttributeValues: values,
+            ReturnValues: 'ALL_NEW',
+          }),
+        ),
+      );
+      const saved = toGroup(Attributes ?? {});
+      this.remember(this.groupCache, saved.name, saved);
+      return saved;
+    } catch (error) {
+      if (isConditionalFailure(error)) return undefined;
+      throw error;
+    }
   }
 
-  /** Groups by name; `admit` may end the page early (see `list`). */
+  /**
+   * Marks a group deleted (a tombstone that expires by TTL a day after the
+   * re-create window); 404 when there is no live group of that name.
+   */
+  async deleteGroup(name: string, now: number): Promise<void> {
+    this.groupCache.delete(name);
+    try {
+      await call(() =>
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { pk: GROUP_PK, sk: name },
+            UpdateExpression: 'SET deleted = :true, updatedAt = :now, #ttl = :ttl',
+            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deleted)',
+            ExpressionAttributeNames: { '#ttl': 'ttl' },
+            ExpressionAttributeValues: { ':true': true, ':now': now, ':ttl': Math.ceil((now + this.recreateAfterMs) / 1000) + GROUP_TOMBSTONE_TTL_SECONDS },
+          }),
+        ),
+      );
+    } catch (error) {
+      if (isConditionalFailure(error)) throw new GroupNotFoundError(name);
+      throw error;
+    }
+  }
+
+  /** Groups by name, deleted ones left out; `admit` may end the page early (see `list`). */
   async listGroups(limit: number, token: string | undefined, admit?: (group: Group) => boolean): Promise<Page<Group>> {
-    return this.list(GROUP_PK, limit, token, toGroup, admit);
+    return this.list(GROUP_PK, limit, token, (item) => (item.deleted === true ? undefined : toGroup(item)), admit);
   }
 
   /** Every group (admin paths only: stats and message query need the subscribers of a topic). */
@@ -375,7 +476,7 @@ export class Catalog {
     const start = decodePageToken(token, pk);
     const items: T[] = [];
     let key = start;
-    // Deleted topics are filtered out, so keep reading until the page is full.
+    // Deleted topics and groups are filtered out, so keep reading until the page is full.
     do {
       const result = await call(() =>
         this.doc.send(

@@ -35,6 +35,8 @@ export interface StoredLease {
   t?: string;
   /** 1: protected mode, committed and waiting for older messages (pending) */
   c?: 1;
+  /** 1: released by its holder (visibility 0), 0: extended after that; written by visibility changes only */
+  r?: 0 | 1;
 }
 
 /** A completion in `dn`: answers a repeated commit of the same token. */
@@ -103,6 +105,7 @@ export const toState = (item: Record<string, unknown>): CursorState => {
       segment: l.g,
       topic: l.t,
       pending: l.c === 1,
+      ...(l.r === 1 ? { released: true } : {}),
     });
   }
   const done = new Map<number, DoneEntry>();

@@ -311,9 +311,11 @@ export function visibilityUpdate(
   lease: { seq: number; token: string },
   expiresAt: number,
   variant: VisibilityVariant,
+  released = false,
 ): UpdateParts {
-  const values: Record<string, unknown> = { ':e': expiresAt, ':k': lease.token };
-  let update = 'SET fl.#s.e = :e';
+  // `r` remembers a release (a failed attempt the holder reported) for the dead letter's reason.
+  const values: Record<string, unknown> = { ':e': expiresAt, ':k': lease.token, ':r': released ? 1 : 0 };
+  let update = 'SET fl.#s.e = :e, fl.#s.r = :r';
   let condition = 'fl.#s.k = :k AND attribute_not_exists(fl.#s.c)';
   if (variant === 'keep') {
     condition += ' AND g1sk <= :at';

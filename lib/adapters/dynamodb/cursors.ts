@@ -6,7 +6,7 @@
  * maintain is described in ready-index.ts; pending outputs of protected
  * commits are their own items (pending-outputs.ts).
  */
-import { BatchGetCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ThrottledError } from '../../domain/errors.js';
 import type { CursorState, DoneEntry } from '../../domain/cursor.js';
@@ -89,6 +89,51 @@ export class CursorStore {
       ConsistentRead: true,
     });
     return items.map(toState);
+  }
+
+  /**
+   * Deletes the group's cursors created at or before `createdUpTo` (ms), one
+   * conditional DeleteItem each (`ca <= :upTo`), `parallel` at a time, reading
+   * only their keys page by page. Used when a group is deleted and again when
+   * a group of that name is created anew: cursors of the new group are created
+   * later, so the condition never removes one of them. Returns how many went.
+   */
+  async removeCreatedUpTo(group: string, createdUpTo: number, parallel = 8): Promise<number> {
+    let removed = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await call(() =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': cursorPk(group) },
+            ProjectionExpression: 'pk, sk',
+            ExclusiveStartKey: start,
+          }),
+        ),
+      );
+      const keys = (page.Items ?? []).map((item) => String(item.sk));
+      for (let i = 0; i < keys.length; i += parallel) {
+        const done = await Promise.all(
+          keys.slice(i, i + parallel).map((stream) =>
+            conditional(() =>
+              this.doc.send(
+                new DeleteCommand({
+                  TableName: this.table,
+                  Key: this.key(group, stream),
+                  ConditionExpression: 'ca <= :upTo',
+                  ExpressionAttributeValues: { ':upTo': createdUpTo },
+                }),
+              ),
+            ),
+          ),
+        );
+        removed += done.filter(Boolean).length;
+      }
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
+    return removed;
   }
 
   /** Creates the cursor at `next` unless it already exists (subscribing twice changes nothing). */
@@ -188,7 +233,7 @@ export class CursorStore {
       const result = await conditionalWithImage(this.doc, {
         TableName: this.table,
         Key: this.key(group, stream),
-        ...visibilityUpdate(group, stream, { seq, token }, expiresAt, variant),
+        ...visibilityUpdate(group, stream, { seq, token }, expiresAt, variant, expiresAt <= now),
       });
       if (result.ok) return true;
       const lease = result.old ? toState(result.old).leases.get(seq) : undefined;

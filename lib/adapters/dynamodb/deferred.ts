@@ -11,7 +11,8 @@
  *   du    due time (ms); a half message: its send time
  *   a     {s: stream, q: seq} where it was appended, once released or committed
  *   g1pk, g1sk   while it waits: `T#<due minute>` / `<due ms>#<ulid>` (scheduled) or
- *                `K#<0..3>` / `<next check ms>#<ulid>` (half message, until resolved or kept)
+ *                `K#<0..3>` / `<next check ms>#<ulid>` (half message, until resolved; a kept one
+ *                stays at `KEPT_CHECK_AT`, never due, so the producer group's look-up finds it)
  *   ttl   removal (epoch s): after the appended message itself would expire
  *   pa    release attempts that failed (a message that cannot be released is moved
  *         in the due index to the next sweep; g1sk then holds the retry time)
@@ -38,7 +39,7 @@
  * message due up to `lo` was handled (released, cancelled, or moved on to a
  * later retry); it only moves forward.
  */
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { MessageRecord } from '../../domain/model.js';
 import { call, conditional, queryAll } from './call.js';
@@ -50,6 +51,7 @@ import {
   checkIndexPkOf,
   checkIndexSk,
   checkIndexUpTo,
+  KEPT_CHECK_AT,
   checkRecordKey,
   deferredKey as key,
   dueIndexPk,
@@ -233,9 +235,12 @@ export class DeferredStore {
   /**
    * `onMaxChecks: keep`: stays prepared, checked no more. Not a resolution:
    * `rb`/`ra` stay unset until the producer resolves it; `ks` says when checks stopped.
+   * Its check-index entry moves to a time no sweep reaches (same write), so that
+   * {@link hasUnresolvedHalf} still sees it.
    */
   async keep(id: string, now: number): Promise<boolean> {
-    return this.conditional(id, 'SET kp = :true, ks = :now REMOVE g1pk, g1sk, nc', 'st = :prepared', {
+    return this.conditional(id, 'SET kp = :true, ks = :now, g1sk = :kept REMOVE nc', 'st = :prepared', {
+      ':kept': checkIndexSk(KEPT_CHECK_AT, id),
       ':true': true,
       ':now': now,
       ':prepared': DeferredState.prepared,
@@ -304,6 +309,53 @@ export class DeferredStore {
       } while (start && found < limit);
     }
     return out;
+  }
+
+  /**
+   * Whether `producerGroup` has a half message still prepared (waiting for a
+   * check, or kept after maxChecks). No write on the send path: it reads the
+   * whole check-back index (keys only, every producer group's unresolved half
+   * messages, eventually consistent) and the items' `pg`/`st` in BatchGets of
+   * 100 (consistent), stopping at the first match. O(unresolved half messages
+   * of the deployment): an admin path only.
+   */
+  async hasUnresolvedHalf(producerGroup: string): Promise<boolean> {
+    for (let shard = 0; shard < CHECK_INDEX_SHARDS; shard++) {
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await call(() =>
+          this.doc.send(
+            new QueryCommand({
+              TableName: this.table,
+              IndexName: GSI1,
+              KeyConditionExpression: 'g1pk = :pk',
+              ExpressionAttributeValues: { ':pk': checkIndexPk(shard) },
+              ExclusiveStartKey: start,
+            }),
+          ),
+        );
+        const ids = (page.Items ?? []).map((item) => idOfDeferredPk(String(item.pk)));
+        for (let i = 0; i < ids.length; i += 100) {
+          let keys: Record<string, unknown>[] = ids.slice(i, i + 100).map(key);
+          while (keys.length > 0) {
+            const result = await call(() =>
+              this.doc.send(
+                new BatchGetCommand({
+                  RequestItems: {
+                    [this.table]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'pg, st' },
+                  },
+                }),
+              ),
+            );
+            const items = result.Responses?.[this.table] ?? [];
+            if (items.some((item) => item.pg === producerGroup && item.st === DeferredState.prepared)) return true;
+            keys = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
+          }
+        }
+        start = page.LastEvaluatedKey;
+      } while (start !== undefined);
+    }
+    return false;
   }
 
   private async conditional(id: string, update: string, condition: string, values: Record<string, unknown>): Promise<boolean> {

@@ -14,6 +14,7 @@
  *   pending outputs    O#<group>#<stream>       <seq>                           pending-outputs.ts
  *   dedup marker       U#<topic>#<dedupId>      U                               markers.ts
  *   key index entry    K#<topic>#<key>          <13-digit ms>#<messageId>       markers.ts
+ *   dead-letter link   D#<topic>#<messageId>    <group>                         markers.ts
  *   deferred message   X#<ulid>                 X                               deferred.ts
  *   check record       X#<ulid>                 C#<6-digit n>                   deferred.ts
  *   wake marker        WAKE                     s<12-digit second> | m<12-digit minute>   deferred.ts
@@ -88,6 +89,9 @@ export const readyAtOfKey = (key: string): number => (key.startsWith(READY_NOW_P
 export const dedupKey = (topic: string, dedupId: string) => ({ pk: `U#${topic}#${dedupId}`, sk: 'U' });
 export const keyIndexPk = (topic: string, key: string): string => `K#${topic}#${key}`;
 export const keyIndexSk = (deliverableAt: number, messageId: string): string => `${padMs(deliverableAt)}#${messageId}`;
+/** A message's dead-letter copies, one item per group that dead-lettered it: found from the original's id. */
+export const deadLetterLinkPk = (topic: string, messageId: string): string => `D#${topic}#${messageId}`;
+
 /** The message id in a key-index sort key. */
 export const messageIdOfKeyIndexSk = (sk: string): string => sk.slice(MS_WIDTH + 1);
 
@@ -114,6 +118,12 @@ export const checkIndexPk = (shard: number): string => `K#${shard}`;
 export const checkIndexPkOf = (id: string): string => checkIndexPk(id.charCodeAt(id.length - 1) % CHECK_INDEX_SHARDS);
 export const checkIndexSk = (at: number, id: string): string => `${padMs(at)}#${id}`;
 export const checkIndexUpTo = upTo;
+/**
+ * Where a kept half message (`onMaxChecks: keep`) stays in the check-back index:
+ * the last possible time, so no sweep ever finds it due, while a look-up of a
+ * producer group's unresolved half messages still finds it.
+ */
+export const KEPT_CHECK_AT = 10 ** MS_WIDTH - 1;
 
 /** The timer sweep's low-water mark: every scheduled message due up to `lo` (ms) was handled. */
 export const sweepMarkKey = { pk: 'TIMER', sk: 'low' } as const;

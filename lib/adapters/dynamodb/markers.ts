@@ -3,13 +3,15 @@
  *
  *   dedup  pk "U#<topic>#<dedupId>", sk "U"  {r: send result, x: expires (ms), ttl}
  *   key    pk "K#<topic>#<key>", sk "<13-digit deliverableAt>#<messageId>"  {ttl}
+ *   dead-letter link  pk "D#<topic>#<messageId>", sk "<group>"  {t: dead-letter topic, m: copy's id, ttl}
+ *          written in the dead-letter transaction: the original's query names its copies
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SendResult } from '../../domain/model.js';
 import { call } from './call.js';
 import { decodePageToken, encodePageToken } from './catalog.js';
-import { dedupKey, keyIndexPk, keyIndexSk, messageIdOfKeyIndexSk } from './keys.js';
+import { deadLetterLinkPk, dedupKey, keyIndexPk, keyIndexSk, messageIdOfKeyIndexSk } from './keys.js';
 import type { TransactItem } from './write-batch.js';
 
 export class Markers {
@@ -49,6 +51,31 @@ export class Markers {
         },
       },
     };
+  }
+
+  /** Names the dead-letter copy of `messageId` made for `group`; lives as long as the original. */
+  deadLetterLinkItem(topic: string, messageId: string, group: string, copy: { topic: string; messageId: string }, originalExpiresAt: number): TransactItem {
+    return {
+      Put: {
+        TableName: this.table,
+        Item: { pk: deadLetterLinkPk(topic, messageId), sk: group, t: copy.topic, m: copy.messageId, ttl: Math.ceil(originalExpiresAt / 1000) },
+      },
+    };
+  }
+
+  /** The dead-letter copies of a message, by group (one Query). */
+  async deadLetterLinks(topic: string, messageId: string): Promise<Map<string, { topic: string; messageId: string }>> {
+    const { Items } = await call(() =>
+      this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': deadLetterLinkPk(topic, messageId) },
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    return new Map((Items ?? []).map((item) => [String(item.sk), { topic: String(item.t), messageId: String(item.m) }]));
   }
 
   /**

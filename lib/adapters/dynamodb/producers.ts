@@ -3,13 +3,14 @@
  * sealed (`sec`, KMS or local AES-GCM); after a rotation the previous one
  * (`prv`) keeps signing next to it until `pvu`.
  */
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ProducerGroupNotFoundError } from '../../domain/errors.js';
 import type { OnMaxChecks, ProducerGroup } from '../../domain/model.js';
 import { call, conditional } from './call.js';
 import { isConditionalFailure } from './errors.js';
 import { PRODUCER_PK as PK } from './keys.js';
+import { decodePageToken, encodePageToken, type Page } from './catalog.js';
 
 export interface StoredProducer extends ProducerGroup {
   sealedSecret: string;
@@ -111,6 +112,30 @@ export class ProducerStore {
           ExpressionAttributeValues: { ':new': sealedSecret, ':old': expectSealed, ':until': previousUntil, ':now': now },
         }),
       ),
+    );
+  }
+
+  /** One page of producer groups by name (one Query of the `PRODUCER` collection). */
+  async list(limit: number, token: string | undefined): Promise<Page<StoredProducer>> {
+    const result = await call(() =>
+      this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': PK },
+          Limit: limit,
+          ExclusiveStartKey: decodePageToken(token, PK),
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    return { items: (result.Items ?? []).map(toProducer), nextToken: encodePageToken(result.LastEvaluatedKey) };
+  }
+
+  /** Deletes the group; false when there was none. */
+  async delete(name: string): Promise<boolean> {
+    return conditional(() =>
+      this.doc.send(new DeleteCommand({ TableName: this.table, Key: { pk: PK, sk: name }, ConditionExpression: 'attribute_exists(pk)' })),
     );
   }
 }

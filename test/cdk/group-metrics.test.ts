@@ -1,0 +1,65 @@
+/**
+ * Per consumer group metrics on AWS (issue 17 item 7): one scheduled function, read-only on the
+ * table, and the construct helpers users alarm with.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Template } from 'aws-cdk-lib/assertions';
+import { GROUP_METRICS } from '../../lib/adapters/aws/names.js';
+import { logicalIdOf, resourcesOf, roleGrants, sluiceApp } from './synth.js';
+
+let stateless: Template;
+let alarmLogicalId: string;
+
+beforeAll(() => {
+  const built = sluiceApp({ namePrefix: 'gm', alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops' });
+  const service = built.stateless.service;
+  const alarm = service.alarmOnOldestMessage('billing.eu', 300);
+  service.alarmOnOldestMessage('audit', 60, { evaluationPeriods: 2 });
+  alarmLogicalId = built.stateless.getLogicalId(alarm.node.defaultChild as never);
+  expect(service.metricBacklog('billing.eu').toMetricConfig().metricStat).toMatchObject({
+    namespace: GROUP_METRICS.namespace,
+    metricName: 'Backlog',
+    dimensions: [{ name: 'Group', value: 'billing.eu' }],
+    statistic: 'Maximum',
+  });
+  expect(service.metricInFlight('a').toMetricConfig().metricStat?.metricName).toBe('InFlight');
+  expect(service.metricDeadLettered('a').toMetricConfig().metricStat?.metricName).toBe('DeadLettered');
+  stateless = Template.fromStack(built.stateless);
+});
+
+describe('group metrics', () => {
+  it('run as one function every minute, read-only on the table', () => {
+    const functions = resourcesOf(stateless, 'AWS::Lambda::Function');
+    const [id, fn] = Object.entries(functions).find(([, f]) => String(f.Properties?.Description ?? '').includes('CloudWatch metrics (EMF)')) ?? [];
+    expect(fn?.Properties?.FunctionName).toBe('gm-group-metrics');
+    const schedules = Object.values(resourcesOf(stateless, 'AWS::Scheduler::Schedule')).filter((s) => String(s.Properties?.Description ?? '').includes('group-metrics'));
+    expect(schedules).toHaveLength(1);
+    expect(schedules[0]?.Properties?.ScheduleExpression).toBe('rate(1 minute)');
+    const role = (fn?.Properties?.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const actions = new Set(roleGrants(stateless, role).map((g) => g.action));
+    expect(actions.has('dynamodb:Query')).toBe(true);
+    for (const write of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']) expect(actions.has(write)).toBe(false);
+    // EMF goes through the function's log group: no cloudwatch:PutMetricData grant is needed.
+    expect(actions.has('cloudwatch:PutMetricData')).toBe(false);
+    expect(id).toBeDefined();
+  });
+
+  it('alarmOnOldestMessage watches the group’s oldest message age and notifies the alarm topic', () => {
+    const alarm = stateless.toJSON().Resources[alarmLogicalId] as { Properties: Record<string, unknown> };
+    expect(alarm.Properties).toMatchObject({
+      AlarmName: 'gm-oldest-message-billing.eu',
+      Namespace: 'Sluice',
+      MetricName: 'OldestMessageAgeSeconds',
+      Dimensions: [{ Name: 'Group', Value: 'billing.eu' }],
+      Statistic: 'Maximum',
+      Period: 60,
+      Threshold: 300,
+      EvaluationPeriods: 5,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: ['arn:aws:sns:eu-west-1:123456789012:ops'],
+    });
+    const other = Object.values(resourcesOf(stateless, 'AWS::CloudWatch::Alarm')).find((a) => a.Properties?.AlarmName === 'gm-oldest-message-audit');
+    expect(other?.Properties).toMatchObject({ Threshold: 60, EvaluationPeriods: 2 });
+  });
+});

@@ -1,0 +1,168 @@
+/** Deleting and re-creating consumer groups (issue 17 item 5) on DynamoDB Local. */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { GroupNotFoundError, InvalidArgumentError } from '../../lib/domain/errors.js';
+import { cursorPk } from '../../lib/adapters/dynamodb/keys.js';
+import { queryAll } from '../../lib/adapters/dynamodb/call.js';
+import { streamId } from '../../lib/domain/streams.js';
+import { newHarness, send, type Harness } from '../helpers/stores.js';
+import { group, topic } from '../helpers/builders.js';
+
+let h: Harness;
+
+beforeEach(async () => {
+  h = await newHarness();
+  await h.admin.putTopic('orders', topic());
+  await h.admin.putGroup('billing', group('orders', { visibilityTimeoutSeconds: 30, maxDeliveries: 3 }));
+});
+
+const receive = (max = 10, name = 'billing') => h.queue.receive(name, { maxMessages: max, waitSeconds: 0 });
+const cursorItems = (name: string) =>
+  queryAll(h.doc, { TableName: h.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': cursorPk(name) } });
+
+describe('DELETE group', () => {
+  it('ends leases in flight: later commits and visibility changes answer GroupNotFound; cursors are gone; the DLQ stays', async () => {
+    for (const body of ['a', 'b', 'c']) await h.queue.send('orders', send(body));
+    const leased = await receive(2);
+    expect(leased).toHaveLength(2);
+    expect(await cursorItems('billing')).toHaveLength(4);
+
+    const result = await h.admin.deleteGroup('billing');
+    expect(result.cursorsRemoved).toBe(4);
+    expect(await cursorItems('billing')).toEqual([]);
+
+    await expect(h.queue.commit('billing', [leased[0]!.receiptHandle])).rejects.toBeInstanceOf(GroupNotFoundError);
+    await expect(h.queue.changeVisibility('billing', leased[1]!.receiptHandle, 0)).rejects.toBeInstanceOf(GroupNotFoundError);
+    await expect(receive()).rejects.toBeInstanceOf(GroupNotFoundError);
+    await expect(h.admin.getGroup('billing')).rejects.toBeInstanceOf(GroupNotFoundError);
+    await expect(h.admin.deleteGroup('billing')).rejects.toBeInstanceOf(GroupNotFoundError);
+    expect((await h.admin.listGroups(100, undefined)).groups.map((g) => g.name)).toEqual([]);
+    expect((await h.admin.getTopic('orders')).subscribers).toEqual([]);
+    expect((await h.admin.getTopic('billing-dlq')).name).toBe('billing-dlq');
+    // The message query no longer names the deleted group.
+    expect((await h.queue.getMessage('orders', leased[0]!.messageId)).groups).toEqual([]);
+  });
+
+  it('leaves the topic’s other groups alone', async () => {
+    await h.admin.putGroup('audit', group('orders'));
+    await h.queue.send('orders', send('x'));
+    await receive(1);
+    await h.admin.deleteGroup('billing');
+    const [message] = await receive(1, 'audit');
+    expect(message).toMatchObject({ body: 'x', deliveryCount: 1 });
+    expect(await h.queue.commit('audit', [message!.receiptHandle])).toMatchObject([{ status: 'committed' }]);
+    expect((await h.admin.getGroup('audit')).committed).toBe(1);
+  });
+
+  it('a group re-created under the same name starts at latest, with no lease or count of the old one', async () => {
+    await h.queue.send('orders', send('old'));
+    const [old] = await receive(1);
+    await h.admin.deleteGroup('billing');
+    await h.queue.send('orders', send('between'));
+    h.clock.advance(1);
+    const { created } = await h.admin.putGroup('billing', group('orders', { visibilityTimeoutSeconds: 30 }));
+    expect(created).toBe(true);
+    await h.queue.send('orders', send('new'));
+    h.clock.advance(60_000); // the old lease would have expired: it must not come back
+    const got = await receive();
+    expect(got.map((m) => [m.body, m.deliveryCount])).toEqual([['new', 1]]);
+    // The old handle names a lease of the deleted group: it commits nothing.
+    const [stale] = await h.queue.commit('billing', [old!.receiptHandle]);
+    expect(stale && 'error' in stale).toBe(true);
+    expect(await h.admin.getGroup('billing')).toMatchObject({ inFlight: 1, backlog: 0, committed: 0, deadLettered: 0 });
+  });
+
+  it('removes cursors a stale container created after the deletion when the group is created again', async () => {
+    await h.admin.deleteGroup('billing');
+    // What a container still holding the group in its catalog cache could write: a FIFO shard cursor.
+    await h.stores.cursors.createIfAbsent('billing', 't:orders/k:stray', 7, h.clock.now());
+    expect(await cursorItems('billing')).toHaveLength(1);
+    h.clock.advance(1);
+    await h.admin.putGroup('billing', group('orders'));
+    const orders = await h.stores.catalog.getTopic('orders');
+    expect((await cursorItems('billing')).map((c) => c.sk).sort()).toEqual(
+      [0, 1, 2, 3].map((partition) => streamId(orders!, { kind: 'partition', partition })).sort(),
+    );
+  });
+
+  it('deletes a FIFO group’s shard cursors and their ready-index entries', async () => {
+    await h.admin.putTopic('ledger', topic({ type: 'fifo' }));
+    await h.admin.putGroup('posting', group('ledger'));
+    for (const shardKey of ['a', 'b', 'c']) await h.queue.send('ledger', send(shardKey, { shardKey }));
+    const got = await receive(10, 'posting');
+    expect(got).toHaveLength(3);
+    expect((await cursorItems('posting')).length).toBe(4 + 3);
+    expect((await h.admin.deleteGroup('posting')).cursorsRemoved).toBe(7);
+    expect(await cursorItems('posting')).toEqual([]);
+    expect(await h.stores.readyIndex.ready('posting', h.clock.now() + 3_600_000, 100)).toEqual([]);
+  });
+
+  it('refuses a bad page token of the group listing', async () => {
+    await expect(h.admin.listGroups(10, 'bm9wZQ')).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+});
+
+describe('PATCH group and topic', () => {
+  it('changes only the given group settings; PUT replaces them', async () => {
+    await h.admin.putGroup('billing', group('orders', { visibilityTimeoutSeconds: 45, maxDeliveries: 7, deliveryMode: 'concurrent' }));
+    const { group: patched } = await h.admin.patchGroup('billing', { maxDeliveries: 9 });
+    expect(patched).toMatchObject({ visibilityTimeoutSeconds: 45, maxDeliveries: 9, deliveryMode: 'concurrent', deadLetterTopic: 'billing-dlq' });
+    const { group: replaced } = await h.admin.putGroup('billing', group('orders'));
+    // PUT: what it leaves out takes its default (deliveryMode: an existing group keeps its own).
+    expect(replaced).toMatchObject({ visibilityTimeoutSeconds: 30, maxDeliveries: 16, deliveryMode: 'concurrent' });
+  });
+
+  it('a subscription added by PATCH starts at latest; two concurrent PATCHes of different fields both take effect', async () => {
+    await h.admin.putTopic('audit', topic());
+    await h.queue.send('audit', send('before'));
+    await Promise.all([
+      h.admin.patchGroup('billing', { subscriptions: [{ topic: 'orders', tags: undefined }, { topic: 'audit', tags: undefined }] }),
+      h.admin.patchGroup('billing', { visibilityTimeoutSeconds: 99 }),
+      h.admin.patchGroup('billing', { maxDeliveries: 5 }),
+    ]);
+    const saved = await h.admin.getGroup('billing');
+    expect(saved).toMatchObject({ visibilityTimeoutSeconds: 99, maxDeliveries: 5 });
+    expect(saved.subscriptions.map((s) => s.topic)).toEqual(['orders', 'audit']);
+    await h.queue.send('audit', send('after'));
+    expect((await receive()).map((m) => m.body)).toEqual(['after']);
+  });
+
+  it('answers 404 for a missing group and 409 for a deliveryMode change with messages in flight, changing nothing', async () => {
+    await expect(h.admin.patchGroup('nobody', { maxDeliveries: 2 })).rejects.toBeInstanceOf(GroupNotFoundError);
+    expect((await h.admin.listGroups(100, undefined)).groups.map((g) => g.name)).toEqual(['billing']);
+    await h.queue.send('orders', send('x'));
+    await receive(1);
+    const before = await h.admin.getGroup('billing');
+    await expect(h.admin.patchGroup('billing', { deliveryMode: 'protected', maxDeliveries: 2 })).rejects.toMatchObject({ code: 'Conflict' });
+    expect(await h.admin.getGroup('billing')).toEqual(before);
+  });
+
+  it('changes only the given topic settings; type and orderGroup only with their current values', async () => {
+    await h.admin.putTopic('ledger', topic({ type: 'fifo', orderGroup: 'books', retentionSeconds: 7200, maxDelaySeconds: 60 }));
+    expect((await h.admin.patchTopic('ledger', { retentionSeconds: 3600 })).topic).toMatchObject({
+      retentionSeconds: 3600,
+      maxDelaySeconds: 60,
+      type: 'fifo',
+      orderGroup: 'books',
+    });
+    expect((await h.admin.patchTopic('ledger', { type: 'fifo', orderGroup: 'books', maxDelaySeconds: 0 })).topic).toMatchObject({
+      retentionSeconds: 3600,
+      maxDelaySeconds: 0,
+    });
+    await expect(h.admin.patchTopic('ledger', { type: 'standard' })).rejects.toMatchObject({ code: 'Conflict' });
+    await expect(h.admin.patchTopic('ledger', { orderGroup: 'other', retentionSeconds: 300 })).rejects.toMatchObject({ code: 'Conflict' });
+    await expect(h.admin.patchTopic('nope', { retentionSeconds: 300 })).rejects.toMatchObject({ code: 'TopicNotFound' });
+    expect(await h.admin.getTopic('ledger')).toMatchObject({ retentionSeconds: 3600, maxDelaySeconds: 0 });
+    // PUT replaces: left-out settings take their defaults.
+    expect((await h.admin.putTopic('ledger', topic({ type: 'fifo', orderGroup: 'books' }))).topic).toMatchObject({
+      retentionSeconds: 259_200,
+      maxDelaySeconds: 259_200,
+    });
+  });
+
+  it('a PATCH of a topic deleted meanwhile changes nothing', async () => {
+    const read = await h.stores.catalog.getTopic('orders');
+    await h.admin.deleteTopic('orders');
+    expect(await h.stores.catalog.patchTopic('orders', read!.generation, { retentionSeconds: 600 }, h.clock.now())).toBeUndefined();
+    await expect(h.admin.patchTopic('orders', { retentionSeconds: 600 })).rejects.toMatchObject({ code: 'TopicNotFound' });
+  });
+});

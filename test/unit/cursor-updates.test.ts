@@ -17,6 +17,7 @@ import {
   type UpdateParts,
 } from '../../lib/adapters/dynamodb/cursor-updates.js';
 import { readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
+import { storedLease, toState } from '../../lib/adapters/dynamodb/cursor-item.js';
 import type { Lease } from '../../lib/domain/cursor.js';
 
 const SHARD = 't:orders/k:A';
@@ -172,18 +173,25 @@ describe('visibility', () => {
   it('moves the expiry of the lease carrying the token, never of a pending commit', () => {
     const at = (variant: Parameters<typeof visibilityUpdate>[4]) => render(visibilityUpdate('g', SHARD, { seq: 4, token: '1.a' }, 30_000, variant));
     const base = 'fl.4.k = "1.a" AND attribute_not_exists(fl.4.c)';
-    expect(at('plain')).toEqual({ update: 'SET fl.4.e = 30000, fl.4.r = 0', condition: base });
-    expect(at('keep')).toEqual({ update: 'SET fl.4.e = 30000, fl.4.r = 0', condition: `${base} AND g1sk <= "0000000030000"` });
+    expect(at('plain')).toEqual({ update: 'SET fl.4.e = 30000 REMOVE fl.4.r', condition: base });
+    expect(at('keep')).toEqual({ update: 'SET fl.4.e = 30000 REMOVE fl.4.r', condition: `${base} AND g1sk <= "0000000030000"` });
     expect(at('lower')).toEqual({
-      update: 'SET fl.4.e = 30000, fl.4.r = 0, g1pk = "R#g", g1sk = "0000000030000"',
+      update: 'SET fl.4.e = 30000, g1pk = "R#g", g1sk = "0000000030000" REMOVE fl.4.r',
       condition: `${base} AND (attribute_not_exists(g1sk) OR g1sk > "0000000030000")`,
     });
-    expect(at('now')).toEqual({ update: `SET fl.4.e = 30000, fl.4.r = 0, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}"`, condition: base });
+    expect(at('now')).toEqual({ update: `SET fl.4.e = 30000, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}" REMOVE fl.4.r`, condition: base });
   });
 
   it('marks a release (the dead letter names it as the last failure), and clears the mark on a later extension', () => {
     expect(render(visibilityUpdate('g', PARTITION, { seq: 4, token: '1.a' }, 30_000, 'plain', true)).update).toBe('SET fl.4.e = 30000, fl.4.r = 1');
-    expect(render(visibilityUpdate('g', PARTITION, { seq: 4, token: '1.a' }, 30_000, 'plain', false)).update).toBe('SET fl.4.e = 30000, fl.4.r = 0');
+    expect(render(visibilityUpdate('g', PARTITION, { seq: 4, token: '1.a' }, 30_000, 'plain', false)).update).toBe('SET fl.4.e = 30000 REMOVE fl.4.r');
+  });
+
+  it('stores a released lease exactly as it reads it back, so a claim comparing whole lease maps still matches', () => {
+    const item = { fl: { '4': { e: 30_000, k: '1.a', d: 2, g: 0, r: 1 }, '5': { e: 30_000, k: '1.b', d: 1, g: 0 } } };
+    const { leases } = toState(item);
+    expect(storedLease(leases.get(4)!)).toEqual(item.fl['4']);
+    expect(storedLease(leases.get(5)!)).toEqual(item.fl['5']);
   });
 });
 

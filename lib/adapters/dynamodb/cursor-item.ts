@@ -35,8 +35,8 @@ export interface StoredLease {
   t?: string;
   /** 1: protected mode, committed and waiting for older messages (pending) */
   c?: 1;
-  /** 1: released by its holder (visibility 0), 0: extended after that; written by visibility changes only */
-  r?: 0 | 1;
+  /** 1: released by its holder (visibility 0); removed when the lease is extended after that; written by visibility changes only */
+  r?: 1;
 }
 
 /** A completion in `dn`: answers a repeated commit of the same token. */
@@ -55,6 +55,7 @@ export const storedLease = (lease: Lease): StoredLease => {
   const stored: StoredLease = { e: lease.expiresAt, k: lease.token, d: lease.deliveries, g: lease.segment };
   if (lease.topic !== undefined) stored.t = lease.topic;
   if (lease.pending) stored.c = 1;
+  if (lease.released === true) stored.r = 1;
   return stored;
 };
 

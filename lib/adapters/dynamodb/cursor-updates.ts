@@ -314,8 +314,9 @@ export function visibilityUpdate(
   released = false,
 ): UpdateParts {
   // `r` remembers a release (a failed attempt the holder reported) for the dead letter's reason.
-  const values: Record<string, unknown> = { ':e': expiresAt, ':k': lease.token, ':r': released ? 1 : 0 };
-  let update = 'SET fl.#s.e = :e, fl.#s.r = :r';
+  // It is 1 or absent, never 0: claims compare whole lease maps (`storedLease`), which must match.
+  const values: Record<string, unknown> = { ':e': expiresAt, ':k': lease.token, ...(released ? { ':r': 1 } : {}) };
+  let update = released ? 'SET fl.#s.e = :e, fl.#s.r = :r' : 'SET fl.#s.e = :e';
   let condition = 'fl.#s.k = :k AND attribute_not_exists(fl.#s.c)';
   if (variant === 'keep') {
     condition += ' AND g1sk <= :at';
@@ -330,6 +331,7 @@ export function visibilityUpdate(
     values[':at'] = readyNowKey(stream);
     values[':rk'] = readyIndexPk(group);
   }
+  if (!released) update += ' REMOVE fl.#s.r';
   return {
     UpdateExpression: update,
     ConditionExpression: condition,

@@ -1,4 +1,5 @@
 /** Redrive (issue 17 item 3): a group's dead letters come back to that group only, on DynamoDB Local. */
+import { randomBytes } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
 import { group, topic } from '../helpers/builders.js';
@@ -171,6 +172,44 @@ describe('redrive', () => {
     expect(await h.redriver.redrive('billing', undefined)).toEqual({ redriven: 0, more: false });
     expect((await h.admin.getGroup('billing')).deadLettered).toBe(0);
   });
+
+  it('redrives 100 × 256 KiB messages (base64, incompressible) within the item and transaction limits', async () => {
+    await h.admin.putGroup('blobs', group('orders', { maxDeliveries: 1 }));
+    const bodies = new Map<string, string>();
+    for (let i = 0; i < 100; i++) {
+      const body = randomBytes(256 * 1024).toString('base64');
+      const sent = await h.queue.send('orders', { ...send(body), encoding: 'base64' });
+      bodies.set(sent.messageId, body);
+    }
+    // Receive all (5 MB answers: a dozen per receive), let the leases expire, dead-letter them.
+    let leased = 0;
+    for (let round = 0; round < 100 && leased < 100; round++) leased += (await receive('blobs', 100)).length;
+    expect(leased).toBe(100);
+    h.clock.advance(30_001);
+    for (let round = 0; round < 10; round++) await receive('blobs', 100);
+    expect((await h.admin.getGroup('blobs')).deadLettered).toBe(100);
+
+    let redriven = 0;
+    for (let call = 0; call < 10; call++) {
+      const r = await h.redriver.redrive('blobs', undefined);
+      redriven += r.redriven;
+      if (!r.more) break;
+    }
+    expect(redriven).toBe(100);
+    // A receive reads segments with one Query (1 MB a page: two or three of these segments), so it
+    // returns a few at a time; it ends when one returns nothing.
+    const back = new Map<string, string>();
+    for (let round = 0; round < 100 && back.size < 100; round++) {
+      const got = await receive('blobs', 100);
+      if (got.length === 0) break;
+      for (const m of got) {
+        expect(m.deliveryCount).toBe(1);
+        back.set(m.messageId, m.body);
+      }
+    }
+    expect(back).toEqual(bodies);
+    expect((await h.admin.getGroup('blobs')).deadLettered).toBe(0);
+  }, 300_000);
 
   it('answers 404 for a group that does not exist, and changes nothing', async () => {
     await expect(h.redriver.redrive('nobody', undefined)).rejects.toMatchObject({ code: 'GroupNotFound' });

@@ -113,6 +113,8 @@ const routeOverrides: Partial<Record<string, RouteOverride>> = {
   // Not commit-transaction: a transactional message cannot be scheduled, its commit appends at once.
   'put-producer': { capabilities: ['seal-secrets'] },
   'rotate-secret': { capabilities: ['seal-secrets'] },
+  // A redrive starts no new page after 10 s (lib/services/redriver.ts); its last page may take more.
+  redrive: { timeout: Duration.seconds(29) },
 };
 
 /** SQS `DelaySeconds` maximum: a wake-up may sit this long in the delay queue before it is visible. */

@@ -7,6 +7,7 @@
 import { Command, Option } from 'commander';
 import { addDeliveryCommands } from './commands/deliveries.js';
 import { addGroupCommands } from './commands/groups.js';
+import { addRedriveCommand } from './commands/redrive.js';
 import { addMessageCommands } from './commands/messages.js';
 import { addProducerCommands } from './commands/producers.js';
 import { addSendCommand } from './commands/send.js';
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   // In this order: it is the order of `sluice --help`.
   addTopicCommands(program);
   addGroupCommands(program);
+  addRedriveCommand(program);
   addProducerCommands(program);
   addSendCommand(program);
   addDeliveryCommands(program);

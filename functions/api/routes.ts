@@ -52,5 +52,6 @@ export const routes: RouteDef[] = [
   { entry: 'get-transaction', method: 'GET', path: '/v1/transactions/{transactionId}', summary: 'A transaction and its check-backs.', auth: true, params: s.TransactionParams, status: 200, response: s.TransactionSchema, errors: [404] },
   { entry: 'receive', method: 'POST', path: '/v1/groups/{group}/receive', summary: 'Receive messages (long polling with waitSeconds).', auth: true, params: s.GroupParams, body: s.ReceiveBody, status: 200, response: s.ReceiveResultSchema, errors: [404, 429, 503] },
   { entry: 'visibility', method: 'POST', path: '/v1/groups/{group}/visibility', summary: 'Extend or release a lease.', auth: true, params: s.GroupParams, body: s.VisibilityBody, status: 204, errors: [404, 409] },
+  { entry: 'redrive', method: 'POST', path: '/v1/groups/{group}/redrive', summary: "Bring the messages this group dead-lettered back to this group only (same messageId, deliveryCount from 1); the dead-letter copies stay.", auth: true, params: s.GroupParams, body: s.RedriveBody, status: 200, response: s.RedriveResultSchema, errors: [404, 429, 503] },
   { entry: 'commit', method: 'POST', path: '/v1/groups/{group}/commit', summary: 'Commit received messages.', auth: true, params: s.GroupParams, body: s.CommitBody, status: 200, response: s.CommitResultSchema, errors: [404, 429, 503] },
 ];

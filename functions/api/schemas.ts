@@ -121,6 +121,11 @@ export const ReceiveBody = z.strictObject({
     .describe('receipt handles to commit before receiving (saves the separate commit call; use /commit for publish)'),
 });
 
+/** Redrive (docs/design.md, Redrive): left out, as many as one request reaches (at most 1000). */
+export const RedriveBody = z.strictObject({
+  maxMessages: z.number().int().min(1).max(1000).optional().describe('most dead letters to bring back (default: as many as this request reaches, at most 1000)'),
+});
+
 export const VisibilityBody = z.strictObject({
   receiptHandle: shortText(2048),
   visibilityTimeoutSeconds: z.number().int().min(0).max(Limits.visibilityMaxSeconds),
@@ -187,6 +192,10 @@ export const GroupDetailSchema = GroupSchema.extend({
   oldestMessageAgeSeconds: z.number().int(),
   deadLettered: z.number().int(),
   committed: z.number().int(),
+});
+export const RedriveResultSchema = z.object({
+  redriven: z.number().int().describe('messages brought back to this group'),
+  more: z.boolean().describe('dead letters of this group remain that this request did not reach: call again'),
 });
 export const GroupListSchema = z.object({ groups: z.array(GroupSchema), nextToken: z.string().nullable() });
 

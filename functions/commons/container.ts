@@ -32,6 +32,7 @@ import { loadConfig, type Config } from './config.js';
 import { TopicActivity } from '../../lib/adapters/dynamodb/topic-activity.js';
 import { ActivityRoute } from '../../lib/services/activity-route.js';
 import { Dispatcher } from '../../lib/services/dispatcher.js';
+import { Redriver } from '../../lib/services/redriver.js';
 
 export interface Container {
   config: Config;
@@ -43,6 +44,8 @@ export interface Container {
   admin: AdminService;
   timers: TimerService;
   transactions: TransactionService;
+  /** Redrive of a group's dead letters. */
+  redriver: Redriver;
   /** Routes flagged segment inserts from the table's stream (functions/dispatch/dispatcher.ts). */
   dispatcher: Dispatcher;
   /** Local runtime only: the in-process scheduler and delay queue, whose targets the runtime sets. */
@@ -121,6 +124,7 @@ export function buildContainer(config: Config): Container {
     admin: new AdminService(stores, systemClock),
     timers,
     transactions,
+    redriver: new Redriver(stores, systemClock, notifier),
     dispatcher: streamDispatcher,
     localTimers,
     localChecks,

@@ -19,6 +19,7 @@ import type {
   Group,
   GroupDetail,
   GroupList,
+  RedriveResult,
   MessageDetail,
   MessageList,
   PageOptions,
@@ -134,6 +135,16 @@ export class SluiceClient {
    */
   async deleteGroup(name: string, options?: RequestOptions): Promise<void> {
     await this.call('DELETE', `/v1/groups/${seg(name)}`, options);
+  }
+
+  /**
+   * Brings the messages this group dead-lettered back to this group only (same `messageId`,
+   * `deliveryCount` from 1); their dead-letter copies stay. One call redrives up to
+   * `maxMessages` (1–1000; default: as many as the request reaches, at most 1000): while the
+   * answer says `more`, call again.
+   */
+  redrive(group: string, redrive: { maxMessages?: number } = {}, options?: RequestOptions): Promise<RedriveResult> {
+    return this.call('POST', `/v1/groups/${seg(group)}/redrive`, { ...options, body: redrive });
   }
 
   /** One page of consumer groups. */

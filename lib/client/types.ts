@@ -89,6 +89,8 @@ export type GroupDetail = Group & {
 };
 
 export type GroupList = { groups: Group[]; nextToken: string | null };
+/** What one redrive call brought back; `more`: dead letters remain that it did not reach (call again). */
+export type RedriveResult = { redriven: number; more: boolean };
 
 // ── Send (SPEC §3.2) ────────────────────────────────────────────────────
 

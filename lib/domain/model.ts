@@ -115,6 +115,10 @@ export interface Group {
   updatedAt: number;
   /** Counts the saves of the group item (0 for items written before it existed): saves are conditional on it. */
   version: number;
+  /** Until when (ms) the group's redrive stream may hold deliverable messages: receive reads it only until then. */
+  redriveUntil?: number;
+  /** Messages redriven so far (group stats subtract them from `deadLettered`). */
+  redriven?: number;
 }
 
 /** What a producer sends (already validated at the edge). */

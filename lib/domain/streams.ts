@@ -27,6 +27,14 @@ export const streamId = (topic: Pick<Topic, 'name' | 'orderGroup' | 'type'>, loc
 export const namespaceOf = (stream: string): string => stream.slice(0, Math.max(0, stream.indexOf('/')));
 export const isShardStream = (stream: string): boolean => stream.includes('/k:');
 
+/**
+ * A group's redrive stream: the messages it redrove from its dead letters, read
+ * only by its own cursor (docs/design.md, Redrive). Not a shard stream: claimed
+ * like a partition. Group names never contain '/'.
+ */
+export const redriveStream = (group: string): string => `r:${group}/p:0`;
+export const isRedriveStream = (stream: string): boolean => stream.startsWith('r:');
+
 /** FIFO namespaces announce shard activity on this many notice streams (docs/design.md, FIFO). */
 export const NOTICE_BUCKETS = 4;
 export const noticeStream = (namespace: string, bucket: number): string => `${namespace}/n:${bucket}`;

@@ -10,7 +10,7 @@ import {
   TopicNotFoundError,
 } from '../domain/errors.js';
 import { Limits, generationStart, iso, type DeliveryMode, type Group, type Subscription, type Topic, type TopicType } from '../domain/model.js';
-import { NOTICE_BUCKETS, isShardStream, namespaceOf, noticeStream, streamId, streamNamespace } from '../domain/streams.js';
+import { NOTICE_BUCKETS, isShardStream, namespaceOf, noticeStream, redriveStream, streamId, streamNamespace } from '../domain/streams.js';
 import type { Clock } from '../ports/clock.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import { ensureDeadLetterTopic } from './lookups.js';
@@ -309,6 +309,8 @@ export class AdminService {
       if (topic.type === 'fifo') namespaces.add(streamNamespace(topic));
       else for (let p = 0; p < topic.partitions; p++) partitions.set(streamId(topic, { kind: 'partition', partition: p }), generationStart(topic, p));
     }
+    // Redriven messages wait in the group's redrive stream, counted like a partition's.
+    partitions.set(redriveStream(group.name), 1);
     let backlog = 0;
     let inFlight = 0;
     let pending = 0;
@@ -346,7 +348,8 @@ export class AdminService {
       inFlight,
       pending,
       oldestMessageAgeSeconds: oldest === undefined ? 0 : Math.max(0, Math.floor((now - oldest) / 1000)),
-      deadLettered,
+      // Redriven dead letters are back in the group (a redriven message dead-lettered again counts again).
+      deadLettered: deadLettered - (group.redriven ?? 0),
       committed,
     };
   }

@@ -7,7 +7,7 @@
 import { MessageNotFoundError } from '../domain/errors.js';
 import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
 import { GroupDeliveryState, Limits, iso, messageContent, type MessageRecord, type Topic } from '../domain/model.js';
-import { isDeferredMessageId, parseDirectMessageId, streamId, ulidOfDeferredMessageId } from '../domain/streams.js';
+import { isDeferredMessageId, parseDirectMessageId, redriveStream, streamId, ulidOfDeferredMessageId } from '../domain/streams.js';
 import { tagMatches, type CursorState } from '../domain/cursor.js';
 import type { Clock } from '../ports/clock.js';
 import { requireTopic } from './lookups.js';
@@ -39,11 +39,17 @@ export class MessageQueries {
         const cursor = await this.stores.cursors.get(group.name, stream);
         const tags = group.subscriptions.find((s) => s.topic === topic.name)?.tags;
         const state = groupState(cursor, seq, tagMatches(tags, record.tag), record.sentAt < group.createdAt);
-        const deadLetter = links.get(group.name);
-        if (!deadLetter) return { group: group.name, ...state, deadLetter: null };
+        const link = links.get(group.name);
+        if (!link) return { group: group.name, ...state, deadLetter: null };
         // The link outlives the cursor's memory of completions (`dn`): it tells the outcome for the whole retention.
         const lease = cursor?.leases.get(seq);
         if (lease) return { group: group.name, ...state, deadLetter: null };
+        const deadLetter = { topic: link.topic, messageId: link.messageId };
+        if (link.redrivenSeq !== undefined) {
+          // Redriven: its state in this group is its state in the group's redrive stream (the copy stays).
+          const redriven = await this.stores.cursors.get(group.name, redriveStream(group.name));
+          return { group: group.name, ...groupState(redriven, link.redrivenSeq, true, false), deadLetter };
+        }
         return { group: group.name, ...state, state: GroupDeliveryState.deadLettered, committedAt: null, deadLetter };
       }),
     );

@@ -10,9 +10,11 @@ import {
   NOTICE_BUCKETS,
   directMessageId,
   encodeReceipt,
+  isRedriveStream,
   isShardStream,
   namespaceOf,
   noticeStream,
+  redriveStream,
   streamId,
   streamNamespace,
   type StreamLocal,
@@ -84,6 +86,10 @@ export class Receiver {
       if (topic.type === 'fifo') namespaces.add(streamNamespace(topic));
       else for (let p = 0; p < topic.partitions; p++) partitions.push(streamId(topic, { kind: 'partition', partition: p }));
     }
+    // The group's redrive stream, only while a redrive may have left something there (a hint on
+    // the group item: no read at all otherwise), and only for a receive of all its topics.
+    const redrive = redriveStreamToRead(group, requested, this.clock.now());
+    if (redrive !== undefined) partitions.push(redrive);
     const noticeStreams = [...namespaces].flatMap((ns) => Array.from({ length: NOTICE_BUCKETS }, (_, b) => noticeStream(ns, b)));
     // Only the cursors this receive starts from: O(subscriptions), never O(shards). Partition cursors
     // are read eventually consistently (half price): a stale one only makes its conditional claim
@@ -249,8 +255,8 @@ export class Receiver {
           leaseRecords,
           segments,
           truncated: segments.length === limit + 1,
-          live: (record) => this.live(scope, record, now),
-          verdict: (record) => this.verdict(scope, record),
+          live: (record) => this.live(scope, record, now, stream),
+          verdict: (record) => this.verdict(scope, record, stream),
           token: () => this.random.token(),
           admit,
         });
@@ -298,12 +304,16 @@ export class Receiver {
     return [];
   }
 
-  private live(scope: ReceiveScope, record: MessageRecord, now: number): boolean {
+  private live(scope: ReceiveScope, record: MessageRecord, now: number, stream: string): boolean {
+    // A redriven message lives until its dead-letter copy would have expired, also after its topic was deleted.
+    if (isRedriveStream(stream)) return record.expiresAt > now;
     const topic = scope.topics.get(record.topic);
     return topic !== undefined && record.expiresAt > now && record.generation === topic.generation;
   }
 
-  private verdict(scope: ReceiveScope, record: MessageRecord): Verdict {
+  private verdict(scope: ReceiveScope, record: MessageRecord, stream: string): Verdict {
+    // Redriven messages were delivered to this group before: its tags matched then.
+    if (isRedriveStream(stream)) return 'deliver';
     const subscription = scope.group.subscriptions.find((s) => s.topic === record.topic);
     if (!subscription || !tagMatches(subscription.tags, record.tag)) return 'skip';
     return scope.requested.has(record.topic) ? 'deliver' : 'stop';
@@ -315,7 +325,8 @@ export class Receiver {
       receiptHandle: encodeReceipt({ topic: record.topic, stream, seq: lease.seq, token: lease.token }),
       topic: record.topic,
       ...messageContent(record),
-      sequence: topics.get(record.topic)?.type === 'fifo' ? lease.seq : null,
+      // A redriven message has no place in its shard's sequence any more.
+      sequence: topics.get(record.topic)?.type === 'fifo' && !isRedriveStream(stream) ? lease.seq : null,
       sentAt: iso(record.sentAt),
       deliverableAt: iso(record.deliverableAt),
       deliveryCount: lease.deliveries,
@@ -358,7 +369,14 @@ export class Receiver {
           );
           extras.add(
             'dead-letter-link',
-            this.stores.markers.deadLetterLinkItem(record.topic, record.messageId, group.name, { topic: target.name, messageId: copy.messageId }, record.expiresAt),
+            this.stores.markers.deadLetterLinkItem(
+              record.topic,
+              record.messageId,
+              group.name,
+              { topic: target.name, messageId: copy.messageId, expiresAt: copy.expiresAt },
+              record.expiresAt,
+              now,
+            ),
           );
           new Set(copy.keys).forEach((key) =>
             extras.add(`key:${key}`, this.stores.markers.keyItem(target.name, key, copy.messageId, copy.deliverableAt, copy.expiresAt)),
@@ -373,6 +391,14 @@ export class Receiver {
     }
   }
 }
+
+/**
+ * The group's redrive stream when this receive reads it: while the group's hint says a redrive
+ * may have left deliverable messages there, and only when the receive asks for every topic the
+ * group subscribes to (redriven messages may come from topics no longer subscribed or deleted).
+ */
+const redriveStreamToRead = (group: Group, requested: Set<string>, now: number): string | undefined =>
+  (group.redriveUntil ?? 0) > now && group.subscriptions.every((s) => requested.has(s.topic)) ? redriveStream(group.name) : undefined;
 
 const shuffle = <T>(items: T[], random: Random): T[] => {
   const out = [...items];

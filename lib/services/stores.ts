@@ -7,6 +7,7 @@ import { Markers } from '../adapters/dynamodb/markers.js';
 import { PendingOutputStore } from '../adapters/dynamodb/pending-outputs.js';
 import { ProducerStore } from '../adapters/dynamodb/producers.js';
 import { ReadyIndex } from '../adapters/dynamodb/ready-index.js';
+import { RedriveStore } from '../adapters/dynamodb/redrives.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import type { Clock } from '../ports/clock.js';
 
@@ -30,6 +31,8 @@ export interface Stores {
   producers: ProducerStore;
   /** Named write batches written without a stream segment. */
   writer: BatchWriter;
+  /** A group's dead letters waiting for a redrive, and the redrive's marks. */
+  redrives: RedriveStore;
 }
 
 /** Every store on one table; `catalog` configures its per-container cache. */
@@ -44,5 +47,6 @@ export function createStores(doc: DynamoDBDocumentClient, table: string, options
     deferred: new DeferredStore(doc, table),
     producers: new ProducerStore(doc, table),
     writer: new BatchWriter(doc),
+    redrives: new RedriveStore(doc, table),
   };
 }

@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { cryptoRandom, type Random } from '../../lib/ports/random.js';
 import { AdminService } from '../../lib/services/admin-service.js';
 import { QueueService } from '../../lib/services/queue-service.js';
+import { Redriver } from '../../lib/services/redriver.js';
 import { DeferredReleaser } from '../../lib/services/releaser.js';
 import { createStores, type Stores } from '../../lib/services/stores.js';
 import { WritePlanner } from '../../lib/services/write-planner.js';
@@ -65,6 +66,7 @@ export interface Harness {
   timers: TimerService;
   recorded: RecordingTimers;
   transactions: TransactionService;
+  redriver: Redriver;
   /** Transaction ids handed to the check workers by sweeps (run them with `transactions.check`). */
   dispatched: string[];
   /** Runs every recorded wake-up that is due by the fake clock (minute ones first). */
@@ -105,7 +107,8 @@ export function harness(
     { dispatch: async (ids) => void dispatched.push(...ids) },
     { policy: { allowLoopback: true }, checkTimeoutMs: options.checkTimeoutMs ?? 2000 },
   );
-  return { doc, table, clock, stores, queue, releaser, admin: new AdminService(stores, clock), timers, recorded, fire, transactions, dispatched };
+  const redriver = new Redriver(stores, clock, notifier);
+  return { doc, table, clock, stores, queue, releaser, admin: new AdminService(stores, clock), timers, recorded, fire, transactions, redriver, dispatched };
 }
 
 export async function newHarness(options: { clock?: FakeClock; random?: Random; checkTimeoutMs?: number } = {}): Promise<Harness> {

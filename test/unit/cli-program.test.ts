@@ -45,6 +45,7 @@ describe('sluice program', () => {
       'groups put',
       'groups update',
       'groups delete',
+      'groups redrive',
       'producers',
       'producers list',
       'producers put',

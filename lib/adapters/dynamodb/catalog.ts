@@ -74,6 +74,8 @@ const toGroup = (item: Record<string, unknown>): Group => ({
   createdAt: Number(item.createdAt),
   updatedAt: Number(item.updatedAt),
   version: item.v === undefined ? 0 : Number(item.v),
+  ...(item.rd === undefined ? {} : { redriveUntil: Number(item.rd) }),
+  ...(item.rv === undefined ? {} : { redriven: Number(item.rv) }),
 });
 
 /**
@@ -402,7 +404,7 @@ export class Catalog {
             UpdateExpression:
               'SET subscriptions = :subs, deliveryMode = :mode, visibilityTimeoutSeconds = :vt, maxDeliveries = :md, ' +
               `deadLetterTopic = :dlq, updatedAt = :now, v = :v, createdAt = ${created ? ':now' : 'if_not_exists(createdAt, :now)'}` +
-              (created ? ' REMOVE deleted, #ttl' : ''),
+              (created ? ' REMOVE deleted, #ttl, rd, rv' : ''),
             ConditionExpression: condition,
             ...(created ? { ExpressionAttributeNames: { '#ttl': 'ttl' } } : {}),
             ExpressionAttributeValues: values,

@@ -19,11 +19,13 @@
  *   check record       X#<ulid>                 C#<6-digit n>                   deferred.ts
  *   wake marker        WAKE                     s<12-digit second> | m<12-digit minute>   deferred.ts
  *
- * The sparse index `gsi1` (`g1pk`/`g1sk`, KEYS_ONLY) has three kinds of partition:
+ * The sparse index `gsi1` (`g1pk`/`g1sk`, KEYS_ONLY) has four kinds of partition:
  *
  *   ready FIFO shards  R#<group>                #<8 hex> (ready now) | <13-digit ms>     ready-index.ts
  *   scheduled, by due  T#<due minute>           <13-digit due ms>#<ulid>        deferred.ts
  *   half messages, by next check  K#<0..3>      <13-digit check ms>#<ulid>      deferred.ts
+ *   dead letters a group may redrive  Q#<group>  <13-digit dead-lettered ms>     redrives.ts
+ *                      (on dead-letter link items until they are redriven)
  *
  * `K#` starts both key-index item keys (table `pk`) and check-back index
  * partitions (`g1pk`): two key spaces that never meet, so the shared letter is
@@ -91,6 +93,10 @@ export const keyIndexPk = (topic: string, key: string): string => `K#${topic}#${
 export const keyIndexSk = (deliverableAt: number, messageId: string): string => `${padMs(deliverableAt)}#${messageId}`;
 /** A message's dead-letter copies, one item per group that dead-lettered it: found from the original's id. */
 export const deadLetterLinkPk = (topic: string, messageId: string): string => `D#${topic}#${messageId}`;
+/** gsi1 partition of a group's dead-letter links not yet redriven (redrives.ts). */
+export const redriveIndexPk = (group: string): string => `Q#${group}`;
+/** gsi1 sort key of such a link: when it was dead-lettered, then the copy's id (unique per dead letter). */
+export const redriveIndexSk = (at: number, copyMessageId: string): string => `${padMs(at)}#${copyMessageId}`;
 
 /** The message id in a key-index sort key. */
 export const messageIdOfKeyIndexSk = (sk: string): string => sk.slice(MS_WIDTH + 1);

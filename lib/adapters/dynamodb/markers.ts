@@ -3,15 +3,18 @@
  *
  *   dedup  pk "U#<topic>#<dedupId>", sk "U"  {r: send result, x: expires (ms), ttl}
  *   key    pk "K#<topic>#<key>", sk "<13-digit deliverableAt>#<messageId>"  {ttl}
- *   dead-letter link  pk "D#<topic>#<messageId>", sk "<group>"  {t: dead-letter topic, m: copy's id, ttl}
- *          written in the dead-letter transaction: the original's query names its copies
+ *   dead-letter link  pk "D#<topic>#<messageId>", sk "<group>"  {t: dead-letter topic, m: copy's id, ttl,
+ *                     g1pk "Q#<group>", g1sk "<13-digit ms>#<copy id>" until redriven; then r: its seq
+ *                     in the group's redrive stream, ra: when (redrives.ts)}
+ *          written in the dead-letter transaction: the original's query names its copies, and the
+ *          group's redrive finds them on gsi1
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SendResult } from '../../domain/model.js';
 import { call } from './call.js';
 import { decodePageToken, encodePageToken } from './catalog.js';
-import { deadLetterLinkPk, dedupKey, keyIndexPk, keyIndexSk, messageIdOfKeyIndexSk } from './keys.js';
+import { deadLetterLinkPk, dedupKey, keyIndexPk, keyIndexSk, messageIdOfKeyIndexSk, redriveIndexPk, redriveIndexSk } from './keys.js';
 import type { TransactItem } from './write-batch.js';
 
 export class Markers {
@@ -53,18 +56,41 @@ export class Markers {
     };
   }
 
-  /** Names the dead-letter copy of `messageId` made for `group`; lives as long as the original. */
-  deadLetterLinkItem(topic: string, messageId: string, group: string, copy: { topic: string; messageId: string }, originalExpiresAt: number): TransactItem {
+  /**
+   * Names the dead-letter copy of `messageId` made for `group` at `at`; lives as long as the
+   * original or the copy, whichever lasts longer. Until redriven it is also the group's record of
+   * a dead letter it may redrive (`g1pk = Q#<group>`); a new dead letter of the same message for
+   * the same group (after a redrive) replaces it.
+   */
+  deadLetterLinkItem(
+    topic: string,
+    messageId: string,
+    group: string,
+    copy: { topic: string; messageId: string; expiresAt: number },
+    originalExpiresAt: number,
+    at: number,
+  ): TransactItem {
     return {
       Put: {
         TableName: this.table,
-        Item: { pk: deadLetterLinkPk(topic, messageId), sk: group, t: copy.topic, m: copy.messageId, ttl: Math.ceil(originalExpiresAt / 1000) },
+        Item: {
+          pk: deadLetterLinkPk(topic, messageId),
+          sk: group,
+          t: copy.topic,
+          m: copy.messageId,
+          g1pk: redriveIndexPk(group),
+          g1sk: redriveIndexSk(at, copy.messageId),
+          ttl: Math.ceil(Math.max(originalExpiresAt, copy.expiresAt) / 1000),
+        },
       },
     };
   }
 
-  /** The dead-letter copies of a message, by group (one Query). */
-  async deadLetterLinks(topic: string, messageId: string): Promise<Map<string, { topic: string; messageId: string }>> {
+  /**
+   * The dead-letter copies of a message, by group (one Query); `redrivenSeq`: where the group's
+   * redrive put the message back in its redrive stream (the link's `r`), when it did.
+   */
+  async deadLetterLinks(topic: string, messageId: string): Promise<Map<string, { topic: string; messageId: string; redrivenSeq?: number }>> {
     const { Items } = await call(() =>
       this.doc.send(
         new QueryCommand({
@@ -75,7 +101,12 @@ export class Markers {
         }),
       ),
     );
-    return new Map((Items ?? []).map((item) => [String(item.sk), { topic: String(item.t), messageId: String(item.m) }]));
+    return new Map(
+      (Items ?? []).map((item) => [
+        String(item.sk),
+        { topic: String(item.t), messageId: String(item.m), ...(item.r === undefined ? {} : { redrivenSeq: Number(item.r) }) },
+      ]),
+    );
   }
 
   /**

@@ -62,6 +62,9 @@ export function buildReport(r: BenchResults): Report {
     // each delay-queue send is one SQS message (SendMessage + ReceiveMessage + DeleteMessage, firing one release Lambda).
     const schedules = count(/scheduleAt$|^scheduler\./i);
     const delayMessages = count(/localTimers\.send$/);
+    // Each check-queue dispatch is modelled as one SQS message (SendMessageBatch entry + ReceiveMessage + DeleteMessage)
+    // firing one check-worker Lambda: armed check-backs carry one id; the minute sweep's batches are not per message.
+    const checkMessages = count(/localChecks\.dispatch$/);
     const sqsCalls = count(/^(sqs|delayQueue)\./i);
     const perMessage = {
       wru: per(c.dynamo.wruTable + c.dynamo.wruGsi + c.dynamo.wruFailedModel, m),
@@ -71,12 +74,12 @@ export function buildReport(r: BenchResults): Report {
       rru: per(c.dynamo.rru + c.dynamo.rruMinModel, m),
       rruMinModel: per(c.dynamo.rruMinModel, m),
       dynamoRequests: per(c.dynamo.requests, m),
-      lambdaRequests: per(c.http.requests + schedules + delayMessages, m),
-      timerLambdaRequests: per(schedules + delayMessages, m),
+      lambdaRequests: per(c.http.requests + schedules + delayMessages + checkMessages, m),
+      timerLambdaRequests: per(schedules + delayMessages + checkMessages, m),
       lambdaGbSeconds: per((c.http.billedMs / 1000) * (LAMBDA_MEMORY_MB / 1024), m),
       apiRequests: per(c.http.apiUnits, m),
       schedulerInvocations: per(schedules, m),
-      sqsRequests: per(3 * delayMessages + sqsCalls, m),
+      sqsRequests: per(3 * (delayMessages + checkMessages) + sqsCalls, m),
     };
     const requestsByCommand = Object.fromEntries(Object.entries(c.dynamo.byCommand).map(([k, v]) => [k, per(v, m)]));
     const httpByRoute = Object.fromEntries(Object.entries(c.http.byRoute).map(([k, v]) => [k, per(v, m)]));
@@ -294,7 +297,8 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
   out.push(
     'HTTP requests = API Gateway requests = API Lambda invocations. *timer Lambdas*, *Scheduler* and *SQS req* come from counting the local runtime\'s ' +
       'stand-ins: each one-time schedule is one EventBridge Scheduler invocation that runs a timer Lambda; each delay-queue message is an SQS ' +
-      'SendMessage + ReceiveMessage + DeleteMessage that runs the release Lambda. *min. charge*: reads that found nothing, which DynamoDB Local reports as 0 ' +
+      'SendMessage + ReceiveMessage + DeleteMessage that runs the release Lambda; each check-queue dispatch (a check-back armed to the second, ' +
+      'or a sweep\'s batch) is counted the same way, running the check-worker Lambda. *min. charge*: reads that found nothing, which DynamoDB Local reports as 0 ' +
       'units and AWS bills at the minimum (1 unit strongly consistent, ½ eventually consistent).',
   );
   out.push('');

@@ -165,6 +165,9 @@ async function main() {
   // The local runtime's stand-ins for EventBridge Scheduler (scheduleAt) and SQS (send), when the container has them.
   const localTimers = (c as unknown as { localTimers?: Record<string, unknown> }).localTimers;
   if (localTimers && typeof localTimers === 'object') otherClients.push(...meter.instrumentMethods('localTimers', localTimers, ['scheduleAt', 'send']));
+  // ... and for the check-back queue (dispatch: the sweep's due checks, and each check-back armed to the second).
+  const localChecks = (c as unknown as { localChecks?: Record<string, unknown> }).localChecks;
+  if (localChecks && typeof localChecks === 'object') otherClients.push(...meter.instrumentMethods('localChecks', localChecks, ['dispatch']));
   meter.instrumentServer(runtime.server, routeOf);
   const api = new Api(runtime.url, token);
   const ctx: Ctx = { api, meter, dynamoPid: dynamo.process.pid, concurrency, bodyBytes: BODY_BYTES, shards: SHARDS, log };

@@ -325,12 +325,14 @@ export class SluiceService extends Construct {
     const groupMetrics = this.addFunction(backgroundFunctions.groupMetrics);
 
     allowInvoke(this.timerSchedulerRole, minute);
-    // The minute handler queues second wake-ups; the release handler re-queues what is not due yet.
+    // The minute handler queues second wake-ups and the check-backs of its minute; the release
+    // handler re-queues what is not due yet.
     this.grantQueueWakeUps(minute);
+    this.grantQueueChecks(minute);
     this.grantQueueWakeUps(release);
     release.addEventSource(new SqsEventSource(this.delayQueue.queue, { batchSize: 10, reportBatchItemFailures: true }));
 
-    checkSweep.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.checkQueue.queue.queueArn] }));
+    this.grantQueueChecks(checkSweep);
     checkWorker.addEventSource(
       new SqsEventSource(this.checkQueue.queue, {
         batchSize: 10,
@@ -339,6 +341,9 @@ export class SluiceService extends Construct {
       }),
     );
     this.grantOpenSecrets(checkWorker);
+    // A check answered `unknown` arms the next one: the check queue delayed, or its minute's schedule.
+    this.grantCreateMinuteSchedules(checkWorker);
+    this.grantQueueChecks(checkWorker);
 
     for (const [fn, name, what] of [
       [timerSweep, backgroundFunctions.timerSweep.name, 'releases overdue scheduled messages'],
@@ -370,8 +375,8 @@ export class SluiceService extends Construct {
     this.addAlarm(
       'CheckQueueOldestMessage',
       this.checkQueue.queue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: 'Maximum' }),
-      'A transaction check waited more than 5 minutes for check-worker: check-backs are late.',
-      { threshold: 300 },
+      `A transaction check waited more than 5 minutes past its delay (armed check-backs wait up to ${MAX_DELAY_SECONDS} s) for check-worker: check-backs are late.`,
+      { threshold: MAX_DELAY_SECONDS + 300 },
     );
     for (const [id, queue, what] of [
       ['DelayDeadLetters', this.delayQueue.deadLetterQueue, 'Wake-ups of scheduled messages failed repeatedly: those messages are late; timer-sweep releases them within about a minute (it sweeps from a stored low-water mark, however long ago they were due).'],
@@ -387,11 +392,18 @@ export class SluiceService extends Construct {
   }
 
   /**
-   * Lets a function arm timers as `TimerService.arm` does: create one-time schedules named
-   * `sluice-m*` in the schedule group, passing only the timer scheduler role, and queue
-   * delay-queue wake-ups.
+   * Lets a function arm timers as `TimerService.arm` and `armChecks` do: create one-time
+   * schedules named `sluice-m*` in the schedule group, passing only the timer scheduler role,
+   * queue delay-queue wake-ups, and queue check-backs delayed to their second.
    */
   grantArmTimers(fn: SluiceFunction): void {
+    this.grantCreateMinuteSchedules(fn);
+    this.grantQueueWakeUps(fn);
+    this.grantQueueChecks(fn);
+  }
+
+  /** One-time schedules named `sluice-m*` in the schedule group, passing only the timer scheduler role. */
+  private grantCreateMinuteSchedules(fn: SluiceFunction): void {
     fn.addToRolePolicy(new PolicyStatement({ actions: ['scheduler:CreateSchedule'], resources: [this.minuteScheduleArn] }));
     fn.addToRolePolicy(
       new PolicyStatement({
@@ -400,7 +412,6 @@ export class SluiceService extends Construct {
         conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
       }),
     );
-    this.grantQueueWakeUps(fn);
     Validations.of(fn.role ?? fn).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagResourceName(this, this.minuteScheduleArn)}]`,
       reason: `Minute schedules are created at run time, one per due minute (${MINUTE_SCHEDULE_PREFIX}<minute>), so their names are unknown at deploy time; the grant is CreateSchedule only, in this service's schedule group, on names with that prefix.`,
@@ -427,6 +438,10 @@ export class SluiceService extends Construct {
 
   private grantQueueWakeUps(fn: SluiceFunction): void {
     fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.delayQueue.queue.queueArn] }));
+  }
+
+  private grantQueueChecks(fn: SluiceFunction): void {
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.checkQueue.queue.queueArn] }));
   }
 
   /** The physical name of a function, when the service has a `namePrefix`. */

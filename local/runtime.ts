@@ -74,6 +74,7 @@ async function startCheckbacks(everySeconds: number): Promise<() => void> {
   return () => {
     clearInterval(interval);
     localChecks?.setTarget(undefined);
+    localChecks?.clear();
   };
 }
 

@@ -84,14 +84,22 @@ export function buildContainer(config: Config): Container {
   const releaser = new DeferredReleaser(stores, systemClock, notifier, new WritePlanner(systemClock, cryptoRandom), (message, details) =>
     logger.error(message, details),
   );
-  const timers = new TimerService(stores.deferred, scheduler, delayQueue, systemClock, (ids) => releaser.release(ids), undefined, (message, details) =>
-    logger.error(message, details),
-  );
-  const queue = new QueueService(stores, systemClock, cryptoRandom, notifier, timers, { pollIntervalMs: config.SLUICE_POLL_INTERVAL_MS });
   let localChecks: LocalCheckDispatcher | undefined;
   const dispatcher = config.SLUICE_CHECK_QUEUE_URL
     ? new SqsCheckDispatcher(new SQSClient({ region: config.AWS_REGION }), config.SLUICE_CHECK_QUEUE_URL)
     : (localChecks = new LocalCheckDispatcher());
+  const timers = new TimerService(
+    stores.deferred,
+    scheduler,
+    delayQueue,
+    systemClock,
+    (ids) => releaser.releaseDue(ids),
+    undefined,
+    (message, details) => logger.error(message, details),
+    undefined,
+    dispatcher,
+  );
+  const queue = new QueueService(stores, systemClock, cryptoRandom, notifier, timers, { pollIntervalMs: config.SLUICE_POLL_INTERVAL_MS });
   const secrets = config.SLUICE_KMS_KEY_ID
     ? new KmsSecretBox(new KMSClient({ region: config.AWS_REGION }), config.SLUICE_KMS_KEY_ID)
     : // Without a configured key (tests), secrets live as long as this process.
@@ -108,6 +116,7 @@ export function buildContainer(config: Config): Container {
       policy: { allowLoopback: config.SLUICE_ALLOW_LOOPBACK_CHECKERS === 'true' },
       checkTimeoutMs: config.SLUICE_CHECK_TIMEOUT_MS,
       log: (message, details) => logger.warn(message, details),
+      timers,
     },
   );
   const dispatchLog = {

@@ -19,5 +19,6 @@ export interface SecretBox {
 
 /** Hands due transaction checks to workers (SQS on AWS, in-process locally). */
 export interface CheckDispatcher {
-  dispatch(transactionIds: string[]): Promise<void>;
+  /** Hands `transactionIds` to the check workers after `delayMs` (default 0; SQS DelaySeconds, at most 900 s). */
+  dispatch(transactionIds: string[], delayMs?: number): Promise<void>;
 }

@@ -201,7 +201,7 @@ export class Committer {
     if (plan.writes.length > 0) await this.stores.log.appendMany(plan.writes, build);
     else await this.stores.writer.write(build([]));
     // After the write, as a send does: a lost arm is caught up by the timer sweep.
-    for (const dueAt of new Set(plan.dueTimes)) await this.timers.arm(dueAt);
+    if (plan.wakes.length > 0) await this.timers.arm(plan.wakes);
   }
 
   /**

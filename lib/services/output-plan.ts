@@ -11,6 +11,7 @@
  *             dropped (stores nothing new) before the commit is written again
  *   keys    → one key index entry per distinct key
  */
+import type { DueWake } from '../ports/timers.js';
 import { iso, Limits, type MessageRecord, type SendResult } from '../domain/model.js';
 import { deferredMessageId, streamId } from '../domain/streams.js';
 import type { StreamWrite } from '../adapters/dynamodb/stream-log.js';
@@ -34,8 +35,8 @@ export interface OutputPlan {
   writes: StreamWrite[];
   /** Adds the side items to `batch`; `seqs` are the first sequence numbers of {@link writes}. */
   addTo(batch: WriteBatch, seqs: number[]): void;
-  /** Due times (ms) of the delayed outputs: arm their timers once the write succeeded. */
-  dueTimes: number[];
+  /** The delayed outputs (deferred id, due time): arm their timers once the write succeeded. */
+  wakes: DueWake[];
   /** The dedup scope of the output whose marker is the batch item `item`: a repeat of an earlier send. */
   repeatNamed(item: string): string | undefined;
 }
@@ -91,7 +92,7 @@ export class OutputPlanner {
 
     return {
       writes,
-      dueTimes: deferred.map((d) => d.dueAt),
+      wakes: deferred.map((d) => ({ id: d.id, dueAt: d.dueAt })),
       repeatNamed: (item) => (item.startsWith(DEDUP_ITEM_PREFIX) ? scopes.get(item) : undefined),
       addTo: (batch, seqs) => {
         let n = 0;

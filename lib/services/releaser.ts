@@ -14,6 +14,7 @@ import { toStored } from '../adapters/dynamodb/records.js';
 import { ItemConditionFailedError, WriteBatch, type TransactItem } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
+import type { DueWake } from '../ports/timers.js';
 import { chunkAppends, noticeBytes, type SizedAppend } from './append-chunks.js';
 import type { Stores } from './stores.js';
 import type { Outgoing, WritePlanner } from './write-planner.js';
@@ -72,21 +73,23 @@ export class DeferredReleaser {
    * (the wake-up is retried). Returns how many it released.
    */
   async release(ids: string[]): Promise<number> {
+    return (await this.releaseDue(ids)).released;
+  }
+
+  /**
+   * {@link release}, also answering the messages of `ids` still scheduled but
+   * not due yet (a wake-up that came early waits for them or re-arms them).
+   * Reads the deferred items by key, strongly consistent (one BatchGet per 100).
+   */
+  async releaseDue(ids: string[]): Promise<{ released: number; pending: DueWake[] }> {
     const now = this.clock.now();
-    const failed = new Map<string, unknown>();
-    const read = await Promise.all(
-      ids.map(async (id) => {
-        try {
-          return await this.stores.deferred.get(id);
-        } catch (error) {
-          if (isTransient(error)) throw error;
-          failed.set(id, error);
-          return undefined;
-        }
-      }),
-    );
+    const { found, unreadable } = await this.stores.deferred.getMany(ids);
+    const failed = new Map<string, unknown>(unreadable);
+    const byId = new Map(found.map((d) => [d.id, d]));
+    const read = ids.map((id) => byId.get(id));
     const due = read.filter((d): d is Deferred => d !== undefined && d.state === 'scheduled' && d.dueAt <= now);
-    const outcome = await this.append(due, (d, address) => this.stores.deferred.releaseItem(d.id, address));
+    const pending = found.filter((d) => d.state === 'scheduled' && d.dueAt > now).map((d) => ({ id: d.id, dueAt: d.dueAt }));
+    const outcome = await this.append([...new Set(due)], (d, address) => this.stores.deferred.releaseItem(d.id, address));
     for (const [id, error] of outcome.failed) failed.set(id, error);
     for (const [id, error] of failed) {
       const retryAt = now + RELEASE_RETRY_MS;
@@ -98,7 +101,7 @@ export class DeferredReleaser {
       });
       await this.stores.deferred.retryLater(id, retryAt);
     }
-    return [...outcome.landed.values()].filter((a) => a !== undefined).length;
+    return { released: [...outcome.landed.values()].filter((a) => a !== undefined).length, pending };
   }
 
   /**

@@ -18,7 +18,7 @@ import { ItemConditionFailedError, WriteBatch, type TransactItem } from '../adap
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Random } from '../ports/random.js';
-import type { Timers } from '../ports/timers.js';
+import type { DueWake, Timers } from '../ports/timers.js';
 import { requireTopic } from './lookups.js';
 import type { Stores } from './stores.js';
 import { WritePlanner, type Landed, type Outgoing } from './write-planner.js';
@@ -107,7 +107,11 @@ export class Sender {
     const seenDedup = new Map<string, number>();
     const landed: Landed[] = [];
     const reannounce: Reannounce[] = [];
-    for (const entry of scheduled) results.push(await this.schedule(topic, entry));
+    const wakes: DueWake[] = [];
+    for (const entry of scheduled) results.push(await this.schedule(topic, entry, wakes));
+    // One wake-up per due second for the whole request, carrying its ids (a dedup hit re-arms too:
+    // the first attempt may have died before arming its timer).
+    if (wakes.length > 0) await this.timers.arm(wakes);
     for (const entry of halves) {
       try {
         results.push(await this.prepareHalf(topic, entry));
@@ -246,7 +250,7 @@ export class Sender {
    * A scheduled message waits as a deferred item (with its dedup marker and
    * key index entries, atomically) until its timer releases it.
    */
-  private async schedule(topic: Topic, entry: Prepared): Promise<BatchResult> {
+  private async schedule(topic: Topic, entry: Prepared, wakes: DueWake[]): Promise<BatchResult> {
     const now = this.clock.now();
     const dueAt = entry.dueAt ?? now;
     const id = this.random.id();
@@ -258,9 +262,8 @@ export class Sender {
     };
     const result: SendResult = { messageId, state: 'scheduled', deliverAt: iso(dueAt) };
     const original = await this.storeDeferred(topic, entry, this.stores.deferred.scheduleItem(id, record, dueAt, topic.retentionSeconds), result, record, now);
-    // A dedup hit re-arms too: the first attempt may have died before arming its timer.
     const stored = original ?? result;
-    if (stored.state === 'scheduled' && stored.deliverAt) await this.timers.arm(Date.parse(stored.deliverAt));
+    if (stored.state === 'scheduled' && stored.deliverAt) wakes.push({ id: stored.messageId.slice(1), dueAt: Date.parse(stored.deliverAt) });
     return { index: entry.index, result: stored };
   }
 
@@ -310,6 +313,8 @@ export class Sender {
     const checkAfter = transaction.checkAfterSeconds ?? Limits.checkAfterDefaultSeconds;
     const item = this.stores.deferred.prepareItem(id, record, producer.name, checkAfter, now, topic.retentionSeconds);
     const original = await this.storeDeferred(topic, entry, item, result, record, now);
+    // The first check-back to the second (a dedup hit armed its own when it was stored).
+    if (!original) await this.timers.armChecks([{ transactionId: result.transactionId!, at: now + checkAfter * 1000 }]);
     return { index: entry.index, result: original ?? result };
   }
 }

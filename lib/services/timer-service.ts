@@ -1,22 +1,27 @@
 /**
- * Scheduled delivery timers (docs/design.md, Scheduled messages).
+ * Scheduled delivery and check-back timers (docs/design.md, Scheduled messages; Transactional messages).
  *
  *   send (due in > 10 min)  → one EventBridge schedule per due minute, fired 2 min early
- *   minute handler          → one SQS delay message per second that has messages due
- *   send (due in ≤ 10 min)  → that SQS delay message directly
- *   release handler         → releases everything due (idempotent), sleeps out the
- *                             last fraction of a second, re-queues what is not due yet
+ *   minute handler          → one SQS delay message per second that has messages due, carrying
+ *                             their ids; check-backs due in that minute go to the check queue delayed
+ *   send (due in ≤ 10 min)  → that SQS delay message directly, carrying the ids of the send
+ *   release handler         → reads the ids it carries (strongly consistent BatchGet, never the
+ *                             due index), releases what is due (idempotent), sleeps out the last
+ *                             fraction of a second, re-queues what is not due yet
+ *   check-back due ≤ 10 min → the check queue with DelaySeconds (second precision)
  *
- * Wake markers (`WAKE` items) make each bucket's timer armed once, however many
- * messages share it, and let the local runtime re-arm after a restart. A
- * periodic sweep releases anything overdue that a lost timer left behind,
- * from a stored low-water mark (`TIMER`/`low`), however long ago it was due.
+ * Minute wake markers (`WAKE`/`m…` items) make each minute's schedule armed once,
+ * however many messages share it, and let the local runtime re-arm after a
+ * restart. A periodic sweep releases anything overdue that a lost timer left
+ * behind, from a stored low-water mark (`TIMER`/`low`), however long ago it was
+ * due; the once-a-minute check sweep does the same for check-backs.
  */
 import type { DeferredStore } from '../adapters/dynamodb/deferred.js';
 import { minuteOf, wakeBucket } from '../adapters/dynamodb/keys.js';
 import { minuteScheduleName } from '../adapters/aws/names.js';
 import type { Clock } from '../ports/clock.js';
-import type { DelayQueue, OneTimeScheduler, ReleaseWake, Timers } from '../ports/timers.js';
+import { MAX_IDS_PER_WAKE, type CheckWake, type DelayQueue, type DueWake, type OneTimeScheduler, type ReleaseWake, type Timers } from '../ports/timers.js';
+import type { CheckDispatcher } from '../ports/webhooks.js';
 
 /** Messages due within this horizon are armed on the delay queue directly (SQS allows 900 s). */
 const NEAR_MS = 10 * 60_000;
@@ -50,7 +55,8 @@ export interface SweepBounds {
 }
 const SWEEP_BOUNDS: SweepBounds = { pageSize: RELEASE_PAGE, pages: 20, minutes: 1440, budgetMs: 40_000 };
 
-export type Releaser = (ids: string[]) => Promise<number>;
+/** Releases what of `ids` is due; answers how many it released and which are still scheduled for later. */
+export type Releaser = (ids: string[]) => Promise<{ released: number; pending: DueWake[] }>;
 /** Logs what went wrong (the default says nothing). */
 export type TimerLog = (message: string, details: Record<string, unknown>) => void;
 
@@ -69,24 +75,56 @@ export class TimerService implements Timers {
     private readonly wait: (ms: number) => Promise<void> = sleep,
     private readonly log: TimerLog = () => {},
     private readonly bounds: SweepBounds = SWEEP_BOUNDS,
+    /** Where check-backs go (the check queue); without it, check-backs wait for the check sweep. */
+    private readonly checks?: CheckDispatcher,
   ) {}
 
-  async arm(dueAt: number): Promise<void> {
+  async arm(wakes: DueWake[]): Promise<void> {
     const now = this.clock.now();
-    if (dueAt - now <= NEAR_MS) await this.wakeSecond(dueAt, now);
-    else await this.wakeMinute(minuteOf(dueAt), now);
+    await this.sendReleases(wakes.filter((w) => w.dueAt - now <= NEAR_MS), now);
+    for (const minute of new Set(wakes.filter((w) => w.dueAt - now > NEAR_MS).map((w) => minuteOf(w.dueAt)))) await this.wakeMinute(minute, now);
   }
 
-  private async wakeSecond(dueAt: number, now: number) {
-    const second = Math.floor(dueAt / 1000);
-    const bucket = wakeBucket('s', second);
-    if (this.armed.has(bucket)) return;
-    // Send first, mark second: a crash in between leaves a duplicate wake-up (harmless), never none.
-    if (!(await this.deferred.hasWake(bucket))) {
-      await this.queue.send({ kind: 'release', minute: minuteOf(dueAt), second }, dueAt - now);
-      await this.deferred.markWake(bucket, dueAt + WAKE_MARKER_KEEP_MS);
+  /**
+   * Check-backs due within the delay queue's reach go to the check queue
+   * delayed to their second; later ones are armed by their minute's schedule.
+   * A failure is logged, not thrown: the check sweep (every minute) still
+   * finds the check due, only later than to the second.
+   */
+  async armChecks(wakes: CheckWake[]): Promise<void> {
+    if (!this.checks || wakes.length === 0) return;
+    const now = this.clock.now();
+    try {
+      await this.sendChecks(wakes.filter((w) => w.at - now <= NEAR_MS), now);
+      for (const minute of new Set(wakes.filter((w) => w.at - now > NEAR_MS).map((w) => minuteOf(w.at)))) await this.wakeMinute(minute, now);
+    } catch (error) {
+      this.log('check-back not armed; the check sweep dispatches it when due', {
+        transactionIds: wakes.map((w) => w.transactionId),
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      });
     }
-    this.armed.add(bucket);
+  }
+
+  /**
+   * One delay-queue message per second with messages due, carrying their ids
+   * ({@link MAX_IDS_PER_WAKE} at most each), delayed to the earliest of them.
+   * Every send sends its own: a second shared by several sends gets several
+   * wake-ups, each releasing its own ids (a release is idempotent).
+   */
+  private async sendReleases(wakes: DueWake[], now: number): Promise<void> {
+    for (const [second, entries] of bySecond(wakes, (w) => w.dueAt)) {
+      const ids = [...new Set(entries.map((w) => w.id))];
+      const earliest = Math.min(...entries.map((w) => w.dueAt));
+      for (let i = 0; i < ids.length; i += MAX_IDS_PER_WAKE) {
+        await this.queue.send({ kind: 'release', minute: minuteOf(second * 1000), second, ids: ids.slice(i, i + MAX_IDS_PER_WAKE) }, earliest - now);
+      }
+    }
+  }
+
+  private async sendChecks(wakes: CheckWake[], now: number): Promise<void> {
+    for (const entries of bySecond(wakes, (w) => w.at).values()) {
+      await this.checks!.dispatch([...new Set(entries.map((w) => w.transactionId))], Math.min(...entries.map((w) => w.at)) - now);
+    }
   }
 
   private async wakeMinute(minute: number, now: number) {
@@ -99,28 +137,56 @@ export class TimerService implements Timers {
     this.armed.add(bucket);
   }
 
-  /** Minute handler: arm a delay-queue wake-up for every second of `minute` with messages due. */
+  /**
+   * Minute handler: arm a delay-queue wake-up (with its ids) for every second
+   * of `minute` with messages due, and send the check-backs due in `minute`
+   * to the check queue delayed to their second.
+   */
   async onMinute(minute: number): Promise<void> {
     const now = this.clock.now();
-    const earliest = new Map<number, number>();
-    for (const dueAt of await this.deferred.dueTimes(minute)) {
-      const second = Math.floor(dueAt / 1000);
-      earliest.set(second, Math.min(earliest.get(second) ?? Infinity, dueAt));
+    await this.sendReleases(await this.deferred.dueEntries(minute), now);
+    if (this.checks) {
+      const due = await this.deferred.checksDueBetween(minute * 60_000, (minute + 1) * 60_000 - 1);
+      await this.sendChecks(due.map((c) => ({ transactionId: `t${c.id}`, at: c.at })), now);
     }
-    for (const dueAt of earliest.values()) await this.wakeSecond(dueAt, now);
   }
 
-  /** Release handler: everything due in the wake's minute; the rest of its second is waited for or re-queued. */
+  /**
+   * Release handler: releases the ids the wake-up carries (read by key,
+   * strongly consistent); those not due yet are waited for when they are due
+   * within {@link SLEEP_MAX_MS}, else armed again.
+   */
   async onRelease(wake: ReleaseWake): Promise<number> {
+    if (wake.ids === undefined) return this.onReleaseWithoutIds(wake);
+    let ids = wake.ids;
+    let released = 0;
+    for (let round = 0; round < 100 && ids.length > 0; round++) {
+      const outcome = await this.release(ids);
+      released += outcome.released;
+      if (outcome.pending.length === 0) break;
+      const now = this.clock.now();
+      const next = Math.min(...outcome.pending.map((p) => p.dueAt));
+      if (next - now > SLEEP_MAX_MS) {
+        await this.sendReleases(outcome.pending, now);
+        break;
+      }
+      await this.wait(next - now);
+      ids = outcome.pending.map((p) => p.id);
+    }
+    return released;
+  }
+
+  /** A wake-up queued before wake-ups carried ids: what the due index shows due in its minute, up to its second. */
+  private async onReleaseWithoutIds(wake: ReleaseWake): Promise<number> {
     let released = 0;
     for (let round = 0; round < 100; round++) {
       const now = this.clock.now();
       released += await this.releaseDue(wake.minute, now);
-      const pending = (await this.deferred.dueTimes(wake.minute)).filter((t) => Math.floor(t / 1000) <= wake.second && t > now);
+      const pending = (await this.deferred.dueEntries(wake.minute)).filter((e) => Math.floor(e.dueAt / 1000) <= wake.second && e.dueAt > now);
       if (pending.length === 0) return released;
-      const next = Math.min(...pending);
+      const next = Math.min(...pending.map((e) => e.dueAt));
       if (next - now > SLEEP_MAX_MS) {
-        await this.queue.send(wake, next - now);
+        await this.sendReleases(pending, now);
         return released;
       }
       await this.wait(next - this.clock.now());
@@ -153,7 +219,7 @@ export class TimerService implements Timers {
           const page = await this.deferred.duePage(minute, until, this.bounds.pageSize, start);
           if (page.ids.length > 0) {
             pages++;
-            released += await this.release(page.ids);
+            released += (await this.release(page.ids)).released;
           }
           start = page.next;
         } while (start && pages < this.bounds.pages);
@@ -182,15 +248,17 @@ export class TimerService implements Timers {
     return Math.min(until - FIRST_SWEEP_LOOKBACK_MS, second === undefined ? Infinity : second * 1000, minute === undefined ? Infinity : minute * 60_000);
   }
 
-  /** After a restart (local runtime): arm again every bucket armed before and not yet past. */
+  /**
+   * After a restart (local runtime): arm again what the lost in-process timers
+   * held — the seconds of the next minutes from the due and check-back
+   * indexes (as the minute handler does), the minute schedules from their
+   * markers — and sweep what fell due meanwhile.
+   */
   async rearm(): Promise<void> {
     const now = this.clock.now();
     this.armed.clear();
-    for (const second of await this.deferred.wakes('s', Math.floor(now / 1000) - 3600)) {
-      await this.queue.send({ kind: 'release', minute: minuteOf(second * 1000), second }, second * 1000 - now);
-      this.armed.add(wakeBucket('s', second));
-    }
-    for (const minute of await this.deferred.wakes('m', minuteOf(now) - 60)) {
+    for (let minute = minuteOf(now); minute <= minuteOf(now + NEAR_MS + MINUTE_LEAD_MS); minute++) await this.onMinute(minute);
+    for (const minute of await this.deferred.wakes('m', minuteOf(now + NEAR_MS + MINUTE_LEAD_MS) + 1)) {
       await this.scheduler.scheduleAt(minuteScheduleName(minute), Math.max(now, minute * 60_000 - MINUTE_LEAD_MS), { kind: 'minute', minute });
       this.armed.add(wakeBucket('m', minute));
     }
@@ -202,10 +270,22 @@ export class TimerService implements Timers {
     for (let page = 0; page < 1000; page++) {
       const ids = await this.deferred.due(minute, now, RELEASE_PAGE);
       if (ids.length === 0) break;
-      const count = await this.release(ids);
+      const count = (await this.release(ids)).released;
       released += count;
       if (ids.length < RELEASE_PAGE || count === 0) break;
     }
     return released;
   }
+}
+
+/** Entries grouped by the second of their time (in time order). */
+function bySecond<T>(entries: T[], at: (entry: T) => number): Map<number, T[]> {
+  const out = new Map<number, T[]>();
+  for (const entry of [...entries].sort((a, b) => at(a) - at(b))) {
+    const second = Math.floor(at(entry) / 1000);
+    const list = out.get(second);
+    if (list) list.push(entry);
+    else out.set(second, [entry]);
+  }
+  return out;
 }

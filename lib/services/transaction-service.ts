@@ -6,7 +6,8 @@
  *   send{transaction} ─▶ X#id prepared (check-back index K#<0..3>, by next check time)
  *   commit  ─▶ TransactWrite[ append segment, X: prepared → committed ]   (first resolution wins)
  *   rollback ─▶ X: prepared → rolled-back                                  (409 for the opposite)
- *   sweep (every minute) ─▶ due half messages ─▶ dispatch (SQS / in-process, bounded)
+ *   send / unknown check ─▶ arm the next check to the second (TimerService.armChecks)
+ *   sweep (every minute, the safety net) ─▶ due half messages ─▶ dispatch (SQS / in-process, bounded)
  *   check ─▶ lease the check (nc moves, cc + 1, IF nc unchanged) ─▶ signed POST ─▶
  *            record it ─▶ commit | rollback | unknown (→ after maxChecks: onMaxChecks)
  */
@@ -27,6 +28,7 @@ import { secretContext } from '../adapters/aws/names.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 import type { CheckDispatcher, SecretBox, WebhookClient } from '../ports/webhooks.js';
+import type { Timers } from '../ports/timers.js';
 import type { DeferredReleaser } from './releaser.js';
 import type { Stores } from './stores.js';
 
@@ -42,7 +44,14 @@ export interface TransactionServiceOptions {
   checkTimeoutMs?: number;
   /** Logs what went wrong without secrets (the default says nothing). */
   log?: (message: string, details: Record<string, unknown>) => void;
+  /** Arms each next check-back to the second (without: the check sweep finds them, once a minute). */
+  timers?: Pick<Timers, 'armChecks'>;
+  /** Waits (ms) for a check-back that arrived just before it was due. */
+  wait?: (ms: number) => Promise<void>;
 }
+
+/** A check-back that arrives at most this early (clock skew between hosts) waits; earlier ones are stale and skipped. */
+const CHECK_EARLY_WAIT_MS = 1500;
 
 /** Half messages one sweep reads per check-back index partition (the next sweep takes the rest). */
 const CHECK_SWEEP_PAGE = 100;
@@ -51,6 +60,7 @@ const CHECK_RECORD_KEEP_SECONDS = 30 * 86_400;
 
 const txId = (id: string) => `t${id}`;
 const idOf = (transactionId: string) => (/^t[0-9A-HJKMNP-TV-Z]{26}$/.test(transactionId) ? transactionId.slice(1) : undefined);
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
 export const producerView = (p: ProducerGroup) => ({
@@ -221,9 +231,16 @@ export class TransactionService {
 
   /** One check of one half message (the worker). Safe to run twice: the check lease lets one through. */
   async check(transactionId: string): Promise<CheckStatus | 'skipped'> {
-    const half = await this.stores.deferred.get(idOf(transactionId) ?? '');
+    let half = await this.stores.deferred.get(idOf(transactionId) ?? '');
+    let now = this.clock.now();
+    const early = half?.transaction?.nextCheckAt === undefined ? 0 : half.transaction.nextCheckAt - now;
+    if (half?.state === 'prepared' && early > 0 && early <= CHECK_EARLY_WAIT_MS) {
+      // A timer that fired a moment early (another host's clock): wait for the due time, then read again.
+      await (this.options.wait ?? sleep)(early);
+      half = await this.stores.deferred.get(half.id);
+      now = this.clock.now();
+    }
     const tx = half?.transaction;
-    const now = this.clock.now();
     if (!half || half.state !== 'prepared' || !tx || tx.kept || tx.nextCheckAt === undefined || tx.nextCheckAt > now) return 'skipped';
     const producer = await this.stores.producers.get(tx.producerGroup);
     const interval = (producer?.checkIntervalSeconds ?? Limits.checkIntervalDefaultSeconds) * 1000;
@@ -244,6 +261,9 @@ export class TransactionService {
       const action = producer?.onMaxChecks ?? 'rollback';
       if (action === 'keep') await this.stores.deferred.keep(half.id, this.clock.now());
       else await this.resolve(transactionId, action, 'onMaxChecks');
+    } else {
+      // The next check, leased above at now + interval, to the second (the sweep is the safety net).
+      await this.options.timers?.armChecks([{ transactionId, at: now + interval }]);
     }
     return 'unknown';
   }

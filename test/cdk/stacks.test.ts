@@ -29,17 +29,19 @@ const allFunctions = [...routes.map((r) => r.entry), ...Object.keys(background)]
 const CONSUME = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
 /** Every grant besides the table, the function's own log group and X-Ray, per function (none if absent). */
 const expectedExtraGrants: Record<string, string[]> = {
-  // delaySeconds / deliverAt → QueueService.schedule → TimerService.arm: a minute schedule or a delay-queue wake-up
+  // delaySeconds / deliverAt → TimerService.arm: a minute schedule or a delay-queue wake-up;
+  // transaction → TimerService.armChecks: a minute schedule or a delayed check-queue message
   'send-message': ['iam:PassRole', 'scheduler:CreateSchedule', 'sqs:SendMessage'],
   'send-batch': ['iam:PassRole', 'scheduler:CreateSchedule', 'sqs:SendMessage'],
   // TransactionService.putProducer / rotateSecret seal a new signing secret
   'put-producer': ['kms:Encrypt'],
   'rotate-secret': ['kms:Encrypt'],
-  // onMinute queues second wake-ups; onRelease re-queues what is not due yet
+  // onMinute queues second wake-ups and its minute's check-backs; onRelease re-queues what is not due yet
   'timer-minute': ['sqs:SendMessage'],
   'timer-release': [...CONSUME, 'sqs:SendMessage'],
   'check-sweep': ['sqs:SendMessage'],
-  'check-worker': [...CONSUME, 'kms:Decrypt'],
+  // an `unknown` answer arms the next check-back: a delayed check-queue message or a minute schedule
+  'check-worker': [...CONSUME, 'iam:PassRole', 'kms:Decrypt', 'scheduler:CreateSchedule', 'sqs:SendMessage'],
   // Lambda's on-failure destination of the table stream mapping (SqsDlq)
   dispatcher: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
 };
@@ -329,7 +331,7 @@ describe('least privilege', () => {
 
   it('limits iam:PassRole to the timer scheduler role, passed to EventBridge Scheduler only', () => {
     const passes = grantsOfAction(stateless, 'iam:PassRole');
-    expect(passes.map((g) => g.role).sort()).toEqual(['send-message', 'send-batch'].map((e) => roleOf(stateless, functionId(e))).sort());
+    expect(passes.map((g) => g.role).sort()).toEqual(['send-message', 'send-batch', 'check-worker'].map((e) => roleOf(stateless, functionId(e))).sort());
     for (const grant of passes) {
       expect(grant.resource).toEqual(getAtt(idOf(built.stateless.service.timerSchedulerRole)));
       expect(grant.condition).toEqual({ StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } });
@@ -338,7 +340,7 @@ describe('least privilege', () => {
 
   it('limits scheduler:CreateSchedule to the sluice-m* schedules of the schedule group', () => {
     const creates = grantsOfAction(stateless, 'scheduler:CreateSchedule');
-    expect(creates).toHaveLength(2);
+    expect(creates).toHaveLength(3); // send-message, send-batch, check-worker
     for (const grant of creates) {
       expect(grant.resource).toEqual({
         'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':scheduler:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':schedule/sluice-test-timers/sluice-m*']],
@@ -353,18 +355,18 @@ describe('least privilege', () => {
     expect(new Set(schedulerActions)).toEqual(new Set(['scheduler:CreateSchedule']));
   });
 
-  it('sends to the delay queue only from the functions that arm timers, to the check queue only from the check sweep', () => {
+  it('sends to the delay queue only from the functions that arm timers, to the check queue only from those that dispatch or arm check-backs', () => {
     const service = built.stateless.service;
     const sendersTo = (queue: { node: { defaultChild?: unknown } }) =>
       grantsOfAction(stateless, 'sqs:SendMessage')
-        .filter((g) => JSON.stringify(g.resource) === JSON.stringify(getAtt(idOf(queue))))
+        .filter((g) => [g.resource].flat().some((r) => JSON.stringify(r) === JSON.stringify(getAtt(idOf(queue)))))
         .map((g) => g.role)
         .sort();
     const roles = (...entries: string[]) => entries.map((e) => roleOf(stateless, functionId(e))).sort();
     expect(sendersTo(service.delayQueue.queue)).toEqual(roles('send-message', 'send-batch', 'timer-minute', 'timer-release'));
-    expect(sendersTo(service.checkQueue.queue)).toEqual(roles('check-sweep'));
+    expect(sendersTo(service.checkQueue.queue)).toEqual(roles('check-sweep', 'check-worker', 'send-message', 'send-batch', 'timer-minute'));
     expect(sendersTo(service.dispatcher.deadLetterQueue)).toEqual(roles('dispatcher'));
-    expect(grantsOfAction(stateless, 'sqs:SendMessage')).toHaveLength(6);
+    expect(grantsOfAction(stateless, 'sqs:SendMessage')).toHaveLength(7); // one statement per role (resources merged)
   });
 
   it('lets only the check worker decrypt producer secrets, and only put-producer and rotate-secret encrypt them', () => {
@@ -440,7 +442,9 @@ describe('alarms', () => {
     expect(delay?.Threshold).toBeLessThanOrEqual(1800);
     const check = queueAlarm('ApproximateAgeOfOldestMessage', checkQueue.queue);
     expect(check).toMatchObject({ Namespace: 'AWS/SQS', Statistic: 'Maximum', AlarmActions: [alarmTopicArn] });
-    expect(check?.Threshold).toBeLessThanOrEqual(600);
+    // Armed check-backs, too, wait up to 900 s (DelaySeconds) before they are visible.
+    expect(check?.Threshold).toBeGreaterThan(900);
+    expect(check?.Threshold).toBeLessThanOrEqual(1800);
   });
 
   it('watch dead-letter depth of both queues from the first message', () => {

@@ -6,6 +6,7 @@ import { ensureTable } from '../../lib/adapters/dynamodb/table.js';
 import type { Clock } from '../../lib/ports/clock.js';
 import { InProcessNotifier } from '../../lib/ports/notifier.js';
 import type { DelayQueue, MinuteWake, OneTimeScheduler, ReleaseWake } from '../../lib/ports/timers.js';
+import type { CheckDispatcher } from '../../lib/ports/webhooks.js';
 import { TimerService } from '../../lib/services/timer-service.js';
 import { TransactionService } from '../../lib/services/transaction-service.js';
 import { HttpWebhookClient } from '../../lib/adapters/http/webhook-client.js';
@@ -42,10 +43,15 @@ export async function testTable(prefix?: string) {
 }
 
 /** Timer adapters that only record what was armed; `fire()` runs what is due by the fake clock. */
-export class RecordingTimers implements OneTimeScheduler, DelayQueue {
+export class RecordingTimers implements OneTimeScheduler, DelayQueue, CheckDispatcher {
   readonly minutes: Array<{ at: number; payload: MinuteWake }> = [];
   readonly releases: Array<{ at: number; payload: ReleaseWake }> = [];
+  /** Check-backs armed with a delay (run them with `transactions.check`). */
+  readonly checks: Array<{ at: number; transactionIds: string[] }> = [];
   constructor(private readonly clock: FakeClock) {}
+  async dispatch(transactionIds: string[], delayMs = 0) {
+    this.checks.push({ at: this.clock.now() + Math.max(0, delayMs), transactionIds });
+  }
   async scheduleAt(_name: string, at: number, payload: MinuteWake) {
     this.minutes.push({ at, payload });
   }
@@ -84,7 +90,17 @@ export function harness(
   const notifier = new InProcessNotifier();
   const recorded = new RecordingTimers(clock);
   const releaser = new DeferredReleaser(stores, clock, notifier, new WritePlanner(clock, random));
-  const timers = new TimerService(stores.deferred, recorded, recorded, clock, (ids) => releaser.release(ids), async (ms) => clock.advance(Math.max(0, ms)));
+  const timers = new TimerService(
+    stores.deferred,
+    recorded,
+    recorded,
+    clock,
+    (ids) => releaser.releaseDue(ids),
+    async (ms) => clock.advance(Math.max(0, ms)),
+    undefined,
+    undefined,
+    recorded,
+  );
   const queue = new QueueService(stores, clock, random, notifier, timers, { pollIntervalMs: 20 });
   const fire = async () => {
     for (const list of [recorded.minutes, recorded.releases] as const) {
@@ -105,7 +121,7 @@ export function harness(
     new HttpWebhookClient({ allowLoopback: true }),
     new LocalSecretBox(randomBytes(32)),
     { dispatch: async (ids) => void dispatched.push(...ids) },
-    { policy: { allowLoopback: true }, checkTimeoutMs: options.checkTimeoutMs ?? 2000 },
+    { policy: { allowLoopback: true }, checkTimeoutMs: options.checkTimeoutMs ?? 2000, timers, wait: async (ms) => clock.advance(Math.max(0, ms)) },
   );
   const redriver = new Redriver(stores, clock, notifier);
   return { doc, table, clock, stores, queue, releaser, admin: new AdminService(stores, clock), timers, recorded, fire, transactions, redriver, dispatched };

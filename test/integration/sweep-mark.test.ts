@@ -34,7 +34,7 @@ describe('timer sweep from a low-water mark', () => {
 
   it('reads bounded pages and moves the mark only past what it finished', async () => {
     const h = await newHarness({ clock: minuteClock() });
-    const timers = new TimerService(h.stores.deferred, h.recorded, h.recorded, h.clock, (ids) => h.releaser.release(ids), undefined, undefined, {
+    const timers = new TimerService(h.stores.deferred, h.recorded, h.recorded, h.clock, (ids) => h.releaser.releaseDue(ids), undefined, undefined, {
       pageSize: 2,
       pages: 2,
       minutes: 1440,
@@ -55,7 +55,7 @@ describe('timer sweep from a low-water mark', () => {
     const { client, doc, table } = await testTable();
     const h = harness(doc, table, { clock: minuteClock() });
     const logged: Array<Record<string, unknown>> = [];
-    const timers = new TimerService(h.stores.deferred, h.recorded, h.recorded, h.clock, (ids) => h.releaser.release(ids), undefined, (_m, details) =>
+    const timers = new TimerService(h.stores.deferred, h.recorded, h.recorded, h.clock, (ids) => h.releaser.releaseDue(ids), undefined, (_m, details) =>
       logged.push(details),
     );
     await h.admin.putTopic('jobs', topic());

@@ -1,9 +1,12 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { ConflictException, CreateScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { EventBridgeScheduler } from '../../lib/adapters/aws/scheduler.js';
 import { SqsDelayQueue } from '../../lib/adapters/aws/delay-queue.js';
+import { SqsCheckDispatcher } from '../../lib/adapters/aws/check-dispatcher.js';
+import { MAX_IDS_PER_WAKE } from '../../lib/ports/timers.js';
+import { TimerService } from '../../lib/services/timer-service.js';
 import { MisconfiguredError, ThrottledError, UnavailableError } from '../../lib/domain/errors.js';
 import { toProblem } from '../../lib/http/problem.js';
 
@@ -114,5 +117,49 @@ describe('SQS delay queue adapter', () => {
       QueueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/delay',
       MessageBody: JSON.stringify(wake),
     });
+  });
+});
+
+describe('release wake-ups carry the ids due in their second (issue 14 item 5)', () => {
+  const ulid = (n: number) => `01J${String(n).padStart(23, '0')}`; // 26 characters, as deferred ids are
+  const unused = new Proxy({}, { get: () => () => Promise.reject(new Error('the near path reads and writes nothing in DynamoDB')) });
+
+  it(`splits ${MAX_IDS_PER_WAKE + 1}+ ids of one second into wake-ups of ≤ ${MAX_IDS_PER_WAKE} ids, each body in one 64 KiB SQS chunk`, async () => {
+    sqs.on(SendMessageCommand).resolves({ MessageId: 'm' });
+    const now = Date.UTC(2026, 11, 1, 10, 0, 0, 300);
+    const timers = new TimerService(
+      unused as never,
+      unused as never,
+      new SqsDelayQueue(new SQSClient({ region: 'eu-west-1' }), 'https://sqs.eu-west-1.amazonaws.com/1/delay'),
+      { now: () => now },
+      async () => ({ released: 0, pending: [] }),
+    );
+    const wakes = Array.from({ length: 2500 }, (_, i) => ({ id: ulid(i), dueAt: now + 5000 + (i % 700) }));
+    await timers.arm(wakes);
+    const inputs = sqs.commandCalls(SendMessageCommand).map((c) => c.args[0].input);
+    expect(inputs).toHaveLength(3);
+    const bodies = inputs.map((i) => JSON.parse(i.MessageBody!) as { kind: string; second: number; minute: number; ids: string[] });
+    expect(bodies.map((b) => b.ids.length)).toEqual([1000, 1000, 500]);
+    expect(bodies.flatMap((b) => b.ids).sort()).toEqual(wakes.map((w) => w.id).sort());
+    for (const [i, body] of bodies.entries()) {
+      expect(body).toMatchObject({ kind: 'release', second: Math.floor((now + 5000) / 1000), minute: Math.floor((now + 5000) / 60_000) });
+      expect(inputs[i]!.DelaySeconds).toBe(5);
+      expect(Buffer.byteLength(inputs[i]!.MessageBody!)).toBeLessThanOrEqual(64 * 1024);
+    }
+  });
+});
+
+describe('SQS check dispatcher (issue 14 item 6)', () => {
+  it('sends armed check-backs with DelaySeconds rounded up, at most 900, in batches of 10', async () => {
+    sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+    const dispatcher = new SqsCheckDispatcher(new SQSClient({ region: 'eu-west-1' }), 'https://sqs.eu-west-1.amazonaws.com/1/checks');
+    await dispatcher.dispatch(Array.from({ length: 12 }, (_, i) => `t${i}`), 1500);
+    await dispatcher.dispatch(['t-far'], 3_600_000);
+    await dispatcher.dispatch(['t-now']);
+    const calls = sqs.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input);
+    expect(calls.map((c) => c.Entries!.length)).toEqual([10, 2, 1, 1]);
+    expect(calls[0]!.Entries![0]).toEqual({ Id: '0', MessageBody: JSON.stringify({ transactionId: 't0' }), DelaySeconds: 2 });
+    expect(calls[2]!.Entries![0]!.DelaySeconds).toBe(900);
+    expect(calls[3]!.Entries![0]).toEqual({ Id: '0', MessageBody: JSON.stringify({ transactionId: 't-now' }) });
   });
 });

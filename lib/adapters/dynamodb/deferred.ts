@@ -425,15 +425,64 @@ export class DeferredStore {
     );
   }
 
-  /** All due times still scheduled in a minute bucket (to arm its second-level wake-ups). */
-  async dueTimes(minute: number): Promise<number[]> {
+  /** Every message still scheduled in a minute bucket, with its due time (the minute timer arms their second-level wake-ups). */
+  async dueEntries(minute: number): Promise<Array<{ id: string; dueAt: number }>> {
     const items = await queryAll(this.doc, {
       TableName: this.table,
       IndexName: GSI1,
       KeyConditionExpression: 'g1pk = :pk',
       ExpressionAttributeValues: { ':pk': dueIndexPk(minute) },
     });
-    return items.map((item) => dueOfIndexSk(String(item.g1sk)));
+    return items.map((item) => ({ id: idOfDeferredPk(String(item.pk)), dueAt: dueOfIndexSk(String(item.g1sk)) }));
+  }
+
+  /**
+   * Deferred messages by id, strongly consistent (BatchGet, 100 keys a
+   * request, unprocessed keys asked again): what a release wake-up reads
+   * instead of the eventually consistent due index. Absent ids are left out;
+   * an item that cannot be read as a deferred message is named in `unreadable`.
+   */
+  async getMany(ids: string[]): Promise<{ found: Deferred[]; unreadable: Map<string, unknown> }> {
+    const found: Deferred[] = [];
+    const unreadable = new Map<string, unknown>();
+    const unique = [...new Set(ids)];
+    for (let i = 0; i < unique.length; i += 100) {
+      let keys: Record<string, unknown>[] = unique.slice(i, i + 100).map(key);
+      for (let attempt = 0; keys.length > 0; attempt++) {
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 20 * 2 ** attempt)));
+        const result = await call(() =>
+          this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } })),
+        );
+        for (const item of result.Responses?.[this.table] ?? []) {
+          try {
+            found.push(toDeferred(item));
+          } catch (error) {
+            unreadable.set(idOfDeferredPk(String(item.pk)), error);
+          }
+        }
+        keys = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
+      }
+    }
+    return { found, unreadable };
+  }
+
+  /**
+   * Half messages whose next check-back falls in [from, to] (ms), from the
+   * check-back index (every partition; eventually consistent, which is enough
+   * for the minute timer: it reads checks set at least two minutes earlier).
+   */
+  async checksDueBetween(from: number, to: number): Promise<Array<{ id: string; at: number }>> {
+    const out: Array<{ id: string; at: number }> = [];
+    for (let shard = 0; shard < CHECK_INDEX_SHARDS; shard++) {
+      const items = await queryAll(this.doc, {
+        TableName: this.table,
+        IndexName: GSI1,
+        KeyConditionExpression: 'g1pk = :pk AND g1sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': checkIndexPk(shard), ':from': checkIndexSk(from, ''), ':to': checkIndexUpTo(to) },
+      });
+      out.push(...items.map((item) => ({ id: idOfDeferredPk(String(item.pk)), at: dueOfIndexSk(String(item.g1sk)) })));
+    }
+    return out;
   }
 
   /** Marks a scheduled message released at `address`; fails its condition unless it is still scheduled. */

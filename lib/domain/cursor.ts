@@ -25,7 +25,10 @@ export interface Lease {
   topic: string | undefined;
   /** Protected mode: committed by its receiver, waiting for older messages to complete. */
   pending: boolean;
-  /** Its holder gave it back (visibility 0) rather than letting it expire: the failure a dead letter records. */
+  /**
+   * Its holder gave it back (visibility 0: true) rather than letting it expire; false when a later
+   * visibility change extended it again; absent when no visibility change touched this lease.
+   */
   released?: boolean;
 }
 

@@ -199,7 +199,13 @@ describe('completion budget', () => {
 
 describe('stored cursor form', () => {
   it('round-trips, so a renewal condition on the lease as read matches the stored lease exactly', () => {
-    const read = cursor([lease(BIG, 2), lease(BIG + 1, 1, { topic: undefined, pending: true })]);
+    // Released (r = 1) and released then extended (r = 0) leases too: a claim could never renew them before.
+    const read = cursor([
+      lease(BIG, 2),
+      lease(BIG + 1, 1, { topic: undefined, pending: true }),
+      lease(BIG + 2, 1, { released: true }),
+      lease(BIG + 3, 1, { released: false }),
+    ]);
     const item = toItem(read);
     const back = toState(item);
     expect(back).toEqual(read);

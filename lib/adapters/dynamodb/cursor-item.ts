@@ -65,6 +65,8 @@ export const storedLease = (lease: Lease): StoredLease => {
   const stored: StoredLease = { e: lease.expiresAt, k: lease.token, d: lease.deliveries, g: lease.segment };
   if (lease.topic !== undefined) stored.t = lease.topic;
   if (lease.pending) stored.c = 1;
+  // Exactly as read (a renewal's condition compares the whole map): `r` is 0 or 1 once a visibility change wrote it.
+  if (lease.released !== undefined) stored.r = lease.released ? 1 : 0;
   return stored;
 };
 
@@ -125,7 +127,7 @@ export const toState = (item: Record<string, unknown>): CursorState => {
       segment: l.g,
       topic: l.t,
       pending: l.c === 1,
-      ...(l.r === 1 ? { released: true } : {}),
+      ...(l.r === undefined ? {} : { released: l.r === 1 }),
     });
   }
   const done = new Map<number, DoneEntry>();

@@ -102,8 +102,10 @@ export function planClaims(input: PlanInput): Plan {
     } else if (lease.deliveries >= input.maxDeliveries) {
       plan.dead.push({ lease, record });
     } else {
+      // A new lease: no visibility change has touched it (`released` belonged to the one it replaces).
+      const { released: _released, ...held } = lease;
       const renewed: Lease = {
-        ...lease,
+        ...held,
         deliveries: lease.deliveries + 1,
         token: leaseToken(lease.deliveries + 1, input.token()),
         expiresAt: now + visibilityMs,

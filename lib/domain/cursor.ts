@@ -25,17 +25,21 @@ export interface Lease {
   topic: string | undefined;
   /** Protected mode: committed by its receiver, waiting for older messages to complete. */
   pending: boolean;
-  /** Its holder gave it back (visibility 0) rather than letting it expire: the failure a dead letter records. */
+  /**
+   * Its holder gave it back (visibility 0: true) rather than letting it expire; false when a later
+   * visibility change extended it again; absent when no visibility change touched this lease.
+   */
   released?: boolean;
 }
 
 export const DoneOutcome = { committed: 'committed', deadLettered: 'dead-lettered', expired: 'expired' } as const;
 export type DoneOutcome = (typeof DoneOutcome)[keyof typeof DoneOutcome];
 
-/** A recently completed message, kept so that a repeated commit answers "committed" again. */
+/** A completed message, kept (in `dn`, then in history chunks) so that a repeated commit answers "committed" again. */
 export interface DoneEntry {
   seq: number;
-  token: string;
+  /** The completing lease's token: known to the writer; stored completions keep only `deliveries` (history.ts). */
+  token?: string;
   at: number;
   outcome: DoneOutcome;
   deliveries: number;
@@ -58,13 +62,15 @@ export interface CursorState {
   readyAt: number | undefined;
   /** FIFO shard cursors: the ready-index key as stored, to leave it alone when readiness does not change. */
   readyKey?: string | undefined;
+  /** History mark `hw`: completions up to it were spilled into history chunks, or are still in `done` (history.ts). */
+  historyMark?: number | undefined;
+  /** When the cursor was created (ms): a group created again under the same name starts a history of its own. */
+  createdAt?: number | undefined;
 }
 
 /** The most leases one cursor holds at once (keeps the cursor item, and its write cost, small). */
 export const MAX_IN_FLIGHT_PER_STREAM = 100;
 
-/** How many completed entries a cursor remembers for idempotent repeats of commit. */
-export const DONE_MEMORY = 16;
 
 export const leaseToken = (deliveries: number, random: string): string => `${deliveries}.${random}`;
 
@@ -80,12 +86,6 @@ export const expiredLeases = (cursor: CursorState, now: number): Lease[] =>
 /** Leases in sequence order. */
 export const leasesInOrder = (cursor: CursorState): Lease[] => [...cursor.leases.values()].sort((a, b) => a.seq - b.seq);
 
-/** Done entries to forget so that at most DONE_MEMORY remain after adding `adding` more. */
-export const doneToForget = (cursor: CursorState, adding: number): number[] => {
-  const seqs = [...cursor.done.keys()].sort((a, b) => a - b);
-  const excess = seqs.length + adding - DONE_MEMORY;
-  return excess > 0 ? seqs.slice(0, excess) : [];
-};
 
 /** Does a message with `tag` pass a subscription's tag filter? (No filter: everything.) */
 export const tagMatches = (filter: readonly string[] | undefined, tag: string | undefined): boolean =>

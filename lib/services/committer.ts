@@ -6,6 +6,7 @@
  */
 import { InvalidArgumentError, ReceiptHandleExpiredError, SluiceError } from '../domain/errors.js';
 import { leasesInOrder, type Lease } from '../domain/cursor.js';
+import { repeatsCommit } from '../domain/history.js';
 import { Limits, type Group, type SendInput, type Topic } from '../domain/model.js';
 import { READY_NOW, guessedReadiness, readinessFor, retryReadiness } from '../domain/readiness.js';
 import { decodeReceipt, isShardStream, type Receipt } from '../domain/streams.js';
@@ -220,12 +221,12 @@ export class Committer {
       const candidates: Item[] = [];
       for (const item of items) {
         const lease = cursor?.leases.get(item.receipt.seq);
-        const done = cursor?.done.get(item.receipt.seq);
         if (lease && lease.token === item.receipt.token) {
           if (lease.pending) outcomes.set(item.index, 'pending');
           else candidates.push(item);
         } else {
-          outcomes.set(item.index, done?.token === item.receipt.token && done.outcome === 'committed' ? 'committed' : 'expired');
+          const done = cursor ? await this.stores.cursors.completionOf(cursor, item.receipt.seq) : undefined;
+          outcomes.set(item.index, repeatsCommit(done, item.receipt.token) ? 'committed' : 'expired');
         }
       }
       if (!cursor) return outcomes;

@@ -8,7 +8,7 @@ import { MessageNotFoundError } from '../domain/errors.js';
 import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
 import { GroupDeliveryState, Limits, iso, messageContent, type MessageRecord, type Topic } from '../domain/model.js';
 import { isDeferredMessageId, parseDirectMessageId, redriveStream, streamId, ulidOfDeferredMessageId } from '../domain/streams.js';
-import { tagMatches, type CursorState } from '../domain/cursor.js';
+import { tagMatches, type CursorState, type DoneEntry } from '../domain/cursor.js';
 import type { Clock } from '../ports/clock.js';
 import { requireTopic } from './lookups.js';
 import type { Stores } from './stores.js';
@@ -38,7 +38,10 @@ export class MessageQueries {
       groups.map(async (group) => {
         const cursor = await this.stores.cursors.get(group.name, stream);
         const tags = group.subscriptions.find((s) => s.topic === topic.name)?.tags;
-        const state = groupState(cursor, seq, tagMatches(tags, record.tag), record.sentAt < group.createdAt);
+        const matches = tagMatches(tags, record.tag);
+        // Completions the cursor spilled are read from its history (for the message's whole retention).
+        const done = cursor && matches && !cursor.leases.has(seq) ? await this.stores.cursors.completionOf(cursor, seq) : undefined;
+        const state = groupState(cursor, done, seq, matches, record.sentAt < group.createdAt);
         const link = links.get(group.name);
         if (!link) return { group: group.name, ...state, deadLetter: null };
         // The link outlives the cursor's memory of completions (`dn`): it tells the outcome for the whole retention.
@@ -48,7 +51,9 @@ export class MessageQueries {
         if (link.redrivenSeq !== undefined) {
           // Redriven: its state in this group is its state in the group's redrive stream (the copy stays).
           const redriven = await this.stores.cursors.get(group.name, redriveStream(group.name));
-          return { group: group.name, ...groupState(redriven, link.redrivenSeq, true, false), deadLetter };
+          const seqThere = link.redrivenSeq;
+          const doneThere = redriven && !redriven.leases.has(seqThere) ? await this.stores.cursors.completionOf(redriven, seqThere) : undefined;
+          return { group: group.name, ...groupState(redriven, doneThere, seqThere, true, false), deadLetter };
         }
         return { group: group.name, ...state, state: GroupDeliveryState.deadLettered, committedAt: null, deadLetter };
       }),
@@ -120,14 +125,13 @@ export class MessageQueries {
 }
 
 /** A message's state in one group, from that group's cursor on its stream. */
-function groupState(cursor: CursorState | undefined, seq: number, matches: boolean, beforeSubscription: boolean) {
+function groupState(cursor: CursorState | undefined, done: DoneEntry | undefined, seq: number, matches: boolean, beforeSubscription: boolean) {
   const none = { deliveryCount: 0, committedAt: null as string | null };
   if (!matches) return { state: GroupDeliveryState.filtered, ...none };
   const lease = cursor?.leases.get(seq);
   if (lease) {
     return { state: lease.pending ? GroupDeliveryState.pending : GroupDeliveryState.inFlight, deliveryCount: lease.deliveries, committedAt: null };
   }
-  const done = cursor?.done.get(seq);
   if (done) {
     return {
       state: done.outcome === 'committed' ? GroupDeliveryState.committed : done.outcome === 'dead-lettered' ? GroupDeliveryState.deadLettered : GroupDeliveryState.expired,
@@ -136,7 +140,8 @@ function groupState(cursor: CursorState | undefined, seq: number, matches: boole
     };
   }
   if (!cursor || seq >= cursor.next) return { state: GroupDeliveryState.waiting, ...none };
-  // Completed longer ago than the cursor remembers: committed (or dead-lettered), time no longer known.
+  // Below `nx`, neither leased nor in the cursor's history: completed before the history began
+  // (cursors of earlier versions forgot completions), so committed or dead-lettered, time unknown.
   if (beforeSubscription) return { state: GroupDeliveryState.filtered, ...none };
   return { state: GroupDeliveryState.committed, deliveryCount: null, committedAt: null };
 }

@@ -4,8 +4,9 @@
  */
 import { jsonBytes, type AnswerBudget } from '../domain/answer-budget.js';
 import { planClaims, type ClaimMode, type Delivery, type Verdict } from '../domain/claims.js';
-import { doneToForget, leasesInOrder, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
-import { iso, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
+import { leasesInOrder, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
+import { planSpill } from '../domain/history.js';
+import { Limits, iso, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
 import {
   NOTICE_BUCKETS,
   directMessageId,
@@ -222,9 +223,15 @@ export class Receiver {
       }
       const limit = mode === 'serialized' ? 1 : want;
       const expired = [...cursor.leases.values()].filter((l) => !l.pending && l.expiresAt <= now);
-      const [leaseSegments, segments] = await Promise.all([
+      // Completions past the cursor's memory go to history items first; the claim then removes
+      // them from `dn` under the mark it read (docs/design.md, History for the whole retention).
+      const spill = planSpill(cursor);
+      const [leaseSegments, segments, spilled] = await Promise.all([
         expired.length ? this.stores.log.getSegments(expired.map((l) => ({ stream, seq: l.segment }))) : Promise.resolve([]),
         this.stores.log.read(stream, cursor.segmentStart, limit + 1),
+        spill
+          ? this.stores.history.write(group.name, stream, cursor.createdAt ?? 0, new Set(cursor.done.keys()), spill, historyTtl(now))
+          : Promise.resolve(undefined),
       ]);
       const leaseRecords = new Map<number, MessageRecord | undefined>();
       for (const lease of expired) {
@@ -269,11 +276,16 @@ export class Receiver {
           segmentStart: plan.segmentStart,
           grant: plan.grant,
           close: plan.close,
-          forgetDone: doneToForget(read, plan.close.length),
+          forgetDone: spilled?.remove ?? [],
+          ...(spilled ? { history: { expectMark: spilled.expectMark, mark: spilled.mark } } : {}),
           ...(shard ? { shard: { expectKnown: read.known, expectInFlight: read.leases.size, known, ...(index ? { index } : {}) } } : {}),
         };
         const changed =
-          plan.grant.length > 0 || plan.close.length > 0 || plan.next !== read.next || (shard && (index !== undefined || known !== read.known));
+          spilled !== undefined ||
+          plan.grant.length > 0 ||
+          plan.close.length > 0 ||
+          plan.next !== read.next ||
+          (shard && (index !== undefined || known !== read.known));
         return { plan, change, changed };
       };
       // Limits by construction: a claim whose expressions or resulting item would pass their
@@ -399,6 +411,9 @@ export class Receiver {
  */
 const redriveStreamToRead = (group: Group, requested: Set<string>, now: number): string | undefined =>
   (group.redriveUntil ?? 0) > now && group.subscriptions.every((s) => requested.has(s.topic)) ? redriveStream(group.name) : undefined;
+
+/** History items outlive every message whose completion they hold: written after it, kept for the longest retention. */
+const historyTtl = (now: number): number => Math.ceil(now / 1000) + Limits.retentionMaxSeconds;
 
 const shuffle = <T>(items: T[], random: Random): T[] => {
   const out = [...items];

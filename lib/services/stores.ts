@@ -3,6 +3,7 @@ import { BatchWriter } from '../adapters/dynamodb/write-batch.js';
 import { Catalog, type CatalogOptions } from '../adapters/dynamodb/catalog.js';
 import { CursorStore } from '../adapters/dynamodb/cursors.js';
 import { DeferredStore } from '../adapters/dynamodb/deferred.js';
+import { HistoryStore } from '../adapters/dynamodb/history.js';
 import { Markers } from '../adapters/dynamodb/markers.js';
 import { PendingOutputStore } from '../adapters/dynamodb/pending-outputs.js';
 import { ProducerStore } from '../adapters/dynamodb/producers.js';
@@ -19,6 +20,8 @@ export interface Stores {
   log: StreamLog;
   /** Cursor items: claims, commits, visibility, dead-letter closes. */
   cursors: CursorStore;
+  /** Completions spilled from cursors, kept for the messages' retention. */
+  history: HistoryStore;
   /** The FIFO ready index of shard cursors (the query; cursor writes maintain it). */
   readyIndex: ReadyIndex;
   /** Publish outputs of pending protected commits. */
@@ -37,10 +40,12 @@ export interface Stores {
 
 /** Every store on one table; `catalog` configures its per-container cache. */
 export function createStores(doc: DynamoDBDocumentClient, table: string, options: { clock: Clock; catalog?: CatalogOptions }): Stores {
+  const history = new HistoryStore(doc, table);
   return {
     catalog: new Catalog(doc, table, options.catalog),
     log: new StreamLog(doc, table, options.clock),
-    cursors: new CursorStore(doc, table),
+    cursors: new CursorStore(doc, table, history),
+    history,
     readyIndex: new ReadyIndex(doc, table),
     outputs: new PendingOutputStore(doc, table),
     markers: new Markers(doc, table),

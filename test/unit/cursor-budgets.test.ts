@@ -20,7 +20,8 @@ import {
 import { storedLease, toItem, toState } from '../../lib/adapters/dynamodb/cursor-item.js';
 import { itemBytes } from '../../lib/adapters/dynamodb/item-size.js';
 import { readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
-import { DONE_MEMORY, MAX_IN_FLIGHT_PER_STREAM, type CursorState, type DoneEntry, type Lease } from '../../lib/domain/cursor.js';
+import { MAX_IN_FLIGHT_PER_STREAM, type CursorState, type DoneEntry, type Lease } from '../../lib/domain/cursor.js';
+import { CHUNK_MAX_ENTRIES, SPILL_AT, STRAGGLERS_MAX, planSpill, spilledSeqs } from '../../lib/domain/history.js';
 import { Limits } from '../../lib/domain/model.js';
 
 const SHARD = 't:orders/k:customer-0001';
@@ -41,14 +42,14 @@ const lease = (seq: number, deliveries = 1, extra: Partial<Lease> = {}): Lease =
   ...extra,
 });
 
-const cursor = (leases: Lease[], done = DONE_MEMORY): CursorState => ({
+const cursor = (leases: Lease[], done = SPILL_AT): CursorState => ({
   group: 'g'.repeat(Limits.nameMaxLength),
   stream: SHARD,
   next: BIG + 1000,
   segmentStart: BIG + 1000,
   leases: new Map(leases.map((l) => [l.seq, l])),
   done: new Map(
-    Array.from({ length: done }, (_, i): [number, DoneEntry] => [BIG - i, { seq: BIG - i, token: '3.AbCdEfGh.k', at: NOW, outcome: 'committed', deliveries: 3 }]),
+    Array.from({ length: done }, (_, i): [number, DoneEntry] => [BIG - i, { seq: BIG - i, at: NOW, outcome: 'committed', deliveries: 3 }]),
   ),
   committed: 1e12,
   deadLettered: 1e9,
@@ -82,6 +83,40 @@ describe('claim budget', () => {
     expect(s.condition).toBeLessThan(2500);
   });
 
+  it('100 renewals or 100 closes plus the largest spill (a full chunk and every straggler leaving dn, the mark moving) fit one write', () => {
+    // A cursor just before its largest spill: stragglers below the mark, more than a chunk above it.
+    const stragglers = Array.from({ length: STRAGGLERS_MAX }, (_, i): [number, DoneEntry] => [BIG - 900 + i, { seq: BIG - 900 + i, at: NOW, outcome: 'committed', deliveries: 1000 }]);
+    const above = Array.from({ length: CHUNK_MAX_ENTRIES + 100 }, (_, i): [number, DoneEntry] => [BIG - 500 + i, { seq: BIG - 500 + i, at: NOW, outcome: 'dead-lettered', deliveries: 1000 }]);
+    const read: CursorState = { ...cursor(inFlight), done: new Map([...stragglers, ...above]), historyMark: BIG - 800 };
+    const spill = planSpill(read);
+    expect(spill?.chunk?.entries).toHaveLength(CHUNK_MAX_ENTRIES);
+    expect(spill?.stragglers).toHaveLength(STRAGGLERS_MAX);
+    const history = { expectMark: read.historyMark, mark: spill?.chunk?.last ?? 0 };
+    const renew: ClaimChange = {
+      expectNext: read.next,
+      next: read.next,
+      segmentStart: read.segmentStart,
+      grant: inFlight.map((l) => ({ lease: { ...l, deliveries: 8, token: '8.ZyXwVuTs.r', expiresAt: NOW + 43_200_000 }, replaces: l })),
+      close: [],
+      forgetDone: spill ? spilledSeqs(spill) : [],
+      history,
+      shard,
+    };
+    const close: ClaimChange = {
+      ...renew,
+      grant: [],
+      close: inFlight.map((l) => ({ done: { seq: l.seq, at: NOW, outcome: 'expired', deliveries: l.deliveries }, replaces: l })),
+    };
+    for (const change of [renew, close]) {
+      const s = sizes(claimUpdate(read.group, change));
+      expect(s.update).toBeLessThanOrEqual(EXPRESSION_BUDGET_BYTES);
+      expect(s.condition).toBeLessThanOrEqual(EXPRESSION_BUDGET_BYTES);
+      expect(claimFits(read, change)).toBe(true);
+    }
+    // The cursor before that spill (100 leases, 208 completions) is still far below the item budget.
+    expect(itemBytes(toItem(read))).toBeLessThan(CURSOR_ITEM_BUDGET_BYTES / 2);
+  });
+
   it('100 closes plus forgetting a full completion memory fit one write', () => {
     const read = cursor(inFlight);
     const change: ClaimChange = {
@@ -89,7 +124,7 @@ describe('claim budget', () => {
       next: read.next,
       segmentStart: read.segmentStart,
       grant: [],
-      close: inFlight.map((l) => ({ done: { seq: l.seq, token: l.token, at: NOW, outcome: 'expired', deliveries: l.deliveries }, replaces: l })),
+      close: inFlight.map((l) => ({ done: { seq: l.seq, at: NOW, outcome: 'expired', deliveries: l.deliveries }, replaces: l })),
       forgetDone: [...read.done.keys()],
       shard,
     };
@@ -164,7 +199,13 @@ describe('completion budget', () => {
 
 describe('stored cursor form', () => {
   it('round-trips, so a renewal condition on the lease as read matches the stored lease exactly', () => {
-    const read = cursor([lease(BIG, 2), lease(BIG + 1, 1, { topic: undefined, pending: true })]);
+    // Released (r = 1) and released then extended (r = 0) leases too: a claim could never renew them before.
+    const read = cursor([
+      lease(BIG, 2),
+      lease(BIG + 1, 1, { topic: undefined, pending: true }),
+      lease(BIG + 2, 1, { released: true }),
+      lease(BIG + 3, 1, { released: false }),
+    ]);
     const item = toItem(read);
     const back = toState(item);
     expect(back).toEqual(read);

@@ -69,11 +69,22 @@ describe('claimUpdate', () => {
     );
     expect(update).toBe(
       'SET nx = 11, ns = 10, fl.10 = {"e":5000,"k":"1.a","d":2,"g":7,"t":"orders"}, fl.8 = {"e":5000,"k":"2.b","d":2,"g":7}, ' +
-        'dn.9 = {"k":"1.y","a":4000,"o":"expired","d":1} REMOVE fl.9, dn.3',
+        'dn.9 = 16384006 REMOVE fl.9, dn.3',
     );
     expect(condition).toBe(
       'nx = 10 AND fl.8 = {"e":3000,"k":"1.z","d":1,"g":7} AND fl.9 = {"e":5000,"k":"1.y","d":1,"g":7}',
     );
+  });
+
+  it('moves the history mark with a spill, on the mark it read (none yet: on its absence)', () => {
+    expect(claim({ forgetDone: [3, 4], history: { expectMark: undefined, mark: 4 } })).toEqual({
+      update: 'SET nx = 5, ns = 5, hw = 4 REMOVE dn.3, dn.4',
+      condition: 'nx = 5 AND attribute_not_exists(hw)',
+    });
+    expect(claim({ forgetDone: [7], history: { expectMark: 4, mark: 4 } })).toEqual({
+      update: 'SET nx = 5, ns = 5, hw = 4 REMOVE dn.7',
+      condition: 'nx = 5 AND hw = 4',
+    });
   });
 
   it('stores a pending mark as c = 1', () => {
@@ -115,13 +126,13 @@ describe('completionUpdate', () => {
     const { update, condition } = render(
       completionUpdate('g', PARTITION, { complete: [{ seq: 4, token: '1.a' }, { seq: 5, token: '3.b' }], now: 99 }),
     );
-    expect(update).toBe('SET dn.4 = {"k":"1.a","a":99,"o":"committed","d":1}, dn.5 = {"k":"3.b","a":99,"o":"committed","d":3} REMOVE fl.4, fl.5 ADD cm 2');
+    expect(update).toBe('SET dn.4 = 405508, dn.5 = 405516 REMOVE fl.4, fl.5 ADD cm 2');
     expect(condition).toBe('fl.4.k = "1.a" AND fl.5.k = "3.b"');
   });
 
   it('on a FIFO shard without a decision: ready now, unconditionally', () => {
     const { update, condition } = render(completionUpdate('g', SHARD, { complete: [{ seq: 4, token: '1.a' }], now: 99 }));
-    expect(update).toBe(`SET dn.4 = {"k":"1.a","a":99,"o":"committed","d":1}, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}" REMOVE fl.4 ADD cm 1`);
+    expect(update).toBe(`SET dn.4 = 405508, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}" REMOVE fl.4 ADD cm 1`);
     expect(condition).toBe('fl.4.k = "1.a"');
   });
 
@@ -136,7 +147,7 @@ describe('completionUpdate', () => {
     const { update, condition } = render(
       completionUpdate('g', SHARD, { complete: [{ seq: 4, token: '1.a.d' }], now: 99, readiness: { readiness: 'drop', guarded: true } }),
     );
-    expect(update).toBe('SET dn.4 = {"k":"1.a.d","a":99,"o":"committed","d":1} REMOVE fl.4, g1pk, g1sk ADD cm 1');
+    expect(update).toBe('SET dn.4 = 405508 REMOVE fl.4, g1pk, g1sk ADD cm 1');
     expect(condition).toBe('fl.4.k = "1.a.d" AND kn < nx AND size(fl) = 1');
   });
 
@@ -144,7 +155,7 @@ describe('completionUpdate', () => {
     const { update, condition } = render(
       completionUpdate('g', SHARD, { complete: [{ seq: 4, token: '1.a.k' }], now: 99, readiness: { readiness: 'keep', guarded: true, head: 6 } }),
     );
-    expect(update).toBe('SET dn.4 = {"k":"1.a.k","a":99,"o":"committed","d":1} REMOVE fl.4 ADD cm 1');
+    expect(update).toBe('SET dn.4 = 405508 REMOVE fl.4 ADD cm 1');
     expect(condition).toBe('fl.4.k = "1.a.k" AND kn < nx AND size(fl) > 1 AND attribute_not_exists(fl.6.c)');
   });
 
@@ -200,11 +211,11 @@ describe('dead letters, notices, notice cursors', () => {
 
   it('closes a dead-lettered lease on its token, unless it went pending; a shard becomes ready now', () => {
     expect(render(deadLetterUpdate('g', PARTITION, done, '3.a'))).toEqual({
-      update: 'SET dn.4 = {"k":"3.a","a":9,"o":"dead-lettered","d":3} REMOVE fl.4 ADD dl 1',
+      update: 'SET dn.4 = 36877 REMOVE fl.4 ADD dl 1',
       condition: 'fl.4.k = "3.a" AND attribute_not_exists(fl.4.c)',
     });
     expect(render(deadLetterUpdate('g', SHARD, done, '3.a')).update).toBe(
-      `SET dn.4 = {"k":"3.a","a":9,"o":"dead-lettered","d":3}, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}" REMOVE fl.4 ADD dl 1`,
+      `SET dn.4 = 36877, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}" REMOVE fl.4 ADD dl 1`,
     );
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DONE_MEMORY, deliveriesOfToken, doneToForget, expiredLeases, leaseToken, tagMatches, type CursorState } from '../../lib/domain/cursor.js';
+import { deliveriesOfToken, expiredLeases, leaseToken, tagMatches, type CursorState } from '../../lib/domain/cursor.js';
 
 const cursor = (leases: Array<[number, number]>, done: number[] = []): CursorState => ({
   group: 'g',
@@ -19,12 +19,6 @@ describe('leases', () => {
     const c = cursor([[9, 50], [3, 10], [5, 200], [4, 100]]);
     expect(expiredLeases(c, 100).map((l) => l.seq)).toEqual([3, 4, 9]);
     expect(expiredLeases(c, 5)).toEqual([]);
-  });
-
-  it('forgets the oldest done entries beyond the memory', () => {
-    const seqs = Array.from({ length: DONE_MEMORY }, (_, i) => i + 1);
-    expect(doneToForget(cursor([], seqs), 0)).toEqual([]);
-    expect(doneToForget(cursor([], seqs), 2)).toEqual([1, 2]);
   });
 
   it('carries the delivery count in the token', () => {

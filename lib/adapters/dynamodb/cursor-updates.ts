@@ -94,7 +94,10 @@ export interface ClaimChange {
   grant: Array<{ lease: Lease; replaces: Lease | undefined }>;
   /** Leases to close without delivery (message expired), with the lease (as read) that must still be there. */
   close: Array<{ done: DoneEntry; replaces: Lease }>;
+  /** Completions to remove from `dn`: spilled into history items, written before this update (lib/domain/history.ts). */
   forgetDone: number[];
+  /** With a spill: the history mark moves from what the plan read (the condition) to the end of the spilled chunk. */
+  history?: { expectMark: number | undefined; mark: number };
   /**
    * FIFO shard cursors only: the new known head, guarded by what the plan read;
    * `index` when the ready-index key changes. Without it `g1pk`/`g1sk` are not written at all.
@@ -130,6 +133,11 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
     conditions.push(`${fl()}.${seq} = ${x.value(storedLease(replaces))}`);
   }
   for (const seq of change.forgetDone) removes.push(`${dn()}.${x.name(String(seq))}`);
+  if (change.history) {
+    // One spill per mark: a racing spill moved it, or this one's chunk is not the one at the mark.
+    sets.push(`hw = ${x.value(change.history.mark)}`);
+    conditions.push(change.history.expectMark === undefined ? 'attribute_not_exists(hw)' : `hw = ${x.value(change.history.expectMark)}`);
+  }
   if (change.shard) {
     const { shard } = change;
     sets.push(`kn = ${x.value(shard.known)}`);
@@ -157,8 +165,9 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
 /**
  * The most a cursor item may hold after a write (bytes). Far below DynamoDB's
  * 400 KB item limit, and the claim is cut to keep it: a cursor holds at most
- * MAX_IN_FLIGHT_PER_STREAM leases and DONE_MEMORY completions, so only long
- * topic names (time-order groups store them per lease) come near it.
+ * MAX_IN_FLIGHT_PER_STREAM leases and, between spills, about SPILL_AT + 100
+ * completions of ~10 bytes each (history.ts), so only long topic names
+ * (time-order groups store them per lease) come near it.
  */
 export const CURSOR_ITEM_BUDGET_BYTES = 64 * 1024;
 
@@ -172,6 +181,7 @@ export function cursorAfterClaim(cursor: CursorState, change: ClaimChange): Curs
   }
   for (const { lease } of change.grant) leases.set(lease.seq, lease);
   for (const seq of change.forgetDone) done.delete(seq);
+  const historyMark = change.history ? change.history.mark : cursor.historyMark;
   const readyKey = change.shard?.index ? change.shard.index.to : cursor.readyKey;
   return {
     ...cursor,
@@ -181,6 +191,7 @@ export function cursorAfterClaim(cursor: CursorState, change: ClaimChange): Curs
     done,
     ...(change.shard ? { known: change.shard.known } : {}),
     readyKey,
+    ...(historyMark !== undefined ? { historyMark } : {}),
   };
 }
 
@@ -219,7 +230,7 @@ export function completionUpdate(group: string, stream: string, change: Completi
   for (const { seq, token } of change.complete) {
     const s = x.name(String(seq));
     removes.push(`${fl()}.${s}`);
-    sets.push(`${dn()}.${s} = ${x.value({ k: token, a: change.now, o: 'committed', d: deliveriesOfToken(token) })}`);
+    sets.push(`${dn()}.${s} = ${x.value(storedDone({ seq, at: change.now, outcome: 'committed', deliveries: deliveriesOfToken(token) }))}`);
     conditions.push(`${fl()}.${s}.k = ${x.value(token)}`);
   }
   for (const { seq, token } of change.markPending ?? []) {

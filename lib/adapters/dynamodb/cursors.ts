@@ -10,6 +10,7 @@ import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, U
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ThrottledError } from '../../domain/errors.js';
 import type { CursorState, DoneEntry } from '../../domain/cursor.js';
+import { markOf, repeatsCommit } from '../../domain/history.js';
 import { guessedReadiness, retryReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
 import { call, conditional, conditionalWithImage, queryAll } from './call.js';
@@ -26,6 +27,7 @@ import {
   type ClaimChange,
   type CompletionChange,
 } from './cursor-updates.js';
+import type { HistoryStore } from './history.js';
 import { cursorPk, readyIndexPk, readyNowKey } from './keys.js';
 import type { TransactItem } from './write-batch.js';
 
@@ -44,7 +46,20 @@ export class CursorStore {
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly table: string,
+    private readonly history: HistoryStore,
   ) {}
+
+  /**
+   * How message `seq` completed for the cursor's group, as far as `cursor`
+   * (any snapshot) and the history items it spilled know: `dn` first, then,
+   * for a sequence number at or below its history mark that it does not hold
+   * as a lease, the history (one Query, sometimes one GetItem more).
+   */
+  async completionOf(cursor: CursorState, seq: number): Promise<DoneEntry | undefined> {
+    const done = cursor.done.get(seq);
+    if (done !== undefined || seq > markOf(cursor) || cursor.leases.has(seq)) return done;
+    return this.history.find(cursor.group, cursor.stream, cursor.createdAt ?? 0, seq);
+  }
 
   private key(group: string, stream: string) {
     return { pk: cursorPk(group), sk: stream };
@@ -200,8 +215,7 @@ export class CursorStore {
       const result = await this.complete(group, stream, { complete: [entry], now, ...(readiness ? { readiness } : {}) });
       if (result.ok) return 'committed';
       const old = result.old ? toState(result.old) : undefined;
-      const done = old?.done.get(entry.seq);
-      if (done !== undefined && done.token === entry.token && done.outcome === 'committed') return 'committed';
+      if (old && repeatsCommit(await this.completionOf(old, entry.seq), entry.token)) return 'committed';
       // The lease is still ours: only the readiness guess failed; decide again from what the cursor was.
       readiness = old && shard ? retryReadiness(old, [entry], attempt) : undefined;
       if (!readiness) return 'expired';
@@ -220,8 +234,7 @@ export class CursorStore {
   /** How a commit of `entry` that failed its condition should be answered, from the cursor as it is now. */
   async classify(group: string, stream: string, entry: { seq: number; token: string }): Promise<CommitOutcome | 'pending'> {
     const cursor = await this.get(group, stream);
-    const done = cursor?.done.get(entry.seq);
-    if (done && done.token === entry.token && done.outcome === 'committed') return 'committed';
+    if (cursor && repeatsCommit(await this.completionOf(cursor, entry.seq), entry.token)) return 'committed';
     const lease = cursor?.leases.get(entry.seq);
     if (lease && lease.token === entry.token && lease.pending) return 'pending';
     return 'expired';

@@ -12,6 +12,8 @@
  *   topic activity     A#<topic>                A                               topic-activity.ts
  *   cursor             C#<group>                <stream>                        cursor-item.ts
  *   pending outputs    O#<group>#<stream>       <seq>                           pending-outputs.ts
+ *   history chunk      H#<group>#<stream>       <13-digit cursor ca>#<16-digit first seq>      history.ts
+ *   history straggler  H#<group>#<stream>       <13-digit cursor ca>#s<16-digit seq>           history.ts
  *   dedup marker       U#<topic>#<dedupId>      U                               markers.ts
  *   key index entry    K#<topic>#<key>          <13-digit ms>#<messageId>       markers.ts
  *   dead-letter link   D#<topic>#<messageId>    <group>                         markers.ts
@@ -71,6 +73,17 @@ export const cursorPk = (group: string): string => `C#${group}`;
 /** The group named by a cursor's `pk`. */
 export const groupOfCursorPk = (pk: string): string => pk.slice(2);
 export const pendingOutputsKey = (group: string, stream: string, seq: number) => ({ pk: `O#${group}#${stream}`, sk: String(seq) });
+
+/**
+ * A cursor's completion history (history.ts). The sort key starts with the
+ * cursor's creation time, so a group created again under the same name (new
+ * cursors) never reads or collides with the old group's chunks, which stay
+ * until their TTL. Chunks sort by their first sequence number; stragglers
+ * (`s`) sort after every chunk of the same cursor.
+ */
+export const historyPk = (group: string, stream: string): string => `H#${group}#${stream}`;
+export const historyChunkSk = (createdAt: number, first: number): string => `${padMs(createdAt)}#${padSeq(first)}`;
+export const historyStragglerSk = (createdAt: number, seq: number): string => `${padMs(createdAt)}#s${padSeq(seq)}`;
 
 // ── ready index (gsi1) ─────────────────────────────────────────────────
 

@@ -1,0 +1,74 @@
+/**
+ * Completion history for a message's whole retention (docs/design.md,
+ * "History for the whole retention"). A cursor keeps its recent completions
+ * in `dn`; a claim that finds more than {@link SPILL_AT} there first writes
+ * them into history chunks and then removes them from `dn` in its own
+ * conditional update. Pure: what to spill, and what a completion proves.
+ *
+ * The cursor's history mark `hw` says: every completion with a sequence
+ * number up to `hw` is in a chunk or still in `dn`. Chunks are consecutive
+ * and disjoint: the one spilled at mark X covers (X, H], starts at X + 1 and
+ * holds every completion of that range the cursor knew when it was planned.
+ * A sequence number of that range that was then still leased (a *hole*)
+ * completes later into `dn` as a *straggler* (its seq is ≤ `hw`) and is
+ * spilled into an item of its own. Completions are written once and never
+ * change, so a chunk planned from any snapshot of the cursor states facts.
+ */
+import { deliveriesOfToken, type CursorState, type DoneEntry } from './cursor.js';
+
+/** A claim spills when the cursor holds more completions than this (keeps the cursor item, and every write of it, small). */
+export const SPILL_AT = 48;
+/** The most completions one chunk holds (packed, ≈ 7 bytes each: one chunk stays ≤ 1 KB, one write unit). */
+export const CHUNK_MAX_ENTRIES = 100;
+/** The most stragglers one claim spills (each is a write of its own); the rest wait for the next claim. */
+export const STRAGGLERS_MAX = 8;
+
+/** What one claim moves from `dn` into history, written before the claim's update. */
+export interface Spill {
+  /** The mark the plan read (undefined: none yet, i.e. 0). */
+  expectMark: number | undefined;
+  /** The chunk (X, H]: its first sequence number X + 1, its last H, and the completions it holds. */
+  chunk: { first: number; last: number; entries: DoneEntry[] } | undefined;
+  /** Completions below the mark, each spilled into an item of its own. */
+  stragglers: DoneEntry[];
+}
+
+/** The mark a cursor without one has: nothing spilled yet. */
+export const markOf = (cursor: Pick<CursorState, 'historyMark'>): number => cursor.historyMark ?? 0;
+
+/**
+ * What a claim planned from `cursor` spills: nothing while `dn` holds at most
+ * {@link SPILL_AT} completions; else the lowest ≤ {@link CHUNK_MAX_ENTRIES}
+ * completions above the mark as one chunk that ends at the highest of them,
+ * and up to {@link STRAGGLERS_MAX} stragglers.
+ */
+export function planSpill(cursor: CursorState): Spill | undefined {
+  if (cursor.done.size <= SPILL_AT) return undefined;
+  const mark = markOf(cursor);
+  const done = [...cursor.done.values()].sort((a, b) => a.seq - b.seq);
+  const stragglers = done.filter((d) => d.seq <= mark).slice(0, STRAGGLERS_MAX);
+  const above = done.filter((d) => d.seq > mark).slice(0, CHUNK_MAX_ENTRIES);
+  const last = above[above.length - 1];
+  // Every completion in (mark, last] is in `above`: it takes the lowest ones, and `dn` holds all
+  // that are not yet spilled; a seq of the range still leased completes later as a straggler.
+  const chunk = last ? { first: mark + 1, last: last.seq, entries: above } : undefined;
+  return { expectMark: cursor.historyMark, chunk, stragglers };
+}
+
+/** The mark after a spill. */
+export const markAfter = (spill: Spill): number => spill.chunk?.last ?? spill.expectMark ?? 0;
+
+/** Sequence numbers a spill removes from `dn`. */
+export const spilledSeqs = (spill: Spill): number[] => [...(spill.chunk?.entries ?? []), ...spill.stragglers].map((d) => d.seq);
+
+/**
+ * Whether a completion answers a commit of `token` as its repeat: committed,
+ * by the delivery the token was issued for. Only a message's latest lease can
+ * complete it and each lease has its own delivery count, so (seq, deliveries)
+ * names the handle; older entries also kept the token itself, and then it must match.
+ */
+export const repeatsCommit = (done: DoneEntry | undefined, token: string): boolean =>
+  done !== undefined &&
+  done.outcome === 'committed' &&
+  done.deliveries === deliveriesOfToken(token) &&
+  (done.token === undefined || done.token === token);

@@ -1,0 +1,127 @@
+/**
+ * History for the whole retention (lib/domain/history.ts, history-packing.ts,
+ * the compact `dn` form of cursor-item.ts): what a claim spills, and that
+ * every stored form gives back exactly what went in.
+ */
+import { describe, expect, it } from 'vitest';
+import { doneOfStored, storedDone, toItem, toState } from '../../lib/adapters/dynamodb/cursor-item.js';
+import { packHistory, unpackHistory } from '../../lib/adapters/dynamodb/history-packing.js';
+import { historyChunkSk, historyStragglerSk } from '../../lib/adapters/dynamodb/keys.js';
+import type { CursorState, DoneEntry, Lease } from '../../lib/domain/cursor.js';
+import { CHUNK_MAX_ENTRIES, SPILL_AT, STRAGGLERS_MAX, markAfter, planSpill, repeatsCommit, spilledSeqs } from '../../lib/domain/history.js';
+import { Limits } from '../../lib/domain/model.js';
+
+const NOW = 1_800_000_000_000;
+
+const done = (seq: number, extra: Partial<DoneEntry> = {}): DoneEntry => ({ seq, at: NOW + seq, outcome: 'committed', deliveries: 1, ...extra });
+const lease = (seq: number): Lease => ({ seq, expiresAt: NOW, token: '1.x', deliveries: 1, segment: seq, topic: undefined, pending: false });
+
+const cursor = (doneSeqs: number[], leaseSeqs: number[] = [], historyMark?: number): CursorState => ({
+  group: 'g',
+  stream: 't:orders/p:0',
+  next: 10_000,
+  segmentStart: 10_000,
+  leases: new Map(leaseSeqs.map((s) => [s, lease(s)])),
+  done: new Map(doneSeqs.map((s) => [s, done(s)])),
+  committed: 0,
+  deadLettered: 0,
+  known: undefined,
+  readyAt: undefined,
+  ...(historyMark !== undefined ? { historyMark } : {}),
+});
+
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+describe('planSpill', () => {
+  it('spills nothing while dn holds at most SPILL_AT completions', () => {
+    expect(planSpill(cursor(range(1, SPILL_AT)))).toBeUndefined();
+  });
+
+  it('spills every completion above the mark as one chunk that starts right after the mark', () => {
+    const spill = planSpill(cursor(range(1, SPILL_AT + 1)));
+    expect(spill?.chunk?.first).toBe(1);
+    expect(spill?.chunk?.last).toBe(SPILL_AT + 1);
+    expect(spill?.chunk?.entries.map((e) => e.seq)).toEqual(range(1, SPILL_AT + 1));
+    expect(spill?.expectMark).toBeUndefined();
+    expect(markAfter(spill!)).toBe(SPILL_AT + 1);
+  });
+
+  it('spans leases in flight (holes) and takes at most a chunk, the lowest first', () => {
+    const doneSeqs = range(101, 400).filter((s) => s % 10 !== 0);
+    const spill = planSpill(cursor(doneSeqs, range(101, 400).filter((s) => s % 10 === 0), 100))!;
+    expect(spill.chunk?.first).toBe(101);
+    expect(spill.chunk?.entries).toHaveLength(CHUNK_MAX_ENTRIES);
+    expect(spill.chunk?.entries.map((e) => e.seq)).toEqual(doneSeqs.slice(0, CHUNK_MAX_ENTRIES));
+    // Every completion of the chunk's range is in it: nothing of (mark, last] stays in dn.
+    const last = spill.chunk!.last;
+    expect(doneSeqs.filter((s) => s <= last)).toEqual(spill.chunk?.entries.map((e) => e.seq));
+  });
+
+  it('spills completions at or below the mark (holes that completed later) as stragglers, a few per claim', () => {
+    const stragglers = range(1, 20);
+    const spill = planSpill(cursor([...stragglers, ...range(101, 100 + SPILL_AT)], [], 100))!;
+    expect(spill.stragglers.map((e) => e.seq)).toEqual(stragglers.slice(0, STRAGGLERS_MAX));
+    expect(spill.chunk?.first).toBe(101);
+    expect(spilledSeqs(spill)).toHaveLength(SPILL_AT + STRAGGLERS_MAX);
+  });
+
+  it('keeps the mark when only stragglers are left', () => {
+    const spill = planSpill(cursor(range(1, SPILL_AT + 1), [], 500))!;
+    expect(spill.chunk).toBeUndefined();
+    expect(markAfter(spill)).toBe(500);
+  });
+});
+
+describe('repeatsCommit', () => {
+  it('answers a repeat of the delivery that committed, nothing else', () => {
+    expect(repeatsCommit(done(1, { deliveries: 3 }), '3.abc.r')).toBe(true);
+    expect(repeatsCommit(done(1, { deliveries: 3 }), '2.abc.r')).toBe(false);
+    expect(repeatsCommit(done(1, { deliveries: 3, outcome: 'dead-lettered' }), '3.abc')).toBe(false);
+    expect(repeatsCommit(undefined, '1.abc')).toBe(false);
+    // Entries of earlier versions kept the token: it must match too.
+    expect(repeatsCommit(done(1, { token: '1.abc' }), '1.abd')).toBe(false);
+    expect(repeatsCommit(done(1, { token: '1.abc' }), '1.abc')).toBe(true);
+  });
+});
+
+describe('stored forms', () => {
+  it('dn stores one number per completion and reads it back, at the largest values it allows', () => {
+    for (const entry of [
+      done(7, { at: 2 ** 41 - 1, deliveries: Limits.maxDeliveriesMax, outcome: 'expired' }),
+      done(8, { at: NOW, deliveries: 1, outcome: 'dead-lettered' }),
+      done(9, { at: 0, deliveries: 1 }),
+    ]) {
+      const n = storedDone(entry);
+      expect(Number.isSafeInteger(n)).toBe(true);
+      expect(doneOfStored(entry.seq, n)).toEqual(entry);
+    }
+  });
+
+  it('still reads the map form earlier versions wrote', () => {
+    expect(doneOfStored(4, { k: '2.z', a: 99, o: 'committed', d: 2 } as never)).toEqual({ seq: 4, token: '2.z', at: 99, outcome: 'committed', deliveries: 2 });
+  });
+
+  it('a cursor round-trips with its history mark and creation time', () => {
+    const c = { ...cursor([1, 2, 3], [5], 2), createdAt: NOW };
+    expect(toState(toItem(c))).toEqual(c);
+  });
+
+  it('packs a chunk in ~7 bytes per completion and unpacks exactly, times before the base included', () => {
+    const entries = range(1_000_001, 1_000_000 + CHUNK_MAX_ENTRIES)
+      .filter((s) => s % 7 !== 0)
+      .map((seq, i) => done(seq, { at: NOW + (i % 2 ? 3_600_000 : -5000) + i, deliveries: (i % 1000) + 1, outcome: (['committed', 'dead-lettered', 'expired'] as const)[i % 3] }));
+    const packed = packHistory(1_000_001, NOW, entries);
+    expect(packed.length).toBeLessThanOrEqual(8 * entries.length);
+    expect(unpackHistory(1_000_001, NOW, packed)).toEqual(entries);
+  });
+
+  it('refuses entries below the chunk start (they belong to another chunk)', () => {
+    expect(() => packHistory(10, NOW, [done(9)])).toThrow(RangeError);
+  });
+
+  it('keys: chunks of a cursor sort by first seq, stragglers after all of them, and each cursor (creation time) apart', () => {
+    expect(historyChunkSk(NOW, 5) < historyChunkSk(NOW, 40)).toBe(true);
+    expect(historyChunkSk(NOW, 10 ** 15) < historyStragglerSk(NOW, 1)).toBe(true);
+    expect(historyStragglerSk(NOW, 1) < historyChunkSk(NOW + 1, 0)).toBe(true);
+  });
+});

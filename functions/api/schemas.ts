@@ -45,6 +45,8 @@ export const PatchTopicBody = PutTopicBody.partial();
 export const Subscription = z.strictObject({
   topic: Name,
   tags: z.array(shortText(Limits.tagMaxLength)).min(1).max(Limits.tagsPerSubscriptionMax).optional(),
+  /** Where a subscription starts when it is added (an existing subscription keeps its position). */
+  startFrom: z.enum(['earliest', 'latest']).optional(),
 });
 
 export const PutGroupBody = z.strictObject({
@@ -172,7 +174,7 @@ export const TopicListSchema = z.object({ topics: z.array(TopicSchema), nextToke
 
 export const GroupSchema = z.object({
   name: z.string(),
-  subscriptions: z.array(z.object({ topic: z.string(), tags: z.array(z.string()).optional() })),
+  subscriptions: z.array(z.object({ topic: z.string(), tags: z.array(z.string()).optional(), startFrom: z.enum(['earliest', 'latest']).optional() })),
   deliveryMode: z.enum(['serialized', 'protected', 'concurrent']),
   visibilityTimeoutSeconds: z.number().int(),
   maxDeliveries: z.number().int(),

@@ -47,8 +47,13 @@ export type TopicList = { topics: Topic[]; nextToken: string | null };
 
 // ── Consumer groups ─────────────────────────────────────────────────────
 
-/** A topic a group reads, optionally only the messages with one of `tags`. */
-export type Subscription = { topic: string; tags?: string[] };
+/**
+ * A topic a group reads, optionally only the messages with one of `tags`.
+ * `startFrom` matters only when the subscription is added: `latest` (default)
+ * delivers what becomes deliverable from then on, `earliest` everything still
+ * retained. A group answers `startFrom` only for `earliest` subscriptions.
+ */
+export type Subscription = { topic: string; tags?: string[]; startFrom?: 'earliest' | 'latest' };
 export type DeliveryMode = 'serialized' | 'protected' | 'concurrent';
 
 export type PutGroupInput = {

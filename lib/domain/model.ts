@@ -99,9 +99,19 @@ export interface Topic {
 /** Where the current generation of a standard topic's partition starts (1 when it never was re-created). */
 export const generationStart = (topic: Topic, partition: number): number => topic.generationStarts?.[partition] ?? 1;
 
+/** Where a new subscription's positions start (SPEC §1): `latest` (default) or everything still retained. */
+export const StartFrom = { earliest: 'earliest', latest: 'latest' } as const;
+export type StartFrom = (typeof StartFrom)[keyof typeof StartFrom];
+
 export interface Subscription {
   topic: string;
   tags: string[] | undefined;
+  /**
+   * Where the subscription started when it was added (kept as it was by later
+   * saves). FIFO shard cursors are created when a group first hears of a
+   * shard, so `earliest` is read again then; absent: `latest`.
+   */
+  startFrom?: StartFrom | undefined;
 }
 
 export interface Group {

@@ -51,7 +51,11 @@ export const topicView = (topic: Topic) => ({
 
 export const groupView = (group: Group) => ({
   name: group.name,
-  subscriptions: group.subscriptions.map((s) => ({ topic: s.topic, ...(s.tags === undefined ? {} : { tags: s.tags }) })),
+  subscriptions: group.subscriptions.map((s) => ({
+    topic: s.topic,
+    ...(s.tags === undefined ? {} : { tags: s.tags }),
+    ...(s.startFrom === 'earliest' ? { startFrom: s.startFrom } : {}),
+  })),
   deliveryMode: group.deliveryMode,
   visibilityTimeoutSeconds: group.visibilityTimeoutSeconds,
   maxDeliveries: group.maxDeliveries,
@@ -211,6 +215,14 @@ export class AdminService {
       const topics = await this.stores.catalog.getTopics(names);
       const missing = names.findIndex((topic) => !topics.has(topic));
       if (missing >= 0) throw new TopicNotFoundError(names[missing] ?? '');
+      // `startFrom` belongs to the moment a subscription is added: a subscription the group already
+      // has keeps the one it was added with (a re-PUT or PATCH changes nothing there).
+      const subscriptions = input.subscriptions.map((s) => {
+        const kept = existing?.subscriptions.find((e) => e.topic === s.topic);
+        const startFrom = kept ? kept.startFrom : s.startFrom;
+        return { topic: s.topic, tags: s.tags, ...(startFrom === 'earliest' ? { startFrom } : {}) };
+      });
+      const earliest = new Set(subscriptions.filter((s) => s.startFrom === 'earliest').map((s) => s.topic));
       const deliveryMode = input.deliveryMode ?? existing?.deliveryMode ?? 'serialized';
       if (existing && existing.deliveryMode !== deliveryMode && (await this.hasInFlight(existing))) {
         throw new ConflictError('deliveryMode cannot change while messages of the group are in flight.');
@@ -221,24 +233,33 @@ export class AdminService {
       if (!existing && windowEnd !== undefined) await this.stores.cursors.removeCreatedUpTo(name, windowEnd);
       // Standard topics: one cursor per partition. FIFO topics: one per notice stream of the
       // namespace; shard cursors are created when the group first hears of a shard.
-      const streams = new Set<string>();
+      // `earliest`: partition cursors start at the first retained message of the current generation,
+      // notice cursors at the first retained notice (the shards they announce start at their first
+      // retained message: Receiver.shardStart). A cursor that exists already never moves.
+      const streams = new Map<string, number | undefined>();
       for (const topic of topics.values()) {
         if (topic.type === 'standard') {
-          for (let p = 0; p < topic.partitions; p++) streams.add(streamId(topic, { kind: 'partition', partition: p }));
+          for (let p = 0; p < topic.partitions; p++) {
+            streams.set(streamId(topic, { kind: 'partition', partition: p }), earliest.has(topic.name) ? generationStart(topic, p) : undefined);
+          }
         } else {
-          for (let b = 0; b < NOTICE_BUCKETS; b++) streams.add(noticeStream(streamNamespace(topic), b));
+          // Topics of one order group share their notice streams: they are read from the start only
+          // when every subscribed topic of the namespace is `earliest` (else old notices would start
+          // the shards of a `latest` topic below its subscription).
+          const namespace = streamNamespace(topic);
+          const allEarliest = [...topics.values()].every((t) => streamNamespace(t) !== namespace || earliest.has(t.name));
+          for (let b = 0; b < NOTICE_BUCKETS; b++) streams.set(noticeStream(namespace, b), allEarliest ? 1 : undefined);
         }
       }
       await Promise.all(
-        [...streams].map(async (stream) => {
-          const head = await this.stores.log.head(stream);
-          await this.stores.cursors.createIfAbsent(name, stream, StreamLog.nextAfter(head), now);
+        [...streams].map(async ([stream, floor]) => {
+          await this.stores.cursors.createIfAbsent(name, stream, await this.startOf(stream, floor), now);
         }),
       );
       const group = await this.stores.catalog.putGroup(
         {
           name,
-          subscriptions: input.subscriptions,
+          subscriptions,
           deliveryMode,
           visibilityTimeoutSeconds: input.visibilityTimeoutSeconds ?? Limits.visibilityDefaultSeconds,
           maxDeliveries: input.maxDeliveries ?? Limits.maxDeliveriesDefault,
@@ -250,6 +271,21 @@ export class AdminService {
       if (group) return { group: groupView(group), created: existing === undefined };
     }
     throw new ConflictError(`Consumer group '${name}' kept changing while this request tried to save it; retry.`);
+  }
+
+  /**
+   * Where a new cursor on `stream` starts: after the head (`latest`, `floor`
+   * undefined), or at the first message still stored and at least `floor`
+   * (`earliest`: `floor` is where the topic's current generation starts).
+   * Expired records or ones of a dead generation below it are passed over by
+   * the first receive, as anywhere in a stream.
+   */
+  private async startOf(stream: string, floor: number | undefined): Promise<number> {
+    const head = await this.stores.log.head(stream);
+    if (floor === undefined) return StreamLog.nextAfter(head);
+    const first = await this.stores.log.first(stream);
+    if (!first) return StreamLog.nextAfter(head);
+    return Math.min(Math.max(first.seq, floor), StreamLog.nextAfter(head));
   }
 
   /**

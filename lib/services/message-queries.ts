@@ -37,8 +37,10 @@ export class MessageQueries {
     const deliveries = await Promise.all(
       groups.map(async (group) => {
         const cursor = await this.stores.cursors.get(group.name, stream);
-        const tags = group.subscriptions.find((s) => s.topic === topic.name)?.tags;
-        const state = groupState(cursor, seq, tagMatches(tags, record.tag), record.sentAt < group.createdAt);
+        const subscription = group.subscriptions.find((s) => s.topic === topic.name);
+        // An `earliest` subscription started below the messages sent before the group existed.
+        const beforeSubscription = record.sentAt < group.createdAt && subscription?.startFrom !== 'earliest';
+        const state = groupState(cursor, seq, tagMatches(subscription?.tags, record.tag), beforeSubscription);
         const deadLetter = links.get(group.name);
         if (!deadLetter) return { group: group.name, ...state, deadLetter: null };
         // The link outlives the cursor's memory of completions (`dn`): it tells the outcome for the whole retention.

@@ -97,7 +97,7 @@ export class Receiver {
     // FIFO: absorb notices of the namespaces asked for, then serve shards from the ready index,
     // in random order so that concurrent receivers spread over the ready shards.
     if (namespaces.size > 0) {
-      await Promise.all([...namespaces].map((namespace) => this.absorbNotices(group, namespace, cursors)));
+      await Promise.all([...namespaces].map((namespace) => this.absorbNotices(group, namespace, cursors, fromEarliest(scope, namespace))));
       const ready = shuffle(
         await this.stores.readyIndex.ready(group.name, this.clock.now(), Math.max(READY_READ_MIN, max * READY_READ_PER_MESSAGE), this.random.fraction()),
         this.random,
@@ -130,12 +130,12 @@ export class Receiver {
    * raises the known head of each announced shard (creating its cursor), then
    * moves the group's notice cursors past them. Re-reading a notice is harmless.
    */
-  private async absorbNotices(group: Group, namespace: string, cursors: Map<string, CursorState>) {
+  private async absorbNotices(group: Group, namespace: string, cursors: Map<string, CursorState>, earliest: boolean) {
     const now = this.clock.now();
-    await Promise.all(Array.from({ length: NOTICE_BUCKETS }, (_, bucket) => this.absorbBucket(group, namespace, bucket, cursors, now)));
+    await Promise.all(Array.from({ length: NOTICE_BUCKETS }, (_, bucket) => this.absorbBucket(group, namespace, bucket, cursors, now, earliest)));
   }
 
-  private async absorbBucket(group: Group, namespace: string, bucket: number, cursors: Map<string, CursorState>, now: number) {
+  private async absorbBucket(group: Group, namespace: string, bucket: number, cursors: Map<string, CursorState>, now: number, earliest: boolean) {
     const stream = noticeStream(namespace, bucket);
     const cursor = cursors.get(stream);
     if (!cursor) {
@@ -163,7 +163,7 @@ export class Receiver {
         this.stores.cursors.raiseKnown(
           group.name,
           `${namespace}/k:${shardKey}`,
-          () => this.shardStart(group, `${namespace}/k:${shardKey}`, range.from),
+          () => (earliest ? this.firstRetained(`${namespace}/k:${shardKey}`, range.from) : this.shardStart(group, `${namespace}/k:${shardKey}`, range.from)),
           range.to,
           now,
         ),
@@ -193,6 +193,17 @@ export class Receiver {
       }
     }
     return start;
+  }
+
+  /**
+   * Where a new shard cursor of an `earliest` subscription starts: at the
+   * shard's first stored message (never above `from`), so the group gets the
+   * shard's retained history in order. Expired records and records of a dead
+   * generation are passed over by the claim, as anywhere in a stream.
+   */
+  private async firstRetained(stream: string, from: number): Promise<number> {
+    const first = await this.stores.log.first(stream);
+    return first ? Math.min(first.seq, from) : from;
   }
 
   /** Plans and writes one claim on one stream; retries when another receiver got there first. */
@@ -373,6 +384,20 @@ export class Receiver {
     }
   }
 }
+
+/**
+ * Whether new shard cursors of a FIFO namespace start at the shard's first
+ * retained message: when every subscribed topic of the namespace was
+ * subscribed with `startFrom: "earliest"` (a time-order group may mix them;
+ * then shards start as for `latest`).
+ */
+const fromEarliest = (scope: ReceiveScope, namespace: string): boolean => {
+  const subscribed = scope.group.subscriptions.filter((s) => {
+    const topic = scope.topics.get(s.topic);
+    return topic !== undefined && streamNamespace(topic) === namespace;
+  });
+  return subscribed.length > 0 && subscribed.every((s) => s.startFrom === 'earliest');
+};
 
 const shuffle = <T>(items: T[], random: Random): T[] => {
   const out = [...items];

@@ -66,7 +66,11 @@ const toTopic = (item: Record<string, unknown>): Topic => ({
 
 const toGroup = (item: Record<string, unknown>): Group => ({
   name: String(item.sk),
-  subscriptions: (item.subscriptions as Subscription[]).map((s) => ({ topic: s.topic, tags: s.tags ?? undefined })),
+  subscriptions: (item.subscriptions as Subscription[]).map((s) => ({
+    topic: s.topic,
+    tags: s.tags ?? undefined,
+    ...(s.startFrom === 'earliest' ? { startFrom: s.startFrom } : {}),
+  })),
   deliveryMode: item.deliveryMode as DeliveryMode,
   visibilityTimeoutSeconds: Number(item.visibilityTimeoutSeconds),
   maxDeliveries: Number(item.maxDeliveries),
@@ -376,7 +380,12 @@ export class Catalog {
   ): Promise<Group | undefined> {
     const created = expect === 'absent';
     const values: Record<string, unknown> = {
-      ':subs': group.subscriptions.map((s) => (s.tags === undefined ? { topic: s.topic } : { topic: s.topic, tags: s.tags })),
+      // `startFrom` is stored only when it is `earliest` (absent reads as `latest`).
+      ':subs': group.subscriptions.map((s) => ({
+        topic: s.topic,
+        ...(s.tags === undefined ? {} : { tags: s.tags }),
+        ...(s.startFrom === 'earliest' ? { startFrom: s.startFrom } : {}),
+      })),
       ':mode': group.deliveryMode,
       ':vt': group.visibilityTimeoutSeconds,
       ':md': group.maxDeliveries,

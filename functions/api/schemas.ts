@@ -172,6 +172,8 @@ export const TopicDetailSchema = TopicSchema.extend({
 });
 export const TopicListSchema = z.object({ topics: z.array(TopicSchema), nextToken: z.string().nullable() });
 
+export const PurgeResultSchema = z.object({ topic: z.string(), purgedAt: Time });
+
 export const GroupSchema = z.object({
   name: z.string(),
   subscriptions: z.array(z.object({ topic: z.string(), tags: z.array(z.string()).optional(), startFrom: z.enum(['earliest', 'latest']).optional() })),

@@ -9,7 +9,7 @@ import {
   InvalidArgumentError,
   TopicNotFoundError,
 } from '../domain/errors.js';
-import { Limits, generationStart, iso, type DeliveryMode, type Group, type Subscription, type Topic, type TopicType } from '../domain/model.js';
+import { Limits, countedFrom, iso, type DeliveryMode, type Group, type Subscription, type Topic, type TopicType } from '../domain/model.js';
 import { NOTICE_BUCKETS, isShardStream, namespaceOf, noticeStream, streamId, streamNamespace } from '../domain/streams.js';
 import type { Clock } from '../ports/clock.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
@@ -36,6 +36,13 @@ export interface GroupInput {
   maxDeliveries: number | undefined;
   deadLetterTopic: string | undefined;
 }
+
+/**
+ * A purge answers once the clock has moved past its time (messages sent in its
+ * very millisecond count as before it); waits of 1 ms, a bound for clocks that
+ * do not move by themselves (tests).
+ */
+const PURGE_CLOCK_WAITS = 20;
 
 /** Reads and conditional writes of one group save before it gives up (409). */
 const SAVE_GROUP_ATTEMPTS = 4;
@@ -128,7 +135,7 @@ export class AdminService {
       for (let p = 0; p < topic.partitions; p++) {
         const stream = streamId(topic, { kind: 'partition', partition: p });
         const [head, first] = await Promise.all([this.stores.log.head(stream), this.stores.log.first(stream)]);
-        if (first) approximateMessages += Math.max(0, StreamLog.nextAfter(head) - Math.max(first.seq, generationStart(topic, p)));
+        if (first) approximateMessages += Math.max(0, StreamLog.nextAfter(head) - Math.max(first.seq, countedFrom(topic, p)));
       }
     }
     const subscribers = (await this.stores.catalog.allGroups())
@@ -141,6 +148,32 @@ export class AdminService {
     const budget = pageBudget('topics');
     const page = await this.stores.catalog.listTopics(limit, nextToken, (topic) => budget.take(jsonBytes(topicView(topic)) + 1));
     return { topics: page.items.map(topicView), nextToken: page.nextToken ?? null };
+  }
+
+  /**
+   * Purges a topic (POST /v1/topics/{t}/purge): every message that became
+   * deliverable up to now is dropped for every group, and scheduled messages
+   * sent up to now are cancelled when due; half messages stay. One
+   * conditional write of the topic item (`pa` = now, `pw` = each standard
+   * partition's next sequence number, for statistics), after reading the
+   * partitions' heads — O(partitions), whatever the backlog. It answers only
+   * once the clock has passed the purge time, so a send that starts after
+   * the answer is never purged.
+   */
+  async purgeTopic(name: string) {
+    const read = await this.stores.catalog.getTopic(name);
+    if (!read) throw new TopicNotFoundError(name);
+    const at = this.clock.now();
+    const starts = await this.nextSeqs(read);
+    let topic = await this.stores.catalog.purgeTopic(name, read.generation, at, starts);
+    if (!topic) {
+      // Another purge recorded a time at least as late (fine), or the topic is gone.
+      const now = await this.stores.catalog.getTopic(name);
+      if (!now || now.generation !== read.generation || (now.purgedAt ?? -1) < at) throw new TopicNotFoundError(name);
+      topic = now;
+    }
+    for (let i = 0; i < PURGE_CLOCK_WAITS && this.clock.now() <= at; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    return { topic: topic.name, purgedAt: iso(topic.purgedAt ?? at) };
   }
 
   async deleteTopic(name: string) {
@@ -240,7 +273,7 @@ export class AdminService {
       for (const topic of topics.values()) {
         if (topic.type === 'standard') {
           for (let p = 0; p < topic.partitions; p++) {
-            streams.set(streamId(topic, { kind: 'partition', partition: p }), earliest.has(topic.name) ? generationStart(topic, p) : undefined);
+            streams.set(streamId(topic, { kind: 'partition', partition: p }), earliest.has(topic.name) ? countedFrom(topic, p) : undefined);
           }
         } else {
           // Topics of one order group share their notice streams: they are read from the start only
@@ -338,12 +371,12 @@ export class AdminService {
   private async stats(group: Group) {
     const now = this.clock.now();
     const topics = await this.stores.catalog.getTopics(group.subscriptions.map((s) => s.topic));
-    /** Partition streams and where their topic's current generation starts. */
+    /** Partition streams and where the messages that still count start (current generation, after the last purge). */
     const partitions = new Map<string, number>();
     const namespaces = new Set<string>();
     for (const topic of topics.values()) {
       if (topic.type === 'fifo') namespaces.add(streamNamespace(topic));
-      else for (let p = 0; p < topic.partitions; p++) partitions.set(streamId(topic, { kind: 'partition', partition: p }), generationStart(topic, p));
+      else for (let p = 0; p < topic.partitions; p++) partitions.set(streamId(topic, { kind: 'partition', partition: p }), countedFrom(topic, p));
     }
     let backlog = 0;
     let inFlight = 0;

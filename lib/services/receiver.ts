@@ -5,7 +5,7 @@
 import { jsonBytes, type AnswerBudget } from '../domain/answer-budget.js';
 import { planClaims, type ClaimMode, type Delivery, type Verdict } from '../domain/claims.js';
 import { doneToForget, leasesInOrder, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
-import { iso, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
+import { iso, isPurged, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
 import {
   NOTICE_BUCKETS,
   directMessageId,
@@ -311,7 +311,7 @@ export class Receiver {
 
   private live(scope: ReceiveScope, record: MessageRecord, now: number): boolean {
     const topic = scope.topics.get(record.topic);
-    return topic !== undefined && record.expiresAt > now && record.generation === topic.generation;
+    return topic !== undefined && record.expiresAt > now && record.generation === topic.generation && !isPurged(topic, record);
   }
 
   private verdict(scope: ReceiveScope, record: MessageRecord): Verdict {

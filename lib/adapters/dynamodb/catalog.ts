@@ -62,6 +62,8 @@ const toTopic = (item: Record<string, unknown>): Topic => ({
   createdAt: Number(item.createdAt),
   generation: Number(item.generation),
   ...(Array.isArray(item.gs) ? { generationStarts: (item.gs as unknown[]).map(Number) } : {}),
+  ...(item.pa === undefined ? {} : { purgedAt: Number(item.pa) }),
+  ...(Array.isArray(item.pw) ? { purgeStarts: (item.pw as unknown[]).map(Number) } : {}),
 });
 
 const toGroup = (item: Record<string, unknown>): Group => ({
@@ -238,7 +240,7 @@ export class Catalog {
       spec.name,
       'SET retentionSeconds = :r, maxDelaySeconds = :d, updatedAt = :now, createdAt = :now, #type = :type, ' +
         '#partitions = :p, deleted = :false, #generation = #generation + :one, gs = :gs' +
-        (spec.orderGroup === undefined ? ' REMOVE orderGroup' : ', orderGroup = :og'),
+        (spec.orderGroup === undefined ? ' REMOVE orderGroup, pa, pw' : ', orderGroup = :og REMOVE pa, pw'),
       'deleted = :true AND updatedAt <= :deletedBy',
       {
         ':deletedBy': now - this.recreateAfterMs,
@@ -292,6 +294,23 @@ export class Catalog {
       values[':d'] = changes.maxDelaySeconds;
     }
     const topic = await this.updateTopic(name, `SET ${sets.join(', ')}`, 'deleted <> :true AND #generation = :gen', values);
+    if (topic) this.remember(this.topicCache, topic.name, topic);
+    return topic;
+  }
+
+  /**
+   * Records a purge of a live topic (`pa`: the purge time, `pw`: standard
+   * partitions' next sequence numbers as read for it), conditional on the
+   * generation the caller read and moving `pa` only forward. Undefined when
+   * the topic was deleted (or re-created) meanwhile.
+   */
+  async purgeTopic(name: string, generation: number, at: number, starts: number[]): Promise<Topic | undefined> {
+    const topic = await this.updateTopic(
+      name,
+      'SET pa = :at, pw = :pw, updatedAt = :at',
+      'deleted <> :true AND #generation = :gen AND (attribute_not_exists(pa) OR pa < :at)',
+      { ':at': at, ':pw': starts, ':true': true, ':gen': generation },
+    );
     if (topic) this.remember(this.topicCache, topic.name, topic);
     return topic;
   }

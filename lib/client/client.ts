@@ -18,6 +18,9 @@ import type {
   Delivered,
   Group,
   GroupDetail,
+  PurgeResult,
+  SeekInput,
+  SeekResult,
   GroupList,
   MessageDetail,
   MessageList,
@@ -134,6 +137,23 @@ export class SluiceClient {
    */
   async deleteGroup(name: string, options?: RequestOptions): Promise<void> {
     await this.call('DELETE', `/v1/groups/${seg(name)}`, options);
+  }
+
+  /**
+   * Moves a group's position (standard topics): to `earliest`, `latest` or a
+   * time. Leases in flight end (their handles then answer 409
+   * `ReceiptHandleExpired`); messages delivered again start at `deliveryCount` 1.
+   */
+  seek(group: string, input: SeekInput, options?: RequestOptions): Promise<SeekResult> {
+    return this.call('POST', `/v1/groups/${seg(group)}/seek`, { ...options, body: input });
+  }
+
+  /**
+   * Drops every deliverable and scheduled message of a topic, for every group
+   * (half messages stay; leases in flight may still commit).
+   */
+  purgeTopic(topic: string, options?: RequestOptions): Promise<PurgeResult> {
+    return this.call('POST', `/v1/topics/${seg(topic)}/purge`, options);
   }
 
   /** One page of consumer groups. */

@@ -95,6 +95,18 @@ export type GroupDetail = Group & {
 
 export type GroupList = { groups: Group[]; nextToken: string | null };
 
+/**
+ * Where `seek` moves a group: `earliest` (the first retained message),
+ * `latest` (past the last one: a purge for this group) or an RFC 3339 time up
+ * to now (the first message deliverable at or after it). `topics` defaults to
+ * every topic the group subscribes to (standard topics only for now).
+ */
+export type SeekInput = { to: 'earliest' | 'latest' | (string & {}); topics?: string[] };
+/** The group's new position per partition: the sequence number it receives next. */
+export type SeekResult = { group: string; positions: Array<{ topic: string; partition: number; next: number }> };
+/** A purge: every message deliverable or scheduled up to `purgedAt` is dropped. */
+export type PurgeResult = { topic: string; purgedAt: string };
+
 // ── Send (SPEC §3.2) ────────────────────────────────────────────────────
 
 export type BodyEncoding = 'utf8' | 'base64';

@@ -45,6 +45,8 @@ export const PatchTopicBody = PutTopicBody.partial();
 export const Subscription = z.strictObject({
   topic: Name,
   tags: z.array(shortText(Limits.tagMaxLength)).min(1).max(Limits.tagsPerSubscriptionMax).optional(),
+  /** Where a subscription starts when it is added (an existing subscription keeps its position). */
+  startFrom: z.enum(['earliest', 'latest']).optional(),
 });
 
 export const PutGroupBody = z.strictObject({
@@ -175,9 +177,23 @@ export const TopicDetailSchema = TopicSchema.extend({
 });
 export const TopicListSchema = z.object({ topics: z.array(TopicSchema), nextToken: z.string().nullable() });
 
+/** POST /v1/groups/{group}/seek: where to move the group (a time: the first message deliverable at or after it). */
+export const SeekBody = z.strictObject({
+  to: z
+    .union([z.enum(['earliest', 'latest']), z.iso.datetime({ offset: true })])
+    .describe('"earliest" (the first retained message), "latest" (past the last one: a purge for this group) or an RFC 3339 date-time up to now'),
+  topics: z.array(Name).min(1).max(Limits.subscriptionsMax).optional().describe('default: every topic the group subscribes to'),
+});
+export const SeekResultSchema = z.object({
+  group: z.string(),
+  positions: z.array(z.object({ topic: z.string(), partition: z.number().int(), next: z.number().int() })),
+});
+
+export const PurgeResultSchema = z.object({ topic: z.string(), purgedAt: Time });
+
 export const GroupSchema = z.object({
   name: z.string(),
-  subscriptions: z.array(z.object({ topic: z.string(), tags: z.array(z.string()).optional() })),
+  subscriptions: z.array(z.object({ topic: z.string(), tags: z.array(z.string()).optional(), startFrom: z.enum(['earliest', 'latest']).optional() })),
   deliveryMode: z.enum(['serialized', 'protected', 'concurrent']),
   visibilityTimeoutSeconds: z.number().int(),
   maxDeliveries: z.number().int(),

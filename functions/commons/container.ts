@@ -9,6 +9,7 @@ import { systemClock } from '../../lib/ports/clock.js';
 import { InProcessNotifier, pollingNotifier } from '../../lib/ports/notifier.js';
 import { cryptoRandom } from '../../lib/ports/random.js';
 import { AdminService } from '../../lib/services/admin-service.js';
+import { Seeker } from '../../lib/services/seeker.js';
 import { QueueService } from '../../lib/services/queue-service.js';
 import { DeferredReleaser } from '../../lib/services/releaser.js';
 import { createStores, type Stores } from '../../lib/services/stores.js';
@@ -42,6 +43,8 @@ export interface Container {
   stores: Stores;
   queue: QueueService;
   admin: AdminService;
+  /** Seek (POST /v1/groups/{g}/seek). */
+  seeker: Seeker;
   timers: TimerService;
   transactions: TransactionService;
   /** Redrive of a group's dead letters. */
@@ -131,6 +134,7 @@ export function buildContainer(config: Config): Container {
     stores,
     queue,
     admin: new AdminService(stores, systemClock),
+    seeker: new Seeker(stores, systemClock),
     timers,
     transactions,
     redriver: new Redriver(stores, systemClock, notifier),

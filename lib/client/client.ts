@@ -18,6 +18,9 @@ import type {
   Delivered,
   Group,
   GroupDetail,
+  PurgeResult,
+  SeekInput,
+  SeekResult,
   GroupList,
   RedriveResult,
   MessageDetail,
@@ -145,6 +148,23 @@ export class SluiceClient {
    */
   redrive(group: string, redrive: { maxMessages?: number } = {}, options?: RequestOptions): Promise<RedriveResult> {
     return this.call('POST', `/v1/groups/${seg(group)}/redrive`, { ...options, body: redrive });
+  }
+
+  /**
+   * Moves a group's position (standard topics): to `earliest`, `latest` or a
+   * time. Leases in flight end (their handles then answer 409
+   * `ReceiptHandleExpired`); messages delivered again start at `deliveryCount` 1.
+   */
+  seek(group: string, input: SeekInput, options?: RequestOptions): Promise<SeekResult> {
+    return this.call('POST', `/v1/groups/${seg(group)}/seek`, { ...options, body: input });
+  }
+
+  /**
+   * Drops every deliverable and scheduled message of a topic, for every group
+   * (half messages stay; leases in flight may still commit).
+   */
+  purgeTopic(topic: string, options?: RequestOptions): Promise<PurgeResult> {
+    return this.call('POST', `/v1/topics/${seg(topic)}/purge`, options);
   }
 
   /** One page of consumer groups. */

@@ -47,8 +47,13 @@ export type TopicList = { topics: Topic[]; nextToken: string | null };
 
 // ── Consumer groups ─────────────────────────────────────────────────────
 
-/** A topic a group reads, optionally only the messages with one of `tags`. */
-export type Subscription = { topic: string; tags?: string[] };
+/**
+ * A topic a group reads, optionally only the messages with one of `tags`.
+ * `startFrom` matters only when the subscription is added: `latest` (default)
+ * delivers what becomes deliverable from then on, `earliest` everything still
+ * retained. A group answers `startFrom` only for `earliest` subscriptions.
+ */
+export type Subscription = { topic: string; tags?: string[]; startFrom?: 'earliest' | 'latest' };
 export type DeliveryMode = 'serialized' | 'protected' | 'concurrent';
 
 export type PutGroupInput = {
@@ -91,6 +96,18 @@ export type GroupDetail = Group & {
 export type GroupList = { groups: Group[]; nextToken: string | null };
 /** What one redrive call brought back; `more`: dead letters remain that it did not reach (call again). */
 export type RedriveResult = { redriven: number; more: boolean };
+
+/**
+ * Where `seek` moves a group: `earliest` (the first retained message),
+ * `latest` (past the last one: a purge for this group) or an RFC 3339 time up
+ * to now (the first message deliverable at or after it). `topics` defaults to
+ * every topic the group subscribes to (standard topics only for now).
+ */
+export type SeekInput = { to: 'earliest' | 'latest' | (string & {}); topics?: string[] };
+/** The group's new position per partition: the sequence number it receives next. */
+export type SeekResult = { group: string; positions: Array<{ topic: string; partition: number; next: number }> };
+/** A purge: every message deliverable or scheduled up to `purgedAt` is dropped. */
+export type PurgeResult = { topic: string; purgedAt: string };
 
 // ── Send (SPEC §3.2) ────────────────────────────────────────────────────
 

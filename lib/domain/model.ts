@@ -94,14 +94,40 @@ export interface Topic {
    * and are not counted by statistics). Absent: every sequence number counts.
    */
   generationStarts?: number[] | undefined;
+  /**
+   * The last purge (ms): every message that became deliverable at or before it
+   * is dropped, and scheduled messages sent at or before it are cancelled when
+   * due (docs/design.md, Purge). Absent: never purged.
+   */
+  purgedAt?: number | undefined;
+  /** Standard topics: each partition's next sequence number when the last purge read it (statistics count from it). */
+  purgeStarts?: number[] | undefined;
 }
 
 /** Where the current generation of a standard topic's partition starts (1 when it never was re-created). */
 export const generationStart = (topic: Topic, partition: number): number => topic.generationStarts?.[partition] ?? 1;
 
+/** Where a partition's messages that still count start: its current generation, after the last purge. */
+export const countedFrom = (topic: Topic, partition: number): number =>
+  Math.max(generationStart(topic, partition), topic.purgeStarts?.[partition] ?? 1);
+
+/** A message dropped by a purge of its topic (it became deliverable at or before the purge). */
+export const isPurged = (topic: Pick<Topic, 'purgedAt'>, record: Pick<MessageRecord, 'deliverableAt'>): boolean =>
+  topic.purgedAt !== undefined && record.deliverableAt <= topic.purgedAt;
+
+/** Where a new subscription's positions start (SPEC §1): `latest` (default) or everything still retained. */
+export const StartFrom = { earliest: 'earliest', latest: 'latest' } as const;
+export type StartFrom = (typeof StartFrom)[keyof typeof StartFrom];
+
 export interface Subscription {
   topic: string;
   tags: string[] | undefined;
+  /**
+   * Where the subscription started when it was added (kept as it was by later
+   * saves). FIFO shard cursors are created when a group first hears of a
+   * shard, so `earliest` is read again then; absent: `latest`.
+   */
+  startFrom?: StartFrom | undefined;
 }
 
 export interface Group {

@@ -9,7 +9,7 @@ import {
   InvalidArgumentError,
   TopicNotFoundError,
 } from '../domain/errors.js';
-import { Limits, generationStart, iso, type DeliveryMode, type Group, type Subscription, type Topic, type TopicType } from '../domain/model.js';
+import { Limits, countedFrom, generationStart, iso, type DeliveryMode, type Group, type Subscription, type Topic, type TopicType } from '../domain/model.js';
 import { NOTICE_BUCKETS, isShardStream, namespaceOf, noticeStream, redriveStream, streamId, streamNamespace } from '../domain/streams.js';
 import type { Clock } from '../ports/clock.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
@@ -37,6 +37,13 @@ export interface GroupInput {
   deadLetterTopic: string | undefined;
 }
 
+/**
+ * A purge answers once the clock has moved past its time (messages sent in its
+ * very millisecond count as before it); waits of 1 ms, a bound for clocks that
+ * do not move by themselves (tests).
+ */
+const PURGE_CLOCK_WAITS = 20;
+
 /** Reads and conditional writes of one group save before it gives up (409). */
 const SAVE_GROUP_ATTEMPTS = 4;
 
@@ -51,7 +58,11 @@ export const topicView = (topic: Topic) => ({
 
 export const groupView = (group: Group) => ({
   name: group.name,
-  subscriptions: group.subscriptions.map((s) => ({ topic: s.topic, ...(s.tags === undefined ? {} : { tags: s.tags }) })),
+  subscriptions: group.subscriptions.map((s) => ({
+    topic: s.topic,
+    ...(s.tags === undefined ? {} : { tags: s.tags }),
+    ...(s.startFrom === 'earliest' ? { startFrom: s.startFrom } : {}),
+  })),
   deliveryMode: group.deliveryMode,
   visibilityTimeoutSeconds: group.visibilityTimeoutSeconds,
   maxDeliveries: group.maxDeliveries,
@@ -124,7 +135,7 @@ export class AdminService {
       for (let p = 0; p < topic.partitions; p++) {
         const stream = streamId(topic, { kind: 'partition', partition: p });
         const [head, first] = await Promise.all([this.stores.log.head(stream), this.stores.log.first(stream)]);
-        if (first) approximateMessages += Math.max(0, StreamLog.nextAfter(head) - Math.max(first.seq, generationStart(topic, p)));
+        if (first) approximateMessages += Math.max(0, StreamLog.nextAfter(head) - Math.max(first.seq, countedFrom(topic, p)));
       }
     }
     const subscribers = (await this.stores.catalog.allGroups())
@@ -137,6 +148,32 @@ export class AdminService {
     const budget = pageBudget('topics');
     const page = await this.stores.catalog.listTopics(limit, nextToken, (topic) => budget.take(jsonBytes(topicView(topic)) + 1));
     return { topics: page.items.map(topicView), nextToken: page.nextToken ?? null };
+  }
+
+  /**
+   * Purges a topic (POST /v1/topics/{t}/purge): every message that became
+   * deliverable up to now is dropped for every group, and scheduled messages
+   * sent up to now are cancelled when due; half messages stay. One
+   * conditional write of the topic item (`pa` = now, `pw` = each standard
+   * partition's next sequence number, for statistics), after reading the
+   * partitions' heads — O(partitions), whatever the backlog. It answers only
+   * once the clock has passed the purge time, so a send that starts after
+   * the answer is never purged.
+   */
+  async purgeTopic(name: string) {
+    const read = await this.stores.catalog.getTopic(name);
+    if (!read) throw new TopicNotFoundError(name);
+    const at = this.clock.now();
+    const starts = await this.nextSeqs(read);
+    let topic = await this.stores.catalog.purgeTopic(name, read.generation, at, starts);
+    if (!topic) {
+      // Another purge recorded a time at least as late (fine), or the topic is gone.
+      const now = await this.stores.catalog.getTopic(name);
+      if (!now || now.generation !== read.generation || (now.purgedAt ?? -1) < at) throw new TopicNotFoundError(name);
+      topic = now;
+    }
+    for (let i = 0; i < PURGE_CLOCK_WAITS && this.clock.now() <= at; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    return { topic: topic.name, purgedAt: iso(topic.purgedAt ?? at) };
   }
 
   async deleteTopic(name: string) {
@@ -211,6 +248,14 @@ export class AdminService {
       const topics = await this.stores.catalog.getTopics(names);
       const missing = names.findIndex((topic) => !topics.has(topic));
       if (missing >= 0) throw new TopicNotFoundError(names[missing] ?? '');
+      // `startFrom` belongs to the moment a subscription is added: a subscription the group already
+      // has keeps the one it was added with (a re-PUT or PATCH changes nothing there).
+      const subscriptions = input.subscriptions.map((s) => {
+        const kept = existing?.subscriptions.find((e) => e.topic === s.topic);
+        const startFrom = kept ? kept.startFrom : s.startFrom;
+        return { topic: s.topic, tags: s.tags, ...(startFrom === 'earliest' ? { startFrom } : {}) };
+      });
+      const earliest = new Set(subscriptions.filter((s) => s.startFrom === 'earliest').map((s) => s.topic));
       const deliveryMode = input.deliveryMode ?? existing?.deliveryMode ?? 'serialized';
       if (existing && existing.deliveryMode !== deliveryMode && (await this.hasInFlight(existing))) {
         throw new ConflictError('deliveryMode cannot change while messages of the group are in flight.');
@@ -221,24 +266,33 @@ export class AdminService {
       if (!existing && windowEnd !== undefined) await this.stores.cursors.removeCreatedUpTo(name, windowEnd);
       // Standard topics: one cursor per partition. FIFO topics: one per notice stream of the
       // namespace; shard cursors are created when the group first hears of a shard.
-      const streams = new Set<string>();
+      // `earliest`: partition cursors start at the first retained message of the current generation,
+      // notice cursors at the first retained notice (the shards they announce start at their first
+      // retained message: Receiver.shardStart). A cursor that exists already never moves.
+      const streams = new Map<string, number | undefined>();
       for (const topic of topics.values()) {
         if (topic.type === 'standard') {
-          for (let p = 0; p < topic.partitions; p++) streams.add(streamId(topic, { kind: 'partition', partition: p }));
+          for (let p = 0; p < topic.partitions; p++) {
+            streams.set(streamId(topic, { kind: 'partition', partition: p }), earliest.has(topic.name) ? countedFrom(topic, p) : undefined);
+          }
         } else {
-          for (let b = 0; b < NOTICE_BUCKETS; b++) streams.add(noticeStream(streamNamespace(topic), b));
+          // Topics of one order group share their notice streams: they are read from the start only
+          // when every subscribed topic of the namespace is `earliest` (else old notices would start
+          // the shards of a `latest` topic below its subscription).
+          const namespace = streamNamespace(topic);
+          const allEarliest = [...topics.values()].every((t) => streamNamespace(t) !== namespace || earliest.has(t.name));
+          for (let b = 0; b < NOTICE_BUCKETS; b++) streams.set(noticeStream(namespace, b), allEarliest ? 1 : undefined);
         }
       }
       await Promise.all(
-        [...streams].map(async (stream) => {
-          const head = await this.stores.log.head(stream);
-          await this.stores.cursors.createIfAbsent(name, stream, StreamLog.nextAfter(head), now);
+        [...streams].map(async ([stream, floor]) => {
+          await this.stores.cursors.createIfAbsent(name, stream, await this.startOf(stream, floor), now);
         }),
       );
       const group = await this.stores.catalog.putGroup(
         {
           name,
-          subscriptions: input.subscriptions,
+          subscriptions,
           deliveryMode,
           visibilityTimeoutSeconds: input.visibilityTimeoutSeconds ?? Limits.visibilityDefaultSeconds,
           maxDeliveries: input.maxDeliveries ?? Limits.maxDeliveriesDefault,
@@ -250,6 +304,21 @@ export class AdminService {
       if (group) return { group: groupView(group), created: existing === undefined };
     }
     throw new ConflictError(`Consumer group '${name}' kept changing while this request tried to save it; retry.`);
+  }
+
+  /**
+   * Where a new cursor on `stream` starts: after the head (`latest`, `floor`
+   * undefined), or at the first message still stored and at least `floor`
+   * (`earliest`: `floor` is where the topic's current generation starts).
+   * Expired records or ones of a dead generation below it are passed over by
+   * the first receive, as anywhere in a stream.
+   */
+  private async startOf(stream: string, floor: number | undefined): Promise<number> {
+    const head = await this.stores.log.head(stream);
+    if (floor === undefined) return StreamLog.nextAfter(head);
+    const first = await this.stores.log.first(stream);
+    if (!first) return StreamLog.nextAfter(head);
+    return Math.min(Math.max(first.seq, floor), StreamLog.nextAfter(head));
   }
 
   /**
@@ -302,12 +371,12 @@ export class AdminService {
   private async stats(group: Group) {
     const now = this.clock.now();
     const topics = await this.stores.catalog.getTopics(group.subscriptions.map((s) => s.topic));
-    /** Partition streams and where their topic's current generation starts. */
+    /** Partition streams and where the messages that still count start (current generation, after the last purge). */
     const partitions = new Map<string, number>();
     const namespaces = new Set<string>();
     for (const topic of topics.values()) {
       if (topic.type === 'fifo') namespaces.add(streamNamespace(topic));
-      else for (let p = 0; p < topic.partitions; p++) partitions.set(streamId(topic, { kind: 'partition', partition: p }), generationStart(topic, p));
+      else for (let p = 0; p < topic.partitions; p++) partitions.set(streamId(topic, { kind: 'partition', partition: p }), countedFrom(topic, p));
     }
     // Redriven messages wait in the group's redrive stream, counted like a partition's.
     partitions.set(redriveStream(group.name), 1);

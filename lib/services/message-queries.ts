@@ -6,7 +6,7 @@
  */
 import { MessageNotFoundError } from '../domain/errors.js';
 import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
-import { GroupDeliveryState, Limits, iso, messageContent, type MessageRecord, type Topic } from '../domain/model.js';
+import { GroupDeliveryState, Limits, iso, isPurged, messageContent, type MessageRecord, type Topic } from '../domain/model.js';
 import { isDeferredMessageId, parseDirectMessageId, redriveStream, streamId, ulidOfDeferredMessageId } from '../domain/streams.js';
 import { tagMatches, type CursorState, type DoneEntry } from '../domain/cursor.js';
 import type { Clock } from '../ports/clock.js';
@@ -37,11 +37,13 @@ export class MessageQueries {
     const deliveries = await Promise.all(
       groups.map(async (group) => {
         const cursor = await this.stores.cursors.get(group.name, stream);
-        const tags = group.subscriptions.find((s) => s.topic === topic.name)?.tags;
-        const matches = tagMatches(tags, record.tag);
+        const subscription = group.subscriptions.find((s) => s.topic === topic.name);
+        // An `earliest` subscription started below the messages sent before the group existed.
+        const beforeSubscription = record.sentAt < group.createdAt && subscription?.startFrom !== 'earliest';
+        const matches = tagMatches(subscription?.tags, record.tag);
         // Completions the cursor spilled are read from its history (for the message's whole retention).
         const done = cursor && matches && !cursor.leases.has(seq) ? await this.stores.cursors.completionOf(cursor, seq) : undefined;
-        const state = groupState(cursor, done, seq, matches, record.sentAt < group.createdAt);
+        const state = groupState(cursor, done, seq, matches, beforeSubscription);
         const link = links.get(group.name);
         if (!link) return { group: group.name, ...state, deadLetter: null };
         // The link outlives the cursor's memory of completions (`dn`): it tells the outcome for the whole retention.
@@ -90,10 +92,14 @@ export class MessageQueries {
       if ((deferred.state === 'released' || deferred.state === 'committed') && deferred.address) {
         const segment = await this.stores.log.segmentContaining(deferred.address.stream, deferred.address.seq);
         const record = segment?.records[deferred.address.seq - segment.seq];
-        if (!record || record.messageId !== messageId || record.expiresAt <= this.clock.now()) return undefined;
+        if (!record || record.messageId !== messageId || record.expiresAt <= this.clock.now() || isPurged(topic, record)) return undefined;
         return { record, stream: deferred.address.stream, seq: deferred.address.seq, state: 'deliverable' };
       }
       const waiting = deferred.state === 'released' || deferred.state === 'committed' ? 'scheduled' : deferred.state;
+      // A purge cancels a scheduled message sent before it when it falls due.
+      if (waiting === 'scheduled' && deferred.state === 'scheduled' && topic.purgedAt !== undefined && deferred.record.sentAt <= topic.purgedAt) {
+        return { record: deferred.record, stream: undefined, seq: undefined, state: 'cancelled' };
+      }
       return { record: deferred.record, stream: undefined, seq: undefined, state: waiting };
     }
     const address = parseDirectMessageId(messageId);
@@ -105,7 +111,7 @@ export class MessageQueries {
     const record = segment?.records[address.seq - segment.seq];
     const now = this.clock.now();
     if (!record || record.messageId !== messageId || record.topic !== topic.name) return undefined;
-    if (record.generation !== topic.generation || record.expiresAt <= now) return undefined;
+    if (record.generation !== topic.generation || record.expiresAt <= now || isPurged(topic, record)) return undefined;
     return { record, stream, seq: address.seq, state: 'deliverable' };
   }
 

@@ -6,7 +6,7 @@ import { jsonBytes, type AnswerBudget } from '../domain/answer-budget.js';
 import { planClaims, type ClaimMode, type Delivery, type Verdict } from '../domain/claims.js';
 import { leasesInOrder, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
 import { planSpill } from '../domain/history.js';
-import { Limits, iso, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
+import { Limits, iso, isPurged, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
 import {
   NOTICE_BUCKETS,
   directMessageId,
@@ -104,7 +104,7 @@ export class Receiver {
     // FIFO: absorb notices of the namespaces asked for, then serve shards from the ready index,
     // in random order so that concurrent receivers spread over the ready shards.
     if (namespaces.size > 0) {
-      await Promise.all([...namespaces].map((namespace) => this.absorbNotices(group, namespace, cursors)));
+      await Promise.all([...namespaces].map((namespace) => this.absorbNotices(group, namespace, cursors, fromEarliest(scope, namespace))));
       const ready = shuffle(
         await this.stores.readyIndex.ready(group.name, this.clock.now(), Math.max(READY_READ_MIN, max * READY_READ_PER_MESSAGE), this.random.fraction()),
         this.random,
@@ -137,12 +137,12 @@ export class Receiver {
    * raises the known head of each announced shard (creating its cursor), then
    * moves the group's notice cursors past them. Re-reading a notice is harmless.
    */
-  private async absorbNotices(group: Group, namespace: string, cursors: Map<string, CursorState>) {
+  private async absorbNotices(group: Group, namespace: string, cursors: Map<string, CursorState>, earliest: boolean) {
     const now = this.clock.now();
-    await Promise.all(Array.from({ length: NOTICE_BUCKETS }, (_, bucket) => this.absorbBucket(group, namespace, bucket, cursors, now)));
+    await Promise.all(Array.from({ length: NOTICE_BUCKETS }, (_, bucket) => this.absorbBucket(group, namespace, bucket, cursors, now, earliest)));
   }
 
-  private async absorbBucket(group: Group, namespace: string, bucket: number, cursors: Map<string, CursorState>, now: number) {
+  private async absorbBucket(group: Group, namespace: string, bucket: number, cursors: Map<string, CursorState>, now: number, earliest: boolean) {
     const stream = noticeStream(namespace, bucket);
     const cursor = cursors.get(stream);
     if (!cursor) {
@@ -170,7 +170,7 @@ export class Receiver {
         this.stores.cursors.raiseKnown(
           group.name,
           `${namespace}/k:${shardKey}`,
-          () => this.shardStart(group, `${namespace}/k:${shardKey}`, range.from),
+          () => (earliest ? this.firstRetained(`${namespace}/k:${shardKey}`, range.from) : this.shardStart(group, `${namespace}/k:${shardKey}`, range.from)),
           range.to,
           now,
         ),
@@ -200,6 +200,17 @@ export class Receiver {
       }
     }
     return start;
+  }
+
+  /**
+   * Where a new shard cursor of an `earliest` subscription starts: at the
+   * shard's first stored message (never above `from`), so the group gets the
+   * shard's retained history in order. Expired records and records of a dead
+   * generation are passed over by the claim, as anywhere in a stream.
+   */
+  private async firstRetained(stream: string, from: number): Promise<number> {
+    const first = await this.stores.log.first(stream);
+    return first ? Math.min(first.seq, from) : from;
   }
 
   /** Plans and writes one claim on one stream; retries when another receiver got there first. */
@@ -318,9 +329,10 @@ export class Receiver {
 
   private live(scope: ReceiveScope, record: MessageRecord, now: number, stream: string): boolean {
     // A redriven message lives until its dead-letter copy would have expired, also after its topic was deleted.
-    if (isRedriveStream(stream)) return record.expiresAt > now;
     const topic = scope.topics.get(record.topic);
-    return topic !== undefined && record.expiresAt > now && record.generation === topic.generation;
+    // A purge of its topic after the redrive drops it too (its deliverableAt is the redrive).
+    if (isRedriveStream(stream)) return record.expiresAt > now && !(topic !== undefined && isPurged(topic, record));
+    return topic !== undefined && record.expiresAt > now && record.generation === topic.generation && !isPurged(topic, record);
   }
 
   private verdict(scope: ReceiveScope, record: MessageRecord, stream: string): Verdict {
@@ -414,6 +426,20 @@ const redriveStreamToRead = (group: Group, requested: Set<string>, now: number):
 
 /** History items outlive every message whose completion they hold: written after it, kept for the longest retention. */
 const historyTtl = (now: number): number => Math.ceil(now / 1000) + Limits.retentionMaxSeconds;
+
+/**
+ * Whether new shard cursors of a FIFO namespace start at the shard's first
+ * retained message: when every subscribed topic of the namespace was
+ * subscribed with `startFrom: "earliest"` (a time-order group may mix them;
+ * then shards start as for `latest`).
+ */
+const fromEarliest = (scope: ReceiveScope, namespace: string): boolean => {
+  const subscribed = scope.group.subscriptions.filter((s) => {
+    const topic = scope.topics.get(s.topic);
+    return topic !== undefined && streamNamespace(topic) === namespace;
+  });
+  return subscribed.length > 0 && subscribed.every((s) => s.startFrom === 'earliest');
+};
 
 const shuffle = <T>(items: T[], random: Random): T[] => {
   const out = [...items];

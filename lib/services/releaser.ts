@@ -126,6 +126,12 @@ export class DeferredReleaser {
         landed.set(d.id, undefined);
         continue;
       }
+      // A purge of the topic cancels the scheduled messages sent before it (half messages stay).
+      if (d.state === 'scheduled' && topic.purgedAt !== undefined && d.record.sentAt <= topic.purgedAt) {
+        await this.stores.deferred.cancel(d.id, d.topic);
+        landed.set(d.id, undefined);
+        continue;
+      }
       try {
         sized.push(this.size(topic, d));
       } catch (error) {

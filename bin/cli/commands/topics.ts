@@ -1,7 +1,8 @@
-/** `sluice topics list|get|put (create)|update|delete`. */
+/** `sluice topics list|get|put (create)|update|delete|purge`. */
 import { Option, type Command } from 'commander';
 import type { Topic } from '../../../lib/client/types.js';
 import { gather, withContext } from '../context.js';
+import { UsageError } from '../errors.js';
 import { fields, listing } from '../output.js';
 import { integer } from '../parsers.js';
 
@@ -50,6 +51,15 @@ export function addTopicCommands(program: Command): void {
         ...(options.maxDelay !== undefined ? { maxDelaySeconds: options.maxDelay } : {}),
       });
       out.print(topic, fields);
+    }));
+  topics
+    .command('purge <topic>')
+    .description('drop every deliverable and scheduled message of a topic, for every group (half messages stay)')
+    .option('--yes', 'confirm: the messages cannot be brought back')
+    .action(withContext(async ({ client, out }, name: string, options: { yes?: boolean }) => {
+      if (!options.yes) throw new UsageError(`Purging drops every waiting message of '${name}' for every group; add --yes to confirm.`);
+      const result = await client.purgeTopic(name);
+      out.print(result, (r) => `Purged topic ${r.topic} (everything deliverable up to ${r.purgedAt}).`);
     }));
   topics
     .command('delete <topic>')

@@ -62,11 +62,17 @@ const toTopic = (item: Record<string, unknown>): Topic => ({
   createdAt: Number(item.createdAt),
   generation: Number(item.generation),
   ...(Array.isArray(item.gs) ? { generationStarts: (item.gs as unknown[]).map(Number) } : {}),
+  ...(item.pa === undefined ? {} : { purgedAt: Number(item.pa) }),
+  ...(Array.isArray(item.pw) ? { purgeStarts: (item.pw as unknown[]).map(Number) } : {}),
 });
 
 const toGroup = (item: Record<string, unknown>): Group => ({
   name: String(item.sk),
-  subscriptions: (item.subscriptions as Subscription[]).map((s) => ({ topic: s.topic, tags: s.tags ?? undefined })),
+  subscriptions: (item.subscriptions as Subscription[]).map((s) => ({
+    topic: s.topic,
+    tags: s.tags ?? undefined,
+    ...(s.startFrom === 'earliest' ? { startFrom: s.startFrom } : {}),
+  })),
   deliveryMode: item.deliveryMode as DeliveryMode,
   visibilityTimeoutSeconds: Number(item.visibilityTimeoutSeconds),
   maxDeliveries: Number(item.maxDeliveries),
@@ -236,7 +242,7 @@ export class Catalog {
       spec.name,
       'SET retentionSeconds = :r, maxDelaySeconds = :d, updatedAt = :now, createdAt = :now, #type = :type, ' +
         '#partitions = :p, deleted = :false, #generation = #generation + :one, gs = :gs' +
-        (spec.orderGroup === undefined ? ' REMOVE orderGroup' : ', orderGroup = :og'),
+        (spec.orderGroup === undefined ? ' REMOVE orderGroup, pa, pw' : ', orderGroup = :og REMOVE pa, pw'),
       'deleted = :true AND updatedAt <= :deletedBy',
       {
         ':deletedBy': now - this.recreateAfterMs,
@@ -290,6 +296,23 @@ export class Catalog {
       values[':d'] = changes.maxDelaySeconds;
     }
     const topic = await this.updateTopic(name, `SET ${sets.join(', ')}`, 'deleted <> :true AND #generation = :gen', values);
+    if (topic) this.remember(this.topicCache, topic.name, topic);
+    return topic;
+  }
+
+  /**
+   * Records a purge of a live topic (`pa`: the purge time, `pw`: standard
+   * partitions' next sequence numbers as read for it), conditional on the
+   * generation the caller read and moving `pa` only forward. Undefined when
+   * the topic was deleted (or re-created) meanwhile.
+   */
+  async purgeTopic(name: string, generation: number, at: number, starts: number[]): Promise<Topic | undefined> {
+    const topic = await this.updateTopic(
+      name,
+      'SET pa = :at, pw = :pw, updatedAt = :at',
+      'deleted <> :true AND #generation = :gen AND (attribute_not_exists(pa) OR pa < :at)',
+      { ':at': at, ':pw': starts, ':true': true, ':gen': generation },
+    );
     if (topic) this.remember(this.topicCache, topic.name, topic);
     return topic;
   }
@@ -378,7 +401,12 @@ export class Catalog {
   ): Promise<Group | undefined> {
     const created = expect === 'absent';
     const values: Record<string, unknown> = {
-      ':subs': group.subscriptions.map((s) => (s.tags === undefined ? { topic: s.topic } : { topic: s.topic, tags: s.tags })),
+      // `startFrom` is stored only when it is `earliest` (absent reads as `latest`).
+      ':subs': group.subscriptions.map((s) => ({
+        topic: s.topic,
+        ...(s.tags === undefined ? {} : { tags: s.tags }),
+        ...(s.startFrom === 'earliest' ? { startFrom: s.startFrom } : {}),
+      })),
       ':mode': group.deliveryMode,
       ':vt': group.visibilityTimeoutSeconds,
       ':md': group.maxDeliveries,

@@ -282,6 +282,41 @@ export class CursorStore {
     }
   }
 
+  /**
+   * Seek: moves a cursor to `next` (read position `segmentStart`) and ends
+   * every lease it holds, pending commits included, in one write conditional
+   * on `nx` and the whole lease map as read (`fl = :read`; DynamoDB compares
+   * maps as values), so a concurrent claim or commit either happened before
+   * (and is read again) or fails. `dn` stays: a handle whose commit took
+   * effect still answers `committed`, any other old handle
+   * `ReceiptHandleExpired`. Returns false when the cursor does not exist or
+   * kept changing (`attempts` reads).
+   */
+  async moveTo(group: string, stream: string, next: number, segmentStart: number, attempts = 8): Promise<boolean> {
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const { Item } = await call(() =>
+        this.doc.send(
+          new GetCommand({ TableName: this.table, Key: this.key(group, stream), ConsistentRead: true, ProjectionExpression: 'nx, fl' }),
+        ),
+      );
+      if (!Item) return false;
+      const moved = await conditional(() =>
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: this.key(group, stream),
+            UpdateExpression: 'SET nx = :to, ns = :ns, fl = :none',
+            ConditionExpression: 'nx = :nx AND fl = :fl',
+            ExpressionAttributeValues: { ':to': next, ':ns': segmentStart, ':none': {}, ':nx': Item.nx, ':fl': Item.fl ?? {} },
+          }),
+        ),
+      );
+      if (moved) return true;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, 2 ** attempt) * (0.5 + Math.random())));
+    }
+    return false;
+  }
+
   /** Moves a lease-less cursor (notice streams) forward; false when someone else moved it first. */
   async advance(group: string, stream: string, expectNext: number, next: number, segmentStart: number): Promise<boolean> {
     return conditional(() =>

@@ -128,6 +128,11 @@ const cases: Array<[string, string, string, unknown, number, string, string?]> =
   ['patch a group onto a missing topic', 'PATCH', '/v1/groups/billing', { subscriptions: [{ topic: 'nope' }] }, 404, 'TopicNotFound'],
   ['patch a group to subscribe to its own dead-letter topic', 'PATCH', '/v1/groups/billing', { deadLetterTopic: 'orders' }, 400, 'InvalidArgument'],
   ['patch a missing group', 'PATCH', '/v1/groups/nope', { maxDeliveries: 2 }, 404, 'GroupNotFound'],
+  ['redrive without a body', 'POST', '/v1/groups/billing/redrive', undefined, 400, 'InvalidArgument'],
+  ['redrive with maxMessages 0', 'POST', '/v1/groups/billing/redrive', { maxMessages: 0 }, 400, 'InvalidArgument', 'maxMessages'],
+  ['redrive with maxMessages 1001', 'POST', '/v1/groups/billing/redrive', { maxMessages: 1001 }, 400, 'InvalidArgument', 'maxMessages'],
+  ['redrive with an unknown field', 'POST', '/v1/groups/billing/redrive', { all: true }, 400, 'InvalidArgument'],
+  ['redrive a missing group', 'POST', '/v1/groups/nope/redrive', {}, 404, 'GroupNotFound'],
 ];
 
 describe('bad input', () => {

@@ -11,7 +11,7 @@
 import { BatchGetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ThrottledError } from '../../domain/errors.js';
 import { call, conditional } from './call.js';
-import { GROUP_PK, deadLetterLinkPk, padMs, redriveIndexPk } from './keys.js';
+import { GROUP_PK, padMs, redriveIndexPk } from './keys.js';
 import { GSI1 } from './table.js';
 import type { TransactItem } from './write-batch.js';
 
@@ -140,6 +140,3 @@ export class RedriveStore {
     );
   }
 }
-
-/** The link key of a message's dead letter for a group (tests and queries). */
-export const redriveLinkKey = (topic: string, messageId: string, group: string) => ({ pk: deadLetterLinkPk(topic, messageId), sk: group });

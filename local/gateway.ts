@@ -11,6 +11,8 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { routes, type RouteDef } from '../functions/api/routes.js';
 import { Limits } from '../lib/domain/model.js';
 import { problemType } from '../lib/http/problem.js';
+import type { ConsoleAssets } from '../console/asset-set.js';
+import { isConsolePath, serveConsole } from '../console/serve.js';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -24,6 +26,8 @@ interface CompiledRoute {
 export interface GatewayOptions {
   /** Bearer token required on every route but /health; undefined: no authentication. */
   token: string | undefined;
+  /** The web console's files (served at /console without a token: they hold no data); undefined: no console. */
+  console?: () => Promise<ConsoleAssets>;
 }
 
 const MAX_BODY = Limits.requestMaxBytes + 64 * 1024;
@@ -124,6 +128,7 @@ export async function createGateway(options: GatewayOptions): Promise<Server> {
     const matches = compiled
       .map((route) => ({ route, match: route.pattern.exec(path) }))
       .filter((m): m is { route: CompiledRoute; match: RegExpExecArray } => m.match !== null);
+    if (options.console && isConsolePath(method, path)) return serveConsole(await options.console(), req, res, path);
     const isPublic = matches.length > 0 && matches.every((m) => !m.route.def.auth);
     // Authentication comes before everything else, even before 404 and body parsing.
     if (expected && !isPublic) {

@@ -11,6 +11,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { routes, type RouteDef } from '../functions/api/routes.js';
 import { Limits } from '../lib/domain/model.js';
 import { problemType } from '../lib/http/problem.js';
+import { readBody } from '../lib/http/read-body.js';
 import type { ConsoleAssets } from '../console/asset-set.js';
 import { isConsolePath, serveConsole } from '../console/serve.js';
 
@@ -60,27 +61,6 @@ const digest = (text: string) => createHash('sha256').update(text).digest();
 function problem(res: ServerResponse, status: number, code: string, title: string, detail: string, headers: Record<string, string> = {}) {
   res.writeHead(status, { 'content-type': 'application/problem+json', ...headers });
   res.end(JSON.stringify({ type: problemType(code), title, status, detail, code }));
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > MAX_BODY) return resolve('too-large');
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY) {
-        req.removeAllListeners('data');
-        req.resume();
-        resolve('too-large');
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
 }
 
 export function lambdaContext(name: string, requestId: string): Context {
@@ -153,7 +133,7 @@ export async function createGateway(options: GatewayOptions): Promise<Server> {
       }
       return problem(res, 404, 'NotFound', 'Not found', `No route for ${method} ${path}.`);
     }
-    const body = await readBody(req);
+    const body = await readBody(req, MAX_BODY);
     if (body === 'too-large') {
       res.setHeader('connection', 'close');
       return problem(res, 413, 'PayloadTooLarge', 'Payload too large', `Request bodies are limited to ${Limits.requestMaxBytes} bytes.`);

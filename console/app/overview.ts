@@ -29,6 +29,7 @@ export function overviewView(onSelectGroup: (group: string) => void): { element:
     field('Group name', input('name', { required: true, pattern: '[A-Za-z0-9._-]{1,128}' })),
     field('Subscribed topics (comma-separated)', input('topics', { required: true })),
     field('Max deliveries', input('maxDeliveries', { type: 'number', min: 1, max: 1000, placeholder: '16' })),
+    field('Visibility timeout (s)', input('visibility', { type: 'number', min: 1, max: 43200, placeholder: '30' })),
     h('button', { type: 'submit' }, 'Create group'));
 
   topicForm.addEventListener('submit', (event) => {
@@ -40,7 +41,11 @@ export function overviewView(onSelectGroup: (group: string) => void): { element:
     event.preventDefault();
     const v = values(groupForm);
     const subscriptions = (v.topics ?? '').split(',').map((t) => t.trim()).filter(Boolean).map((topic) => ({ topic }));
-    const body = { subscriptions, ...(v.maxDeliveries ? { maxDeliveries: Number(v.maxDeliveries) } : {}) };
+    const body = {
+      subscriptions,
+      ...(v.maxDeliveries ? { maxDeliveries: Number(v.maxDeliveries) } : {}),
+      ...(v.visibility ? { visibilityTimeoutSeconds: Number(v.visibility) } : {}),
+    };
     void run(`Group ${v.name} created.`, () => api('PUT', `/v1/groups/${enc(v.name ?? '')}`, body));
   });
 

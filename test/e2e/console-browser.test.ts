@@ -148,7 +148,10 @@ describe('the web console in a browser', () => {
     await dlq.getByRole('button', { name: 'Find dead letters' }).click();
     await expect.poll(() => page.getByRole('region', { name: 'Dead letters of web-workers with key order-1' }).textContent()).toContain(messageId);
 
-    if (process.env.SLUICE_CONSOLE_SCREENSHOT) await page.screenshot({ path: process.env.SLUICE_CONSOLE_SCREENSHOT });
+    if (process.env.SLUICE_CONSOLE_SCREENSHOT) {
+      await page.evaluate('window.scrollTo(0, 0)');
+      await page.screenshot({ path: process.env.SLUICE_CONSOLE_SCREENSHOT });
+    }
 
     await page.getByRole('button', { name: 'Redrive dead letters' }).click();
     const dialog = page.getByRole('dialog');

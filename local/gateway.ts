@@ -11,6 +11,9 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { routes, type RouteDef } from '../functions/api/routes.js';
 import { Limits } from '../lib/domain/model.js';
 import { problemType } from '../lib/http/problem.js';
+import { readBody } from '../lib/http/read-body.js';
+import type { ConsoleAssets } from '../console/asset-set.js';
+import { isConsolePath, serveConsole } from '../console/serve.js';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -24,6 +27,8 @@ interface CompiledRoute {
 export interface GatewayOptions {
   /** Bearer token required on every route but /health; undefined: no authentication. */
   token: string | undefined;
+  /** The web console's files (served at /console without a token: they hold no data); undefined: no console. */
+  console?: () => Promise<ConsoleAssets>;
 }
 
 const MAX_BODY = Limits.requestMaxBytes + 64 * 1024;
@@ -56,27 +61,6 @@ const digest = (text: string) => createHash('sha256').update(text).digest();
 function problem(res: ServerResponse, status: number, code: string, title: string, detail: string, headers: Record<string, string> = {}) {
   res.writeHead(status, { 'content-type': 'application/problem+json', ...headers });
   res.end(JSON.stringify({ type: problemType(code), title, status, detail, code }));
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > MAX_BODY) return resolve('too-large');
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY) {
-        req.removeAllListeners('data');
-        req.resume();
-        resolve('too-large');
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
 }
 
 export function lambdaContext(name: string, requestId: string): Context {
@@ -124,6 +108,7 @@ export async function createGateway(options: GatewayOptions): Promise<Server> {
     const matches = compiled
       .map((route) => ({ route, match: route.pattern.exec(path) }))
       .filter((m): m is { route: CompiledRoute; match: RegExpExecArray } => m.match !== null);
+    if (options.console && isConsolePath(method, path)) return serveConsole(await options.console(), req, res, path);
     const isPublic = matches.length > 0 && matches.every((m) => !m.route.def.auth);
     // Authentication comes before everything else, even before 404 and body parsing.
     if (expected && !isPublic) {
@@ -148,7 +133,7 @@ export async function createGateway(options: GatewayOptions): Promise<Server> {
       }
       return problem(res, 404, 'NotFound', 'Not found', `No route for ${method} ${path}.`);
     }
-    const body = await readBody(req);
+    const body = await readBody(req, MAX_BODY);
     if (body === 'too-large') {
       res.setHeader('connection', 'close');
       return problem(res, 413, 'PayloadTooLarge', 'Payload too large', `Request bodies are limited to ${Limits.requestMaxBytes} bytes.`);

@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { createGateway, lambdaContext } from './gateway.js';
 import { startDynamoLocal, type LocalDynamo } from './dynamo.js';
 import { startDispatcher, type LocalDispatcher } from './dispatcher.js';
+import { loadConsoleAssets } from '../console/assets.js';
+import type { ConsoleAssets } from '../console/asset-set.js';
 
 export interface LocalOptions {
   host: string;
@@ -28,6 +30,8 @@ export interface LocalOptions {
   checkbackEverySeconds?: number;
   /** How often the dispatcher's stream poller reads a caught-up shard again (ms, default 50). */
   dispatchPollIntervalMs?: number;
+  /** Bundle the web console at start (`npm start`) rather than at its first request (tests that never open it). */
+  buildConsoleAtStart?: boolean;
 }
 
 export interface LocalRuntime {
@@ -126,7 +130,15 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     // A producer on this machine may be its own checker (http on loopback; SPEC §4).
     process.env.SLUICE_ALLOW_LOOPBACK_CHECKERS = 'true';
     process.env.SLUICE_SECRETS_KEY ??= secretsKey(options.dataDir);
-    const server = await createGateway({ token: options.token });
+    // The console is bundled when first asked for: a runtime nobody opens it on pays nothing.
+    let consoleAssets: Promise<ConsoleAssets> | undefined;
+    const loadConsole = () =>
+      (consoleAssets ??= loadConsoleAssets().catch((error: unknown) => {
+        consoleAssets = undefined; // a failed build is tried again by the next request
+        throw error;
+      }));
+    const server = await createGateway({ token: options.token, console: loadConsole });
+    if (options.buildConsoleAtStart) void loadConsole().catch((error: unknown) => console.error('console build failed', error));
     const stopTimers = await startTimers(options.sweepEverySeconds ?? 30);
     const stopChecks = await startCheckbacks(options.checkbackEverySeconds ?? 60);
     dispatcher = await startDispatcher({

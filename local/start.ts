@@ -26,8 +26,10 @@ try {
     endpoint: env.DYNAMODB_ENDPOINT || undefined,
     dataDir: resolve(env.SLUICE_DATA_DIR ?? '.data'),
     checkbackEverySeconds: Number(env.SLUICE_CHECKBACK_EVERY_SECONDS ?? 60) || 60,
+    buildConsoleAtStart: true,
   });
   console.log(`Sluice is listening on ${runtime.url} (DynamoDB at ${runtime.endpoint}).`);
+  console.log(`Web console: ${runtime.url}/console`);
   console.log(env.SLUICE_API_TOKEN ? 'Authentication: Bearer token (SLUICE_API_TOKEN).' : 'Authentication: none (loopback only).');
   console.log('Press Ctrl-C to stop.');
   let stopping = false;

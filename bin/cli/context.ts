@@ -1,7 +1,7 @@
 /** What every `sluice` command runs with: a client for the global options, and where it prints. */
 import type { Command } from 'commander';
 // The client modules directly, not the package index: a command starts faster without the consumer and checker.
-import { SluiceClient, type AuthMode } from '../../lib/client/client.js';
+import { SluiceClient, type AuthMode, type SluiceClientOptions } from '../../lib/client/client.js';
 import { createOut, type Out } from './output.js';
 
 /** The options `sluice` takes before its command. */
@@ -32,15 +32,19 @@ export function withContext<A extends unknown[]>(action: (context: CommandContex
 /** The client for the global options, and the output they ask for. */
 function contextOf(command: Command): CommandContext {
   const options = command.optsWithGlobals<GlobalOptions>();
-  const client = new SluiceClient({
+  const client = new SluiceClient({ ...connectionOptions(options), retry: { maxAttempts: 3 } });
+  return { client, out: createOut(Boolean(options.json)) };
+}
+
+/** Where and how to reach Sluice, from the global options (also `sluice console`'s transport). */
+export function connectionOptions(options: GlobalOptions): SluiceClientOptions {
+  return {
     endpoint: options.endpoint,
     token: options.token || undefined,
     auth: options.auth,
     region: options.region || undefined,
-    retry: { maxAttempts: 3 },
     timeoutMs: options.timeout * 1000,
-  });
-  return { client, out: createOut(Boolean(options.json)) };
+  };
 }
 
 /** Every item of a paged listing (`client.iterateTopics()`), in order. */

@@ -5,6 +5,7 @@
  * 2 usage error (bad arguments or configuration), 3 the endpoint is unreachable.
  */
 import { Command, Option } from 'commander';
+import { addConsoleCommand } from './commands/console.js';
 import { addDeliveryCommands } from './commands/deliveries.js';
 import { addGroupCommands } from './commands/groups.js';
 import { addRedriveCommand } from './commands/redrive.js';
@@ -39,6 +40,7 @@ export function buildProgram(): Command {
   addDeliveryCommands(program);
   addMessageCommands(program);
   addTransactionCommands(program);
+  addConsoleCommand(program);
   return program;
 }
 

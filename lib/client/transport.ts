@@ -238,6 +238,18 @@ export class HttpTransport {
     }
   }
 
+  /**
+   * One request passed on as it is (`sluice console` forwards the browser's API calls): this
+   * transport's authentication added, one attempt within the time limit, the answer returned
+   * whatever its status. `pathAndQuery` is appended to the endpoint (`/v1/topics?limit=10`).
+   * Throws `SluiceConfigurationError` when it cannot sign, and what `fetch` throws without an answer.
+   */
+  async forward(method: string, pathAndQuery: string, headers: Record<string, string>, body: string | undefined): Promise<Response> {
+    const url = new URL(`${this.base}${pathAndQuery}`);
+    const sent = { ...headers, ...(await this.authHeaders(method, url, headers, body)) };
+    return this.fetchImpl(url, { method, headers: sent, body, signal: AbortSignal.timeout(this.timeoutMs) });
+  }
+
   /** Loads the SigV4 signer and the AWS credential chain only when a client needs them. */
   private async createSigner(): Promise<SigV4Signer> {
     const { SigV4Signer } = await import('./sigv4.js');

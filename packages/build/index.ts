@@ -3,15 +3,18 @@
  * into packages/<name>/dist, from their entry points only (internal moves change nothing):
  *
  * - `@sluice/client`: lib/client/index.ts → ESM bundle + declarations (zod-derived types flattened);
- * - `@sluice/cli`: bin/sluice.ts → one executable ESM file (the client bundled in);
+ * - `@sluice/cli`: bin/sluice.ts → one executable ESM file (the client bundled in), and the web
+ *   console's files in dist/console/ for `sluice console` (`console/assets.prebuilt.ts` replaces
+ *   `console/assets.ts`, so the CLI needs no esbuild);
  * - `@sluice/cdk`: cdk/index.ts → ESM bundle + declarations, and every function's code
  *   prebuilt into dist/lambda/ (`cdk/function-code.prebuilt.ts` replaces `function-code.ts`).
  *
  * `npm pack --workspaces` then packs them (see docs/packaging.md).
  */
-import { copyFileSync, existsSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { buildConsoleSources } from '../../console/build.js';
 import { bundle } from './bundle.js';
 import { emitDeclarations } from './declarations.js';
 import { prebuildFunctions } from './lambda.js';
@@ -37,6 +40,15 @@ function checkTypesExist(dir: string, manifest: Manifest): void {
   if (!types || !existsSync(join(root, dir, types))) throw new Error(`${dir}: exports['.'].types (${types}) was not written`);
 }
 
+/** The web console's page, script and style for `sluice console` from an installed CLI. */
+async function writeConsole(dir: string): Promise<{ bytes: number }> {
+  const sources = await buildConsoleSources();
+  mkdirSync(dir, { recursive: true });
+  const files: Array<[string, string]> = [['index.html', sources.html], ['app.js', sources.js], ['app.css', sources.css]];
+  for (const [name, text] of files) writeFileSync(join(dir, name), text);
+  return { bytes: files.reduce((sum, [, text]) => sum + Buffer.byteLength(text), 0) };
+}
+
 export async function buildPackages(): Promise<BuildReport> {
   const started = performance.now();
   const manifests = Object.fromEntries(Object.entries(PACKAGE_DIRS).map(([key, dir]) => [key, checkManifest(root, dir)])) as Record<
@@ -55,7 +67,15 @@ export async function buildPackages(): Promise<BuildReport> {
   // in this process) emits the declarations.
   const bundles = Promise.all([
     bundle(root, { entry: 'lib/client/index.ts', outfile: dist('client', 'index.js'), externals: importable(manifests.client), forbiddenInputs: serverOnly }),
-    bundle(root, { entry: 'bin/sluice.ts', outfile: dist('cli', 'sluice.js'), externals: importable(manifests.cli), executable: true, forbiddenInputs: serverOnly }),
+    bundle(root, {
+      entry: 'bin/sluice.ts',
+      outfile: dist('cli', 'sluice.js'),
+      externals: importable(manifests.cli),
+      executable: true,
+      replace: { 'console/assets.ts': 'console/assets.prebuilt.ts' },
+      forbiddenInputs: [...serverOnly, 'console/build.ts', 'console/app/'],
+    }),
+    writeConsole(dist('cli', 'console')),
     bundle(root, {
       entry: 'cdk/index.ts',
       outfile: dist('cdk', 'index.js'),
@@ -76,12 +96,16 @@ export async function buildPackages(): Promise<BuildReport> {
     { entry: 'cdk/index.ts', outDir: dist('cdk'), allowedModules: importable(manifests.cdk) },
   ]);
   const declared = performance.now();
-  const [client, cli, cdk, lambda] = await bundles;
+  const [client, cli, consoleFiles, cdk, lambda] = await bundles;
   checkTypesExist(PACKAGE_DIRS.client, manifests.client);
   checkTypesExist(PACKAGE_DIRS.cdk, manifests.cdk);
 
   return {
-    bytes: { 'client/dist/index.js': client.bytes, 'cli/dist/sluice.js': cli.bytes, 'cdk/dist/index.js': cdk.bytes, 'cdk/dist/lambda': lambda.bytes },
+    bytes: {
+      'client/dist/index.js': client.bytes,
+      'cli/dist/sluice.js': cli.bytes,
+      'cli/dist/console': consoleFiles.bytes,
+      'cdk/dist/index.js': cdk.bytes, 'cdk/dist/lambda': lambda.bytes },
     functions: lambda.modules,
     seconds: { declarations: (declared - started) / 1000, total: (performance.now() - started) / 1000 },
   };

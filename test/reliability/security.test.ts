@@ -108,7 +108,11 @@ describe('authentication on every route, method and path but /health', () => {
             }
           })();
           // `*` is not a path a Node server routes: it answers 400 itself before any handler — also no access.
-          const ok = path === '*' ? res.status === 400 || res.status === 401 : res.status === 401 && problem && String(res.headers['www-authenticate']).startsWith('Bearer');
+          // GET and HEAD of `/` redirect to the web console, whose files hold no data (test/integration/console-serve.test.ts).
+          const consoleRedirect = path === '/' && (method === 'GET' || method === 'HEAD');
+          const ok = path === '*' ? res.status === 400 || res.status === 401
+            : consoleRedirect ? res.status === 302 && res.headers.location === '/console'
+            : res.status === 401 && problem && String(res.headers['www-authenticate']).startsWith('Bearer');
           if (!ok && failures.length < 20) failures.push(`${method} ${path} ${JSON.stringify(headers)} → ${res.status} ${res.body.slice(0, 200)}`);
         }
       }

@@ -67,6 +67,7 @@ describe('sluice program', () => {
       'tx commit',
       'tx rollback',
       'tx get',
+      'console',
     ]);
     const help = [['sluice', program] as [string, Command], ...all].map(([name, command]) => `── ${name}\n${command.helpInformation()}`).join('\n');
     expect(help).toMatchSnapshot();

@@ -1,0 +1,95 @@
+/**
+ * One group: its figures, its dead letters (the copies in its dead-letter topic, found by
+ * key: v1 has no listing of a topic) with redrive, seek and purge behind a confirmation,
+ * and, for push groups, their last attempts when the server reports them.
+ */
+import type { GroupDetail, MessageList } from '../../lib/client/types.js';
+import { api, enc } from './api.js';
+import { confirmDialog, field, h, input, say, select, show, statusLine, table, values } from './dom.js';
+import type { Lookup } from './lookup.js';
+import { age } from './overview.js';
+
+/** The server's answer for a push group carries these when push delivery is deployed. */
+type PushFacts = { push?: Record<string, unknown>; lastAttempts?: Array<Record<string, unknown>> };
+
+export function groupView(lookup: Lookup, changed: () => void): { element: HTMLElement; open: (group: string) => Promise<void> } {
+  const line = statusLine();
+  const body = h('div', {}, h('p', { class: 'muted' }, 'Open a group from the table above.'));
+  const heading = h('h2', { id: 'group-h', tabindex: -1 }, 'Group');
+  let current: GroupDetail | undefined;
+
+  async function act(question: string | undefined, action: string, call: () => Promise<unknown>, done: (answer: unknown) => string) {
+    if (question && !(await confirmDialog(question, action))) return say(line, `${action}: cancelled.`);
+    try {
+      say(line, done(await call()));
+      changed();
+      if (current) await open(current.name, false);
+    } catch (error) {
+      say(line, `${action} failed: ${(error as Error).message}`, 'error');
+    }
+  }
+
+  async function open(name: string, focus = true): Promise<void> {
+    try {
+      const g = await api<GroupDetail & PushFacts>('GET', `/v1/groups/${enc(name)}`);
+      current = g;
+      heading.textContent = `Group ${g.name}`;
+      const dlqForm = h('form', { class: 'inline', 'aria-label': 'Find dead letters by key' },
+        field(`Key in ${g.deadLetterTopic}`, input('key', { required: true })),
+        h('button', { type: 'submit' }, 'Find dead letters'));
+      const dlqResult = h('div');
+      dlqForm.addEventListener('submit', (event) => {
+        event.preventDefault();
+        const key = values(dlqForm).key ?? '';
+        api<MessageList>('GET', `/v1/topics/${enc(g.deadLetterTopic)}/messages?key=${enc(key)}&limit=20`).then(
+          (list) => show(dlqResult, table(`Dead letters of ${g.name} with key ${key}`, ['Copy', 'Original', 'Reason', 'Deliveries'],
+            list.messages.filter((m) => (m.properties['sluice-dead-letter-group'] ?? g.name) === g.name).map((m) => [
+              h('button', { type: 'button', class: 'link', onclick: () => void lookup.byId(m.topic, m.messageId) }, m.messageId),
+              m.properties['sluice-dead-letter-source-message-id'] ?? '–',
+              m.properties['sluice-dead-letter-reason'] ?? '–',
+              m.properties['sluice-dead-letter-delivery-count'] ?? '–',
+            ]))),
+          (error: Error) => say(line, error.message, 'error'),
+        );
+      });
+      const seekForm = h('form', { class: 'inline', 'aria-label': 'Seek' },
+        field('Seek to', select('to', ['earliest', 'latest', 'time'])),
+        field('Time (RFC 3339, for "time")', input('time', { placeholder: '2026-12-01T00:00:00Z' })),
+        h('button', { type: 'submit' }, 'Seek'));
+      seekForm.addEventListener('submit', (event) => {
+        event.preventDefault();
+        const v = values(seekForm);
+        const to = v.to === 'time' ? v.time ?? '' : v.to ?? 'earliest';
+        void act(`Move ${g.name}'s position on all its topics to ${to}? Leases in flight end.`, 'Seek',
+          () => api('POST', `/v1/groups/${enc(g.name)}/seek`, { to }), () => `${g.name} moved to ${to}.`);
+      });
+      const push = g.push
+        ? [h('h3', {}, 'Push delivery'), h('pre', {}, JSON.stringify(g.push, null, 2)),
+          g.lastAttempts ? table('Last push attempts', Object.keys(g.lastAttempts[0] ?? { at: '' }),
+            g.lastAttempts.map((a) => Object.values(a).map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v))))) : null]
+        : [];
+      show(body,
+        h('dl', { class: 'facts' },
+          ...([['Topics', g.subscriptions.map((s) => s.topic).join(', ')], ['Mode', g.deliveryMode], ['Backlog', g.backlog],
+            ['In flight', g.inFlight], ['Pending', g.pending], ['Oldest message', age(g.oldestMessageAgeSeconds)],
+            ['Committed', g.committed], ['Dead letters', g.deadLettered], ['Dead-letter topic', g.deadLetterTopic],
+            ['Visibility timeout', `${g.visibilityTimeoutSeconds} s`], ['Max deliveries', g.maxDeliveries]] as Array<[string, string | number]>)
+            .flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
+        ...push,
+        h('h3', {}, 'Dead letters'),
+        h('div', { class: 'row' },
+          h('button', { type: 'button', id: 'redrive', onclick: () => void act(`Redrive ${g.name}'s dead letters back to ${g.name}?`, 'Redrive',
+            () => api('POST', `/v1/groups/${enc(g.name)}/redrive`, {}), (a) => `Redriven: ${(a as { redriven?: number }).redriven ?? 0}.`) }, 'Redrive dead letters')),
+        dlqForm, dlqResult,
+        h('h3', {}, 'Position'), seekForm,
+        h('div', { class: 'row' }, ...g.subscriptions.map((s) => h('button', { type: 'button', class: 'danger', onclick: () => void act(
+          `Purge topic ${s.topic}? Every deliverable and scheduled message is dropped for every group.`, 'Purge',
+          () => api('POST', `/v1/topics/${enc(s.topic)}/purge`, {}), () => `${s.topic} purged.`) }, `Purge ${s.topic}`))));
+      if (focus) heading.focus();
+    } catch (error) {
+      say(line, (error as Error).message, 'error');
+    }
+  }
+
+  return { element: h('section', { 'aria-labelledby': 'group-h' }, heading, line, body), open };
+}

@@ -4,11 +4,13 @@ import { Catalog, type CatalogOptions } from '../adapters/dynamodb/catalog.js';
 import { CursorStore } from '../adapters/dynamodb/cursors.js';
 import { DeferredStore } from '../adapters/dynamodb/deferred.js';
 import { Markers } from '../adapters/dynamodb/markers.js';
+import { MessageIdKeys } from '../adapters/dynamodb/message-id-keys.js';
 import { PendingOutputStore } from '../adapters/dynamodb/pending-outputs.js';
 import { ProducerStore } from '../adapters/dynamodb/producers.js';
 import { ReadyIndex } from '../adapters/dynamodb/ready-index.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import type { Clock } from '../ports/clock.js';
+import type { SecretBox } from '../ports/webhooks.js';
 
 /** The DynamoDB stores the services work with (one table: docs/design.md; its keys: adapters/dynamodb/keys.ts). */
 export interface Stores {
@@ -30,10 +32,20 @@ export interface Stores {
   producers: ProducerStore;
   /** Named write batches written without a stream segment. */
   writer: BatchWriter;
+  /** The deployment's message-id key: seals message ids and receipt handles. */
+  ids: MessageIdKeys;
 }
 
-/** Every store on one table; `catalog` configures its per-container cache. */
-export function createStores(doc: DynamoDBDocumentClient, table: string, options: { clock: Clock; catalog?: CatalogOptions }): Stores {
+/**
+ * Every store on one table; `catalog` configures its per-container cache;
+ * `secrets` seals the message-id key (every container of a deployment needs
+ * the same one).
+ */
+export function createStores(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  options: { clock: Clock; secrets: SecretBox; catalog?: CatalogOptions },
+): Stores {
   return {
     catalog: new Catalog(doc, table, options.catalog),
     log: new StreamLog(doc, table, options.clock),
@@ -44,5 +56,6 @@ export function createStores(doc: DynamoDBDocumentClient, table: string, options
     deferred: new DeferredStore(doc, table),
     producers: new ProducerStore(doc, table),
     writer: new BatchWriter(doc),
+    ids: new MessageIdKeys(doc, table, options.secrets),
   };
 }

@@ -20,7 +20,7 @@ import { Schedule, ScheduleExpression, ScheduleGroup, TimeWindow } from 'aws-cdk
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { routes, type RouteDef } from '../functions/api/routes.js';
-import { GROUP_METRICS, MINUTE_SCHEDULE_PREFIX, SECRET_CONTEXT_PURPOSE } from '../lib/adapters/aws/names.js';
+import { GROUP_METRICS, MINUTE_SCHEDULE_PREFIX, SECRET_CONTEXT_PURPOSE, MESSAGE_ID_KEY_PURPOSE } from '../lib/adapters/aws/names.js';
 import { Limits } from '../lib/domain/model.js';
 import { allowInvoke, InvokeEveryTick, nagResourceName, schedulerRole, WorkQueue } from './background.js';
 import { SluiceFunction, TableAccess, type PowertoolsLogLevel, type SluiceFunctionProps } from './sluice-function.js';
@@ -92,9 +92,13 @@ export type SluiceFunctionOptions = Pick<SluiceFunctionProps, 'handlerModule' | 
  *   and send delay-queue wake-ups — `TimerService.arm`, reached from a send with
  *   `delaySeconds`/`deliverAt` (`QueueService.schedule`);
  * - `seal-secrets`: kms:Encrypt of producer signing secrets (`TransactionService.putProducer`,
- *   `rotateSecret`).
+ *   `rotateSecret`);
+ * - `message-ids`: open the deployment's message-id key (kms:Decrypt), and with table write
+ *   access also create it (kms:Encrypt) — code that seals or opens message ids and receipt
+ *   handles (`Stores.ids`: send, receive, commit, visibility, look-ups by id, topic creation).
+ *   Releases of deferred messages keep their `d<ULID>` ids and need no key.
  */
-type Capability = 'arm-timers' | 'seal-secrets';
+type Capability = 'arm-timers' | 'seal-secrets' | 'message-ids';
 
 type RouteOverride = Partial<Pick<SluiceFunctionOptions, 'tableAccess' | 'timeout' | 'memorySize'>> & { readonly capabilities?: readonly Capability[] };
 
@@ -107,14 +111,26 @@ const routeOverrides: Partial<Record<string, RouteOverride>> = {
   // A long poll waits up to receiveMaxWaitSeconds; HTTP API integrations time out at 30 s.
   // It mostly waits: Lambda bills the wait by GB-s, so it gets half the default memory
   // (an idle 20 s long poll: 5 GB-s instead of 10; see docs/performance.md, finding 12).
-  receive: { timeout: Duration.seconds(Math.min(Limits.receiveMaxWaitSeconds + 8, 29)), memorySize: 256 },
-  'send-message': { capabilities: ['arm-timers'] },
-  'send-batch': { capabilities: ['arm-timers'] },
-  // Not commit-transaction: a transactional message cannot be scheduled, its commit appends at once.
+  // Receipt handles are sealed; receive also names dead-letter copies.
+  receive: { timeout: Duration.seconds(Math.min(Limits.receiveMaxWaitSeconds + 8, 29)), memorySize: 256, capabilities: ['message-ids'] },
+  'send-message': { capabilities: ['arm-timers', 'message-ids'] },
+  'send-batch': { capabilities: ['arm-timers', 'message-ids'] },
+  // Not commit-transaction: a transactional message cannot be scheduled, its commit appends at once
+  // (and keeps its d<ULID> id, so it needs no message-id key either).
   'put-producer': { capabilities: ['seal-secrets'] },
   'rotate-secret': { capabilities: ['seal-secrets'] },
   // A redrive starts no new page after 10 s (lib/services/redriver.ts); its last page may take more.
-  redrive: { timeout: Duration.seconds(29) },
+  // It opens the dead-letter copies' ids.
+  redrive: { timeout: Duration.seconds(29), capabilities: ['message-ids'] },
+  // The message-id key exists before the first topic (AdminService.putTopic), so look-ups by id only open it.
+  'put-topic': { capabilities: ['message-ids'] },
+  'get-message': { capabilities: ['message-ids'] },
+  'list-messages': { capabilities: ['message-ids'] },
+  // Cancelling a direct id looks it up (409 when it exists, 404 when not).
+  'cancel-message': { capabilities: ['message-ids'] },
+  // Commit opens handles and names publish outputs; visibility opens handles.
+  commit: { capabilities: ['message-ids'] },
+  visibility: { capabilities: ['message-ids'] },
 };
 
 /** SQS `DelaySeconds` maximum: a wake-up may sit this long in the delay queue before it is visible. */
@@ -428,12 +444,23 @@ export class SluiceService extends Construct {
     fn.addToRolePolicy(this.secretsStatement('kms:Decrypt'));
   }
 
-  private secretsStatement(action: string): PolicyStatement {
+  private secretsStatement(action: string, purpose: { key: string; value: string } = SECRET_CONTEXT_PURPOSE): PolicyStatement {
     return new PolicyStatement({
       actions: [action],
       resources: [this.secretsKey.keyArn],
-      conditions: { StringEquals: { [`kms:EncryptionContext:${SECRET_CONTEXT_PURPOSE.key}`]: SECRET_CONTEXT_PURPOSE.value } },
+      conditions: { StringEquals: { [`kms:EncryptionContext:${purpose.key}`]: purpose.value } },
     });
+  }
+
+  /**
+   * The message-id key (lib/adapters/dynamodb/message-id-keys.ts) is sealed with the secrets key:
+   * every function that reads the table opens it (kms:Decrypt, once per cold start); one that
+   * writes may be the first and create it (kms:Encrypt). Only with the message-id context.
+   */
+  private grantMessageIdKey(fn: SluiceFunction, access: TableAccess): void {
+    if (access === TableAccess.NONE) return;
+    fn.addToRolePolicy(this.secretsStatement('kms:Decrypt', MESSAGE_ID_KEY_PURPOSE));
+    if (access === TableAccess.READ_WRITE) fn.addToRolePolicy(this.secretsStatement('kms:Encrypt', MESSAGE_ID_KEY_PURPOSE));
   }
 
   private grantQueueWakeUps(fn: SluiceFunction): void {
@@ -498,6 +525,7 @@ export class SluiceService extends Construct {
       });
       if (capabilities.includes('arm-timers')) this.grantArmTimers(fn);
       if (capabilities.includes('seal-secrets')) this.grantSealSecrets(fn);
+      if (capabilities.includes('message-ids')) this.grantMessageIdKey(fn, overrides.tableAccess ?? defaultAccess(route));
       const [httpRoute] = this.api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],

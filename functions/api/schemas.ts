@@ -3,6 +3,7 @@
  * them and `openapi.ts` generates the OpenAPI 3.1 document from them.
  */
 import { z } from 'zod';
+import { MESSAGE_ID_MAX_LENGTH } from '../../lib/domain/message-ids.js';
 import { GroupDeliveryState, Limits, MessageState, NAME_PATTERN, ResolvedBy, TransactionState } from '../../lib/domain/model.js';
 
 export const Name = z
@@ -20,7 +21,7 @@ export const TransactionParams = z.strictObject({
   transactionId: z.string().regex(/^t[0-9A-HJKMNP-TV-Z]{26}$/, 'must be a transaction id (t + ULID)'),
 });
 export const GroupParams = z.strictObject({ group: Name });
-export const MessageParams = z.strictObject({ topic: Name, messageId: shortText(512) });
+export const MessageParams = z.strictObject({ topic: Name, messageId: shortText(MESSAGE_ID_MAX_LENGTH) });
 
 export const PageQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).default(100),

@@ -62,8 +62,14 @@ let instance: Container | undefined;
 export function buildContainer(config: Config): Container {
   const { client, doc } = createDynamoClients({ endpoint: config.DYNAMODB_ENDPOINT, region: config.AWS_REGION });
   const table = config.SLUICE_TABLE_NAME;
+  // Seals producer signing secrets and the message-id key.
+  const secrets = config.SLUICE_KMS_KEY_ID
+    ? new KmsSecretBox(new KMSClient({ region: config.AWS_REGION }), config.SLUICE_KMS_KEY_ID)
+    : // Without a configured key (tests), secrets live as long as this process.
+      new LocalSecretBox(config.SLUICE_SECRETS_KEY ? Buffer.from(config.SLUICE_SECRETS_KEY, 'base64') : randomBytes(32));
   const stores = createStores(doc, table, {
     clock: systemClock,
+    secrets,
     catalog: { cacheTtlMs: config.SLUICE_CATALOG_CACHE_MS, now: systemClock.now },
   });
   const notifier = config.SLUICE_NOTIFIER === 'in-process' ? new InProcessNotifier() : pollingNotifier;
@@ -103,10 +109,6 @@ export function buildContainer(config: Config): Container {
     dispatcher,
   );
   const queue = new QueueService(stores, systemClock, cryptoRandom, notifier, timers, { pollIntervalMs: config.SLUICE_POLL_INTERVAL_MS });
-  const secrets = config.SLUICE_KMS_KEY_ID
-    ? new KmsSecretBox(new KMSClient({ region: config.AWS_REGION }), config.SLUICE_KMS_KEY_ID)
-    : // Without a configured key (tests), secrets live as long as this process.
-      new LocalSecretBox(config.SLUICE_SECRETS_KEY ? Buffer.from(config.SLUICE_SECRETS_KEY, 'base64') : randomBytes(32));
   const transactions = new TransactionService(
     stores,
     releaser,

@@ -90,6 +90,9 @@ export class AdminService {
         issues: [{ path: 'maxDelaySeconds', message: 'too large' }],
       });
     }
+    // The message-id key exists before any topic does, so functions that only read the table
+    // (GET by id) always find it and never need to create it.
+    await this.stores.ids.codec();
     const { topic, created } = await this.stores.catalog.putTopic(
       { name, type: input.type, retentionSeconds, maxDelaySeconds, orderGroup: input.orderGroup, partitions: Limits.standardPartitions },
       this.clock.now(),

@@ -9,7 +9,8 @@ import { leasesInOrder, type Lease } from '../domain/cursor.js';
 import { repeatsCommit } from '../domain/history.js';
 import { Limits, type Group, type SendInput, type Topic } from '../domain/model.js';
 import { READY_NOW, guessedReadiness, readinessFor, retryReadiness } from '../domain/readiness.js';
-import { decodeReceipt, isShardStream, type Receipt } from '../domain/streams.js';
+import { isShardStream } from '../domain/streams.js';
+import type { MessageIdCodec, Receipt } from '../domain/message-ids.js';
 import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
@@ -52,10 +53,10 @@ const CURSOR_ITEM = 'cursor';
 const savedOutputsItem = (seq: number) => `outputs:${seq}`;
 const spentOutputsItem = (seq: number) => `spent-outputs:${seq}`;
 
-/** Decodes a receipt handle; a malformed one is a 400 naming where it was in the request. */
-export function receiptAt(handle: string, path: string): Receipt {
+/** Opens a receipt handle; a malformed or forged one is a 400 naming where it was in the request. */
+export function receiptAt(ids: MessageIdCodec, handle: string, path: string): Receipt {
   try {
-    return decodeReceipt(handle);
+    return ids.openReceipt(handle);
   } catch {
     throw new InvalidArgumentError(`${path} is not a receipt handle issued by Sluice.`, {
       issues: [{ path, message: 'malformed receipt handle' }],
@@ -83,7 +84,7 @@ export class Committer {
   }
 
   async changeVisibility(group: Group, receiptHandle: string, seconds: number): Promise<void> {
-    const receipt = decodeReceipt(receiptHandle);
+    const receipt = (await this.stores.ids.codec()).openReceipt(receiptHandle);
     const now = this.clock.now();
     const ok = await this.stores.cursors.setVisibility(group.name, receipt.stream, receipt.seq, receipt.token, now + seconds * 1000, now);
     if (!ok) {
@@ -136,9 +137,10 @@ export class Committer {
         issues: [{ path: 'entries', message: 'too many publish entries' }],
       });
     }
+    const ids = await this.stores.ids.codec();
     const topics = await this.stores.catalog.topics(entries.flatMap((e) => e.publish.map((p) => p.topic)));
     return entries.map((entry, i) => {
-      const receipt = receiptAt(entry.receiptHandle, `entries/${i}/receiptHandle`);
+      const receipt = receiptAt(ids, entry.receiptHandle, `entries/${i}/receiptHandle`);
       const outgoing = entry.publish.map((p, j) => {
         const topic = topics.get(p.topic);
         if (!topic) {
@@ -156,7 +158,8 @@ export class Committer {
   private async commitWithOutputs(group: Group, stream: string, item: Item, now: number): Promise<Outcome> {
     const entry = { seq: item.receipt.seq, token: item.receipt.token };
     const repeats = new Set<string>();
-    let plan = this.outputs.plan(item.outgoing, now);
+    const ids = await this.stores.ids.codec();
+    let plan = this.outputs.plan(item.outgoing, now, ids);
     // FIFO: the ready-index write the claim guessed; when only that guess fails, decided from the cursor.
     let readiness = isShardStream(stream) ? guessedReadiness([entry.token]) : undefined;
     for (let attempt = 1; ; attempt++) {
@@ -173,7 +176,7 @@ export class Committer {
         const repeat = error instanceof ItemConditionFailedError ? plan.repeatNamed(error.item) : undefined;
         if (repeat !== undefined) {
           repeats.add(repeat);
-          plan = this.outputs.plan(item.outgoing, now, repeats);
+          plan = this.outputs.plan(item.outgoing, now, ids, repeats);
           continue;
         }
         if (!(error instanceof ItemConditionFailedError) || error.item !== CURSOR_ITEM) throw error;
@@ -279,7 +282,7 @@ export class Committer {
         }
         return built;
       };
-      const plan = this.outputs.plan(outgoing, now, repeats);
+      const plan = this.outputs.plan(outgoing, now, await this.stores.ids.codec(), repeats);
       try {
         await this.write(plan, batch);
       } catch (error) {

@@ -1,13 +1,13 @@
 /**
  * Message look-ups (docs/design.md, Message ids, query, retention): by id —
- * a direct id is its own address, one segment read — or by key through the
+ * a direct id is its own sealed address, one segment read — or by key through the
  * key index, with the message's state in every subscribed group read from
  * that group's cursor.
  */
 import { MessageNotFoundError } from '../domain/errors.js';
 import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
 import { GroupDeliveryState, Limits, iso, isPurged, messageContent, type MessageRecord, type Topic } from '../domain/model.js';
-import { isDeferredMessageId, parseDirectMessageId, redriveStream, streamId, ulidOfDeferredMessageId } from '../domain/streams.js';
+import { isDeferredMessageId, redriveStream, streamId, ulidOfDeferredMessageId } from '../domain/streams.js';
 import { tagMatches, type CursorState, type DoneEntry } from '../domain/cursor.js';
 import type { Clock } from '../ports/clock.js';
 import { requireTopic } from './lookups.js';
@@ -102,8 +102,10 @@ export class MessageQueries {
       }
       return { record: deferred.record, stream: undefined, seq: undefined, state: waiting };
     }
-    const address = parseDirectMessageId(messageId);
-    if (!address) return undefined;
+    // A direct id is a sealed address: one that this deployment did not issue for this topic, or
+    // for an earlier generation of it, names nothing (no read).
+    const address = (await this.stores.ids.codec()).openMessageId(topic.name, messageId);
+    if (!address || address.generation !== topic.generation) return undefined;
     if ((topic.type === 'fifo') !== (address.local.kind === 'shard')) return undefined;
     if (address.local.kind === 'partition' && address.local.partition >= topic.partitions) return undefined;
     const stream = streamId(topic, address.local);

@@ -13,6 +13,7 @@
  */
 import type { DueWake } from '../ports/timers.js';
 import { iso, Limits, type MessageRecord, type SendResult } from '../domain/model.js';
+import type { MessageIdCodec } from '../domain/message-ids.js';
 import { deferredMessageId, streamId } from '../domain/streams.js';
 import type { StreamWrite } from '../adapters/dynamodb/stream-log.js';
 import type { WriteBatch } from '../adapters/dynamodb/write-batch.js';
@@ -53,7 +54,7 @@ export class OutputPlanner {
    * `repeats` (found by an earlier attempt) and every later output of a
    * scope already planned (one commit that publishes a dedup id twice).
    */
-  plan(outgoing: Outgoing[], now: number, repeats: ReadonlySet<string> = new Set()): OutputPlan {
+  plan(outgoing: Outgoing[], now: number, ids: MessageIdCodec, repeats: ReadonlySet<string> = new Set()): OutputPlan {
     const seen = new Set<string>();
     const kept = outgoing.filter((o) => {
       const scope = dedupScope(o);
@@ -64,7 +65,7 @@ export class OutputPlanner {
     });
     const immediate = kept.filter((o) => o.dueAt === undefined);
     const delayed = kept.filter((o) => o.dueAt !== undefined);
-    const { writes, landed } = this.planner.writes(immediate, now, true);
+    const { writes, landed } = this.planner.writes(immediate, now, true, ids);
     const scopes = new Map<string, string>();
     // Ids of delayed outputs are drawn once per plan: a retried write reuses them.
     const deferred = delayed.map((o) => {

@@ -8,7 +8,7 @@
 import { ConflictError, InvalidArgumentError, MessageNotFoundError } from '../domain/errors.js';
 import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
 import { Limits, type DeliveredMessage, type Group, type SendInput, type SendResult } from '../domain/model.js';
-import { decodeReceipt, isDeferredMessageId, ulidOfDeferredMessageId } from '../domain/streams.js';
+import { isDeferredMessageId, ulidOfDeferredMessageId } from '../domain/streams.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Random } from '../ports/random.js';
@@ -146,7 +146,8 @@ export class QueueService {
     receiptHandles: string[],
     request: ReceiveRequest,
   ): Promise<{ commitResults: CommitResult[]; messages: DeliveredMessage[] }> {
-    receiptHandles.forEach((handle, i) => receiptAt(handle, `commit/${i}`));
+    const ids = await this.stores.ids.codec();
+    receiptHandles.forEach((handle, i) => receiptAt(ids, handle, `commit/${i}`));
     this.subscribedTopics(await requireGroup(this.stores, groupName), request.topics);
     const commitResults = await this.commit(groupName, receiptHandles);
     const answerBytesUsed = (request.answerBytesUsed ?? RECEIVE_ENVELOPE_BYTES) + commitResultsMaxBytes(commitResults);
@@ -186,7 +187,7 @@ export class QueueService {
   // ── visibility and commit ─────────────────────────────────────────────
 
   async changeVisibility(groupName: string, receiptHandle: string, visibilityTimeoutSeconds: number): Promise<void> {
-    decodeReceipt(receiptHandle);
+    (await this.stores.ids.codec()).openReceipt(receiptHandle);
     await this.committer.changeVisibility(await requireGroup(this.stores, groupName), receiptHandle, visibilityTimeoutSeconds);
   }
 

@@ -6,11 +6,10 @@ import { jsonBytes, type AnswerBudget } from '../domain/answer-budget.js';
 import { planClaims, type ClaimMode, type Delivery, type Verdict } from '../domain/claims.js';
 import { leasesInOrder, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
 import { planSpill } from '../domain/history.js';
+import type { MessageIdCodec } from '../domain/message-ids.js';
 import { Limits, iso, isPurged, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
 import {
   NOTICE_BUCKETS,
-  directMessageId,
-  encodeReceipt,
   isRedriveStream,
   isShardStream,
   namespaceOf,
@@ -216,6 +215,7 @@ export class Receiver {
   /** Plans and writes one claim on one stream; retries when another receiver got there first. */
   private async claim(scope: ReceiveScope, stream: string, mode: ClaimMode, hint: CursorState | undefined, want: number): Promise<DeliveredMessage[]> {
     const { group } = scope;
+    const ids = await this.stores.ids.codec();
     let cursor = hint;
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const now = this.clock.now();
@@ -253,7 +253,7 @@ export class Receiver {
       // (or when the claim is planned again for fewer messages).
       let taken = 0;
       const admit = (delivery: Delivery): boolean => {
-        const bytes = jsonBytes(this.deliver(delivery, stream, scope.topics)) + ANSWER_SLACK_BYTES;
+        const bytes = jsonBytes(this.deliver(delivery, stream, scope.topics, ids)) + ANSWER_SLACK_BYTES;
         if (!scope.budget.take(bytes)) return false;
         taken += bytes;
         return true;
@@ -317,7 +317,7 @@ export class Receiver {
         }
       }
       await this.deadLetter(group, stream, plan.dead, now);
-      const delivered = plan.deliveries.map((d) => this.deliver(d, stream, scope.topics));
+      const delivered = plan.deliveries.map((d) => this.deliver(d, stream, scope.topics, ids));
       if (plan.dead.length > 0 && delivered.length < want) {
         // Dead letters made room (a serialized shard moves on): look again at once.
         return [...delivered, ...(await this.claim(scope, stream, mode, undefined, want - delivered.length))];
@@ -343,10 +343,10 @@ export class Receiver {
     return scope.requested.has(record.topic) ? 'deliver' : 'stop';
   }
 
-  private deliver({ record, lease }: Delivery, stream: string, topics: Map<string, Topic>): DeliveredMessage {
+  private deliver({ record, lease }: Delivery, stream: string, topics: Map<string, Topic>, ids: MessageIdCodec): DeliveredMessage {
     return {
       messageId: record.messageId,
-      receiptHandle: encodeReceipt({ topic: record.topic, stream, seq: lease.seq, token: lease.token }),
+      receiptHandle: ids.sealReceipt({ topic: record.topic, stream, seq: lease.seq, token: lease.token }),
       topic: record.topic,
       ...messageContent(record),
       // A redriven message has no place in its shard's sequence any more.
@@ -365,13 +365,14 @@ export class Receiver {
   private async deadLetter(group: Group, stream: string, dead: Array<{ lease: Lease; record: MessageRecord }>, now: number) {
     if (dead.length === 0) return;
     const target = await ensureDeadLetterTopic(this.stores, group.deadLetterTopic, now);
+    const ids = await this.stores.ids.codec();
     for (const { lease, record } of dead) {
       const local: StreamLocal = { kind: 'partition', partition: Math.floor(this.random.fraction() * target.partitions) };
       try {
         await this.stores.log.append(streamId(target, local), (seq) => {
           const copy: MessageRecord = {
             ...record,
-            messageId: directMessageId(local, seq),
+            messageId: ids.messageId(target, local, seq),
             topic: target.name,
             shardKey: record.shardKey,
             properties: {

@@ -4,7 +4,7 @@
  */
 import { GroupNotFoundError } from '../domain/errors.js';
 import { type Group, type MessageRecord } from '../domain/model.js';
-import { parseDirectMessageId, redriveStream, streamId } from '../domain/streams.js';
+import { redriveStream, streamId } from '../domain/streams.js';
 import { deadLetterLinkPk } from '../adapters/dynamodb/keys.js';
 import { storedRecordMaxBytes } from '../adapters/dynamodb/records.js';
 import type { RedriveLink } from '../adapters/dynamodb/redrives.js';
@@ -110,10 +110,12 @@ export class Redriver {
   private async candidates(group: Group, links: RedriveLink[]): Promise<Candidate[]> {
     const now = this.clock.now();
     const dlqTopics = await this.stores.catalog.getTopics([...new Set(links.map((l) => l.copyTopic))]);
+    const ids = await this.stores.ids.codec();
     const addressed = links.map((link) => {
-      const address = parseDirectMessageId(link.copyMessageId);
+      const address = ids.openMessageId(link.copyTopic, link.copyMessageId);
       const topic = dlqTopics.get(link.copyTopic);
-      if (!address || !topic || address.local.kind !== 'partition') return { link, stream: undefined, seq: 0 };
+      // A copy of an older generation of the dead-letter topic is gone with it.
+      if (!address || !topic || address.generation !== topic.generation || address.local.kind !== 'partition') return { link, stream: undefined, seq: 0 };
       return { link, stream: streamId(topic, address.local), seq: address.seq, generation: topic.generation };
     });
     const segments = await this.stores.log.getSegments(addressed.flatMap((a) => (a.stream ? [{ stream: a.stream, seq: a.seq }] : [])));

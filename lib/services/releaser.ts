@@ -177,7 +177,8 @@ export class DeferredReleaser {
     let live = chunk;
     while (live.length > 0) {
       const now = this.clock.now();
-      const { writes, landed } = this.planner.writes(live.map((l) => l.outgoing), now, true);
+      // Released messages keep their deferred ids (d<ULID>): no message-id key needed.
+      const { writes, landed } = this.planner.writes(live.map((l) => l.outgoing), now, true, undefined);
       const addresses = new Map<string, Address>();
       try {
         await this.stores.log.appendMany(writes, (seqs) => {

@@ -12,7 +12,8 @@
  */
 import { InvalidArgumentError, ProducerGroupNotFoundError, SluiceError, ThrottledError } from '../domain/errors.js';
 import { Limits, iso, type MessageRecord, type SendInput, type SendResult, type Topic } from '../domain/model.js';
-import { deferredMessageId, directMessageId, streamId } from '../domain/streams.js';
+import type { MessageIdCodec } from '../domain/message-ids.js';
+import { deferredMessageId, streamId } from '../domain/streams.js';
 import type { Notice } from '../adapters/dynamodb/stream-log.js';
 import { ItemConditionFailedError, WriteBatch, type TransactItem } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
@@ -74,6 +75,7 @@ export class Sender {
    */
   async sendBatch(topicName: string, inputs: SendInput[]): Promise<BatchResult[]> {
     const topic = await requireTopic(this.stores, topicName);
+    const ids = await this.stores.ids.codec();
     const results: BatchResult[] = [];
     const byStream = new Map<string, Prepared[]>();
     const partition = Math.floor(this.random.fraction() * topic.partitions);
@@ -98,7 +100,7 @@ export class Sender {
           return;
         }
         const key = streamId(topic, routed.local);
-        byStream.set(key, [...(byStream.get(key) ?? []), { ...routed, index, bytes: this.planner.storedBytes(routed, now) }]);
+        byStream.set(key, [...(byStream.get(key) ?? []), { ...routed, index, bytes: this.planner.storedBytes(routed, now, ids) }]);
       } catch (error) {
         if (!(error instanceof SluiceError)) throw error;
         results.push({ index, error });
@@ -123,7 +125,7 @@ export class Sender {
     await Promise.all(
       [...byStream.entries()].map(async ([stream, entries]) => {
         for (const chunk of this.chunks(entries)) {
-          const appended = await this.appendChunk(topic, stream, chunk, seenDedup);
+          const appended = await this.appendChunk(topic, stream, chunk, seenDedup, ids);
           results.push(...appended.results);
           landed.push(...appended.landed);
           reannounce.push(...appended.reannounce);
@@ -169,6 +171,7 @@ export class Sender {
     stream: string,
     chunk: Prepared[],
     seenDedup: Map<string, number>,
+    ids: MessageIdCodec,
   ): Promise<{ results: BatchResult[]; landed: Landed[]; reannounce: Reannounce[] }> {
     const out: BatchResult[] = [];
     const landed: Landed[] = [];
@@ -191,7 +194,7 @@ export class Sender {
         const { seq, records } = await this.stores.log.append(stream, (first) => {
           const extras = new WriteBatch();
           const records = pending.map((entry, i) => {
-            const record = this.planner.record(topic, entry.input, directMessageId(entry.local, first + i), now);
+            const record = this.planner.record(topic, entry.input, ids.messageId(topic, entry.local, first + i), now);
             if (entry.input.dedupId !== undefined) {
               extras.add(
                 dedupItem(entry),

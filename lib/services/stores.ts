@@ -5,12 +5,14 @@ import { CursorStore } from '../adapters/dynamodb/cursors.js';
 import { DeferredStore } from '../adapters/dynamodb/deferred.js';
 import { HistoryStore } from '../adapters/dynamodb/history.js';
 import { Markers } from '../adapters/dynamodb/markers.js';
+import { MessageIdKeys } from '../adapters/dynamodb/message-id-keys.js';
 import { PendingOutputStore } from '../adapters/dynamodb/pending-outputs.js';
 import { ProducerStore } from '../adapters/dynamodb/producers.js';
 import { ReadyIndex } from '../adapters/dynamodb/ready-index.js';
 import { RedriveStore } from '../adapters/dynamodb/redrives.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import type { Clock } from '../ports/clock.js';
+import type { SecretBox } from '../ports/webhooks.js';
 
 /** The DynamoDB stores the services work with (one table: docs/design.md; its keys: adapters/dynamodb/keys.ts). */
 export interface Stores {
@@ -36,10 +38,20 @@ export interface Stores {
   writer: BatchWriter;
   /** A group's dead letters waiting for a redrive, and the redrive's marks. */
   redrives: RedriveStore;
+  /** The deployment's message-id key: seals message ids and receipt handles. */
+  ids: MessageIdKeys;
 }
 
-/** Every store on one table; `catalog` configures its per-container cache. */
-export function createStores(doc: DynamoDBDocumentClient, table: string, options: { clock: Clock; catalog?: CatalogOptions }): Stores {
+/**
+ * Every store on one table; `catalog` configures its per-container cache;
+ * `secrets` seals the message-id key (every container of a deployment needs
+ * the same one).
+ */
+export function createStores(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  options: { clock: Clock; secrets: SecretBox; catalog?: CatalogOptions },
+): Stores {
   const history = new HistoryStore(doc, table);
   return {
     catalog: new Catalog(doc, table, options.catalog),
@@ -53,5 +65,6 @@ export function createStores(doc: DynamoDBDocumentClient, table: string, options
     producers: new ProducerStore(doc, table),
     writer: new BatchWriter(doc),
     redrives: new RedriveStore(doc, table),
+    ids: new MessageIdKeys(doc, table, options.secrets),
   };
 }

@@ -8,9 +8,9 @@
  */
 import { DelayTooLongError, PayloadTooLargeError, ShardKeyRequiredError } from '../domain/errors.js';
 import { Limits, type MessageRecord, type SendInput, type Topic } from '../domain/model.js';
+import type { MessageIdCodec } from '../domain/message-ids.js';
 import {
   MAX_SEQ,
-  directMessageId,
   noticeBucket,
   noticeStream,
   streamId,
@@ -21,6 +21,11 @@ import { StreamLog, type Notice, type StreamWrite } from '../adapters/dynamodb/s
 import { storedRecordMaxBytes } from '../adapters/dynamodb/records.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
+
+const idOf = (ids: MessageIdCodec | undefined, o: Outgoing, seq: number): string => {
+  if (!ids) throw new Error('A message without an id was planned without the message-id codec.');
+  return ids.messageId(o.topic, o.local, seq);
+};
 
 export const bodyBytes = (body: string, encoding: 'utf8' | 'base64'): number =>
   encoding === 'base64' ? Buffer.from(body, 'base64').length : Buffer.byteLength(body, 'utf8');
@@ -111,10 +116,11 @@ export class WritePlanner {
   /**
    * An upper bound of the bytes an outgoing message will take in a segment
    * (`storedRecordMaxBytes`), known before its sequence number: its id is
-   * counted at the largest sequence number, the longest id its stream can give.
+   * counted at the largest sequence number, the longest id its stream can give
+   * (an id's length depends only on the length of what it seals).
    */
-  storedBytes(o: Outgoing, now: number): number {
-    return storedRecordMaxBytes(this.record(o.topic, o.input, o.messageId ?? directMessageId(o.local, MAX_SEQ), now));
+  storedBytes(o: Outgoing, now: number, ids: MessageIdCodec): number {
+    return storedRecordMaxBytes(this.record(o.topic, o.input, o.messageId ?? ids.messageId(o.topic, o.local, MAX_SEQ), now));
   }
 
   /**
@@ -122,8 +128,10 @@ export class WritePlanner {
    * kept inside a stream), plus the notice segments announcing FIFO shards —
    * all for one {@link StreamLog.appendMany} transaction. `landed(seqs)`
    * tells where each group of messages went once the append succeeded.
+   * Messages without an id get theirs from `ids` (sealed addresses); callers
+   * whose messages all have ids (releases) pass none.
    */
-  writes(outgoing: Outgoing[], now: number, inlineNotices: boolean): { writes: StreamWrite[]; landed: (seqs: number[]) => Landed[] } {
+  writes(outgoing: Outgoing[], now: number, inlineNotices: boolean, ids: MessageIdCodec | undefined): { writes: StreamWrite[]; landed: (seqs: number[]) => Landed[] } {
     const byStream = new Map<string, Outgoing[]>();
     for (const o of outgoing) {
       const id = streamId(o.topic, o.local);
@@ -134,7 +142,7 @@ export class WritePlanner {
     const writes: StreamWrite[] = groups.map(([stream, items], i) =>
       StreamLog.recordWrite(stream, (seq) => {
         const records = items.map((o, j) => {
-          const record = this.record(o.topic, o.input, o.messageId ?? directMessageId(o.local, seq + j), now);
+          const record = this.record(o.topic, o.input, o.messageId ?? idOf(ids, o, seq + j), now);
           return o.sentAt === undefined ? record : { ...record, sentAt: o.sentAt };
         });
         built[i] = records;

@@ -30,9 +30,21 @@ const CONSUME = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQue
 /** Every grant besides the table, the function's own log group and X-Ray, per function (none if absent). */
 const expectedExtraGrants: Record<string, string[]> = {
   // delaySeconds / deliverAt → TimerService.arm: a minute schedule or a delay-queue wake-up;
-  // transaction → TimerService.armChecks: a minute schedule or a delayed check-queue message
-  'send-message': ['iam:PassRole', 'scheduler:CreateSchedule', 'sqs:SendMessage'],
-  'send-batch': ['iam:PassRole', 'scheduler:CreateSchedule', 'sqs:SendMessage'],
+  // transaction → TimerService.armChecks: a minute schedule or a delayed check-queue message;
+  // ...and seal message ids with the deployment's key (MessageIdKeys: opened, or created when missing)
+  'send-message': ['iam:PassRole', 'scheduler:CreateSchedule', 'sqs:SendMessage', 'kms:Decrypt', 'kms:Encrypt'],
+  'send-batch': ['iam:PassRole', 'scheduler:CreateSchedule', 'sqs:SendMessage', 'kms:Decrypt', 'kms:Encrypt'],
+  // Receipt handles and message ids are sealed (lib/domain/message-ids.ts): these open the key,
+  // the writers may create it; put-topic creates it before the first topic exists.
+  'put-topic': ['kms:Decrypt', 'kms:Encrypt'],
+  receive: ['kms:Decrypt', 'kms:Encrypt'],
+  commit: ['kms:Decrypt', 'kms:Encrypt'],
+  visibility: ['kms:Decrypt', 'kms:Encrypt'],
+  'cancel-message': ['kms:Decrypt', 'kms:Encrypt'],
+  'get-message': ['kms:Decrypt'],
+  'list-messages': ['kms:Decrypt'],
+  // Redrive opens the dead-letter copies' ids.
+  redrive: ['kms:Decrypt', 'kms:Encrypt'],
   // TransactionService.putProducer / rotateSecret seal a new signing secret
   'put-producer': ['kms:Encrypt'],
   'rotate-secret': ['kms:Encrypt'],
@@ -371,21 +383,35 @@ describe('least privilege', () => {
 
   it('lets only the check worker decrypt producer secrets, and only put-producer and rotate-secret encrypt them', () => {
     const context = { StringEquals: { 'kms:EncryptionContext:purpose': 'sluice-producer-signing-secret' } };
-    const decrypts = grantsOfAction(stateless, 'kms:Decrypt');
+    const ids = { StringEquals: { 'kms:EncryptionContext:purpose': 'sluice-message-ids' } };
+    const secrets = (action: string) => grantsOfAction(stateless, action).filter((g) => JSON.stringify(g.condition) === JSON.stringify(context));
+    const decrypts = secrets('kms:Decrypt');
     expect(decrypts.map((g) => g.role)).toEqual([roleOf(stateless, functionId('check-worker'))]);
-    const encrypts = grantsOfAction(stateless, 'kms:Encrypt');
+    const encrypts = secrets('kms:Encrypt');
     expect(encrypts.map((g) => g.role).sort()).toEqual(['put-producer', 'rotate-secret'].map((e) => roleOf(stateless, functionId(e))).sort());
-    for (const grant of [...decrypts, ...encrypts]) {
-      expect(grant.condition).toEqual(context);
+    // Every other use of the secrets key is the message-id key's, bound to its own context.
+    for (const grant of [...grantsOfAction(stateless, 'kms:Decrypt'), ...grantsOfAction(stateless, 'kms:Encrypt')]) {
+      expect([context, ids]).toContainEqual(grant.condition);
       expect(grant.resource).toMatchObject({ 'Fn::GetStackOutput': { StackName: built.stateful.stackName, OutputName: expect.stringMatching(/SecretsKey/) } });
     }
     expect(grantsOfAction(stateless, 'kms:*')).toEqual([]);
   });
 
+  it('lets only the code that seals or opens message ids use the message-id key, and only writers create it', () => {
+    const ids = JSON.stringify({ StringEquals: { 'kms:EncryptionContext:purpose': 'sluice-message-ids' } });
+    const rolesWith = (action: string) => grantsOfAction(stateless, action).filter((g) => JSON.stringify(g.condition) === ids).map((g) => g.role).sort();
+    const roles = (...entries: string[]) => entries.map((e) => roleOf(stateless, functionId(e))).sort();
+    const writers = ['put-topic', 'send-message', 'send-batch', 'receive', 'commit', 'visibility', 'cancel-message'];
+    expect(rolesWith('kms:Decrypt')).toEqual(roles(...writers, 'get-message', 'list-messages'));
+    expect(rolesWith('kms:Encrypt')).toEqual(roles(...writers));
+  });
+
   it('keeps secrets decryption to the check worker with a customer managed table key too', () => {
     const { stateless: stack } = sluiceApp({ customerManagedKey: true });
     const template = Template.fromStack(stack);
-    const onSecretsKey = grantsOfAction(template, 'kms:Decrypt').filter((g) => JSON.stringify(g.resource).includes('SecretsKey'));
+    const onSecretsKey = grantsOfAction(template, 'kms:Decrypt').filter(
+      (g) => JSON.stringify(g.resource).includes('SecretsKey') && JSON.stringify(g.condition).includes('sluice-producer-signing-secret'),
+    );
     const worker = stack.service.functions.get('check-worker');
     if (!worker) throw new Error('no check-worker');
     expect(onSecretsKey.map((g) => g.role)).toEqual([roleOf(template, logicalIdOf(stack, worker))]);

@@ -10,6 +10,9 @@ import { client, startRuntime, type Reply } from '../helpers/local.js';
 let runtime: LocalRuntime;
 let api: ReturnType<typeof client>;
 let receipt: string;
+/** A well-formed handle of a message committed in beforeAll: commits that name it fail only where the test says. */
+let spent: string;
+const SPENT = '<spent receipt handle>';
 
 const long = 'x'.repeat(129);
 
@@ -22,6 +25,10 @@ beforeAll(async () => {
   await api.post('/v1/topics/orders/messages', { body: 'seed' });
   // A lease that cannot expire during the file: its expiry would move stats between snapshots.
   receipt = (await api.post('/v1/groups/billing/receive', { maxMessages: 1, visibilityTimeoutSeconds: 43_200 })).body.messages[0].receiptHandle;
+  // Handles are sealed (opaque ids): a handle that parses can only come from a receive.
+  await api.post('/v1/topics/orders/messages', { body: 'spent' });
+  spent = (await api.post('/v1/groups/billing/receive', { maxMessages: 1 })).body.messages[0].receiptHandle;
+  expect((await api.post('/v1/groups/billing/commit', { entries: [{ receiptHandle: spent }] })).body.results[0].status).toBe('committed');
 });
 afterAll(async () => runtime?.stop());
 
@@ -89,18 +96,19 @@ const cases: Array<[string, string, string, unknown, number, string, string?]> =
   ['unknown message', 'GET', '/v1/topics/orders/messages/mAAAA', undefined, 404, 'MessageNotFound'],
   ['query by key without key', 'GET', '/v1/topics/orders/messages', undefined, 400, 'InvalidArgument', 'query/key'],
   ['cancel an unknown message', 'DELETE', '/v1/topics/orders/messages/d01ARZ3NDEKTSV4RRFFQ69G5FAV', undefined, 404, 'MessageNotFound'],
-  ['cancel with an over-long id', 'DELETE', `/v1/topics/orders/messages/${'m'.repeat(513)}`, undefined, 400, 'InvalidArgument', 'path/messageId'],
+  // Ids are at most 557 characters (docs/design.md, Message ids); longer than 1024 is refused before any look-up.
+  ['cancel with an over-long id', 'DELETE', `/v1/topics/orders/messages/${'m'.repeat(1025)}`, undefined, 400, 'InvalidArgument', 'path/messageId'],
   ['send beyond maxDelaySeconds', 'POST', '/v1/topics/orders/messages', { body: 'x', delaySeconds: 3 * 86_400 + 1 }, 400, 'DelayTooLong', 'delaySeconds'],
   ['send with deliverAt in epoch seconds', 'POST', '/v1/topics/orders/messages', { body: 'x', deliverAt: 1_764_547_200 }, 400, 'InvalidArgument', 'deliverAt'],
   ['batch with deliverAt in epoch seconds', 'POST', '/v1/topics/orders/messages/batch', { entries: [{ body: 'x' }, { body: 'y', deliverAt: 1_764_547_200 }] }, 400, 'InvalidArgument', 'entries/1/deliverAt'],
   ['send with a malformed deliverAt', 'POST', '/v1/topics/orders/messages', { body: 'x', deliverAt: 'tomorrow' }, 400, 'InvalidArgument', 'deliverAt'],
-  ['commit publishing to a missing topic', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'WzEsIm9yZGVycyIsInQ6b3JkZXJzL3A6MCIsMSwiMS5hYmMiXQ', publish: [{ topic: 'nope', body: 'x' }] }] }, 400, 'InvalidArgument', 'entries/0/publish/0/topic'],
-  ['commit publishing to FIFO without shard key', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'WzEsIm9yZGVycyIsInQ6b3JkZXJzL3A6MCIsMSwiMS5hYmMiXQ', publish: [{ topic: 'ledger', body: 'x' }] }] }, 400, 'ShardKeyRequired', 'entries/0/publish/0/shardKey'],
-  ['commit publishing with deliverAt in epoch seconds', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'WzEsIm9yZGVycyIsInQ6b3JkZXJzL3A6MCIsMSwiMS5hYmMiXQ', publish: [{ topic: 'orders', body: 'x' }, { topic: 'orders', body: 'y', deliverAt: 1_764_547_200 }] }] }, 400, 'InvalidArgument', 'entries/0/publish/1/deliverAt'],
-  ['commit publishing with delay and deliverAt', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'WzEsIm9yZGVycyIsInQ6b3JkZXJzL3A6MCIsMSwiMS5hYmMiXQ', publish: [{ topic: 'orders', body: 'x', delaySeconds: 1, deliverAt: Date.now() }] }] }, 400, 'InvalidArgument', 'entries/0/publish/0/deliverAt'],
-  ['commit publishing beyond maxDelaySeconds', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'WzEsIm9yZGVycyIsInQ6b3JkZXJzL3A6MCIsMSwiMS5hYmMiXQ', publish: [{ topic: 'orders', body: 'x', delaySeconds: 3 * 86_400 + 1 }] }] }, 400, 'DelayTooLong', 'entries/0/publish/0/delaySeconds'],
-  ['commit publishing a transaction', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'WzEsIm9yZGVycyIsInQ6b3JkZXJzL3A6MCIsMSwiMS5hYmMiXQ', publish: [{ topic: 'orders', body: 'x', transaction: { producerGroup: 'p' } }] }] }, 400, 'InvalidArgument', 'entries/0/publish/0'],
-  ['commit publishing an over-long dedupId', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: 'WzEsIm9yZGVycyIsInQ6b3JkZXJzL3A6MCIsMSwiMS5hYmMiXQ', publish: [{ topic: 'orders', body: 'x', dedupId: long }] }] }, 400, 'InvalidArgument', 'entries/0/publish/0/dedupId'],
+  ['commit publishing to a missing topic', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: SPENT, publish: [{ topic: 'nope', body: 'x' }] }] }, 400, 'InvalidArgument', 'entries/0/publish/0/topic'],
+  ['commit publishing to FIFO without shard key', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: SPENT, publish: [{ topic: 'ledger', body: 'x' }] }] }, 400, 'ShardKeyRequired', 'entries/0/publish/0/shardKey'],
+  ['commit publishing with deliverAt in epoch seconds', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: SPENT, publish: [{ topic: 'orders', body: 'x' }, { topic: 'orders', body: 'y', deliverAt: 1_764_547_200 }] }] }, 400, 'InvalidArgument', 'entries/0/publish/1/deliverAt'],
+  ['commit publishing with delay and deliverAt', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: SPENT, publish: [{ topic: 'orders', body: 'x', delaySeconds: 1, deliverAt: Date.now() }] }] }, 400, 'InvalidArgument', 'entries/0/publish/0/deliverAt'],
+  ['commit publishing beyond maxDelaySeconds', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: SPENT, publish: [{ topic: 'orders', body: 'x', delaySeconds: 3 * 86_400 + 1 }] }] }, 400, 'DelayTooLong', 'entries/0/publish/0/delaySeconds'],
+  ['commit publishing a transaction', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: SPENT, publish: [{ topic: 'orders', body: 'x', transaction: { producerGroup: 'p' } }] }] }, 400, 'InvalidArgument', 'entries/0/publish/0'],
+  ['commit publishing an over-long dedupId', 'POST', '/v1/groups/billing/commit', { entries: [{ receiptHandle: SPENT, publish: [{ topic: 'orders', body: 'x', dedupId: long }] }] }, 400, 'InvalidArgument', 'entries/0/publish/0/dedupId'],
   ['producer without checkerUrl', 'PUT', '/v1/producers/p1', { maxChecks: 3 }, 400, 'InvalidArgument', 'checkerUrl'],
   ['producer with a private checkerUrl', 'PUT', '/v1/producers/p1', { checkerUrl: 'https://10.0.0.1/c' }, 400, 'InvalidArgument', 'checkerUrl'],
   ['producer with checkIntervalSeconds 0', 'PUT', '/v1/producers/p1', { checkerUrl: 'http://127.0.0.1:9/c', checkIntervalSeconds: 0 }, 400, 'InvalidArgument', 'checkIntervalSeconds'],
@@ -138,7 +146,7 @@ const cases: Array<[string, string, string, unknown, number, string, string?]> =
 describe('bad input', () => {
   it.each(cases)('%s: %s %s', async (_name, method, path, body, status, code, errorPath) => {
     const before = await snapshot();
-    const res = await api.request(method, path, body);
+    const res = await api.request(method, path, typeof body === 'object' ? JSON.parse(JSON.stringify(body).replaceAll(SPENT, spent)) : body);
     expectProblem(res, status, code, errorPath);
     expect(await snapshot()).toEqual(before);
   });
@@ -149,6 +157,29 @@ describe('bad input', () => {
     expectProblem(res, 400, 'InvalidArgument', 'topics/0');
     expect(await snapshot()).toEqual(before);
     expect(before.group).toMatchObject({ inFlight: 1 });
+  });
+
+  it('answers a tampered, truncated or foreign message id with 404 and a forged receipt handle with 400 (issue 14: opaque ids)', async () => {
+    const sent = await api.post('/v1/topics/ledger/messages', { body: 'x', shardKey: 'customer-4711' });
+    expect(sent.status).toBe(201);
+    const id: string = sent.body.messageId;
+    expect(id).not.toContain('customer');
+    const bytes = Buffer.from(id.slice(1), 'base64url');
+    bytes[3] = bytes[3]! ^ 0x40;
+    const before = await snapshot();
+    for (const bad of [`m${bytes.toString('base64url')}`, id.slice(0, -1), `${id}A`, `m${Buffer.from('k:customer-4711|1').toString('base64url')}`]) {
+      for (const method of ['GET', 'DELETE']) expectProblem(await api.request(method, `/v1/topics/ledger/messages/${bad}`), 404, 'MessageNotFound');
+    }
+    // The real id in another topic names nothing there.
+    expectProblem(await api.request('GET', `/v1/topics/orders/messages/${id}`), 404, 'MessageNotFound');
+    const handle = Buffer.from(receipt, 'base64url');
+    handle[5] = handle[5]! ^ 1;
+    const forged = handle.toString('base64url');
+    expectProblem(await api.post('/v1/groups/billing/commit', { entries: [{ receiptHandle: forged }] }), 400, 'InvalidArgument', 'entries/0/receiptHandle');
+    expectProblem(await api.post('/v1/groups/billing/visibility', { receiptHandle: forged, visibilityTimeoutSeconds: 0 }), 400, 'InvalidArgument', 'receiptHandle');
+    expectProblem(await api.post('/v1/groups/billing/receive', { commit: [forged], maxMessages: 1 }), 400, 'InvalidArgument', 'commit/0');
+    expect(await snapshot()).toEqual(before);
+    expect((await api.request('GET', `/v1/topics/ledger/messages/${id}`)).status).toBe(200);
   });
 
   it('refuses a body that is not JSON', async () => {

@@ -32,6 +32,9 @@ export class FakeClock implements Clock {
   }
 }
 
+/** One secrets key per test process: every harness on a table opens the same message-id key. */
+export const testSecrets = new LocalSecretBox(randomBytes(32));
+
 export const tableName = (prefix = 'test') => `${prefix}-${randomUUID().slice(0, 8)}`;
 
 export async function testTable(prefix?: string) {
@@ -85,7 +88,7 @@ export function harness(
   options: { clock?: FakeClock; random?: Random; checkTimeoutMs?: number } = {},
 ): Harness {
   const clock = options.clock ?? new FakeClock();
-  const stores = createStores(doc, table, { clock });
+  const stores = createStores(doc, table, { clock, secrets: testSecrets });
   const random = options.random ?? cryptoRandom;
   const notifier = new InProcessNotifier();
   const recorded = new RecordingTimers(clock);
@@ -119,7 +122,7 @@ export function harness(
     clock,
     random,
     new HttpWebhookClient({ allowLoopback: true }),
-    new LocalSecretBox(randomBytes(32)),
+    testSecrets,
     { dispatch: async (ids) => void dispatched.push(...ids) },
     { policy: { allowLoopback: true }, checkTimeoutMs: options.checkTimeoutMs ?? 2000, timers, wait: async (ms) => clock.advance(Math.max(0, ms)) },
   );

@@ -8,7 +8,6 @@
  */
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { decodeReceipt } from '../../lib/domain/streams.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
 import { group, topic } from '../helpers/builders.js';
 
@@ -25,7 +24,7 @@ beforeEach(async () => {
 async function pendingAfterSnapshot() {
   const got = await h.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
   expect(got.map((m) => m.body)).toEqual(['a1', 'a2']);
-  const a2 = decodeReceipt(got[1]!.receiptHandle);
+  const a2 = (await h.stores.ids.codec()).openReceipt(got[1]!.receiptHandle);
   h.clock.advance(31_000);
   const stale = await h.stores.cursors.get('g', a2.stream);
   const [result] = await h.queue.commit('g', [got[1]!.receiptHandle]);

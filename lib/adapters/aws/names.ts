@@ -20,6 +20,13 @@ export const secretContext = (producerGroup: string): Record<string, string> => 
 });
 
 /**
+ * The KMS encryption context the deployment's message-id key is sealed with
+ * (lib/adapters/dynamodb/message-id-keys.ts; IAM: kms:Encrypt/Decrypt only with it).
+ */
+export const MESSAGE_ID_KEY_PURPOSE = { key: 'purpose', value: 'sluice-message-ids' } as const;
+export const messageIdKeyContext: Record<string, string> = { [MESSAGE_ID_KEY_PURPOSE.key]: MESSAGE_ID_KEY_PURPOSE.value };
+
+/**
  * Per consumer group CloudWatch metrics (the group-metrics function emits them as EMF every
  * minute; `SluiceService.metricBacklog(group)` and friends read them): namespace, the one
  * dimension, and the metric names with their units.

@@ -20,6 +20,7 @@
  *   deferred message   X#<ulid>                 X                               deferred.ts
  *   check record       X#<ulid>                 C#<6-digit n>                   deferred.ts
  *   wake marker        WAKE                     s<12-digit second> | m<12-digit minute>   deferred.ts
+ *   message-id key     CONFIG                   ids                             message-id-keys.ts
  *
  * The sparse index `gsi1` (`g1pk`/`g1sk`, KEYS_ONLY) has four kinds of partition:
  *
@@ -143,6 +144,9 @@ export const checkIndexUpTo = upTo;
  * producer group's unresolved half messages still finds it.
  */
 export const KEPT_CHECK_AT = 10 ** MS_WIDTH - 1;
+
+/** The deployment's message-id key, sealed by the SecretBox (one item, written once). */
+export const messageIdKeyKey = { pk: 'CONFIG', sk: 'ids' } as const;
 
 /** The timer sweep's low-water mark: every scheduled message due up to `lo` (ms) was handled. */
 export const sweepMarkKey = { pk: 'TIMER', sk: 'low' } as const;

@@ -401,7 +401,7 @@ describe('least privilege', () => {
     const ids = JSON.stringify({ StringEquals: { 'kms:EncryptionContext:purpose': 'sluice-message-ids' } });
     const rolesWith = (action: string) => grantsOfAction(stateless, action).filter((g) => JSON.stringify(g.condition) === ids).map((g) => g.role).sort();
     const roles = (...entries: string[]) => entries.map((e) => roleOf(stateless, functionId(e))).sort();
-    const writers = ['put-topic', 'send-message', 'send-batch', 'receive', 'commit', 'visibility', 'cancel-message'];
+    const writers = ['put-topic', 'send-message', 'send-batch', 'receive', 'commit', 'visibility', 'cancel-message', 'redrive'];
     expect(rolesWith('kms:Decrypt')).toEqual(roles(...writers, 'get-message', 'list-messages'));
     expect(rolesWith('kms:Encrypt')).toEqual(roles(...writers));
   });

@@ -141,6 +141,14 @@ const cases: Array<[string, string, string, unknown, number, string, string?]> =
   ['redrive with maxMessages 1001', 'POST', '/v1/groups/billing/redrive', { maxMessages: 1001 }, 400, 'InvalidArgument', 'maxMessages'],
   ['redrive with an unknown field', 'POST', '/v1/groups/billing/redrive', { all: true }, 400, 'InvalidArgument'],
   ['redrive a missing group', 'POST', '/v1/groups/nope/redrive', {}, 404, 'GroupNotFound'],
+  ['purge a missing topic', 'POST', '/v1/topics/nope/purge', undefined, 404, 'TopicNotFound'],
+  ['purge with a bad topic name', 'POST', `/v1/topics/${long}/purge`, undefined, 400, 'InvalidArgument', 'path/topic'],
+  ['seek without a body', 'POST', '/v1/groups/billing/seek', undefined, 400, 'InvalidArgument'],
+  ['seek to a malformed time', 'POST', '/v1/groups/billing/seek', { to: 'yesterday' }, 400, 'InvalidArgument', 'to'],
+  ['seek to a future time', 'POST', '/v1/groups/billing/seek', { to: '2999-01-01T00:00:00Z' }, 400, 'InvalidArgument', 'to'],
+  ['seek with an unknown field', 'POST', '/v1/groups/billing/seek', { to: 'latest', all: true }, 400, 'InvalidArgument'],
+  ['seek on a topic not subscribed', 'POST', '/v1/groups/billing/seek', { to: 'latest', topics: ['ledger'] }, 400, 'InvalidArgument', 'topics/0'],
+  ['seek a missing group', 'POST', '/v1/groups/nope/seek', { to: 'latest' }, 404, 'GroupNotFound'],
 ];
 
 describe('bad input', () => {

@@ -19,6 +19,7 @@ import type { Timers } from '../ports/timers.js';
 import type { ChunkReserve } from './append-chunks.js';
 import { chunkOutputs, sizedOutput } from './output-chunks.js';
 import { OutputPlanner, type OutputPlan } from './output-plan.js';
+import { outputParts, type SavedOutputs } from '../adapters/dynamodb/pending-outputs.js';
 import type { Stores } from './stores.js';
 import type { Outgoing, WritePlanner } from './write-planner.js';
 
@@ -59,8 +60,8 @@ const PROTECTED_ATTEMPTS = 8;
 
 /** Names of the items a commit writes besides its outputs (write-batch.ts). */
 const CURSOR_ITEM = 'cursor';
-const savedOutputsItem = (seq: number) => `outputs:${seq}`;
-const spentOutputsItem = (seq: number) => `spent-outputs:${seq}`;
+const savedOutputsItem = (seq: number, part: number) => `outputs:${seq}:${part}`;
+const spentOutputsItem = (seq: number, part: number) => `spent-outputs:${seq}:${part}`;
 
 /** Opens a receipt handle; a malformed or forged one is a 400 naming where it was in the request. */
 export function receiptAt(ids: MessageIdCodec, handle: string, path: string): Receipt {
@@ -297,12 +298,12 @@ export class Committer {
       // Outputs of each commit of the chain, in sequence order: from this request, or saved when it went pending.
       const reach = chain.slice(0, CASCADE_MAX);
       const earlierAll = reach.filter((l) => l.pending).map((l) => l.seq);
-      const saved = earlierAll.length ? await this.stores.outputs.get(group.name, stream, earlierAll) : new Map<number, unknown[]>();
+      const saved = earlierAll.length ? await this.stores.outputs.get(group.name, stream, earlierAll) : new Map<number, SavedOutputs>();
       const ids = await this.stores.ids.codec();
       const perLease: Outgoing[][] = [];
       for (const lease of reach) {
         const fresh = bySeq.get(lease.seq);
-        perLease.push(fresh ? fresh.outgoing : await this.reroute((saved.get(lease.seq) ?? []) as PublishInput[]));
+        perLease.push(fresh ? fresh.outgoing : await this.reroute((saved.get(lease.seq)?.outputs ?? []) as PublishInput[]));
       }
       // Commits of this request past the chain's reach (or behind the blocker) go pending; those
       // within reach but past this step stay as they are and are completed by the next step.
@@ -336,10 +337,14 @@ export class Committer {
         );
         for (const c of markPending.filter((c) => c.publish.length > 0)) {
           const ttl = Math.ceil(now / 1000) + Limits.retentionMaxSeconds;
-          built.add(savedOutputsItem(c.receipt.seq), this.stores.outputs.putItem(group.name, stream, c.receipt.seq, c.publish, ttl));
+          this.stores.outputs
+            .putItems(group.name, stream, c.receipt.seq, c.publish, ttl)
+            .forEach((put, part) => built.add(savedOutputsItem(c.receipt.seq, part), put));
         }
-        for (const seq of earlier.filter((seq) => saved.has(seq))) {
-          built.add(spentOutputsItem(seq), this.stores.outputs.deleteItem(group.name, stream, seq));
+        for (const seq of earlier) {
+          this.stores.outputs
+            .deleteItems(group.name, stream, seq, saved.get(seq)?.parts ?? 0)
+            .forEach((del, part) => built.add(spentOutputsItem(seq, part), del));
         }
         return built;
       };
@@ -386,7 +391,7 @@ export class Committer {
     reach: Lease[],
     perLease: Outgoing[][],
     markPending: Item[],
-    saved: Map<number, unknown[]>,
+    saved: Map<number, SavedOutputs>,
     now: number,
     ids: MessageIdCodec,
   ): number {
@@ -401,13 +406,18 @@ export class Committer {
   }
 
   /** Room a cascade step keeps for its cursor item and the saved-outputs items it puts (pending marks) or deletes. */
-  private stepReserve(completing: Lease[], markPending: Item[], saved: Map<number, unknown[]>): ChunkReserve {
-    const savedBytes = (outputs: unknown[]) => Buffer.byteLength(JSON.stringify(outputs)) + SAVED_OUTPUTS_OVERHEAD_BYTES;
-    const puts = markPending.filter((c) => c.publish.length > 0).map((c) => savedBytes(c.publish));
-    const deletes = completing.filter((l) => l.pending && saved.has(l.seq)).map((l) => savedBytes(saved.get(l.seq) ?? []));
+  private stepReserve(completing: Lease[], markPending: Item[], saved: Map<number, SavedOutputs>): ChunkReserve {
+    // Each saved-outputs part put or deleted: its JSON and keys.
+    const parts = [
+      ...markPending.filter((c) => c.publish.length > 0).flatMap((c) => outputParts(c.publish)),
+      ...completing.flatMap((l) => {
+        const s = saved.get(l.seq);
+        return l.pending && s ? outputParts(s.outputs) : [];
+      }),
+    ];
     return {
-      items: CURSOR_RESERVE.items + puts.length + deletes.length,
-      bytes: CURSOR_RESERVE.bytes + [...puts, ...deletes].reduce((a, b) => a + b, 0),
+      items: CURSOR_RESERVE.items + parts.length,
+      bytes: CURSOR_RESERVE.bytes + parts.reduce((sum, part) => sum + Buffer.byteLength(JSON.stringify(part)) + SAVED_OUTPUTS_OVERHEAD_BYTES, 0),
     };
   }
 

@@ -105,4 +105,24 @@ describe('protected cascade beyond one transaction', () => {
     expect(out.map((m) => m.sequence)).toEqual(expected.map((_, i) => i + 1));
     console.log(`cascade of 30 pending commits (${expected.length} outputs): ${cascadeMs} ms`);
   }, 300_000);
+
+  it('a pending commit with 2 × 250 KB outputs (saved in parts) completes when the head commits: outputs in order', async () => {
+    const h = await newHarness();
+    await h.admin.putTopic('ledger', topic({ type: 'fifo' }));
+    await h.admin.putTopic('out', topic({ type: 'fifo' }));
+    await h.admin.putGroup('p', group('ledger', { deliveryMode: 'protected', visibilityTimeoutSeconds: 600 }));
+    await h.admin.putGroup('reader', group('out', { deliveryMode: 'serialized', visibilityTimeoutSeconds: 600 }));
+    await h.queue.sendBatch('ledger', [send('a', { shardKey: 'A' }), send('b', { shardKey: 'A' })]);
+    const got = await h.queue.receive('p', { maxMessages: 10, waitSeconds: 0 });
+    const bodies = [noise(250 * 1024), noise(250 * 1024), 'head'];
+    const out = (b: string) => ({ topic: 'out', ...send(b, { shardKey: 'X' }) });
+    const [pending] = await h.queue.commit('p', [{ receiptHandle: got[1]!.receiptHandle, publish: [out(bodies[0]!), out(bodies[1]!)] }]);
+    expect(pending).toMatchObject({ status: 'pending' });
+    const [head] = await h.queue.commit('p', [{ receiptHandle: got[0]!.receiptHandle, publish: [out(bodies[2]!)] }]);
+    expect(head).toMatchObject({ status: 'committed' });
+    expect((await h.admin.getGroup('p')).pending).toBe(0);
+    const delivered = await drain(h, 'reader', 3);
+    expect(delivered.map((m) => m.body)).toEqual([bodies[2], bodies[0], bodies[1]]);
+    expect(delivered.map((m) => m.sequence)).toEqual([1, 2, 3]);
+  }, 60_000);
 });

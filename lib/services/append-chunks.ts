@@ -16,12 +16,22 @@ export interface SizedAppend<T> {
   item: T;
   /** The stream its segment goes to. */
   stream: string;
+  /** True when it writes no segment at all (a delayed publish output: only its companion items). */
+  segmentless?: boolean;
   /** The FIFO notice that announces it: its notice stream and the notice's stored bytes. */
   notice: { stream: string; bytes: number } | undefined;
   /** Bytes of its stored record inside a segment (list element included). */
   recordBytes: number;
   /** Bytes of the item updated with it in the same transaction (counted whole: DynamoDB's 4 MB is per item written). */
   companionBytes: number;
+  /** Items written with it besides segments (its companion, dedup markers, key entries); 1 when not given. */
+  companionItems?: number;
+}
+
+/** Room every chunk keeps for items the caller adds to each transaction (a commit's cursor item). */
+export interface ChunkReserve {
+  items: number;
+  bytes: number;
 }
 
 /** A segment item without records: keys, count, TTL (and the empty list). */
@@ -38,38 +48,40 @@ export const noticeBytes = (shardKey: string): number => 1 + valueBytes({ h: sha
  * Chunks in the order given. A message that alone passes a limit gets a chunk
  * of its own (its append then fails alone, and the caller isolates it).
  */
-export function chunkAppends<T>(appends: Array<SizedAppend<T>>): Array<Array<SizedAppend<T>>> {
+export function chunkAppends<T>(appends: Array<SizedAppend<T>>, reserve: ChunkReserve = { items: 0, bytes: 0 }): Array<Array<SizedAppend<T>>> {
   const chunks: Array<Array<SizedAppend<T>>> = [];
   let chunk: Array<SizedAppend<T>> = [];
   let segments = new Map<string, number>();
-  let bytes = 0;
-  let items = 0;
+  let bytes = reserve.bytes;
+  let items = reserve.items;
   const close = () => {
     if (chunk.length > 0) chunks.push(chunk);
     chunk = [];
     segments = new Map();
-    bytes = 0;
-    items = 0;
+    bytes = reserve.bytes;
+    items = reserve.items;
   };
   for (const a of appends) {
     for (let attempt = 0; attempt < 2; attempt++) {
-      const segment = segments.get(a.stream);
+      const stream = a.segmentless ? undefined : a.stream;
+      const segment = stream === undefined ? undefined : segments.get(stream);
+      const newStream = stream !== undefined && segment === undefined;
       const notice = a.notice;
       const noticeSegment = notice === undefined ? undefined : segments.get(notice.stream);
       // A new stream costs its segment and perhaps a sentinel (two items); so does a new notice stream.
-      const addedItems = 1 + (segment === undefined ? 2 : 0) + (notice !== undefined && noticeSegment === undefined ? 2 : 0);
-      const segmentBytes = (segment ?? segmentOverheadBytes(a.stream)) + a.recordBytes;
+      const addedItems = (a.companionItems ?? 1) + (newStream ? 2 : 0) + (notice !== undefined && noticeSegment === undefined ? 2 : 0);
+      const segmentBytes = stream === undefined ? 0 : (segment ?? segmentOverheadBytes(stream)) + a.recordBytes;
       const noticeAdded =
         notice === undefined ? 0 : (noticeSegment === undefined ? segmentOverheadBytes(notice.stream) + sentinelBytes(notice.stream) : 0) + notice.bytes;
       const addedBytes =
-        a.recordBytes + a.companionBytes + noticeAdded + (segment === undefined ? segmentOverheadBytes(a.stream) + sentinelBytes(a.stream) : 0);
+        (stream === undefined ? 0 : a.recordBytes) + a.companionBytes + noticeAdded + (newStream ? segmentOverheadBytes(stream) + sentinelBytes(stream) : 0);
       const fits = segmentBytes <= SEGMENT_MAX_BYTES && items + addedItems <= TRANSACTION_MAX_ITEMS && bytes + addedBytes <= TRANSACTION_MAX_BYTES;
       if (!fits && chunk.length > 0 && attempt === 0) {
         close();
         continue;
       }
       chunk.push(a);
-      segments.set(a.stream, segmentBytes);
+      if (stream !== undefined) segments.set(stream, segmentBytes);
       if (notice !== undefined) segments.set(notice.stream, (noticeSegment ?? segmentOverheadBytes(notice.stream)) + notice.bytes);
       bytes += addedBytes;
       items += addedItems;

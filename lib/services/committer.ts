@@ -16,7 +16,10 @@ import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Random } from '../ports/random.js';
 import type { Timers } from '../ports/timers.js';
+import type { ChunkReserve } from './append-chunks.js';
+import { chunkOutputs, sizedOutput } from './output-chunks.js';
 import { OutputPlanner, type OutputPlan } from './output-plan.js';
+import { outputParts, type SavedOutputs } from '../adapters/dynamodb/pending-outputs.js';
 import type { Stores } from './stores.js';
 import type { Outgoing, WritePlanner } from './write-planner.js';
 
@@ -43,15 +46,22 @@ interface Item {
   publish: PublishInput[];
 }
 
-/** Most pending commits one protected cascade completes in one transaction (the rest follow at once). */
+/**
+ * Most pending commits one protected cascade step completes (the cursor update's expression budget);
+ * fewer when their outputs would not fit one transaction (the rest follow at once).
+ */
 const CASCADE_MAX = 20;
+/** Room for the cursor item in a commit's transaction (its budget is 64 KB, cursor-updates.ts). */
+const CURSOR_RESERVE: ChunkReserve = { items: 1, bytes: 128 * 1024 };
+/** Bytes of a saved-outputs item besides its JSON (keys, TTL). */
+const SAVED_OUTPUTS_OVERHEAD_BYTES = 1024;
 /** Plans of one protected commit: each failed transaction (the cursor moved) reads the cursor and plans again. */
 const PROTECTED_ATTEMPTS = 8;
 
 /** Names of the items a commit writes besides its outputs (write-batch.ts). */
 const CURSOR_ITEM = 'cursor';
-const savedOutputsItem = (seq: number) => `outputs:${seq}`;
-const spentOutputsItem = (seq: number) => `spent-outputs:${seq}`;
+const savedOutputsItem = (seq: number, part: number) => `outputs:${seq}:${part}`;
+const spentOutputsItem = (seq: number, part: number) => `spent-outputs:${seq}:${part}`;
 
 /** Opens a receipt handle; a malformed or forged one is a 400 naming where it was in the request. */
 export function receiptAt(ids: MessageIdCodec, handle: string, path: string): Receipt {
@@ -154,12 +164,27 @@ export class Committer {
     });
   }
 
-  /** One commit and its outputs in one transaction. */
+  /**
+   * One commit and its outputs in one transaction; outputs that do not fit one
+   * transaction go first in transactions of their own, in order, and the commit
+   * with the last of them (docs/design.md, Split commits).
+   */
   private async commitWithOutputs(group: Group, stream: string, item: Item, now: number): Promise<Outcome> {
     const entry = { seq: item.receipt.seq, token: item.receipt.token };
     const repeats = new Set<string>();
     const ids = await this.stores.ids.codec();
-    let plan = this.outputs.plan(item.outgoing, now, ids);
+    const chunks = chunkOutputs(item.outgoing.map((o) => sizedOutput(o, now, ids, this.planner)), CURSOR_RESERVE);
+    let last: Outgoing[];
+    try {
+      last = await this.writeLeading(chunks, now, ids, repeats, () =>
+        new WriteBatch().add(CURSOR_ITEM, this.stores.cursors.leaseCheckItem(group.name, stream, entry, false)),
+      );
+    } catch (error) {
+      if (!(error instanceof ItemConditionFailedError) || error.item !== CURSOR_ITEM) throw error;
+      // A repeat of a commit that took effect, or a stale handle: nothing was published.
+      return (await this.stores.cursors.classify(group.name, stream, entry)) === 'committed' ? 'committed' : 'expired';
+    }
+    let plan = this.outputs.plan(last, now, ids, repeats);
     // FIFO: the ready-index write the claim guessed; when only that guess fails, decided from the cursor.
     let readiness = isShardStream(stream) ? guessedReadiness([entry.token]) : undefined;
     for (let attempt = 1; ; attempt++) {
@@ -176,7 +201,7 @@ export class Committer {
         const repeat = error instanceof ItemConditionFailedError ? plan.repeatNamed(error.item) : undefined;
         if (repeat !== undefined) {
           repeats.add(repeat);
-          plan = this.outputs.plan(item.outgoing, now, ids, repeats);
+          plan = this.outputs.plan(last, now, ids, repeats);
           continue;
         }
         if (!(error instanceof ItemConditionFailedError) || error.item !== CURSOR_ITEM) throw error;
@@ -189,6 +214,36 @@ export class Committer {
         return outcome === 'committed' ? 'committed' : 'expired';
       }
     }
+  }
+
+  /**
+   * Writes every chunk of outputs but the last, one transaction each, in order,
+   * and returns the last (written with the commit by the caller). Each carries
+   * `guard` (a check that the commit's lease is still held, named as the cursor item,
+   * whose failure the caller answers as it answers a failed commit). An output whose
+   * dedup id was sent before stores nothing new: its chunk is planned again without it.
+   */
+  private async writeLeading(
+    chunks: Outgoing[][],
+    now: number,
+    ids: MessageIdCodec,
+    repeats: Set<string>,
+    guard: () => WriteBatch,
+  ): Promise<Outgoing[]> {
+    for (const chunk of chunks.slice(0, -1)) {
+      for (;;) {
+        const plan = this.outputs.plan(chunk, now, ids, repeats);
+        try {
+          await this.write(plan, guard);
+          break;
+        } catch (error) {
+          const repeat = error instanceof ItemConditionFailedError ? plan.repeatNamed(error.item) : undefined;
+          if (repeat === undefined) throw error;
+          repeats.add(repeat);
+        }
+      }
+    }
+    return chunks.at(-1) ?? [];
   }
 
   /**
@@ -240,21 +295,28 @@ export class Committer {
         if (!lease.pending && !bySeq.has(lease.seq)) break;
         chain.push(lease);
       }
-      const completing = chain.slice(0, CASCADE_MAX);
+      // Outputs of each commit of the chain, in sequence order: from this request, or saved when it went pending.
+      const reach = chain.slice(0, CASCADE_MAX);
+      const earlierAll = reach.filter((l) => l.pending).map((l) => l.seq);
+      const saved = earlierAll.length ? await this.stores.outputs.get(group.name, stream, earlierAll) : new Map<number, SavedOutputs>();
+      const ids = await this.stores.ids.codec();
+      const perLease: Outgoing[][] = [];
+      for (const lease of reach) {
+        const fresh = bySeq.get(lease.seq);
+        perLease.push(fresh ? fresh.outgoing : await this.reroute((saved.get(lease.seq)?.outputs ?? []) as PublishInput[]));
+      }
+      // Commits of this request past the chain's reach (or behind the blocker) go pending; those
+      // within reach but past this step stay as they are and are completed by the next step.
+      const reachSeqs = new Set(reach.map((l) => l.seq));
+      const markPending = candidates.filter((c) => !reachSeqs.has(c.receipt.seq));
+      const steps = this.cascadeStep(reach, perLease, markPending, saved, now, ids);
+      const completing = reach.slice(0, steps);
       const completingSeqs = new Set(completing.map((l) => l.seq));
-      const markPending = candidates.filter((c) => !completingSeqs.has(c.receipt.seq));
       const blocker = leases.find((l) => !l.pending && !bySeq.has(l.seq));
       if (completing.length === 0 && markPending.length === 0) return outcomes;
 
-      // Outputs in sequence order: from this request, or saved when their commit went pending.
       const earlier = completing.filter((l) => l.pending).map((l) => l.seq);
-      const saved = earlier.length ? await this.stores.outputs.get(group.name, stream, earlier) : new Map<number, unknown[]>();
-      const outgoing: Outgoing[] = [];
-      for (const lease of completing) {
-        const fresh = bySeq.get(lease.seq);
-        if (fresh) outgoing.push(...fresh.outgoing);
-        else outgoing.push(...(await this.reroute((saved.get(lease.seq) ?? []) as PublishInput[])));
-      }
+      const outgoing = perLease.slice(0, completing.length).flat();
       // The ready index: decided from the cursor read (its conditions make a race plan again);
       // pending commits left at the head of the shard (a long chain) make it ready now.
       const head = leases.find((l) => !completingSeqs.has(l.seq));
@@ -275,32 +337,88 @@ export class Committer {
         );
         for (const c of markPending.filter((c) => c.publish.length > 0)) {
           const ttl = Math.ceil(now / 1000) + Limits.retentionMaxSeconds;
-          built.add(savedOutputsItem(c.receipt.seq), this.stores.outputs.putItem(group.name, stream, c.receipt.seq, c.publish, ttl));
+          this.stores.outputs
+            .putItems(group.name, stream, c.receipt.seq, c.publish, ttl)
+            .forEach((put, part) => built.add(savedOutputsItem(c.receipt.seq, part), put));
         }
-        for (const seq of earlier.filter((seq) => saved.has(seq))) {
-          built.add(spentOutputsItem(seq), this.stores.outputs.deleteItem(group.name, stream, seq));
+        for (const seq of earlier) {
+          this.stores.outputs
+            .deleteItems(group.name, stream, seq, saved.get(seq)?.parts ?? 0)
+            .forEach((del, part) => built.add(spentOutputsItem(seq, part), del));
         }
         return built;
       };
-      const plan = this.outputs.plan(outgoing, now, await this.stores.ids.codec(), repeats);
+      // Outputs of one commit too large for one transaction go first (writeLeading); the step's last chunk goes with the cursor.
+      const chunks = chunkOutputs(outgoing.map((o) => sizedOutput(o, now, ids, this.planner)), this.stepReserve(completing, markPending, saved));
+      const first = completing[0];
+      const guard = () =>
+        first ? new WriteBatch().add(CURSOR_ITEM, this.stores.cursors.leaseCheckItem(group.name, stream, first, first.pending)) : new WriteBatch();
+      let plan: OutputPlan | undefined;
       try {
+        plan = this.outputs.plan(await this.writeLeading(chunks, now, ids, repeats, guard), now, ids, repeats);
         await this.write(plan, batch);
       } catch (error) {
         // The cursor moved (a token, the blocker or the readiness condition): plan again.
         if (error instanceof ItemConditionFailedError && error.item === CURSOR_ITEM) continue;
         // An output whose dedup id was sent before stores nothing new: plan again without it.
-        const repeat = error instanceof ItemConditionFailedError ? plan.repeatNamed(error.item) : undefined;
+        const repeat = error instanceof ItemConditionFailedError && plan ? plan.repeatNamed(error.item) : undefined;
         if (repeat === undefined) throw error;
         repeats.add(repeat);
         attempt--;
         continue;
       }
-      for (const c of candidates) outcomes.set(c.index, completingSeqs.has(c.receipt.seq) ? 'committed' : 'pending');
+      for (const c of candidates) {
+        if (completingSeqs.has(c.receipt.seq)) outcomes.set(c.index, 'committed');
+        else if (!reachSeqs.has(c.receipt.seq)) outcomes.set(c.index, 'pending');
+      }
       for (const o of outgoing) this.notifier.notify(o.topic.name);
-      if (chain.length > completing.length) continue; // a long chain: complete the rest now
+      if (chain.length > completing.length) {
+        // A long chain: complete the rest now. A step that took effect is progress, not a failed attempt.
+        attempt--;
+        continue;
+      }
       return outcomes;
     }
     return outcomes;
+  }
+
+  /**
+   * How many commits of `reach` one cascade step completes: the most whose
+   * outputs fit one transaction with the cursor item and the saved-outputs items
+   * written or deleted with them; at least one (its outputs are then split).
+   */
+  private cascadeStep(
+    reach: Lease[],
+    perLease: Outgoing[][],
+    markPending: Item[],
+    saved: Map<number, SavedOutputs>,
+    now: number,
+    ids: MessageIdCodec,
+  ): number {
+    const sized = perLease.map((outputs) => outputs.map((o) => sizedOutput(o, now, ids, this.planner)));
+    let steps = Math.min(1, reach.length);
+    for (let k = 2; k <= reach.length; k++) {
+      const chunks = chunkOutputs(sized.slice(0, k).flat(), this.stepReserve(reach.slice(0, k), markPending, saved));
+      if (chunks.length > 1) break;
+      steps = k;
+    }
+    return steps;
+  }
+
+  /** Room a cascade step keeps for its cursor item and the saved-outputs items it puts (pending marks) or deletes. */
+  private stepReserve(completing: Lease[], markPending: Item[], saved: Map<number, SavedOutputs>): ChunkReserve {
+    // Each saved-outputs part put or deleted: its JSON and keys.
+    const parts = [
+      ...markPending.filter((c) => c.publish.length > 0).flatMap((c) => outputParts(c.publish)),
+      ...completing.flatMap((l) => {
+        const s = saved.get(l.seq);
+        return l.pending && s ? outputParts(s.outputs) : [];
+      }),
+    ];
+    return {
+      items: CURSOR_RESERVE.items + parts.length,
+      bytes: CURSOR_RESERVE.bytes + parts.reduce((sum, part) => sum + Buffer.byteLength(JSON.stringify(part)) + SAVED_OUTPUTS_OVERHEAD_BYTES, 0),
+    };
   }
 
   /** Saved publish inputs of a pending commit, routed again (their topics may have changed meanwhile). */

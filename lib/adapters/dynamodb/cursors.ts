@@ -231,6 +231,23 @@ export class CursorStore {
     return { Update: { TableName: this.table, Key: this.key(group, stream), ...completionUpdate(group, stream, change) } };
   }
 
+  /**
+   * A check (no write) that lease `seq` still carries `token` and, unless `pending` is allowed,
+   * is not a pending commit: written with each leading transaction of a split commit, so a
+   * stale or repeated handle publishes nothing (docs/design.md, Split commits).
+   */
+  leaseCheckItem(group: string, stream: string, lease: { seq: number; token: string }, pending: boolean): TransactItem {
+    return {
+      ConditionCheck: {
+        TableName: this.table,
+        Key: this.key(group, stream),
+        ConditionExpression: pending ? 'fl.#s.k = :k' : 'fl.#s.k = :k AND attribute_not_exists(fl.#s.c)',
+        ExpressionAttributeNames: { '#s': String(lease.seq) },
+        ExpressionAttributeValues: { ':k': lease.token },
+      },
+    };
+  }
+
   /** How a commit of `entry` that failed its condition should be answered, from the cursor as it is now. */
   async classify(group: string, stream: string, entry: { seq: number; token: string }): Promise<CommitOutcome | 'pending'> {
     const cursor = await this.get(group, stream);

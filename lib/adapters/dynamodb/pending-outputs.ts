@@ -3,14 +3,51 @@
  * pending (docs/design.md, Protected commits). Written in the transaction
  * that marks the lease pending, read and deleted in the one that completes it.
  *
- *   pk `O#<group>#<stream>`, sk `<seq>` (keys.ts)
- *   p     the publish entries, JSON
+ *   pk `O#<group>#<stream>`, sk `<seq>` (keys.ts); more parts at sk `<seq>#<part>`
+ *   p     the publish entries of this part, JSON
+ *   n     (first part) how many parts there are, when more than one
  *   ttl   removal (epoch s): after the longest retention
+ *
+ * Entries are split into parts of at most {@link PART_MAX_BYTES} of JSON, so
+ * outputs of up to 1 MiB (a whole request) never pass DynamoDB's 400 KB item.
  */
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { call } from './call.js';
 import { pendingOutputsKey } from './keys.js';
 import type { TransactItem } from './write-batch.js';
+
+/** JSON bytes of one part: one entry (≤ 256 KiB body, as base64 text ~342 KB, plus keys and properties) always fits. */
+export const PART_MAX_BYTES = 395 * 1024;
+
+/** Saved outputs of one pending commit and how many items hold them. */
+export interface SavedOutputs {
+  outputs: unknown[];
+  parts: number;
+}
+
+const partKey = (group: string, stream: string, seq: number, part: number) => {
+  const key = pendingOutputsKey(group, stream, seq);
+  return part === 0 ? key : { ...key, sk: `${key.sk}#${part}` };
+};
+
+/** `outputs` in order, in parts of at most {@link PART_MAX_BYTES} of JSON (a larger entry alone). */
+export function outputParts(outputs: unknown[]): unknown[][] {
+  const parts: unknown[][] = [];
+  let part: unknown[] = [];
+  let bytes = 2;
+  for (const entry of outputs) {
+    const size = Buffer.byteLength(JSON.stringify(entry)) + 1;
+    if (part.length > 0 && bytes + size > PART_MAX_BYTES) {
+      parts.push(part);
+      part = [];
+      bytes = 2;
+    }
+    part.push(entry);
+    bytes += size;
+  }
+  parts.push(part);
+  return parts;
+}
 
 export class PendingOutputStore {
   constructor(
@@ -18,29 +55,38 @@ export class PendingOutputStore {
     private readonly table: string,
   ) {}
 
-  /** Saves the publish outputs of a pending (protected) commit, written with the pending mark. */
-  putItem(group: string, stream: string, seq: number, outputs: unknown[], ttlSeconds: number): TransactItem {
-    return {
+  /** Saves the publish outputs of a pending (protected) commit, written with the pending mark: one item per part. */
+  putItems(group: string, stream: string, seq: number, outputs: unknown[], ttlSeconds: number): TransactItem[] {
+    const parts = outputParts(outputs);
+    return parts.map((part, i) => ({
       Put: {
         TableName: this.table,
-        Item: { ...pendingOutputsKey(group, stream, seq), p: JSON.stringify(outputs), ttl: ttlSeconds },
+        Item: { ...partKey(group, stream, seq, i), p: JSON.stringify(part), ...(i === 0 && parts.length > 1 ? { n: parts.length } : {}), ttl: ttlSeconds },
       },
-    };
+    }));
   }
 
-  /** Removes them, written with the completion that publishes them. */
-  deleteItem(group: string, stream: string, seq: number): TransactItem {
-    return { Delete: { TableName: this.table, Key: pendingOutputsKey(group, stream, seq) } };
+  /** Removes them (every part), written with the completion that publishes them. */
+  deleteItems(group: string, stream: string, seq: number, parts: number): TransactItem[] {
+    return Array.from({ length: parts }, (_, i) => ({ Delete: { TableName: this.table, Key: partKey(group, stream, seq, i) } }));
   }
 
   /** The saved outputs of the pending commits `seqs` (missing ones are left out). */
-  async get(group: string, stream: string, seqs: number[]): Promise<Map<number, unknown[]>> {
-    const out = new Map<number, unknown[]>();
+  async get(group: string, stream: string, seqs: number[]): Promise<Map<number, SavedOutputs>> {
+    const out = new Map<number, SavedOutputs>();
+    const read = async (seq: number, part: number) =>
+      (await call(() => this.doc.send(new GetCommand({ TableName: this.table, Key: partKey(group, stream, seq, part), ConsistentRead: true })))).Item;
     for (const seq of seqs) {
-      const { Item } = await call(() =>
-        this.doc.send(new GetCommand({ TableName: this.table, Key: pendingOutputsKey(group, stream, seq), ConsistentRead: true })),
-      );
-      if (Item) out.set(seq, JSON.parse(String(Item.p)) as unknown[]);
+      const first = await read(seq, 0);
+      if (!first) continue;
+      const parts = Number(first.n ?? 1);
+      const outputs = JSON.parse(String(first.p)) as unknown[];
+      for (let part = 1; part < parts; part++) {
+        const item = await read(seq, part);
+        // Parts are written and deleted in one transaction each: a missing part is not expected.
+        if (item) outputs.push(...(JSON.parse(String(item.p)) as unknown[]));
+      }
+      out.set(seq, { outputs, parts });
     }
     return out;
   }

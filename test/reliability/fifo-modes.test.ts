@@ -5,12 +5,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalRuntime } from '../../local/runtime.js';
 import { client, startRuntime } from '../helpers/local.js';
+import { SCALE } from './support.js';
 
 let runtime: LocalRuntime;
 let api: ReturnType<typeof client>;
 
-const SHARDS = 40;
-const PER_SHARD = 50; // 2,000 messages
+// Full size (`npm run test:reliability`): 40 shards × 50 = 2,000 messages. CI size: 20 × 25 = 500 —
+// at 2,000 on 2 cores the local runtime answered 503 for over 40 s in a fresh clone (2026-12-01;
+// a throughput question for `npm run bench`, see docs/reliability.md), while the invariants checked
+// here (order per shard, nothing lost, each committed once) do not depend on the size.
+const SHARDS = SCALE === 'ci' ? 20 : 40;
+const PER_SHARD = SCALE === 'ci' ? 25 : 50;
 const CONSUMERS = 8;
 
 interface Got {

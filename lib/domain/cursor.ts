@@ -66,7 +66,15 @@ export interface CursorState {
   historyMark?: number | undefined;
   /** When the cursor was created (ms): a group created again under the same name starts a history of its own. */
   createdAt?: number | undefined;
+  /** FIFO shard cursors: `ttl` (epoch s); the cursor counts as absent from then on (docs/design.md, Idle shards expire). */
+  expiresAtSeconds?: number | undefined;
+  /** FIFO shard cursors: the first sequence number of the latest epoch a notice announced (`ke`). */
+  epochStart?: number | undefined;
 }
+
+/** Whether a cursor has expired (only FIFO shard cursors carry a `ttl`): read as absent. */
+export const cursorExpired = (cursor: Pick<CursorState, 'expiresAtSeconds'>, now: number): boolean =>
+  cursor.expiresAtSeconds !== undefined && cursor.expiresAtSeconds * 1000 <= now;
 
 /** The most leases one cursor holds at once (keeps the cursor item, and its write cost, small). */
 export const MAX_IN_FLIGHT_PER_STREAM = 100;

@@ -366,7 +366,7 @@ export class AdminService {
   }
 
   private async hasInFlight(group: Group): Promise<boolean> {
-    const cursors = await this.stores.cursors.list(group.name);
+    const cursors = await this.stores.cursors.list(group.name, this.clock.now());
     return cursors.some((c) => c.leases.size > 0);
   }
 
@@ -389,7 +389,7 @@ export class AdminService {
     let deadLettered = 0;
     let committed = 0;
     let oldest: number | undefined;
-    for (const cursor of await this.stores.cursors.list(group.name)) {
+    for (const cursor of await this.stores.cursors.list(group.name, now)) {
       deadLettered += cursor.deadLettered;
       committed += cursor.committed;
       const shard = isShardStream(cursor.stream) && namespaces.has(namespaceOf(cursor.stream));
@@ -403,8 +403,9 @@ export class AdminService {
       backlog += waitingAgain;
       // Shards: the head announced by notices (no read per shard); partitions: the stream's head.
       const last = shard ? (cursor.known ?? cursor.next - 1) : StreamLog.nextAfter(await this.stores.log.head(cursor.stream)) - 1;
-      // Messages of a dead generation (below its start) wait for no one.
-      const from = Math.max(cursor.next, partitions.get(cursor.stream) ?? 1);
+      // Messages of a dead generation (below its start) wait for no one; nor do the numbers a
+      // shard skipped when it opened a new epoch (`ke`: docs/design.md, Idle shards expire).
+      const from = Math.max(cursor.next, partitions.get(cursor.stream) ?? 1, shard ? (cursor.epochStart ?? 0) : 0);
       const waiting = Math.max(0, last + 1 - from);
       backlog += waiting;
       const seqs = [...cursor.leases.keys()];
@@ -421,7 +422,8 @@ export class AdminService {
       pending,
       oldestMessageAgeSeconds: oldest === undefined ? 0 : Math.max(0, Math.floor((now - oldest) / 1000)),
       // Redriven dead letters are back in the group (a redriven message dead-lettered again counts again).
-      deadLettered: deadLettered - (group.redriven ?? 0),
+      // Clamped: an expired FIFO shard cursor takes its dead-letter count with it (its copies expired first).
+      deadLettered: Math.max(0, deadLettered - (group.redriven ?? 0)),
       committed,
     };
   }

@@ -182,7 +182,7 @@ export class Committer {
     } catch (error) {
       if (!(error instanceof ItemConditionFailedError) || error.item !== CURSOR_ITEM) throw error;
       // A repeat of a commit that took effect, or a stale handle: nothing was published.
-      return (await this.stores.cursors.classify(group.name, stream, entry)) === 'committed' ? 'committed' : 'expired';
+      return (await this.stores.cursors.classify(group.name, stream, entry, this.clock.now())) === 'committed' ? 'committed' : 'expired';
     }
     let plan = this.outputs.plan(last, now, ids, repeats);
     // FIFO: the ready-index write the claim guessed; when only that guess fails, decided from the cursor.
@@ -206,11 +206,11 @@ export class Committer {
         }
         if (!(error instanceof ItemConditionFailedError) || error.item !== CURSOR_ITEM) throw error;
         // A repeat of a commit that took effect (its outputs exist already), or a stale handle.
-        const cursor = readiness ? await this.stores.cursors.get(group.name, stream) : undefined;
+        const cursor = readiness ? await this.stores.cursors.get(group.name, stream, this.clock.now()) : undefined;
         // A lease still ours and not gone pending: only the readiness guess failed.
         readiness = cursor && !cursor.leases.get(entry.seq)?.pending ? retryReadiness(cursor, [entry], attempt) : undefined;
         if (readiness) continue;
-        const outcome = await this.stores.cursors.classify(group.name, stream, entry);
+        const outcome = await this.stores.cursors.classify(group.name, stream, entry, this.clock.now());
         return outcome === 'committed' ? 'committed' : 'expired';
       }
     }
@@ -275,7 +275,7 @@ export class Committer {
     const repeats = new Set<string>();
     for (let attempt = 0; attempt < PROTECTED_ATTEMPTS; attempt++) {
       const now = this.clock.now();
-      const cursor = await this.stores.cursors.get(group.name, stream);
+      const cursor = await this.stores.cursors.get(group.name, stream, now);
       const candidates: Item[] = [];
       for (const item of items) {
         const lease = cursor?.leases.get(item.receipt.seq);

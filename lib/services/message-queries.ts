@@ -36,7 +36,7 @@ export class MessageQueries {
     const links = await this.stores.markers.deadLetterLinks(topic.name, record.messageId);
     const deliveries = await Promise.all(
       groups.map(async (group) => {
-        const cursor = await this.stores.cursors.get(group.name, stream);
+        const cursor = await this.stores.cursors.get(group.name, stream, this.clock.now());
         const subscription = group.subscriptions.find((s) => s.topic === topic.name);
         // An `earliest` subscription started below the messages sent before the group existed.
         const beforeSubscription = record.sentAt < group.createdAt && subscription?.startFrom !== 'earliest';
@@ -52,7 +52,7 @@ export class MessageQueries {
         const deadLetter = { topic: link.topic, messageId: link.messageId };
         if (link.redrivenSeq !== undefined) {
           // Redriven: its state in this group is its state in the group's redrive stream (the copy stays).
-          const redriven = await this.stores.cursors.get(group.name, redriveStream(group.name));
+          const redriven = await this.stores.cursors.get(group.name, redriveStream(group.name), this.clock.now());
           const seqThere = link.redrivenSeq;
           const doneThere = redriven && !redriven.leases.has(seqThere) ? await this.stores.cursors.completionOf(redriven, seqThere) : undefined;
           return { group: group.name, ...groupState(redriven, doneThere, seqThere, true, false), deadLetter };

@@ -95,8 +95,8 @@ export class Receiver {
     // are read eventually consistently (half price): a stale one only makes its conditional claim
     // fail and read again. Notice cursors consistently: a stale one would re-absorb notices (writes).
     const [noticeCursors, partitionCursors] = await Promise.all([
-      noticeStreams.length ? this.stores.cursors.getMany(group.name, noticeStreams) : new Map<string, CursorState>(),
-      partitions.length ? this.stores.cursors.getMany(group.name, partitions, { consistent: false }) : new Map<string, CursorState>(),
+      noticeStreams.length ? this.stores.cursors.getMany(group.name, noticeStreams, { now: this.clock.now() }) : new Map<string, CursorState>(),
+      partitions.length ? this.stores.cursors.getMany(group.name, partitions, { consistent: false, now: this.clock.now() }) : new Map<string, CursorState>(),
     ]);
     const cursors = new Map([...noticeCursors, ...partitionCursors]);
 
@@ -149,7 +149,7 @@ export class Receiver {
       return;
     }
     const segments = await this.stores.log.readNotices(stream, cursor.segmentStart, NOTICE_SEGMENTS_PER_RECEIVE);
-    const shards = new Map<string, { from: number; to: number }>();
+    const shards = new Map<string, { from: number; to: number; epoch?: number }>();
     let next = cursor.next;
     let segmentStart = cursor.segmentStart;
     for (const segment of segments) {
@@ -158,7 +158,13 @@ export class Receiver {
       if (segment.seq > next) next = segment.seq;
       for (const notice of segment.notices.slice(next - segment.seq)) {
         const known = shards.get(notice.shardKey);
-        shards.set(notice.shardKey, { from: Math.min(known?.from ?? notice.from, notice.from), to: Math.max(known?.to ?? 0, notice.to) });
+        // The latest epoch start announced (statistics count a shard's backlog from it).
+        const epoch = notice.epoch ? Math.max(known?.epoch ?? 0, notice.from) : known?.epoch;
+        shards.set(notice.shardKey, {
+          from: Math.min(known?.from ?? notice.from, notice.from),
+          to: Math.max(known?.to ?? 0, notice.to),
+          ...(epoch === undefined ? {} : { epoch }),
+        });
       }
       next = end;
       segmentStart = end;
@@ -172,6 +178,7 @@ export class Receiver {
           () => (earliest ? this.firstRetained(`${namespace}/k:${shardKey}`, range.from) : this.shardStart(group, `${namespace}/k:${shardKey}`, range.from)),
           range.to,
           now,
+          range.epoch,
         ),
       ),
     );
@@ -219,7 +226,7 @@ export class Receiver {
     let cursor = hint;
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const now = this.clock.now();
-      cursor ??= await this.stores.cursors.get(group.name, stream);
+      cursor ??= await this.stores.cursors.get(group.name, stream, now);
       if (!cursor) {
         if (isShardStream(stream)) return [];
         // Subscriptions create their cursors; this only repairs one interrupted half-way.
@@ -289,7 +296,7 @@ export class Receiver {
           close: plan.close,
           forgetDone: spilled?.remove ?? [],
           ...(spilled ? { history: { expectMark: spilled.expectMark, mark: spilled.mark } } : {}),
-          ...(shard ? { shard: { expectKnown: read.known, expectInFlight: read.leases.size, known, ...(index ? { index } : {}) } } : {}),
+          ...(shard ? { shard: { expectKnown: read.known, expectInFlight: read.leases.size, known, now, ...(index ? { index } : {}) } } : {}),
         };
         const changed =
           spilled !== undefined ||

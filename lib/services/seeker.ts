@@ -78,7 +78,7 @@ export class Seeker {
     const stream = streamId(topic, { kind: 'partition', partition });
     const { next, segmentStart } = await this.target(stream, countedFrom(topic, partition), to);
     let moved = await this.stores.cursors.moveTo(group, stream, next, segmentStart);
-    if (!moved && !(await this.stores.cursors.get(group, stream))) {
+    if (!moved && !(await this.stores.cursors.get(group, stream, this.clock.now()))) {
       // Subscriptions create their cursors; this repairs one interrupted half-way (as receive does).
       await this.stores.cursors.createIfAbsent(group, stream, next, this.clock.now());
       moved = await this.stores.cursors.moveTo(group, stream, next, segmentStart);

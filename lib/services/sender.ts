@@ -211,7 +211,8 @@ export class Sender {
         });
         pending.forEach((entry, i) => out.push({ index: entry.index, result: sendResult(topic, records[i]!, seq + i) }));
         const first = pending[0]!;
-        landed.push({ topic, local: first.local, stream, firstSeq: seq, records });
+        const epoch = this.stores.log.openedEpochAt(stream, seq);
+        landed.push({ topic, local: first.local, stream, firstSeq: seq, records, ...(epoch ? { epoch } : {}) });
         pending = [];
       } catch (error) {
         if (!(error instanceof ItemConditionFailedError)) {

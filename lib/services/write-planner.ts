@@ -49,6 +49,8 @@ export interface Landed {
   stream: string;
   firstSeq: number;
   records: MessageRecord[];
+  /** The segment opened an epoch of its FIFO shard (its notice says so: docs/design.md, Idle shards expire). */
+  epoch?: boolean;
 }
 
 export class WritePlanner {
@@ -165,8 +167,13 @@ export class WritePlanner {
       writes.push(
         StreamLog.noticeWrite(
           stream,
-          (seqs): Notice[] =>
-            entries.map((e) => ({ shardKey: e.shardKey, from: seqs[e.index] ?? 0, to: (seqs[e.index] ?? 0) + e.count - 1 })),
+          (seqs, opened): Notice[] =>
+            entries.map((e) => ({
+              shardKey: e.shardKey,
+              from: seqs[e.index] ?? 0,
+              to: (seqs[e.index] ?? 0) + e.count - 1,
+              ...(opened[e.index] ? { epoch: true } : {}),
+            })),
           ttl,
         ),
       );
@@ -191,7 +198,12 @@ export class WritePlanner {
       if (l.local.kind !== 'shard') continue;
       const stream = noticeStream(streamNamespace(l.topic), noticeBucket(l.local.shardKey));
       const entry = out.get(stream) ?? { notices: [], ttl: 0 };
-      entry.notices.push({ shardKey: l.local.shardKey, from: l.firstSeq, to: l.firstSeq + l.records.length - 1 });
+      entry.notices.push({
+        shardKey: l.local.shardKey,
+        from: l.firstSeq,
+        to: l.firstSeq + l.records.length - 1,
+        ...(l.epoch ? { epoch: true } : {}),
+      });
       entry.ttl = Math.max(entry.ttl, ...l.records.map((r) => Math.ceil(r.expiresAt / 1000)));
       out.set(stream, entry);
     }

@@ -43,7 +43,7 @@ async function groupView(messageId: string) {
 }
 
 async function cursorOf(stream: string) {
-  const cursor = await h.stores.cursors.get('billing', stream);
+  const cursor = await h.stores.cursors.get('billing', stream, h.clock.now());
   if (!cursor) throw new Error(`no cursor on ${stream}`);
   return cursor;
 }

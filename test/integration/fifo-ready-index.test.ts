@@ -124,8 +124,8 @@ describe('FIFO ready index', () => {
     const cursors = h.stores.cursors;
     const get = cursors.get.bind(cursors);
     let raced = false;
-    cursors.get = async (g, stream) => {
-      const read = await get(g, stream);
+    cursors.get = async (g, stream, now) => {
+      const read = await get(g, stream, now);
       if (!raced) {
         raced = true;
         expect((await commit('g', a2!.receiptHandle))[0]).toMatchObject({ status: 'pending' });

@@ -26,7 +26,7 @@ async function pendingAfterSnapshot() {
   expect(got.map((m) => m.body)).toEqual(['a1', 'a2']);
   const a2 = (await h.stores.ids.codec()).openReceipt(got[1]!.receiptHandle);
   h.clock.advance(31_000);
-  const stale = await h.stores.cursors.get('g', a2.stream);
+  const stale = await h.stores.cursors.get('g', a2.stream, h.clock.now());
   const [result] = await h.queue.commit('g', [got[1]!.receiptHandle]);
   expect(result).toMatchObject({ status: 'pending' });
   return { stale: stale!, a2 };
@@ -46,7 +46,7 @@ describe('protected mode: a lease that went pending after a receiver read the cu
       forgetDone: [],
     });
     expect(renewed).toBe(false);
-    expect((await h.stores.cursors.get('g', a2.stream))?.leases.get(a2.seq)).toMatchObject({ token: a2.token, pending: true });
+    expect((await h.stores.cursors.get('g', a2.stream, h.clock.now()))?.leases.get(a2.seq)).toMatchObject({ token: a2.token, pending: true });
   });
 
   it('cannot be closed or dead-lettered from the stale read', async () => {
@@ -66,7 +66,7 @@ describe('protected mode: a lease that went pending after a receiver read the cu
     await expect(
       h.doc.send(new TransactWriteCommand({ TransactItems: [h.stores.cursors.deadLetterItem('g', a2.stream, dead, lease.token)] })),
     ).rejects.toThrow(/ConditionalCheckFailed|cancel/i);
-    expect((await h.stores.cursors.get('g', a2.stream))?.leases.get(a2.seq)).toMatchObject({ token: a2.token, pending: true });
+    expect((await h.stores.cursors.get('g', a2.stream, h.clock.now()))?.leases.get(a2.seq)).toMatchObject({ token: a2.token, pending: true });
   });
 
   it('still completes in order: a1 redelivered and committed, then a2 with it, each delivered once more at most', async () => {

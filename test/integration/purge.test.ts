@@ -131,12 +131,13 @@ describe('purge on a FIFO topic', () => {
   });
 
   it('drops every shard’s messages; later messages keep their sequence order', async () => {
+    const base = h.clock.now() * 1000;
     await h.queue.sendBatch('ledger', ['a1', 'a2'].map((b) => send(b, { shardKey: 'A' })));
     await h.queue.send('ledger', send('b1', { shardKey: 'B' }));
     await purge('ledger');
     await h.queue.sendBatch('ledger', ['a3', 'a4'].map((b) => send(b, { shardKey: 'A' })));
     const got = await receive('g');
-    expect(got.map((m) => [m.body, m.sequence])).toEqual([['a3', 3]]);
+    expect(got.map((m) => [m.body, m.sequence! - base])).toEqual([['a3', 3]]);
     await h.queue.commit('g', [got[0]!.receiptHandle]);
     expect(await drain('g')).toEqual(['a4']);
   });

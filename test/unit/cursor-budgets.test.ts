@@ -62,7 +62,7 @@ const sizes = (parts: UpdateParts) => ({ update: expressionBytes(parts.UpdateExp
 
 describe('claim budget', () => {
   const inFlight = Array.from({ length: MAX_IN_FLIGHT_PER_STREAM }, (_, i) => lease(BIG + i, 7));
-  const shard = { expectKnown: BIG + 5000, expectInFlight: MAX_IN_FLIGHT_PER_STREAM, known: BIG + 6000, index: { from: readyNowKey(SHARD), to: '0001800000030000' } };
+  const shard = { expectKnown: BIG + 5000, expectInFlight: MAX_IN_FLIGHT_PER_STREAM, known: BIG + 6000, index: { from: readyNowKey(SHARD), to: '0001800000030000' }, now: NOW };
 
   it('100 renewals (a full cursor, long topic names, FIFO-sized sequence numbers) fit one write', () => {
     const read = cursor(inFlight);

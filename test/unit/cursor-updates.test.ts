@@ -102,22 +102,22 @@ describe('claimUpdate', () => {
     const { update, condition } = claim({
       next: 6,
       grant: [{ lease: lease(5, '1.a.d'), replaces: undefined }],
-      shard: { expectKnown: 5, expectInFlight: 0, known: 5, index: { from: readyNowKey(SHARD), to: '0000000030000' } },
+      shard: { expectKnown: 5, expectInFlight: 0, known: 5, index: { from: readyNowKey(SHARD), to: '0000000030000' }, now: 1_000_000 },
     });
-    expect(update).toBe('SET nx = 6, ns = 5, fl.5 = {"e":5000,"k":"1.a.d","d":2,"g":7}, kn = 5, g1pk = "R#g", g1sk = "0000000030000"');
-    expect(condition).toBe(`nx = 5 AND g1sk = "${readyNowKey(SHARD)}" AND kn = 5 AND size(fl) = 0`);
+    expect(update).toBe('SET nx = 6, ns = 5, fl.5 = {"e":5000,"k":"1.a.d","d":2,"g":7}, kn = 5, g1pk = "R#g", g1sk = "0000000030000", ttl = 1297000');
+    expect(condition).toBe(`nx = 5 AND g1sk = "${readyNowKey(SHARD)}" AND kn = 5 AND size(fl) = 0 AND (attribute_not_exists(ttl) OR ttl > 1000)`);
   });
 
   it('takes a shard off the index only if it was where the claim read it, and no notice came meanwhile', () => {
-    const { update, condition } = claim({ shard: { expectKnown: undefined, expectInFlight: 0, known: 4, index: { from: undefined, to: undefined } } });
-    expect(update).toBe('SET nx = 5, ns = 5, kn = 4 REMOVE g1pk, g1sk');
-    expect(condition).toBe('nx = 5 AND attribute_not_exists(g1sk) AND attribute_not_exists(kn) AND size(fl) = 0');
+    const { update, condition } = claim({ shard: { expectKnown: undefined, expectInFlight: 0, known: 4, index: { from: undefined, to: undefined }, now: 1_000_000 } });
+    expect(update).toBe('SET nx = 5, ns = 5, kn = 4, ttl = 1297000 REMOVE g1pk, g1sk');
+    expect(condition).toBe('nx = 5 AND attribute_not_exists(g1sk) AND attribute_not_exists(kn) AND size(fl) = 0 AND (attribute_not_exists(ttl) OR ttl > 1000)');
   });
 
   it('leaves the index alone when the key does not change', () => {
-    const { update, condition } = claim({ next: 6, shard: { expectKnown: 7, expectInFlight: 2, known: 7 } });
-    expect(update).toBe('SET nx = 6, ns = 5, kn = 7');
-    expect(condition).toBe('nx = 5 AND kn = 7 AND size(fl) = 2');
+    const { update, condition } = claim({ next: 6, shard: { expectKnown: 7, expectInFlight: 2, known: 7, now: 1_000_000 } });
+    expect(update).toBe('SET nx = 6, ns = 5, kn = 7, ttl = 1297000');
+    expect(condition).toBe('nx = 5 AND kn = 7 AND size(fl) = 2 AND (attribute_not_exists(ttl) OR ttl > 1000)');
   });
 });
 
@@ -133,14 +133,15 @@ describe('completionUpdate', () => {
   it('on a FIFO shard without a decision: ready now, unconditionally', () => {
     const { update, condition } = render(completionUpdate('g', SHARD, { complete: [{ seq: 4, token: '1.a' }], now: 99 }));
     expect(update).toBe(`SET dn.4 = 405508, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}" REMOVE fl.4 ADD cm 1`);
-    expect(condition).toBe('fl.4.k = "1.a"');
+    // A cursor past its ttl is absent: no commit (docs/design.md, Idle shards expire).
+    expect(condition).toBe('fl.4.k = "1.a" AND (attribute_not_exists(ttl) OR ttl > 0)');
   });
 
   it('ready, guarded: only while known messages wait after nx', () => {
     const { condition } = render(
       completionUpdate('g', SHARD, { complete: [{ seq: 4, token: '1.a.r' }], now: 99, readiness: { readiness: 'ready', guarded: true } }),
     );
-    expect(condition).toBe('fl.4.k = "1.a.r" AND (attribute_not_exists(kn) OR kn >= nx)');
+    expect(condition).toBe('fl.4.k = "1.a.r" AND (attribute_not_exists(ttl) OR ttl > 0) AND (attribute_not_exists(kn) OR kn >= nx)');
   });
 
   it('drop: off the index, only when nothing waits and no other lease is left', () => {
@@ -148,7 +149,7 @@ describe('completionUpdate', () => {
       completionUpdate('g', SHARD, { complete: [{ seq: 4, token: '1.a.d' }], now: 99, readiness: { readiness: 'drop', guarded: true } }),
     );
     expect(update).toBe('SET dn.4 = 405508 REMOVE fl.4, g1pk, g1sk ADD cm 1');
-    expect(condition).toBe('fl.4.k = "1.a.d" AND kn < nx AND size(fl) = 1');
+    expect(condition).toBe('fl.4.k = "1.a.d" AND (attribute_not_exists(ttl) OR ttl > 0) AND kn < nx AND size(fl) = 1');
   });
 
   it('keep: no index write, only while other leases are left and the head lease is not a pending commit', () => {
@@ -156,7 +157,7 @@ describe('completionUpdate', () => {
       completionUpdate('g', SHARD, { complete: [{ seq: 4, token: '1.a.k' }], now: 99, readiness: { readiness: 'keep', guarded: true, head: 6 } }),
     );
     expect(update).toBe('SET dn.4 = 405508 REMOVE fl.4 ADD cm 1');
-    expect(condition).toBe('fl.4.k = "1.a.k" AND kn < nx AND size(fl) > 1 AND attribute_not_exists(fl.6.c)');
+    expect(condition).toBe('fl.4.k = "1.a.k" AND (attribute_not_exists(ttl) OR ttl > 0) AND kn < nx AND size(fl) > 1 AND attribute_not_exists(fl.6.c)');
   });
 
   it('protected mode: marks leases pending, guarded by their tokens and the blocker still there', () => {
@@ -170,7 +171,7 @@ describe('completionUpdate', () => {
       }),
     );
     expect(update).toBe('SET fl.5.c = 1');
-    expect(condition).toBe('fl.5.k = "1.p" AND fl.4.k = "1.b" AND kn < nx AND size(fl) > 0');
+    expect(condition).toBe('fl.5.k = "1.p" AND fl.4.k = "1.b" AND (attribute_not_exists(ttl) OR ttl > 0) AND kn < nx AND size(fl) > 0');
   });
 });
 
@@ -184,13 +185,15 @@ describe('visibility', () => {
   it('moves the expiry of the lease carrying the token, never of a pending commit', () => {
     const at = (variant: Parameters<typeof visibilityUpdate>[4]) => render(visibilityUpdate('g', SHARD, { seq: 4, token: '1.a' }, 30_000, variant));
     const base = 'fl.4.k = "1.a" AND attribute_not_exists(fl.4.c)';
-    expect(at('plain')).toEqual({ update: 'SET fl.4.e = 30000 REMOVE fl.4.r', condition: base });
-    expect(at('keep')).toEqual({ update: 'SET fl.4.e = 30000 REMOVE fl.4.r', condition: `${base} AND g1sk <= "0000000030000"` });
+    // On a shard, every variant also needs the cursor live (not past its ttl).
+    const live = ' AND (attribute_not_exists(ttl) OR ttl > 0)';
+    expect(at('plain')).toEqual({ update: 'SET fl.4.e = 30000 REMOVE fl.4.r', condition: `${base}${live}` });
+    expect(at('keep')).toEqual({ update: 'SET fl.4.e = 30000 REMOVE fl.4.r', condition: `${base} AND g1sk <= "0000000030000"${live}` });
     expect(at('lower')).toEqual({
       update: 'SET fl.4.e = 30000, g1pk = "R#g", g1sk = "0000000030000" REMOVE fl.4.r',
-      condition: `${base} AND (attribute_not_exists(g1sk) OR g1sk > "0000000030000")`,
+      condition: `${base} AND (attribute_not_exists(g1sk) OR g1sk > "0000000030000")${live}`,
     });
-    expect(at('now')).toEqual({ update: `SET fl.4.e = 30000, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}" REMOVE fl.4.r`, condition: base });
+    expect(at('now')).toEqual({ update: `SET fl.4.e = 30000, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}" REMOVE fl.4.r`, condition: `${base}${live}` });
   });
 
   it('marks a release (the dead letter names it as the last failure), and clears the mark on a later extension', () => {
@@ -220,9 +223,9 @@ describe('dead letters, notices, notice cursors', () => {
   });
 
   it('raises the known head only upwards, on an existing cursor', () => {
-    expect(render(raiseKnownUpdate('g', SHARD, 7))).toEqual({
-      update: `SET kn = 7, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}"`,
-      condition: 'attribute_exists(pk) AND (attribute_not_exists(kn) OR kn < 7)',
+    expect(render(raiseKnownUpdate('g', SHARD, 7, 1_000_000))).toEqual({
+      update: `SET kn = 7, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}", ttl = 1297000`,
+      condition: 'attribute_exists(pk) AND (attribute_not_exists(kn) OR kn < 7) AND (attribute_not_exists(ttl) OR ttl > 1000)',
     });
   });
 

@@ -16,10 +16,15 @@
  *   kn    known head: the highest sequence number notices announced
  *   g1pk, g1sk   the ready index (ready-index.ts): `R#<group>` and when the shard
  *                next has work; absent while the shard is idle
+ *   ttl   expiry (epoch s): now + the longest retention + 1 day, set by its creation, every
+ *         notice raise and every claim, so later than every message it knows or leases;
+ *         from then on the cursor is read as absent (docs/design.md, Idle shards expire)
+ *   ke    the first sequence number of the latest epoch a notice announced (statistics)
  *
  * Notice-stream and partition cursors have no `kn` and are never indexed.
  */
 import type { CursorState, DoneEntry, DoneOutcome, Lease } from '../../domain/cursor.js';
+import { Limits } from '../../domain/model.js';
 import { cursorPk, groupOfCursorPk, readyAtOfKey, readyIndexPk } from './keys.js';
 
 /** A lease in `fl`. */
@@ -81,6 +86,15 @@ export const doneOfStored = (seq: number, stored: StoredDone | LegacyStoredDone)
   return { seq, at: (n - low) / AT_FACTOR, deliveries: Math.floor(low / 4), outcome: OUTCOMES[low % 4] ?? 'expired' };
 };
 
+/** Clock skew between containers a shard cursor's `ttl` allows for, beyond the longest retention (s). */
+const SHARD_CURSOR_GRACE_SECONDS = 86_400;
+
+/**
+ * The `ttl` a write to a FIFO shard cursor at `now` (ms) sets: every message the cursor knows
+ * or leases became deliverable before the write, so it expires before this.
+ */
+export const shardCursorTtl = (now: number): number => Math.ceil(now / 1000) + Limits.retentionMaxSeconds + SHARD_CURSOR_GRACE_SECONDS;
+
 /** A new cursor at `next` with nothing in flight (FIFO shard cursors add `kn` and their index entry). */
 export const newCursorItem = (group: string, stream: string, next: number, now: number) => ({
   pk: cursorPk(group),
@@ -109,6 +123,8 @@ export const toItem = (state: CursorState): Record<string, unknown> => {
   if (state.historyMark !== undefined) item.hw = state.historyMark;
   if (state.createdAt !== undefined) item.ca = state.createdAt;
   if (state.known !== undefined) item.kn = state.known;
+  if (state.expiresAtSeconds !== undefined) item.ttl = state.expiresAtSeconds;
+  if (state.epochStart !== undefined) item.ke = state.epochStart;
   if (state.readyKey !== undefined) {
     item.g1pk = readyIndexPk(state.group);
     item.g1sk = state.readyKey;
@@ -149,5 +165,7 @@ export const toState = (item: Record<string, unknown>): CursorState => {
     readyKey: item.g1sk === undefined ? undefined : String(item.g1sk),
     ...(item.hw === undefined ? {} : { historyMark: Number(item.hw) }),
     ...(item.ca === undefined ? {} : { createdAt: Number(item.ca) }),
+    ...(item.ttl === undefined ? {} : { expiresAtSeconds: Number(item.ttl) }),
+    ...(item.ke === undefined ? {} : { epochStart: Number(item.ke) }),
   };
 };

@@ -12,7 +12,7 @@
 import { deliveriesOfToken, type CursorState, type DoneEntry, type Lease } from '../../domain/cursor.js';
 import { READY_NOW, type CommitReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
-import { storedDone, storedLease, toItem } from './cursor-item.js';
+import { shardCursorTtl, storedDone, storedLease, toItem } from './cursor-item.js';
 import { itemBytes } from './item-size.js';
 import { readyAtKey, readyIndexPk, readyNowKey } from './keys.js';
 import type { ReadyKeyChange } from './ready-index.js';
@@ -82,6 +82,15 @@ class Expr {
   }
 }
 
+/**
+ * The condition that a FIFO shard cursor has not expired (docs/design.md, Idle shards expire):
+ * no write acts on a cursor past its `ttl`, which TTL may delete at any time. Cursors of earlier
+ * versions have no `ttl` and are live. `#t` names `ttl` (a reserved word).
+ */
+export const LIVE_CURSOR = '(attribute_not_exists(#t) OR #t > :ls)';
+/** The values of {@link LIVE_CURSOR} at `now` (ms). */
+const liveValues = (now: number) => ({ ':ls': Math.floor(now / 1000) });
+
 const updateExpression = (sets: string[], removes: string[], adds = ''): string =>
   `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}${adds}`;
 
@@ -107,6 +116,8 @@ export interface ClaimChange {
     expectInFlight: number;
     known: number;
     index?: ReadyKeyChange;
+    /** When the claim is written (ms): the cursor must be live then, and its `ttl` moves on from it. */
+    now: number;
   };
 }
 
@@ -153,6 +164,10 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
       shard.expectKnown === undefined ? 'attribute_not_exists(kn)' : `kn = ${x.value(shard.expectKnown)}`,
       `size(${fl()}) = ${x.value(shard.expectInFlight)}`,
     );
+    // An idle shard's cursor expires 15 days after its last claim or notice (docs/design.md, Idle shards expire).
+    const t = x.name('ttl');
+    sets.push(`${t} = ${x.value(shardCursorTtl(shard.now))}`);
+    conditions.push(`(attribute_not_exists(${t}) OR ${t} > ${x.value(Math.floor(shard.now / 1000))})`);
   }
   return {
     UpdateExpression: updateExpression(sets, removes),
@@ -242,6 +257,9 @@ export function completionUpdate(group: string, stream: string, change: Completi
     conditions.push(`${fl()}.${x.name(String(change.blocker.seq))}.k = ${x.value(change.blocker.token)}`);
   }
   if (isShardStream(stream)) {
+    // A cursor past its `ttl` is absent: its leases cannot be committed (409), nothing is written.
+    const t = x.name('ttl');
+    conditions.push(`(attribute_not_exists(${t}) OR ${t} > ${x.value(Math.floor(change.now / 1000))})`);
     // Only a change of readiness touches the index; each choice but an unguarded `ready` is
     // conditional on the cursor state that makes it right (docs/design.md, Ready index).
     const { readiness, guarded } = change.readiness ?? READY_NOW;
@@ -323,6 +341,7 @@ export function visibilityUpdate(
   expiresAt: number,
   variant: VisibilityVariant,
   released = false,
+  now = 0,
 ): UpdateParts {
   // `r` remembers a release (a failed attempt the holder reported) for the dead letter's reason.
   // It is 1 or absent, never 0: claims compare whole lease maps (`storedLease`), which must match.
@@ -343,10 +362,15 @@ export function visibilityUpdate(
     values[':rk'] = readyIndexPk(group);
   }
   if (!released) update += ' REMOVE fl.#s.r';
+  const shard = isShardStream(stream);
+  if (shard) {
+    condition += ` AND ${LIVE_CURSOR}`;
+    Object.assign(values, liveValues(now));
+  }
   return {
     UpdateExpression: update,
     ConditionExpression: condition,
-    ExpressionAttributeNames: { '#s': String(lease.seq) },
+    ExpressionAttributeNames: { '#s': String(lease.seq), ...(shard ? { '#t': 'ttl' } : {}) },
     ExpressionAttributeValues: values,
   };
 }
@@ -356,24 +380,33 @@ export function deadLetterUpdate(group: string, stream: string, done: DoneEntry,
   const shard = isShardStream(stream);
   return {
     UpdateExpression: `SET dn.#s = :done${shard ? ', g1pk = :rk, g1sk = :rs' : ''} REMOVE fl.#s ADD dl :one`,
-    // Not a lease whose (protected) commit went pending meanwhile.
-    ConditionExpression: 'fl.#s.k = :k AND attribute_not_exists(fl.#s.c)',
-    ExpressionAttributeNames: { '#s': String(done.seq) },
+    // Not a lease whose (protected) commit went pending meanwhile; a shard cursor not expired.
+    ConditionExpression: `fl.#s.k = :k AND attribute_not_exists(fl.#s.c)${shard ? ` AND ${LIVE_CURSOR}` : ''}`,
+    ExpressionAttributeNames: { '#s': String(done.seq), ...(shard ? { '#t': 'ttl' } : {}) },
     ExpressionAttributeValues: {
       ':done': storedDone(done),
       ':k': token,
       ':one': 1,
-      ...(shard ? { ':rk': readyIndexPk(group), ':rs': readyNowKey(stream) } : {}),
+      ...(shard ? { ':rk': readyIndexPk(group), ':rs': readyNowKey(stream), ...liveValues(done.at) } : {}),
     },
   };
 }
 
 /** A notice raised a FIFO shard's known head to `to`: ready now, unless the cursor knows as much already (or is missing). */
-export function raiseKnownUpdate(group: string, stream: string, to: number): UpdateParts {
+export function raiseKnownUpdate(group: string, stream: string, to: number, now: number, epochStart?: number): UpdateParts {
   return {
-    UpdateExpression: 'SET kn = :to, g1pk = :rk, g1sk = :rs',
-    ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(kn) OR kn < :to)',
-    ExpressionAttributeValues: { ':to': to, ':rk': readyIndexPk(group), ':rs': readyNowKey(stream) },
+    // The raise keeps the cursor alive for as long as the messages it announces (and notes an epoch's start).
+    UpdateExpression: `SET kn = :to, g1pk = :rk, g1sk = :rs, #t = :t${epochStart === undefined ? '' : ', ke = :e'}`,
+    ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(kn) OR kn < :to) AND ${LIVE_CURSOR}`,
+    ExpressionAttributeNames: { '#t': 'ttl' },
+    ExpressionAttributeValues: {
+      ':to': to,
+      ':rk': readyIndexPk(group),
+      ':rs': readyNowKey(stream),
+      ':t': shardCursorTtl(now),
+      ...liveValues(now),
+      ...(epochStart === undefined ? {} : { ':e': epochStart }),
+    },
   };
 }
 

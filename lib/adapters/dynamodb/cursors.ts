@@ -9,12 +9,12 @@
 import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ThrottledError } from '../../domain/errors.js';
-import type { CursorState, DoneEntry } from '../../domain/cursor.js';
+import { cursorExpired, type CursorState, type DoneEntry } from '../../domain/cursor.js';
 import { markOf, repeatsCommit } from '../../domain/history.js';
 import { guessedReadiness, retryReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
 import { call, conditional, conditionalWithImage, queryAll } from './call.js';
-import { newCursorItem, toState } from './cursor-item.js';
+import { newCursorItem, shardCursorTtl, toState } from './cursor-item.js';
 import {
   advanceUpdate,
   claimUpdate,
@@ -65,11 +65,31 @@ export class CursorStore {
     return { pk: cursorPk(group), sk: stream };
   }
 
-  async get(group: string, stream: string): Promise<CursorState | undefined> {
+  /**
+   * The cursor, read consistently; undefined when missing or expired. An expired
+   * FIFO shard cursor met here is removed (`IF ttl = :read`, what TTL would do
+   * later): a receive that found it through the ready index never serves that
+   * entry again (docs/design.md, Idle shards expire).
+   */
+  async get(group: string, stream: string, now: number): Promise<CursorState | undefined> {
     const { Item } = await call(() =>
       this.doc.send(new GetCommand({ TableName: this.table, Key: this.key(group, stream), ConsistentRead: true })),
     );
-    return Item ? toState(Item) : undefined;
+    if (!Item) return undefined;
+    const state = toState(Item);
+    if (!cursorExpired(state, now)) return state;
+    await conditional(() =>
+      this.doc.send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: this.key(group, stream),
+          ConditionExpression: '#t = :read',
+          ExpressionAttributeNames: { '#t': 'ttl' },
+          ExpressionAttributeValues: { ':read': state.expiresAtSeconds },
+        }),
+      ),
+    );
+    return undefined;
   }
 
   /**
@@ -77,7 +97,8 @@ export class CursorStore {
    * `consistent: false` reads at half the price; fit for planning only,
    * because every write planned from a cursor is conditional on what it read.
    */
-  async getMany(group: string, streams: string[], options: { consistent?: boolean } = {}): Promise<Map<string, CursorState>> {
+  async getMany(group: string, streams: string[], options: { consistent?: boolean; now: number }): Promise<Map<string, CursorState>> {
+    const now = options.now;
     const consistent = options.consistent ?? true;
     const out = new Map<string, CursorState>();
     for (let i = 0; i < streams.length; i += BATCH_GET_MAX_KEYS) {
@@ -86,7 +107,10 @@ export class CursorStore {
         const result = await call(() =>
           this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: consistent } } })),
         );
-        for (const item of result.Responses?.[this.table] ?? []) out.set(String(item.sk), toState(item));
+        for (const item of result.Responses?.[this.table] ?? []) {
+          const state = toState(item);
+          if (!cursorExpired(state, now)) out.set(String(item.sk), state);
+        }
         keys = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
         if (keys.length > 0 && round >= BATCH_GET_ROUNDS) throw new ThrottledError('The message store is busy; retry the request.');
         if (keys.length > 0) await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** round));
@@ -95,15 +119,18 @@ export class CursorStore {
     return out;
   }
 
-  /** Every cursor of a group (admin statistics; O(streams the group has touched)). */
-  async list(group: string): Promise<CursorState[]> {
+  /**
+   * Every live cursor of a group (admin statistics; O(streams the group has touched)). Expired
+   * FIFO shard cursors are left out (read until TTL deletes them, then not even that).
+   */
+  async list(group: string, now: number): Promise<CursorState[]> {
     const items = await queryAll(this.doc, {
       TableName: this.table,
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': cursorPk(group) },
       ConsistentRead: true,
     });
-    return items.map(toState);
+    return items.map(toState).filter((cursor) => !cursorExpired(cursor, now));
   }
 
   /**
@@ -199,7 +226,8 @@ export class CursorStore {
         const result = await this.complete(group, stream, { complete: entries, now, ...(readiness ? { readiness } : {}) });
         if (result.ok) return entries.map(() => 'committed');
         // Only a readiness guess that did not hold is worth another try of the whole write.
-        readiness = result.old && shard ? retryReadiness(toState(result.old), entries, attempt) : undefined;
+        const old = result.old ? toState(result.old) : undefined;
+        readiness = old && shard && !cursorExpired(old, now) ? retryReadiness(old, entries, attempt) : undefined;
         if (!readiness) break;
       }
     }
@@ -214,7 +242,9 @@ export class CursorStore {
     for (let attempt = 1; ; attempt++) {
       const result = await this.complete(group, stream, { complete: [entry], now, ...(readiness ? { readiness } : {}) });
       if (result.ok) return 'committed';
-      const old = result.old ? toState(result.old) : undefined;
+      const read = result.old ? toState(result.old) : undefined;
+      // An expired shard cursor is absent: its messages are past retention, every handle is stale.
+      const old = read && !cursorExpired(read, now) ? read : undefined;
       if (old && repeatsCommit(await this.completionOf(old, entry.seq), entry.token)) return 'committed';
       // The lease is still ours: only the readiness guess failed; decide again from what the cursor was.
       readiness = old && shard ? retryReadiness(old, [entry], attempt) : undefined;
@@ -249,8 +279,8 @@ export class CursorStore {
   }
 
   /** How a commit of `entry` that failed its condition should be answered, from the cursor as it is now. */
-  async classify(group: string, stream: string, entry: { seq: number; token: string }): Promise<CommitOutcome | 'pending'> {
-    const cursor = await this.get(group, stream);
+  async classify(group: string, stream: string, entry: { seq: number; token: string }, now: number): Promise<CommitOutcome | 'pending'> {
+    const cursor = await this.get(group, stream, now);
     if (cursor && repeatsCommit(await this.completionOf(cursor, entry.seq), entry.token)) return 'committed';
     const lease = cursor?.leases.get(entry.seq);
     if (lease && lease.token === entry.token && lease.pending) return 'pending';
@@ -263,10 +293,11 @@ export class CursorStore {
       const result = await conditionalWithImage(this.doc, {
         TableName: this.table,
         Key: this.key(group, stream),
-        ...visibilityUpdate(group, stream, { seq, token }, expiresAt, variant, expiresAt <= now),
+        ...visibilityUpdate(group, stream, { seq, token }, expiresAt, variant, expiresAt <= now, now),
       });
       if (result.ok) return true;
-      const lease = result.old ? toState(result.old).leases.get(seq) : undefined;
+      const old = result.old ? toState(result.old) : undefined;
+      const lease = old && !cursorExpired(old, now) ? old.leases.get(seq) : undefined;
       if (!lease || lease.token !== token || lease.pending) return false;
       // Only the index condition failed: try the next variant.
     }
@@ -284,16 +315,45 @@ export class CursorStore {
    * at `from` (a number, or computed on demand) the first time the group hears
    * of the shard. Idempotent.
    */
-  async raiseKnown(group: string, stream: string, from: number | (() => Promise<number>), to: number, now: number): Promise<void> {
+  async raiseKnown(
+    group: string,
+    stream: string,
+    from: number | (() => Promise<number>),
+    to: number,
+    now: number,
+    epochStart?: number,
+  ): Promise<void> {
     for (let attempt = 0; attempt < RAISE_ATTEMPTS; attempt++) {
-      const raised = await conditionalWithImage(this.doc, { TableName: this.table, Key: this.key(group, stream), ...raiseKnownUpdate(group, stream, to) });
-      // An old image: the cursor exists and already knows at least `to`.
-      if (raised.ok || raised.old !== undefined) return;
+      const raised = await conditionalWithImage(this.doc, {
+        TableName: this.table,
+        Key: this.key(group, stream),
+        ...raiseKnownUpdate(group, stream, to, now, epochStart),
+      });
+      if (raised.ok) return;
+      // An old image of a live cursor: it already knows at least `to`. An expired one is absent:
+      // a new cursor replaces it (docs/design.md, Idle shards expire).
+      const old = raised.old ? toState(raised.old) : undefined;
+      if (old && !cursorExpired(old, now)) return;
       // Where the new cursor starts may take reads to find out (see Receiver): only now that it is needed.
       const start = typeof from === 'number' ? from : await from();
-      const item = { ...newCursorItem(group, stream, start, now), kn: to, g1pk: readyIndexPk(group), g1sk: readyNowKey(stream) };
+      const item = {
+        ...newCursorItem(group, stream, start, now),
+        kn: to,
+        g1pk: readyIndexPk(group),
+        g1sk: readyNowKey(stream),
+        ttl: shardCursorTtl(now),
+        ...(epochStart === undefined ? {} : { ke: epochStart }),
+      };
       const created = await conditional(() =>
-        this.doc.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })),
+        this.doc.send(
+          new PutCommand({
+            TableName: this.table,
+            Item: item,
+            ConditionExpression: `attribute_not_exists(pk) OR #t <= :ls`,
+            ExpressionAttributeNames: { '#t': 'ttl' },
+            ExpressionAttributeValues: { ':ls': Math.floor(now / 1000) },
+          }),
+        ),
       );
       if (created) return;
     }

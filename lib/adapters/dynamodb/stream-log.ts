@@ -2,10 +2,12 @@
  * Stream logs: append-only, gap-free sequences of messages (docs/design.md §Streams).
  *
  * Items of stream S (keys.ts):
- *   pk `S#<S>`, sk `#`                   sentinel {eb: base of the current epoch}; never expires
+ *   pk `S#<S>`, sk `#`                   sentinel {eb: base of the current epoch}; never expires, but
+ *                                        on FIFO shard streams it carries `ttl` (below)
  *   pk `S#<S>`, sk `<16-digit seq>`      segment {n: count, m: [entries], ttl}: messages seq … seq+n-1;
  *                                        entries are message records (records.ts) or, on notice
- *                                        streams, notices {h: shard key, f: from, t: to}
+ *                                        streams, notices {h: shard key, f: from, t: to, e?: 1 when
+ *                                        `from` opened an epoch}; n = 0: a closing marker (below)
  *
  * Append reads the head (the highest item, strongly consistent) and puts the
  * next segment with `attribute_not_exists(pk)`. Whoever loses the race reads
@@ -14,6 +16,13 @@
  * cursors never skip a late writer. When every segment has expired and been
  * removed, the sentinel tells the next writer to open a new epoch above every
  * sequence number ever used, in one transaction with its first segment.
+ *
+ * FIFO shard streams expire whole (docs/design.md, Idle shards expire): their
+ * sentinel has a `ttl`, an epoch over nothing opens at `now_ms × 1000` (never
+ * at 1: an earlier life of the stream may have used low numbers), and a head
+ * segment within HEAD_MARGIN_MS of its `ttl` is never appended to: the writer
+ * opens a new epoch instead, with an empty closing marker at the old head's
+ * next number, so that no late writer of the old epoch can land behind it.
  *
  * Head hints: a process that has just appended segment k…m to a stream knows
  * the next segment can only start at m+1 (whoever writes after it read m as
@@ -27,7 +36,7 @@
 import { TransactWriteCommand, PutCommand, QueryCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { MessageRecord } from '../../domain/model.js';
-import { MAX_SEQ } from '../../domain/streams.js';
+import { MAX_SEQ, isShardStream } from '../../domain/streams.js';
 import { ThrottledError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import { cancellationReasons, isConditionalFailure, translateDynamoError } from './errors.js';
@@ -39,7 +48,7 @@ import { ItemConditionFailedError, WriteBatch, failedItem, type TransactItem } f
 export type Head =
   | { kind: 'none' }
   | { kind: 'sentinel'; base: number }
-  | { kind: 'segment'; seq: number; count: number };
+  | { kind: 'segment'; seq: number; count: number; ttl?: number };
 
 export interface Segment {
   stream: string;
@@ -53,19 +62,25 @@ export interface Notice {
   shardKey: string;
   from: number;
   to: number;
+  /** `from` is the first sequence number of a new epoch (the shard's numbers jumped there). */
+  epoch?: boolean;
 }
 interface StoredNotice {
   h: string;
   f: number;
   t: number;
+  e?: 1;
 }
-const toStoredNotice = (n: Notice): StoredNotice => ({ h: n.shardKey, f: n.from, t: n.to });
-const fromStoredNotice = (n: StoredNotice): Notice => ({ shardKey: n.h, from: n.f, to: n.t });
+const toStoredNotice = (n: Notice): StoredNotice => ({ h: n.shardKey, f: n.from, t: n.to, ...(n.epoch ? { e: 1 as const } : {}) });
+const fromStoredNotice = (n: StoredNotice): Notice => ({ shardKey: n.h, from: n.f, to: n.t, ...(n.e === 1 ? { epoch: true } : {}) });
 
 export interface StreamWrite {
   stream: string;
-  /** Builds the stored entries of the segment once its first sequence number is known. */
-  build: (firstSeq: number, allFirstSeqs: number[]) => { stored: object[]; ttl: number };
+  /**
+   * Builds the stored entries of the segment once its first sequence number is known
+   * (`opened[i]`: write i's segment opens an epoch of its stream).
+   */
+  build: (firstSeq: number, allFirstSeqs: number[], opened: boolean[]) => { stored: object[]; ttl: number };
 }
 
 export interface AppendPlan {
@@ -81,6 +96,18 @@ const APPEND_ATTEMPTS = 12;
 const HINT_TTL_MS = 2000;
 /** How long hints stay off on a stream after one was stale. */
 const HINT_BACKOFF_MS = 10_000;
+/**
+ * A FIFO shard's head segment this close to its `ttl` (ms) is not appended to: TTL may delete it
+ * once its `ttl` passed, and every writer that trusted it must have landed its next segment by
+ * then (a request lasts far less). The writer opens a new epoch instead (docs/design.md).
+ */
+export const HEAD_MARGIN_MS = 60_000;
+/** Epoch starts this process opened lately, remembered for the notices that announce them. */
+const OPENED_REMEMBERED = 1000;
+
+/** Whether a shard stream's head segment may no longer be appended to (its `ttl` is near or past). */
+export const closingHead = (head: Head, now: number): boolean =>
+  head.kind === 'segment' && head.ttl !== undefined && head.ttl * 1000 <= now + HEAD_MARGIN_MS;
 
 interface HeadHint {
   /** The first sequence number of the next segment, as of this process's last append. */
@@ -92,6 +119,7 @@ export class StreamLog {
   private readonly hints = new Map<string, HeadHint>();
   private readonly staleUntil = new Map<string, number>();
   private readonly appending = new Map<string, number>();
+  private readonly opened = new Map<string, number>();
 
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -124,13 +152,37 @@ export class StreamLog {
         ScanIndexForward: false,
         Limit: 1,
         ConsistentRead: true,
-        ProjectionExpression: 'sk, n, eb',
+        ProjectionExpression: 'sk, n, eb, #t',
+        ExpressionAttributeNames: { '#t': 'ttl' },
       })),
     );
     const item = Items?.[0];
     if (!item) return { kind: 'none' };
     if (item.sk === SENTINEL_SK) return { kind: 'sentinel', base: Number(item.eb) };
-    return { kind: 'segment', seq: Number(item.sk), count: Number(item.n) };
+    return { kind: 'segment', seq: Number(item.sk), count: Number(item.n), ...(item.ttl === undefined ? {} : { ttl: Number(item.ttl) }) };
+  }
+
+  /** The sentinel alone (a shard epoch opened over a closing head conditions on it). */
+  private async sentinel(stream: string): Promise<Head> {
+    const { Items } = await call(() => this.doc.send(
+      new QueryCommand({
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk AND sk = :s',
+        ExpressionAttributeValues: { ':pk': streamPk(stream), ':s': SENTINEL_SK },
+        ConsistentRead: true,
+        ProjectionExpression: 'eb',
+      })),
+    );
+    const item = Items?.[0];
+    return item ? { kind: 'sentinel', base: Number(item.eb) } : { kind: 'none' };
+  }
+
+  /**
+   * Whether this process opened an epoch of `stream` at `seq` (recently): the notice announcing
+   * that segment says so, so that statistics do not count the jump of the sequence numbers.
+   */
+  openedEpochAt(stream: string, seq: number): boolean {
+    return this.opened.get(stream) === seq;
   }
 
   /** The sequence number the next appended message would get. */
@@ -207,31 +259,69 @@ export class StreamLog {
     hinted: Array<Head | undefined>,
     attempt: number,
   ): Promise<number[] | undefined> {
+    const now = this.clock.now();
     const heads = await Promise.all(writes.map((w, i) => hinted[i] ?? this.head(w.stream)));
+    // A FIFO shard's head near its `ttl` is closed, not continued: the epoch opens over the sentinel.
+    const closing = writes.map((w, i) => isShardStream(w.stream) && closingHead(heads[i] ?? { kind: 'none' }, now));
+    const sentinels = await Promise.all(writes.map((w, i) => (closing[i] ? this.sentinel(w.stream) : undefined)));
     const items: TransactItem[] = [];
     const seqs: number[] = [];
     const counts: number[] = [];
+    const opened: boolean[] = [];
+    /** The sentinel put of each write that opens an epoch (its `ttl` is set once the segment is built). */
+    const sentinelPuts = new Map<number, Record<string, unknown>>();
     writes.forEach((write, i) => {
       const head = heads[i] ?? { kind: 'none' };
-      // A new epoch starts above every sequence number the stream could ever have used
-      // (each epoch holds far fewer than 1000 messages per millisecond of its life).
-      const base = head.kind === 'sentinel' ? Math.max(this.clock.now() * 1000, head.base + 1) : 0;
-      seqs.push(head.kind === 'segment' ? StreamLog.nextAfter(head) : base + 1);
-      if (head.kind !== 'segment') {
-        items.push({
-          Put: {
-            TableName: this.table,
-            Item: { pk: streamPk(write.stream), sk: SENTINEL_SK, eb: base },
-            ConditionExpression: head.kind === 'none' ? 'attribute_not_exists(pk)' : 'eb = :old',
-            ...(head.kind === 'sentinel' ? { ExpressionAttributeValues: { ':old': head.base } } : {}),
-          },
-        });
+      const shard = isShardStream(write.stream);
+      if (head.kind === 'segment' && !closing[i]) {
+        seqs.push(StreamLog.nextAfter(head));
+        opened.push(false);
+        return;
       }
+      // A new epoch starts above every sequence number the stream could ever have used
+      // (each epoch holds far fewer than 1000 messages per millisecond of its life). A shard
+      // stream with nothing stored may have lived before (its sentinel expired): from the clock too.
+      const sentinel = closing[i] ? (sentinels[i] ?? { kind: 'none' }) : head;
+      const after = head.kind === 'segment' ? StreamLog.nextAfter(head) : 0;
+      const base =
+        sentinel.kind === 'sentinel'
+          ? Math.max(now * 1000, sentinel.base + 1, after)
+          : shard
+            ? Math.max(now * 1000, after)
+            : 0;
+      seqs.push(base + 1);
+      opened.push(true);
+      const sentinelItem: Record<string, unknown> = { pk: streamPk(write.stream), sk: SENTINEL_SK, eb: base };
+      sentinelPuts.set(i, sentinelItem);
+      items.push({
+        Put: {
+          TableName: this.table,
+          Item: sentinelItem,
+          ConditionExpression: sentinel.kind === 'none' ? 'attribute_not_exists(pk)' : 'eb = :old',
+          ...(sentinel.kind === 'sentinel' ? { ExpressionAttributeValues: { ':old': sentinel.base } } : {}),
+        },
+      });
     });
     writes.forEach((write, i) => {
       const seq = seqs[i] ?? 1;
-      const { stored, ttl } = write.build(seq, seqs);
+      const { stored, ttl } = write.build(seq, seqs, opened);
       counts.push(stored.length);
+      if (opened[i] && isShardStream(write.stream)) {
+        // The sentinel of a shard lives as long as the epoch's first segment.
+        const sentinelItem = sentinelPuts.get(i);
+        if (sentinelItem) sentinelItem.ttl = ttl;
+        const head = heads[i];
+        if (closing[i] && head?.kind === 'segment') {
+          // The closing marker takes the one number a late writer of the old epoch could still put.
+          items.push({
+            Put: {
+              TableName: this.table,
+              Item: { pk: streamPk(write.stream), sk: segmentSk(StreamLog.nextAfter(head)), n: 0, m: [], ttl },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          });
+        }
+      }
       items.push({
         Put: {
           TableName: this.table,
@@ -263,7 +353,10 @@ export class StreamLog {
         }
       }
       const at = this.clock.now();
-      writes.forEach((write, i) => this.hints.set(write.stream, { next: (seqs[i] ?? 1) + (counts[i] ?? 0), at }));
+      writes.forEach((write, i) => {
+        this.hints.set(write.stream, { next: (seqs[i] ?? 1) + (counts[i] ?? 0), at });
+        if (opened[i] && isShardStream(write.stream)) this.rememberOpened(write.stream, seqs[i] ?? 1);
+      });
       return seqs;
     } catch (error) {
       if (error instanceof ItemConditionFailedError) throw error;
@@ -275,14 +368,20 @@ export class StreamLog {
     }
   }
 
+  private rememberOpened(stream: string, seq: number): void {
+    this.opened.delete(stream);
+    this.opened.set(stream, seq);
+    if (this.opened.size > OPENED_REMEMBERED) this.opened.delete(this.opened.keys().next().value as string);
+  }
+
   /** Appends notices (FIFO shard activity) to a notice stream. */
   async appendNotices(stream: string, notices: Notice[], ttl: number): Promise<void> {
     await this.appendMany([StreamLog.noticeWrite(stream, () => notices, ttl)]);
   }
 
   /** A notice segment for {@link appendMany}; `notices` may use the other writes' sequence numbers. */
-  static noticeWrite(stream: string, notices: (allFirstSeqs: number[]) => Notice[], ttl: number): StreamWrite {
-    return { stream, build: (_seq, all) => ({ stored: notices(all).map(toStoredNotice), ttl }) };
+  static noticeWrite(stream: string, notices: (allFirstSeqs: number[], opened: boolean[]) => Notice[], ttl: number): StreamWrite {
+    return { stream, build: (_seq, all, opened) => ({ stored: notices(all, opened).map(toStoredNotice), ttl }) };
   }
 
   /** A message segment for {@link appendMany}. */

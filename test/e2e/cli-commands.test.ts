@@ -186,7 +186,8 @@ describe('sluice commands', () => {
     expect(ok(await sluice('send', 'cmd-send', 'hello again', '--dedup-id', 'cmd-dedup-1'))).toBe(`${plain.messageId} deliverable\n`);
 
     const fifo = ok(await sluice('send', 'cmd-send-fifo', 'first', '--shard-key', 'A'));
-    expect(fifo).toMatch(/^\S+ deliverable \(sequence 1\)\n$/);
+    // A new shard's first sequence comes from the clock: now_ms × 1000 + 1 (docs/design.md, Idle shards expire).
+    expect(fifo).toMatch(/^\S+ deliverable \(sequence \d{13}001\)\n$/);
 
     const delayed = ok(await sluice('send', 'cmd-send', 'later', '--delay', '600'));
     const [delayedId, delayedAt] = /^(\S+) scheduled \(deliverAt (\S+)\)\n$/.exec(delayed)?.slice(1) ?? [];
@@ -255,10 +256,12 @@ describe('sluice commands', () => {
     const [first, second] = received.split(/\n(?=\S)/);
     const handles = [...received.matchAll(/^ {2}receipt: (\S+)$/gm)].map((m) => m[1] ?? '');
     const ids = [...received.matchAll(/^(\S+) {2}cmd-work /gm)].map((m) => m[1] ?? '');
+    // The shard's numbers start from the clock (docs/design.md, Idle shards expire) and go up by one.
+    const firstSeq = Number(/shard=A#(\d+)/.exec(received)?.[1]);
     expect(timeless(first ?? '')).toBe(
-      `${ids[0]}  cmd-work shard=A#1 tag=created keys=k1,k2  delivery=1  sent=<time>\n  receipt: ${handles[0]}\n  body:    w1 second line`,
+      `${ids[0]}  cmd-work shard=A#${firstSeq} tag=created keys=k1,k2  delivery=1  sent=<time>\n  receipt: ${handles[0]}\n  body:    w1 second line`,
     );
-    expect(timeless(second ?? '')).toBe(`${ids[1]}  cmd-work shard=A#2  delivery=1  sent=<time>\n  receipt: ${handles[1]}\n  body:    <3 bytes, base64>\n`);
+    expect(timeless(second ?? '')).toBe(`${ids[1]}  cmd-work shard=A#${firstSeq + 1}  delivery=1  sent=<time>\n  receipt: ${handles[1]}\n  body:    <3 bytes, base64>\n`);
 
     expect(ok(await sluice('commit', 'cmd-workers', handles[0] ?? '', handles[1] ?? ''))).toBe(`${handles[0]}  committed\n${handles[1]}  committed\n`);
     expect(await json('commit', 'cmd-workers', handles[0] ?? '')).toEqual({ results: [{ receiptHandle: handles[0], status: 'committed' }] });
@@ -288,7 +291,13 @@ describe('sluice commands', () => {
     await client.send('cmd-work', { body: 't1', shardKey: 'B' });
     await client.send('cmd-work', { body: 't2', shardKey: 'B' });
     const tail = ok(await sluice('tail', 'cmd-workers', '--no-commit', '--limit', '2', '--wait', '1', '--visibility', '30'));
-    expect(timeless(tail)).toMatch(/^\S+ {2}cmd-work shard=B#1 {2}delivery=1 {2}sent=<time>\n {2}receipt: \S+\n {2}body: {4}t1\n\n\S+ {2}cmd-work shard=B#2 {2}delivery=1 {2}sent=<time>\n {2}receipt: \S+\n {2}body: {4}t2\n\n$/);
+    const tailSeq = Number(/shard=B#(\d+)/.exec(tail)?.[1]);
+    expect(timeless(tail)).toMatch(
+      new RegExp(
+        `^\\S+ {2}cmd-work shard=B#${tailSeq} {2}delivery=1 {2}sent=<time>\\n {2}receipt: \\S+\\n {2}body: {4}t1\\n\\n` +
+          `\\S+ {2}cmd-work shard=B#${tailSeq + 1} {2}delivery=1 {2}sent=<time>\\n {2}receipt: \\S+\\n {2}body: {4}t2\\n\\n$`,
+      ),
+    );
     expect(await client.getGroup('cmd-workers')).toMatchObject({ inFlight: 2 });
   });
 

@@ -16,7 +16,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
 import { SluiceService, type SluiceServiceProps } from '../../cdk/index.js';
 import { SluiceClient } from '../../lib/client/index.js';
 import type { LocalRuntime } from '../../local/runtime.js';
@@ -262,7 +263,7 @@ describe('@sluice/cdk', () => {
     const loaded = await inSandbox(process.execPath, ['load-bundles.mjs'], 180_000, {
       BUNDLES: JSON.stringify(bundles),
       SLUICE_TABLE_NAME: 'pkg-bundles',
-      DYNAMODB_ENDPOINT: inject('dynamoEndpoint'),
+      DYNAMODB_ENDPOINT: dynamoEndpoint(),
       AWS_REGION: 'us-east-1',
       POWERTOOLS_LOG_LEVEL: 'ERROR',
     });

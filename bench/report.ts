@@ -2,6 +2,8 @@
 import { LAMBDA_MEMORY_MB, PRICES, PRICE_TABLE, costPerMillion, sqsPerMillion, type CostBreakdown, type PerMessage } from './pricing.js';
 import type { Snapshot } from './meter.js';
 import type { CellResult, CostResult, FloorResult, LatencyResult, ScheduledResult } from './workloads.js';
+import type { ScaleRow } from './scale.js';
+import { scaleSection } from './scale-report.js';
 
 export interface BenchResults {
   version: 1;
@@ -16,6 +18,8 @@ export interface BenchResults {
   scheduled: ScheduledResult;
   transactional: { available: boolean; reason: string };
   costs: CostResult[];
+  /** Contention as producers grow and the modelled AWS ceiling (bench/scale.ts); absent in runs before it existed. */
+  scale?: ScaleRow[];
   /** Size-model cross-check, and how many successful calls came back without ConsumedCapacity. */
   capacityCheck: Snapshot['check'] & { calls: number; unreported: number };
 }
@@ -329,6 +333,8 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
   out.push('');
   out.push(`Prices as published for ${PRICES.region} on ${PRICES.asOf}, assumed unchanged at the run date (${r.date.slice(0, 10)}).`);
   out.push('');
+  const roundTrip = r.config.roundTrip as { minMs: number; maxMs: number } | undefined;
+  if (r.scale && r.scale.length > 0 && roundTrip) out.push(...scaleSection(r.scale, roundTrip));
   out.push('## Measurement check');
   out.push('');
   const chk = r.capacityCheck;

@@ -10,6 +10,30 @@ const COLUMNS = ['NAME', 'MODE', 'VISIBILITY', 'MAX-DELIVERIES', 'DEAD-LETTER', 
 const subscriptions = (g: Group) => g.subscriptions.map((s) => (s.tags ? `${s.topic}:${s.tags.join(',')}` : s.topic)).join(' ');
 const row = (g: Group) => [g.name, g.deliveryMode, `${g.visibilityTimeoutSeconds}s`, g.maxDeliveries, g.deadLetterTopic, subscriptions(g)];
 
+/** The settings `put` and `update` both take (all but --subscribe, which `put` requires). */
+interface SettingOptions {
+  mode?: DeliveryMode;
+  visibility?: number;
+  maxDeliveries?: number;
+  deadLetterTopic?: string;
+}
+
+/** Adds the setting options to `put` or `update`, after its --subscribe (help lists them in this order). */
+const settingOptions = (command: Command, deadLetterHelp: string): Command =>
+  command
+    .addOption(new Option('--mode <mode>', 'delivery mode for FIFO topics').choices(['serialized', 'protected', 'concurrent']))
+    .option('--visibility <seconds>', 'visibility timeout', integer('--visibility', 1, 43_200))
+    .option('--max-deliveries <n>', 'deliveries before dead-lettering', integer('--max-deliveries', 1, 1000))
+    .option('--dead-letter-topic <topic>', deadLetterHelp);
+
+/** The settings given on the command line, by their API names; the ones not given are left out. */
+const settingsOf = (options: SettingOptions) => ({
+  ...(options.mode ? { deliveryMode: options.mode } : {}),
+  ...(options.visibility !== undefined ? { visibilityTimeoutSeconds: options.visibility } : {}),
+  ...(options.maxDeliveries !== undefined ? { maxDeliveries: options.maxDeliveries } : {}),
+  ...(options.deadLetterTopic ? { deadLetterTopic: options.deadLetterTopic } : {}),
+});
+
 export function addGroupCommands(program: Command): void {
   const groups = program.command('groups').description('manage consumer groups');
   groups
@@ -23,59 +47,27 @@ export function addGroupCommands(program: Command): void {
     .command('get <group>')
     .description('show a group with backlog, in-flight and dead-letter statistics')
     .action(withContext(async ({ client, out }, name: string) => out.print(await client.getGroup(name), fields)));
-  groups
+  const put = groups
     .command('put <group>')
     .alias('create')
     .description('create or replace a consumer group (settings not given take their defaults)')
-    .requiredOption('--subscribe <topic[:tags]>', 'subscribe to a topic, optionally only to some tags (repeatable)', subscription)
-    .addOption(new Option('--mode <mode>', 'delivery mode for FIFO topics').choices(['serialized', 'protected', 'concurrent']))
-    .option('--visibility <seconds>', 'visibility timeout', integer('--visibility', 1, 43_200))
-    .option('--max-deliveries <n>', 'deliveries before dead-lettering', integer('--max-deliveries', 1, 1000))
-    .option('--dead-letter-topic <topic>', 'dead-letter topic (default <group>-dlq)')
-    .action(
-      withContext(
-        async (
-          { client, out },
-          name: string,
-          options: { subscribe: Subscription[]; mode?: DeliveryMode; visibility?: number; maxDeliveries?: number; deadLetterTopic?: string },
-        ) => {
-          const group = await client.putGroup(name, {
-            subscriptions: options.subscribe,
-            ...(options.mode ? { deliveryMode: options.mode } : {}),
-            ...(options.visibility !== undefined ? { visibilityTimeoutSeconds: options.visibility } : {}),
-            ...(options.maxDeliveries !== undefined ? { maxDeliveries: options.maxDeliveries } : {}),
-            ...(options.deadLetterTopic ? { deadLetterTopic: options.deadLetterTopic } : {}),
-          });
-          out.print(group, (g) => `Group ${g.name} (${g.deliveryMode}) subscribes to ${g.subscriptions.map((s) => s.topic).join(', ')}.`);
-        },
-      ),
-    );
-  groups
+    .requiredOption('--subscribe <topic[:tags]>', 'subscribe to a topic, optionally only to some tags (repeatable)', subscription);
+  settingOptions(put, 'dead-letter topic (default <group>-dlq)').action(
+    withContext(async ({ client, out }, name: string, options: SettingOptions & { subscribe: Subscription[] }) => {
+      const group = await client.putGroup(name, { subscriptions: options.subscribe, ...settingsOf(options) });
+      out.print(group, (g) => `Group ${g.name} (${g.deliveryMode}) subscribes to ${g.subscriptions.map((s) => s.topic).join(', ')}.`);
+    }),
+  );
+  const update = groups
     .command('update <group>')
     .description('change only the settings given (PATCH); --subscribe, when given, replaces the whole list')
-    .option('--subscribe <topic[:tags]>', 'subscribe to a topic, optionally only to some tags (repeatable)', subscription)
-    .addOption(new Option('--mode <mode>', 'delivery mode for FIFO topics').choices(['serialized', 'protected', 'concurrent']))
-    .option('--visibility <seconds>', 'visibility timeout', integer('--visibility', 1, 43_200))
-    .option('--max-deliveries <n>', 'deliveries before dead-lettering', integer('--max-deliveries', 1, 1000))
-    .option('--dead-letter-topic <topic>', 'dead-letter topic')
-    .action(
-      withContext(
-        async (
-          { client, out },
-          name: string,
-          options: { subscribe?: Subscription[]; mode?: DeliveryMode; visibility?: number; maxDeliveries?: number; deadLetterTopic?: string },
-        ) => {
-          const group = await client.patchGroup(name, {
-            ...(options.subscribe ? { subscriptions: options.subscribe } : {}),
-            ...(options.mode ? { deliveryMode: options.mode } : {}),
-            ...(options.visibility !== undefined ? { visibilityTimeoutSeconds: options.visibility } : {}),
-            ...(options.maxDeliveries !== undefined ? { maxDeliveries: options.maxDeliveries } : {}),
-            ...(options.deadLetterTopic ? { deadLetterTopic: options.deadLetterTopic } : {}),
-          });
-          out.print(group, fields);
-        },
-      ),
-    );
+    .option('--subscribe <topic[:tags]>', 'subscribe to a topic, optionally only to some tags (repeatable)', subscription);
+  settingOptions(update, 'dead-letter topic').action(
+    withContext(async ({ client, out }, name: string, options: SettingOptions & { subscribe?: Subscription[] }) => {
+      const group = await client.patchGroup(name, { ...(options.subscribe ? { subscriptions: options.subscribe } : {}), ...settingsOf(options) });
+      out.print(group, fields);
+    }),
+  );
   groups
     .command('seek <group>')
     .description('move a group on its standard topics: earliest, latest (skip the backlog) or an RFC 3339 time; leases in flight end')

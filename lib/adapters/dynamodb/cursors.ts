@@ -6,14 +6,14 @@
  * maintain is described in ready-index.ts; pending outputs of protected
  * commits are their own items (pending-outputs.ts).
  */
-import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ThrottledError } from '../../domain/errors.js';
 import type { CursorState, DoneEntry } from '../../domain/cursor.js';
 import { markOf, repeatsCommit } from '../../domain/history.js';
 import { guessedReadiness, retryReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
-import { call, conditional, conditionalWithImage, queryAll } from './call.js';
+import { call, conditional, conditionalWithImage, queryAll, queryPages } from './call.js';
 import { newCursorItem, toState } from './cursor-item.js';
 import {
   advanceUpdate,
@@ -115,20 +115,14 @@ export class CursorStore {
    */
   async removeCreatedUpTo(group: string, createdUpTo: number, parallel = 8): Promise<number> {
     let removed = 0;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await call(() =>
-        this.doc.send(
-          new QueryCommand({
-            TableName: this.table,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': cursorPk(group) },
-            ProjectionExpression: 'pk, sk',
-            ExclusiveStartKey: start,
-          }),
-        ),
-      );
-      const keys = (page.Items ?? []).map((item) => String(item.sk));
+    const pages = queryPages(this.doc, {
+      TableName: this.table,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': cursorPk(group) },
+      ProjectionExpression: 'pk, sk',
+    });
+    for await (const page of pages) {
+      const keys = page.map((item) => String(item.sk));
       for (let i = 0; i < keys.length; i += parallel) {
         const done = await Promise.all(
           keys.slice(i, i + parallel).map((stream) =>
@@ -146,8 +140,7 @@ export class CursorStore {
         );
         removed += done.filter(Boolean).length;
       }
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
+    }
     return removed;
   }
 

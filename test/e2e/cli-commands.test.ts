@@ -92,6 +92,7 @@ describe('sluice commands', () => {
         await sluice(
           ...['groups', 'put', 'cmd-billing', '--subscribe', 'cmd-orders:created,paid', '--subscribe', 'cmd-audit'],
           ...['--mode', 'protected', '--visibility', '45', '--max-deliveries', '5', '--dead-letter-topic', 'cmd-dead'],
+          ...['--retry-initial', '2', '--retry-multiplier', '1.5', '--retry-max', '90'],
         ),
       ),
     ).toBe('Group cmd-billing (protected) subscribes to cmd-orders, cmd-audit.\n');
@@ -120,6 +121,7 @@ describe('sluice commands', () => {
         'deliveryMode:             protected',
         'visibilityTimeoutSeconds: 45',
         'maxDeliveries:            5',
+        'retryPolicy:              {"initialSeconds":2,"multiplier":1.5,"maxSeconds":90}',
         'deadLetterTopic:          cmd-dead',
         'createdAt:                <time>',
         'updatedAt:                <time>',

@@ -1,14 +1,34 @@
 /** `sluice groups list|get|put (create)|update|delete|seek`: consumer groups. */
 import { Option, type Command } from 'commander';
-import type { DeliveryMode, Group, Subscription } from '../../../lib/client/types.js';
+import type { DeliveryMode, Group, RetryPolicy, Subscription } from '../../../lib/client/types.js';
 import { gather, withContext } from '../context.js';
 import { fields, listing } from '../output.js';
-import { integer, subscription } from '../parsers.js';
+import { decimal, integer, subscription } from '../parsers.js';
 
 const COLUMNS = ['NAME', 'MODE', 'VISIBILITY', 'MAX-DELIVERIES', 'DEAD-LETTER', 'SUBSCRIPTIONS'];
 /** Subscriptions as `--subscribe` takes them: `topic` or `topic:tag,tag`. */
 const subscriptions = (g: Group) => g.subscriptions.map((s) => (s.tags ? `${s.topic}:${s.tags.join(',')}` : s.topic)).join(' ');
 const row = (g: Group) => [g.name, g.deliveryMode, `${g.visibilityTimeoutSeconds}s`, g.maxDeliveries, g.deadLetterTopic, subscriptions(g)];
+
+/** `--retry-initial/--retry-multiplier/--retry-max`: the retry policy's fields given (the server checks maxSeconds ≥ initialSeconds). */
+interface RetryOptions {
+  retryInitial?: number;
+  retryMultiplier?: number;
+  retryMax?: number;
+}
+const retryPolicyOf = (o: RetryOptions): { retryPolicy?: Partial<RetryPolicy> } => {
+  const policy: Partial<RetryPolicy> = {
+    ...(o.retryInitial !== undefined ? { initialSeconds: o.retryInitial } : {}),
+    ...(o.retryMultiplier !== undefined ? { multiplier: o.retryMultiplier } : {}),
+    ...(o.retryMax !== undefined ? { maxSeconds: o.retryMax } : {}),
+  };
+  return Object.keys(policy).length > 0 ? { retryPolicy: policy } : {};
+};
+const retryOptions = (command: Command, defaults: boolean) =>
+  command
+    .option('--retry-initial <seconds>', `retry back-off after the first failed attempt, 0: at once${defaults ? ' (default 1)' : ''}`, integer('--retry-initial', 0, 3600))
+    .option('--retry-multiplier <factor>', `retry back-off factor per further failed attempt${defaults ? ' (default 2)' : ''}`, decimal('--retry-multiplier', 1, 10))
+    .option('--retry-max <seconds>', `longest retry back-off${defaults ? ' (default 600)' : ''}`, integer('--retry-max', 0, 43_200));
 
 export function addGroupCommands(program: Command): void {
   const groups = program.command('groups').description('manage consumer groups');
@@ -23,7 +43,7 @@ export function addGroupCommands(program: Command): void {
     .command('get <group>')
     .description('show a group with backlog, in-flight and dead-letter statistics')
     .action(withContext(async ({ client, out }, name: string) => out.print(await client.getGroup(name), fields)));
-  groups
+  retryOptions(groups
     .command('put <group>')
     .alias('create')
     .description('create or replace a consumer group (settings not given take their defaults)')
@@ -31,45 +51,47 @@ export function addGroupCommands(program: Command): void {
     .addOption(new Option('--mode <mode>', 'delivery mode for FIFO topics').choices(['serialized', 'protected', 'concurrent']))
     .option('--visibility <seconds>', 'visibility timeout', integer('--visibility', 1, 43_200))
     .option('--max-deliveries <n>', 'deliveries before dead-lettering', integer('--max-deliveries', 1, 1000))
-    .option('--dead-letter-topic <topic>', 'dead-letter topic (default <group>-dlq)')
+    .option('--dead-letter-topic <topic>', 'dead-letter topic (default <group>-dlq)'), true)
     .action(
       withContext(
         async (
           { client, out },
           name: string,
-          options: { subscribe: Subscription[]; mode?: DeliveryMode; visibility?: number; maxDeliveries?: number; deadLetterTopic?: string },
+          options: { subscribe: Subscription[]; mode?: DeliveryMode; visibility?: number; maxDeliveries?: number; deadLetterTopic?: string } & RetryOptions,
         ) => {
           const group = await client.putGroup(name, {
             subscriptions: options.subscribe,
             ...(options.mode ? { deliveryMode: options.mode } : {}),
             ...(options.visibility !== undefined ? { visibilityTimeoutSeconds: options.visibility } : {}),
             ...(options.maxDeliveries !== undefined ? { maxDeliveries: options.maxDeliveries } : {}),
+            ...retryPolicyOf(options),
             ...(options.deadLetterTopic ? { deadLetterTopic: options.deadLetterTopic } : {}),
           });
           out.print(group, (g) => `Group ${g.name} (${g.deliveryMode}) subscribes to ${g.subscriptions.map((s) => s.topic).join(', ')}.`);
         },
       ),
     );
-  groups
+  retryOptions(groups
     .command('update <group>')
     .description('change only the settings given (PATCH); --subscribe, when given, replaces the whole list')
     .option('--subscribe <topic[:tags]>', 'subscribe to a topic, optionally only to some tags (repeatable)', subscription)
     .addOption(new Option('--mode <mode>', 'delivery mode for FIFO topics').choices(['serialized', 'protected', 'concurrent']))
     .option('--visibility <seconds>', 'visibility timeout', integer('--visibility', 1, 43_200))
     .option('--max-deliveries <n>', 'deliveries before dead-lettering', integer('--max-deliveries', 1, 1000))
-    .option('--dead-letter-topic <topic>', 'dead-letter topic')
+    .option('--dead-letter-topic <topic>', 'dead-letter topic'), false)
     .action(
       withContext(
         async (
           { client, out },
           name: string,
-          options: { subscribe?: Subscription[]; mode?: DeliveryMode; visibility?: number; maxDeliveries?: number; deadLetterTopic?: string },
+          options: { subscribe?: Subscription[]; mode?: DeliveryMode; visibility?: number; maxDeliveries?: number; deadLetterTopic?: string } & RetryOptions,
         ) => {
           const group = await client.patchGroup(name, {
             ...(options.subscribe ? { subscriptions: options.subscribe } : {}),
             ...(options.mode ? { deliveryMode: options.mode } : {}),
             ...(options.visibility !== undefined ? { visibilityTimeoutSeconds: options.visibility } : {}),
             ...(options.maxDeliveries !== undefined ? { maxDeliveries: options.maxDeliveries } : {}),
+            ...retryPolicyOf(options),
             ...(options.deadLetterTopic ? { deadLetterTopic: options.deadLetterTopic } : {}),
           });
           out.print(group, fields);

@@ -267,7 +267,8 @@ describe('sluice commands', () => {
 
     // An older lease of a message cannot commit: that entry fails, the run exits 1.
     const [lease] = await client.receive('cmd-workers', { topics: ['cmd-other'], visibilityTimeoutSeconds: 0 });
-    const [newer] = await client.receive('cmd-workers', { topics: ['cmd-other'], visibilityTimeoutSeconds: 30 });
+    // A lease of 0 s has expired at once: a failed attempt, back after the group's 1 s retry back-off.
+    const [newer] = await client.receive('cmd-workers', { topics: ['cmd-other'], visibilityTimeoutSeconds: 30, waitSeconds: 3 });
     expect(newer?.messageId).toBe(lease?.messageId);
     const stale = await sluice('commit', 'cmd-workers', lease?.receiptHandle ?? '');
     expect(stale.code).toBe(1);

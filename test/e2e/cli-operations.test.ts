@@ -76,7 +76,8 @@ describe('visibility', () => {
       receiptHandle: first!.receiptHandle,
       visibilityTimeoutSeconds: 0,
     });
-    const [second] = await client.receive('op-workers', { waitSeconds: 1 });
+    // Released: back after the group's 1 s retry back-off.
+    const [second] = await client.receive('op-workers', { waitSeconds: 3 });
     expect(second).toMatchObject({ messageId: first!.messageId, deliveryCount: 2 });
     const stale = await sluice('visibility', 'op-workers', first!.receiptHandle, '--seconds', '5');
     expect(stale.code).toBe(1);

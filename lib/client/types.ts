@@ -56,11 +56,19 @@ export type TopicList = { topics: Topic[]; nextToken: string | null };
 export type Subscription = { topic: string; tags?: string[]; startFrom?: 'earliest' | 'latest' };
 export type DeliveryMode = 'serialized' | 'protected' | 'concurrent';
 
+/**
+ * Back-off between failed attempts of a message (lease expired or released):
+ * delivered again after `min(maxSeconds, initialSeconds × multiplier^(deliveryCount − 1))` s.
+ */
+export type RetryPolicy = { initialSeconds: number; multiplier: number; maxSeconds: number };
+
 export type PutGroupInput = {
   subscriptions: Subscription[];
   deliveryMode?: DeliveryMode;
   visibilityTimeoutSeconds?: number;
   maxDeliveries?: number;
+  /** Fields not given: 1 s, ×2, 600 s (PUT) or the stored values (PATCH). */
+  retryPolicy?: Partial<RetryPolicy>;
   deadLetterTopic?: string;
 };
 
@@ -70,6 +78,8 @@ export type PatchGroupInput = {
   deliveryMode?: DeliveryMode;
   visibilityTimeoutSeconds?: number;
   maxDeliveries?: number;
+  /** Fields not given: 1 s, ×2, 600 s (PUT) or the stored values (PATCH). */
+  retryPolicy?: Partial<RetryPolicy>;
   deadLetterTopic?: string;
 };
 
@@ -79,6 +89,7 @@ export type Group = {
   deliveryMode: DeliveryMode;
   visibilityTimeoutSeconds: number;
   maxDeliveries: number;
+  retryPolicy: RetryPolicy;
   deadLetterTopic: string;
   createdAt: string;
   updatedAt: string;

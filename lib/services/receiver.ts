@@ -270,6 +270,7 @@ export class Receiver {
           want: take,
           visibilityMs: scope.visibilityMs,
           maxDeliveries: group.maxDeliveries,
+          retryPolicy: group.retryPolicy,
           leaseRecords,
           segments,
           truncated: segments.length === limit + 1,

@@ -75,6 +75,7 @@ describe('sluice commands', () => {
         await sluice(
           ...['groups', 'put', 'cmd-billing', '--subscribe', 'cmd-orders:created,paid', '--subscribe', 'cmd-audit'],
           ...['--mode', 'protected', '--visibility', '45', '--max-deliveries', '5', '--dead-letter-topic', 'cmd-dead'],
+          ...['--retry-initial', '2', '--retry-multiplier', '1.5', '--retry-max', '90'],
         ),
       ),
     ).toBe('Group cmd-billing (protected) subscribes to cmd-orders, cmd-audit.\n');
@@ -103,6 +104,7 @@ describe('sluice commands', () => {
         'deliveryMode:             protected',
         'visibilityTimeoutSeconds: 45',
         'maxDeliveries:            5',
+        'retryPolicy:              {"initialSeconds":2,"multiplier":1.5,"maxSeconds":90}',
         'deadLetterTopic:          cmd-dead',
         'createdAt:                <time>',
         'updatedAt:                <time>',
@@ -248,7 +250,8 @@ describe('sluice commands', () => {
 
     // An older lease of a message cannot commit: that entry fails, the run exits 1.
     const [lease] = await cli.client.receive('cmd-workers', { topics: ['cmd-other'], visibilityTimeoutSeconds: 0 });
-    const [newer] = await cli.client.receive('cmd-workers', { topics: ['cmd-other'], visibilityTimeoutSeconds: 30 });
+    // A lease of 0 s has expired at once: a failed attempt, back after the group's 1 s retry back-off.
+    const [newer] = await cli.client.receive('cmd-workers', { topics: ['cmd-other'], visibilityTimeoutSeconds: 30, waitSeconds: 3 });
     expect(newer?.messageId).toBe(lease?.messageId);
     const stale = await sluice('commit', 'cmd-workers', lease?.receiptHandle ?? '');
     expect(stale.code).toBe(1);

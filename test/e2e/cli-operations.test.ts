@@ -60,7 +60,8 @@ describe('visibility', () => {
       receiptHandle: first!.receiptHandle,
       visibilityTimeoutSeconds: 0,
     });
-    const [second] = await cli.client.receive('op-workers', { waitSeconds: 1 });
+    // Released: back after the group's 1 s retry back-off.
+    const [second] = await cli.client.receive('op-workers', { waitSeconds: 3 });
     expect(second).toMatchObject({ messageId: first!.messageId, deliveryCount: 2 });
     const stale = await sluice('visibility', 'op-workers', first!.receiptHandle, '--seconds', '5');
     expect(stale.code).toBe(1);
@@ -79,6 +80,18 @@ describe('update is PATCH', () => {
     expect(await cli.client.getGroup('op-readers')).toMatchObject({ visibilityTimeoutSeconds: 45, maxDeliveries: 4 });
     expect(await cli.client.patchGroup('op-readers', { visibilityTimeoutSeconds: 20 })).toMatchObject({ visibilityTimeoutSeconds: 20, maxDeliveries: 4 });
     expect(await cli.client.patchTopic('op-feed', { maxDelaySeconds: 0 })).toMatchObject({ retentionSeconds: 3600, maxDelaySeconds: 0 });
+    // A partial retry policy changes only its fields given; the stored ones stay (defaults here: 1 s, ×2, 600 s).
+    expect(ok(await sluice('groups', 'update', 'op-readers', '--retry-max', '120'))).toMatch(
+      /^retryPolicy: +\{"initialSeconds":1,"multiplier":2,"maxSeconds":120\}$/m,
+    );
+    expect(await cli.client.patchGroup('op-readers', { retryPolicy: { initialSeconds: 0 } })).toMatchObject({
+      retryPolicy: { initialSeconds: 0, multiplier: 2, maxSeconds: 120 },
+    });
+    const below = await sluice('groups', 'update', 'op-readers', '--retry-initial', '300');
+    expect(below.code).toBe(1);
+    expect(below.stderr).toContain('retryPolicy/maxSeconds');
+    expect((await cli.client.getGroup('op-readers')).retryPolicy).toEqual({ initialSeconds: 0, multiplier: 2, maxSeconds: 120 });
+    expect((await sluice('groups', 'update', 'op-readers', '--retry-multiplier', '11')).code).toBe(2);
     const missing = await sluice('groups', 'update', 'op-nobody', '--visibility', '5');
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('GroupNotFound');

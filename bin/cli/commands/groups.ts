@@ -1,17 +1,37 @@
 /** `sluice groups list|get|put (create)|update|delete|seek`: consumer groups. */
 import { Option, type Command } from 'commander';
-import type { DeliveryMode, Group, Subscription } from '../../../lib/client/types.js';
+import type { DeliveryMode, Group, RetryPolicy, Subscription } from '../../../lib/client/types.js';
 import { gather, withContext } from '../context.js';
 import { fields, listing } from '../output.js';
-import { integer, subscription } from '../parsers.js';
+import { decimal, integer, subscription } from '../parsers.js';
 
 const COLUMNS = ['NAME', 'MODE', 'VISIBILITY', 'MAX-DELIVERIES', 'DEAD-LETTER', 'SUBSCRIPTIONS'];
 /** Subscriptions as `--subscribe` takes them: `topic` or `topic:tag,tag`. */
 const subscriptions = (g: Group) => g.subscriptions.map((s) => (s.tags ? `${s.topic}:${s.tags.join(',')}` : s.topic)).join(' ');
 const row = (g: Group) => [g.name, g.deliveryMode, `${g.visibilityTimeoutSeconds}s`, g.maxDeliveries, g.deadLetterTopic, subscriptions(g)];
 
+/** `--retry-initial/--retry-multiplier/--retry-max`: the retry policy's fields given (the server checks maxSeconds ≥ initialSeconds). */
+interface RetryOptions {
+  retryInitial?: number;
+  retryMultiplier?: number;
+  retryMax?: number;
+}
+const retryPolicyOf = (o: RetryOptions): { retryPolicy?: Partial<RetryPolicy> } => {
+  const policy: Partial<RetryPolicy> = {
+    ...(o.retryInitial !== undefined ? { initialSeconds: o.retryInitial } : {}),
+    ...(o.retryMultiplier !== undefined ? { multiplier: o.retryMultiplier } : {}),
+    ...(o.retryMax !== undefined ? { maxSeconds: o.retryMax } : {}),
+  };
+  return Object.keys(policy).length > 0 ? { retryPolicy: policy } : {};
+};
+const retryOptions = (command: Command, defaults: boolean) =>
+  command
+    .option('--retry-initial <seconds>', `retry back-off after the first failed attempt, 0: at once${defaults ? ' (default 1)' : ''}`, integer('--retry-initial', 0, 3600))
+    .option('--retry-multiplier <factor>', `retry back-off factor per further failed attempt${defaults ? ' (default 2)' : ''}`, decimal('--retry-multiplier', 1, 10))
+    .option('--retry-max <seconds>', `longest retry back-off${defaults ? ' (default 600)' : ''}`, integer('--retry-max', 0, 43_200));
+
 /** The settings `put` and `update` both take (all but --subscribe, which `put` requires). */
-interface SettingOptions {
+interface SettingOptions extends RetryOptions {
   mode?: DeliveryMode;
   visibility?: number;
   maxDeliveries?: number;
@@ -19,18 +39,19 @@ interface SettingOptions {
 }
 
 /** Adds the setting options to `put` or `update`, after its --subscribe (help lists them in this order). */
-const settingOptions = (command: Command, deadLetterHelp: string): Command =>
-  command
+const settingOptions = (command: Command, deadLetterHelp: string, defaults: boolean): Command =>
+  retryOptions(command
     .addOption(new Option('--mode <mode>', 'delivery mode for FIFO topics').choices(['serialized', 'protected', 'concurrent']))
     .option('--visibility <seconds>', 'visibility timeout', integer('--visibility', 1, 43_200))
     .option('--max-deliveries <n>', 'deliveries before dead-lettering', integer('--max-deliveries', 1, 1000))
-    .option('--dead-letter-topic <topic>', deadLetterHelp);
+    .option('--dead-letter-topic <topic>', deadLetterHelp), defaults);
 
 /** The settings given on the command line, by their API names; the ones not given are left out. */
 const settingsOf = (options: SettingOptions) => ({
   ...(options.mode ? { deliveryMode: options.mode } : {}),
   ...(options.visibility !== undefined ? { visibilityTimeoutSeconds: options.visibility } : {}),
   ...(options.maxDeliveries !== undefined ? { maxDeliveries: options.maxDeliveries } : {}),
+  ...retryPolicyOf(options),
   ...(options.deadLetterTopic ? { deadLetterTopic: options.deadLetterTopic } : {}),
 });
 
@@ -52,7 +73,7 @@ export function addGroupCommands(program: Command): void {
     .alias('create')
     .description('create or replace a consumer group (settings not given take their defaults)')
     .requiredOption('--subscribe <topic[:tags]>', 'subscribe to a topic, optionally only to some tags (repeatable)', subscription);
-  settingOptions(put, 'dead-letter topic (default <group>-dlq)').action(
+  settingOptions(put, 'dead-letter topic (default <group>-dlq)', true).action(
     withContext(async ({ client, out }, name: string, options: SettingOptions & { subscribe: Subscription[] }) => {
       const group = await client.putGroup(name, { subscriptions: options.subscribe, ...settingsOf(options) });
       out.print(group, (g) => `Group ${g.name} (${g.deliveryMode}) subscribes to ${g.subscriptions.map((s) => s.topic).join(', ')}.`);
@@ -62,7 +83,7 @@ export function addGroupCommands(program: Command): void {
     .command('update <group>')
     .description('change only the settings given (PATCH); --subscribe, when given, replaces the whole list')
     .option('--subscribe <topic[:tags]>', 'subscribe to a topic, optionally only to some tags (repeatable)', subscription);
-  settingOptions(update, 'dead-letter topic').action(
+  settingOptions(update, 'dead-letter topic', false).action(
     withContext(async ({ client, out }, name: string, options: SettingOptions & { subscribe?: Subscription[] }) => {
       const group = await client.patchGroup(name, { ...(options.subscribe ? { subscriptions: options.subscribe } : {}), ...settingsOf(options) });
       out.print(group, fields);

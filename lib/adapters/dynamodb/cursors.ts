@@ -250,13 +250,16 @@ export class CursorStore {
     return 'expired';
   }
 
-  /** Moves a lease's expiry; false when the token is no longer the message's latest lease. */
-  async setVisibility(group: string, stream: string, seq: number, token: string, expiresAt: number, now: number): Promise<boolean> {
+  /**
+   * Moves a lease's expiry (`released`: its holder gave it back, a failed attempt; the expiry is then
+   * the end of its back-off); false when the token is no longer the message's latest lease.
+   */
+  async setVisibility(group: string, stream: string, seq: number, token: string, expiresAt: number, now: number, released: boolean): Promise<boolean> {
     for (const variant of visibilityVariants(stream, expiresAt, now)) {
       const result = await conditionalWithImage(this.doc, {
         TableName: this.table,
         Key: this.key(group, stream),
-        ...visibilityUpdate(group, stream, { seq, token }, expiresAt, variant, expiresAt <= now),
+        ...visibilityUpdate(group, stream, { seq, token }, expiresAt, variant, released),
       });
       if (result.ok) return true;
       const lease = result.old ? toState(result.old).leases.get(seq) : undefined;

@@ -198,7 +198,10 @@ export const SeekBody = z.strictObject({
 });
 export const SeekResultSchema = z.object({
   group: z.string(),
-  positions: z.array(z.object({ topic: z.string(), partition: z.number().int(), next: z.number().int() })),
+  positions: z.array(z.object({ topic: z.string(), partition: z.number().int(), next: z.number().int() })).describe('standard topics: the sequence number each partition delivers next'),
+  shards: z
+    .array(z.object({ topics: z.array(z.string()), moved: z.number().int() }))
+    .describe('FIFO topics, one entry per shard namespace (a time-order group: its subscribed topics together): how many shard cursors moved'),
 });
 
 export const PurgeResultSchema = z.object({ topic: z.string(), purgedAt: Time });

@@ -112,11 +112,19 @@ export type RedriveResult = { redriven: number; more: boolean };
  * Where `seek` moves a group: `earliest` (the first retained message),
  * `latest` (past the last one: a purge for this group) or an RFC 3339 time up
  * to now (the first message deliverable at or after it). `topics` defaults to
- * every topic the group subscribes to (standard topics only for now).
+ * every topic the group subscribes to (standard and FIFO; a time-order
+ * group's subscribed topics move together).
  */
 export type SeekInput = { to: 'earliest' | 'latest' | (string & {}); topics?: string[] };
-/** The group's new position per partition: the sequence number it receives next. */
-export type SeekResult = { group: string; positions: Array<{ topic: string; partition: number; next: number }> };
+/**
+ * The group's new position per partition of its standard topics (the sequence number it receives
+ * next) and, per FIFO shard namespace, how many shard cursors moved.
+ */
+export type SeekResult = {
+  group: string;
+  positions: Array<{ topic: string; partition: number; next: number }>;
+  shards: Array<{ topics: string[]; moved: number }>;
+};
 /** A purge: every message deliverable or scheduled up to `purgedAt` is dropped. */
 export type PurgeResult = { topic: string; purgedAt: string };
 

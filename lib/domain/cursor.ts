@@ -66,6 +66,12 @@ export interface CursorState {
   historyMark?: number | undefined;
   /** When the cursor was created (ms): a group created again under the same name starts a history of its own. */
   createdAt?: number | undefined;
+  /**
+   * FIFO notice cursors after a seek (docs/design.md, Seek): how many seeks moved the namespace
+   * (`sv`), and where shard cursors created from now on start — at the first message deliverable
+   * at or after `seekFloor` ms (`sf`; 0: the first retained one).
+   */
+  seek?: { version: number; floor: number } | undefined;
 }
 
 /** The most leases one cursor holds at once (keeps the cursor item, and its write cost, small). */

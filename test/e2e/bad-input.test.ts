@@ -22,6 +22,9 @@ beforeAll(async () => {
   await api.put('/v1/topics/orders', { type: 'standard' });
   await api.put('/v1/topics/ledger', { type: 'fifo' });
   await api.put('/v1/groups/billing', { subscriptions: [{ topic: 'orders' }] });
+  await api.put('/v1/topics/og-a', { type: 'fifo', orderGroup: 'og' });
+  await api.put('/v1/topics/og-b', { type: 'fifo', orderGroup: 'og' });
+  await api.put('/v1/groups/ordered', { subscriptions: [{ topic: 'og-a' }, { topic: 'og-b' }] });
   await api.post('/v1/topics/orders/messages', { body: 'seed' });
   // A lease that cannot expire during the file: its expiry would move stats between snapshots.
   receipt = (await api.post('/v1/groups/billing/receive', { maxMessages: 1, visibilityTimeoutSeconds: 43_200 })).body.messages[0].receiptHandle;
@@ -162,6 +165,7 @@ const cases: Array<[string, string, string, unknown, number, string, string?]> =
   ['seek with an unknown field', 'POST', '/v1/groups/billing/seek', { to: 'latest', all: true }, 400, 'InvalidArgument'],
   ['seek on a topic not subscribed', 'POST', '/v1/groups/billing/seek', { to: 'latest', topics: ['ledger'] }, 400, 'InvalidArgument', 'topics/0'],
   ['seek a missing group', 'POST', '/v1/groups/nope/seek', { to: 'latest' }, 404, 'GroupNotFound'],
+  ['seek one topic of a time-order group alone', 'POST', '/v1/groups/ordered/seek', { to: 'earliest', topics: ['og-b'] }, 400, 'InvalidArgument', 'topics/0'],
 ];
 
 describe('bad input', () => {

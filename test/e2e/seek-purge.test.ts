@@ -58,6 +58,21 @@ describe('startFrom, seek and purge over HTTP', () => {
     expect(await drain('sp-replay')).toEqual(['after']);
   });
 
+  it('seek on a FIFO topic over HTTP: the SDK replays each shard in order, the CLI reports the shards moved', async () => {
+    await cli.client.putTopic('sp-ledger', { type: 'fifo' });
+    await cli.client.putGroup('sp-fifo', { subscriptions: [{ topic: 'sp-ledger' }], deliveryMode: 'concurrent' });
+    await cli.client.sendBatch('sp-ledger', ['a1', 'b1', 'a2', 'b2'].map((body) => ({ body, shardKey: body[0]! })));
+    const first = await drain('sp-fifo');
+    expect(first.filter((b) => b.startsWith('a'))).toEqual(['a1', 'a2']);
+    const sought = await cli.client.seek('sp-fifo', { to: 'earliest' });
+    expect(sought).toEqual({ group: 'sp-fifo', positions: [], shards: [{ topics: ['sp-ledger'], moved: 2 }] });
+    const again = await drain('sp-fifo');
+    expect(again.filter((b) => b.startsWith('a'))).toEqual(['a1', 'a2']);
+    expect(again.filter((b) => b.startsWith('b'))).toEqual(['b1', 'b2']);
+    expect(ok(await sluice('groups', 'seek', 'sp-fifo', '--to', 'latest'))).toContain('sp-ledger: 2 shards moved');
+    expect(await drain('sp-fifo')).toEqual([]);
+  });
+
   it('refuses bad seek and purge requests with precise problems and changes nothing', async () => {
     await cli.client.putTopic('sp-bad', { type: 'standard' });
     await cli.client.putTopic('sp-other', { type: 'standard' });

@@ -91,13 +91,17 @@ export function addGroupCommands(program: Command): void {
   );
   groups
     .command('seek <group>')
-    .description('move a group on its standard topics: earliest, latest (skip the backlog) or an RFC 3339 time; leases in flight end')
+    .description('move a group on its topics: earliest, latest (skip the backlog) or an RFC 3339 time; leases in flight end')
     .requiredOption('--to <earliest|latest|time>', 'where to move: earliest, latest, or an RFC 3339 time up to now')
     .option('--topic <topic>', 'only this topic (repeatable; default: every subscribed topic)', (value: string, all: string[] = []) => [...all, value])
     .action(withContext(async ({ client, out }, name: string, options: { to: string; topic?: string[] }) => {
       const result = await client.seek(name, { to: options.to, ...(options.topic ? { topics: options.topic } : {}) });
       out.print(result, (r) =>
-        [`Group ${r.group} moved to ${options.to}:`, ...r.positions.map((p) => `  ${p.topic} partition ${p.partition}: next ${p.next}`)].join('\n'),
+        [
+          `Group ${r.group} moved to ${options.to}:`,
+          ...r.positions.map((p) => `  ${p.topic} partition ${p.partition}: next ${p.next}`),
+          ...(r.shards ?? []).map((s) => `  ${s.topics.join(', ')}: ${s.moved} shard${s.moved === 1 ? '' : 's'} moved`),
+        ].join('\n'),
       );
     }));
   groups

@@ -17,6 +17,10 @@
  *   g1pk, g1sk   the ready index (ready-index.ts): `R#<group>` and when the shard
  *                next has work; absent while the shard is idle
  *
+ *   FIFO notice cursors, once a seek moved their namespace:
+ *   sv    how many seeks moved the namespace (shard cursors are created conditional on it)
+ *   sf    where shard cursors created since start: the first message deliverable at or after it (ms; 0: first retained)
+ *
  * Notice-stream and partition cursors have no `kn` and are never indexed.
  */
 import type { CursorState, DoneEntry, DoneOutcome, Lease } from '../../domain/cursor.js';
@@ -108,6 +112,10 @@ export const toItem = (state: CursorState): Record<string, unknown> => {
   };
   if (state.historyMark !== undefined) item.hw = state.historyMark;
   if (state.createdAt !== undefined) item.ca = state.createdAt;
+  if (state.seek !== undefined) {
+    item.sv = state.seek.version;
+    item.sf = state.seek.floor;
+  }
   if (state.known !== undefined) item.kn = state.known;
   if (state.readyKey !== undefined) {
     item.g1pk = readyIndexPk(state.group);
@@ -149,5 +157,6 @@ export const toState = (item: Record<string, unknown>): CursorState => {
     readyKey: item.g1sk === undefined ? undefined : String(item.g1sk),
     ...(item.hw === undefined ? {} : { historyMark: Number(item.hw) }),
     ...(item.ca === undefined ? {} : { createdAt: Number(item.ca) }),
+    ...(item.sv === undefined ? {} : { seek: { version: Number(item.sv), floor: Number(item.sf ?? 0) } }),
   };
 };

@@ -6,7 +6,7 @@
  * maintain is described in ready-index.ts; pending outputs of protected
  * commits are their own items (pending-outputs.ts).
  */
-import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ThrottledError } from '../../domain/errors.js';
 import type { CursorState, DoneEntry } from '../../domain/cursor.js';
@@ -14,6 +14,7 @@ import { markOf, repeatsCommit } from '../../domain/history.js';
 import { guessedReadiness, retryReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
 import { call, conditional, conditionalWithImage, queryAll, queryPages } from './call.js';
+import { cancellationReasons, isConditionalFailure, translateDynamoError } from './errors.js';
 import { newCursorItem, toState } from './cursor-item.js';
 import {
   advanceUpdate,
@@ -21,17 +22,21 @@ import {
   completionChunks,
   completionUpdate,
   deadLetterUpdate,
+  noticeSeekUpdate,
   raiseKnownUpdate,
+  seekMoveUpdate,
+  unsoughtSinceCondition,
   visibilityUpdate,
   visibilityVariants,
   type ClaimChange,
   type CompletionChange,
+  type SeekRead,
 } from './cursor-updates.js';
 import type { HistoryStore } from './history.js';
 import { cursorPk, readyIndexPk, readyNowKey } from './keys.js';
 import type { TransactItem } from './write-batch.js';
 
-export type { ClaimChange, CompletionChange } from './cursor-updates.js';
+export type { ClaimChange, CompletionChange, SeekRead } from './cursor-updates.js';
 
 export type CommitOutcome = 'committed' | 'expired';
 
@@ -115,13 +120,7 @@ export class CursorStore {
    */
   async removeCreatedUpTo(group: string, createdUpTo: number, parallel = 8): Promise<number> {
     let removed = 0;
-    const pages = queryPages(this.doc, {
-      TableName: this.table,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': cursorPk(group) },
-      ProjectionExpression: 'pk, sk',
-    });
-    for await (const page of pages) {
+    for await (const page of this.itemPages(group, { projection: 'pk, sk', consistent: false })) {
       const keys = page.map((item) => String(item.sk));
       for (let i = 0; i < keys.length; i += parallel) {
         const done = await Promise.all(
@@ -142,6 +141,17 @@ export class CursorStore {
       }
     }
     return removed;
+  }
+
+  /** The group's cursor items (only `projection`), page by page; with `prefix`, those whose stream starts with it. */
+  private itemPages(group: string, options: { projection: string; consistent: boolean; prefix?: string }): AsyncGenerator<Record<string, unknown>[]> {
+    return queryPages(this.doc, {
+      TableName: this.table,
+      KeyConditionExpression: options.prefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': cursorPk(group), ...(options.prefix === undefined ? {} : { ':prefix': options.prefix }) },
+      ProjectionExpression: options.projection,
+      ConsistentRead: options.consistent,
+    });
   }
 
   /** Creates the cursor at `next` unless it already exists (subscribing twice changes nothing). */
@@ -278,53 +288,101 @@ export class CursorStore {
    * A notice announced messages `from`…`to` of a FIFO shard: raise the group's
    * known head and put the shard on the ready index, creating the shard cursor
    * at `from` (a number, or computed on demand) the first time the group hears
-   * of the shard. Idempotent.
+   * of the shard. Idempotent. With `unsought` (the shard's notice cursor and
+   * the seek count `sv` read from it), a new cursor is created in one
+   * transaction with a check that no seek moved the namespace since: false
+   * when one did (nothing was created; the notices must be read again).
    */
-  async raiseKnown(group: string, stream: string, from: number | (() => Promise<number>), to: number, now: number): Promise<void> {
+  async raiseKnown(
+    group: string,
+    stream: string,
+    from: number | (() => Promise<number>),
+    to: number,
+    now: number,
+    unsought?: { noticeStream: string; version: number | undefined },
+  ): Promise<boolean> {
     for (let attempt = 0; attempt < RAISE_ATTEMPTS; attempt++) {
       const raised = await conditionalWithImage(this.doc, { TableName: this.table, Key: this.key(group, stream), ...raiseKnownUpdate(group, stream, to) });
       // An old image: the cursor exists and already knows at least `to`.
-      if (raised.ok || raised.old !== undefined) return;
+      if (raised.ok || raised.old !== undefined) return true;
       // Where the new cursor starts may take reads to find out (see Receiver): only now that it is needed.
       const start = typeof from === 'number' ? from : await from();
       const item = { ...newCursorItem(group, stream, start, now), kn: to, g1pk: readyIndexPk(group), g1sk: readyNowKey(stream) };
-      const created = await conditional(() =>
-        this.doc.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })),
-      );
-      if (created) return;
+      const put = { TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' };
+      if (!unsought) {
+        if (await conditional(() => this.doc.send(new PutCommand(put)))) return true;
+        continue;
+      }
+      const created = await this.createUnsought(put, { TableName: this.table, Key: this.key(group, unsought.noticeStream), ...unsoughtSinceCondition(unsought.version) });
+      if (created !== 'exists') return created === 'created';
+    }
+    return true;
+  }
+
+  /** Put a new shard cursor only while its notice cursor saw no seek (docs/design.md, Seek: racing a seek). */
+  private async createUnsought(
+    put: { TableName: string; Item: Record<string, unknown>; ConditionExpression: string },
+    check: { TableName: string; Key: Record<string, unknown>; ConditionExpression: string; ExpressionAttributeValues?: Record<string, unknown> },
+  ): Promise<'created' | 'exists' | 'sought'> {
+    try {
+      await this.doc.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, { ConditionCheck: check }] }));
+      return 'created';
+    } catch (error) {
+      const reasons = cancellationReasons(error);
+      // A conflict on the notice cursor is a seek writing it: as if it had won.
+      if (reasons?.[1] === 'ConditionalCheckFailed' || reasons?.[1] === 'TransactionConflict') return 'sought';
+      // The cursor exists (or another receiver is creating it): raise it instead.
+      if (reasons?.[0] === 'ConditionalCheckFailed' || reasons?.[0] === 'TransactionConflict' || isConditionalFailure(error)) return 'exists';
+      throw translateDynamoError(error);
+    }
+  }
+
+  /**
+   * Seek of a FIFO namespace on one notice cursor (see {@link noticeSeekUpdate}): counts the seek,
+   * records `floor` and, with `to`, moves it. False when the cursor does not exist.
+   */
+  async seekNotice(group: string, stream: string, to: { next: number; segmentStart: number } | undefined, floor: number): Promise<boolean> {
+    return conditional(() =>
+      this.doc.send(new UpdateCommand({ TableName: this.table, Key: this.key(group, stream), ...noticeSeekUpdate(to, floor) })),
+    );
+  }
+
+  /**
+   * The group's shard cursors of a FIFO namespace, page by page (a strongly consistent Query of
+   * `C#<group>` for sort keys starting `<namespace>/k:`, only what a seek conditions on).
+   */
+  async *shardCursorPages(group: string, namespace: string): AsyncGenerator<Array<{ stream: string; read: SeekRead }>> {
+    for await (const page of this.itemPages(group, { projection: 'sk, nx, fl, kn', consistent: true, prefix: `${namespace}/k:` })) {
+      yield page.map((item) => ({ stream: String(item.sk), read: { nx: item.nx, fl: item.fl, ...(item.kn === undefined ? {} : { kn: item.kn }) } }));
     }
   }
 
   /**
    * Seek: moves a cursor to `next` (read position `segmentStart`) and ends
    * every lease it holds, pending commits included, in one write conditional
-   * on `nx` and the whole lease map as read (`fl = :read`; DynamoDB compares
-   * maps as values), so a concurrent claim or commit either happened before
-   * (and is read again) or fails. `dn` stays: a handle whose commit took
-   * effect still answers `committed`, any other old handle
+   * on what it read (see {@link seekMoveUpdate}; starting from `read` when the
+   * caller has it, reading again after a lost race). `dn` stays: a handle
+   * whose commit took effect still answers `committed`, any other old handle
    * `ReceiptHandleExpired`. Returns false when the cursor does not exist or
-   * kept changing (`attempts` reads).
+   * kept changing (`attempts` writes).
    */
-  async moveTo(group: string, stream: string, next: number, segmentStart: number, attempts = 8): Promise<boolean> {
+  async moveTo(group: string, stream: string, next: number, segmentStart: number, read?: SeekRead, attempts = 8): Promise<boolean> {
+    let seen = read;
     for (let attempt = 0; attempt < attempts; attempt++) {
-      const { Item } = await call(() =>
-        this.doc.send(
-          new GetCommand({ TableName: this.table, Key: this.key(group, stream), ConsistentRead: true, ProjectionExpression: 'nx, fl' }),
-        ),
-      );
-      if (!Item) return false;
+      if (!seen) {
+        const { Item } = await call(() =>
+          this.doc.send(
+            new GetCommand({ TableName: this.table, Key: this.key(group, stream), ConsistentRead: true, ProjectionExpression: 'nx, fl, kn' }),
+          ),
+        );
+        if (!Item) return false;
+        seen = { nx: Item.nx, fl: Item.fl, ...(Item.kn === undefined ? {} : { kn: Item.kn }) };
+      }
       const moved = await conditional(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: this.key(group, stream),
-            UpdateExpression: 'SET nx = :to, ns = :ns, fl = :none',
-            ConditionExpression: 'nx = :nx AND fl = :fl',
-            ExpressionAttributeValues: { ':to': next, ':ns': segmentStart, ':none': {}, ':nx': Item.nx, ':fl': Item.fl ?? {} },
-          }),
-        ),
+        this.doc.send(new UpdateCommand({ TableName: this.table, Key: this.key(group, stream), ...seekMoveUpdate(group, stream, seen!, next, segmentStart) })),
       );
       if (moved) return true;
+      seen = undefined;
       await new Promise((resolve) => setTimeout(resolve, Math.min(50, 2 ** attempt) * (0.5 + Math.random())));
     }
     return false;

@@ -9,7 +9,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/reliability/**/*.test.ts'],
-    globalSetup: ['test/helpers/global-setup.ts'],
+    // Each file gets its own DynamoDB Local: a shared one slows down as the files fill its stream
+    // (test/helpers/dynamo-per-file.ts).
+    setupFiles: ['test/helpers/dynamo-per-file.ts'],
     testTimeout: 20 * 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

@@ -12,6 +12,9 @@ const P50: Rgb = [25, 90, 160];
 const P95: Rgb = [90, 150, 215];
 const P99: Rgb = [175, 205, 240];
 const TARGET: Rgb = [219, 68, 55];
+const SCALE_COLOURS: Record<string, Rgb> = { standard: [66, 133, 244], 'fifo-many': [15, 157, 88], 'fifo-hot': [230, 145, 0] };
+/** Issue 19's target for one topic, unbatched (messages/s on AWS). */
+const SCALE_TARGET = 10_000;
 
 const WIDTH = 1500;
 const LABEL_W = 540;
@@ -59,7 +62,11 @@ export function renderChart(r: BenchResults): Buffer {
   const panel2Title = panel1Bottom + 90;
   const panel2Top = panel2Title + 70;
   const panel2Bottom = panel2Top + latencyRows.length * ROW + 8;
-  const height = panel2Bottom + 110;
+  const scaleRows = r.scale ?? [];
+  const panel3Title = panel2Bottom + 90;
+  const panel3Top = panel3Title + 40;
+  const panel3Bottom = panel3Top + scaleRows.length * ROW + 8;
+  const height = scaleRows.length > 0 ? panel3Bottom + 110 : panel2Bottom + 110;
   const c = new Canvas(WIDTH, height);
 
   c.text(20, 16, `SLUICE BENCHMARK  ${r.mode.toUpperCase()} RUN  ${r.date.slice(0, 16).replace('T', ' ')} UTC`, INK, 3);
@@ -148,5 +155,35 @@ export function renderChart(r: BenchResults): Buffer {
   }
   c.line(lx, ly2 + 7, lx + 24, ly2 + 7, TARGET, 2, 6);
   c.text(lx + 32, ly2 + 1, '100 ms target (p99)   labels: p50 / p99', INK);
+
+  // ── panel 3: scale rows, the modelled AWS ceiling ──
+  if (scaleRows.length > 0) {
+    c.text(20, panel3Title, 'MODELLED AWS CEILING OF ONE TOPIC, MESSAGES/S (LOG SCALE); LABELS: CEILING, LOST RACES PER APPEND', INK);
+    const a3 = axisFor(scaleRows.map((x) => x.awsCeilingMsgPerSecond), SCALE_TARGET);
+    drawAxis(c, a3, panel3Top - 6, panel3Bottom);
+    scaleRows.forEach((row, i) => {
+      const y = panel3Top + i * ROW;
+      c.textRight(LABEL_W, y + 1, `${row.id}`, INK);
+      if (i > 0 && (row.topic !== scaleRows[i - 1]?.topic || row.batch !== scaleRows[i - 1]?.batch)) c.line(20, y - 4, PLOT_X + PLOT_W, y - 4, GREY);
+      if (row.awsCeilingMsgPerSecond <= 0) {
+        c.text(PLOT_X + 6, y + 1, 'nothing measured', GREY);
+        return;
+      }
+      const x1 = xOf(a3, row.awsCeilingMsgPerSecond);
+      c.fillRect(PLOT_X, y, Math.max(1, x1 - PLOT_X), BAR, SCALE_COLOURS[row.topic] ?? GREY);
+      c.text(x1 + 6, y + 1, `${fmt(row.awsCeilingMsgPerSecond)}  ${row.lostRacesPerAppend.toFixed(2)}`, INK);
+    });
+    const t = Math.round(xOf(a3, SCALE_TARGET));
+    c.line(t, panel3Top - 10, t, panel3Bottom, TARGET, 2, 6);
+    lx = 20;
+    const ly3 = panel3Bottom + 40;
+    for (const [name, colour] of Object.entries(SCALE_COLOURS)) {
+      c.fillRect(lx, ly3, 24, BAR, colour);
+      c.text(lx + 32, ly3 + 1, name, INK);
+      lx += 32 + Canvas.textWidth(name) + 40;
+    }
+    c.line(lx, ly3 + 7, lx + 24, ly3 + 7, TARGET, 2, 6);
+    c.text(lx + 32, ly3 + 1, '10,000 msg/s target (issue 19, unbatched)', INK);
+  }
   return c.png();
 }

@@ -60,8 +60,24 @@ export interface HttpCounter {
   status: Record<string, number>;
 }
 
+/** Appends on one stream partition key (`S#<stream>`), for the capacity model (capacity-model.ts). */
+export interface StreamKeyCounter {
+  /** Segments written by successful calls. */
+  appends: number;
+  /** Calls whose condition failed on a segment or sentinel of this key: a lost append race. */
+  lostRaces: number;
+  /** Head reads: Query `pk = :pk`, descending, Limit 1. */
+  headReads: number;
+  /** Write units of the key's items by the size rules (×2 in transactions), failed conditional writes included. */
+  wcu: number;
+  /** Read units DynamoDB Local reported for queries of the key (the minimum charge when it reported 0). */
+  rcu: number;
+}
+
 export interface Snapshot {
   dynamo: Record<string, CallCounter>;
+  /** Per `<tag>|S#<stream>`: appends, lost races and units on that partition key. */
+  streams: Record<string, StreamKeyCounter>;
   http: Record<string, HttpCounter>;
   /** Other AWS clients found on the container (Scheduler, SQS...): calls by client and command. */
   other: Record<string, number>;
@@ -98,6 +114,7 @@ const emptyCall = (): CallCounter => ({
   bytesPut: 0,
   ms: 0,
 });
+const emptyStreamKey = (): StreamKeyCounter => ({ appends: 0, lostRaces: 0, headReads: 0, wcu: 0, rcu: 0 });
 const emptyHttp = (): HttpCounter => ({ requests: 0, ms: 0, billedMs: 0, bytesIn: 0, apiUnits: 0, status: {} });
 
 interface ConsumedCapacity {
@@ -126,6 +143,7 @@ interface TransactItemInput {
 
 export class Meter {
   private readonly dynamo = new Map<string, CallCounter>();
+  private readonly streams = new Map<string, StreamKeyCounter>();
   private readonly http = new Map<string, HttpCounter>();
   private readonly other = new Map<string, number>();
   private readonly check = { compared: 0, agreed: 0, samples: [] as string[] };
@@ -171,6 +189,7 @@ export class Meter {
             counter.rruMinModel += args.input.ConsistentRead === true ? 1 : 0.5;
           }
           counter.itemsRead += readItems(command, output);
+          this.countStreamKeys(at, command, args.input, { ok: true, rcu: reported });
           this.crossCheck(command, args.input, output, reportedTable);
           if (injected) delete output.ConsumedCapacity;
           return result;
@@ -182,6 +201,7 @@ export class Meter {
           if (name === 'ConditionalCheckFailedException' || (name === 'TransactionCanceledException' && reasons?.some((r) => r.Code === 'ConditionalCheckFailed'))) {
             counter.conditionalFailures++;
             counter.wruFailedModel += failedWriteModel(command, args.input);
+            this.countStreamKeys(at, command, args.input, { ok: false, failed: failedIndexes(command, reasons) });
           }
           throw error;
         }
@@ -257,7 +277,57 @@ export class Meter {
     for (const [k, v] of this.dynamo) dynamo[k] = { ...v };
     const http: Record<string, HttpCounter> = {};
     for (const [k, v] of this.http) http[k] = { ...v, status: { ...v.status } };
-    return { dynamo, http, other: Object.fromEntries(this.other), check: { ...this.check, samples: [...this.check.samples] } };
+    const streams: Record<string, StreamKeyCounter> = {};
+    for (const [k, v] of this.streams) streams[k] = { ...v };
+    return { dynamo, streams, http, other: Object.fromEntries(this.other), check: { ...this.check, samples: [...this.check.samples] } };
+  }
+
+  /**
+   * Counts what a call did on stream partition keys: segments appended, lost append races (a failed
+   * condition on a segment or sentinel put: another writer got the sequence number first), head
+   * reads, and the units of each. Only real answers are counted: a race is lost when DynamoDB
+   * Local said ConditionalCheckFailed for that item.
+   */
+  private countStreamKeys(
+    at: Attribution | undefined,
+    command: string,
+    input: Record<string, unknown>,
+    outcome: { ok: true; rcu: number } | { ok: false; failed: Set<number> },
+  ): void {
+    const tag = at?.tag ?? 'background';
+    const key = (pk: string) => {
+      let c = this.streams.get(`${tag}|${pk}`);
+      if (!c) this.streams.set(`${tag}|${pk}`, (c = emptyStreamKey()));
+      return c;
+    };
+    if (command === 'QueryCommand' && outcome.ok) {
+      const pk = stringValue((input.ExpressionAttributeValues as Record<string, unknown> | undefined)?.[':pk']);
+      if (!pk?.startsWith('S#')) return;
+      const c = key(pk);
+      if (input.KeyConditionExpression === 'pk = :pk' && input.ScanIndexForward === false && input.Limit === 1) c.headReads++;
+      c.rcu += outcome.rcu > 0 ? outcome.rcu : input.ConsistentRead === true ? 1 : 0.5;
+      return;
+    }
+    const puts: Array<Record<string, unknown> | undefined> =
+      command === 'PutItemCommand'
+        ? [input.Item as Record<string, unknown> | undefined]
+        : command === 'TransactWriteItemsCommand'
+          ? ((input.TransactItems as TransactItemInput[] | undefined) ?? []).map((t) => t.Put?.Item)
+          : [];
+    const factor = command === 'TransactWriteItemsCommand' ? 2 : 1;
+    const lost = new Set<string>();
+    puts.forEach((item, i) => {
+      const target = streamItem(item);
+      if (!target || !item) return;
+      const c = key(target.pk);
+      c.wcu += factor * wruOf(itemBytes(asAttributes(item)));
+      if (outcome.ok) {
+        if (target.segment) c.appends++;
+      } else if (outcome.failed.has(i) && !lost.has(target.pk)) {
+        lost.add(target.pk);
+        c.lostRaces++;
+      }
+    });
   }
 
   private counter(at: Attribution | undefined, command: string): CallCounter {
@@ -310,10 +380,18 @@ export function diff(after: Snapshot, before: Snapshot): Snapshot {
       status,
     };
   }
+  const streams: Record<string, StreamKeyCounter> = {};
+  for (const [k, v] of Object.entries(after.streams)) {
+    const b = before.streams[k] ?? emptyStreamKey();
+    const d = emptyStreamKey();
+    for (const f of Object.keys(d) as Array<keyof StreamKeyCounter>) d[f] = v[f] - b[f];
+    if (Object.values(d).some((n) => n !== 0)) streams[k] = d;
+  }
   const other: Record<string, number> = {};
   for (const [k, v] of Object.entries(after.other)) if (v - (before.other[k] ?? 0) > 0) other[k] = v - (before.other[k] ?? 0);
   return {
     dynamo,
+    streams,
     http,
     other,
     check: {
@@ -322,6 +400,25 @@ export function diff(after: Snapshot, before: Snapshot): Snapshot {
       samples: after.check.samples.slice(before.check.samples.length),
     },
   };
+}
+
+/** A string attribute in document (`'x'`) or marshalled (`{ S: 'x' }`) shape. */
+const stringValue = (v: unknown): string | undefined =>
+  typeof v === 'string' ? v : typeof v === 'object' && v !== null && typeof (v as { S?: unknown }).S === 'string' ? (v as { S: string }).S : undefined;
+
+/** A put of a stream's segment (16-digit sort key) or sentinel (`#`): the items an append race is about (keys.ts). */
+function streamItem(item: Record<string, unknown> | undefined): { pk: string; segment: boolean } | undefined {
+  const pk = stringValue(item?.pk);
+  const sk = stringValue(item?.sk);
+  if (!pk?.startsWith('S#') || sk === undefined) return undefined;
+  if (sk === '#') return { pk, segment: false };
+  return /^\d{16}$/.test(sk) ? { pk, segment: true } : undefined;
+}
+
+/** Which items of a failed write failed their condition: the one item of a put, or a transaction's cancellation reasons. */
+function failedIndexes(command: string, reasons: Array<{ Code?: string }> | undefined): Set<number> {
+  if (command !== 'TransactWriteItemsCommand') return new Set([0]);
+  return new Set((reasons ?? []).flatMap((r, i) => (r.Code === 'ConditionalCheckFailed' ? [i] : [])));
 }
 
 const writtenItems = (command: string, input: Record<string, unknown>): number => {

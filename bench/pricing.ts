@@ -17,6 +17,8 @@ export const PRICES = {
   lambdaRequestsPerMillion: 0.2,
   /** API Gateway HTTP API, first 300 million requests a month (metered per 512 KB). */
   httpApiPerMillion: 1.0,
+  /** Lambda function URLs: no charge besides the function's requests and duration. */
+  functionUrlPerMillion: 0,
   /** SQS requests (metered per 64 KiB chunk of payload). */
   sqsStandardPerMillion: 0.4,
   sqsFifoPerMillion: 0.5,
@@ -32,11 +34,40 @@ export const PRICE_TABLE: Array<{ item: string; price: string; source: string }>
   { item: 'DynamoDB on-demand read request unit', price: `$${PRICES.dynamoRruPerMillion} per million RRU`, source: 'aws.amazon.com/dynamodb/pricing/on-demand' },
   { item: 'Lambda arm64 duration', price: `$${PRICES.lambdaGbSecond} per GB-second (${LAMBDA_MEMORY_MB} MB configured)`, source: 'aws.amazon.com/lambda/pricing' },
   { item: 'Lambda requests', price: `$${PRICES.lambdaRequestsPerMillion} per million`, source: 'aws.amazon.com/lambda/pricing' },
-  { item: 'API Gateway HTTP API requests', price: `$${PRICES.httpApiPerMillion} per million (per 512 KB)`, source: 'aws.amazon.com/api-gateway/pricing' },
+  { item: 'API Gateway HTTP API requests (entryPoint httpApi)', price: `$${PRICES.httpApiPerMillion} per million (per 512 KB)`, source: 'aws.amazon.com/api-gateway/pricing' },
+  { item: 'Lambda function URL requests (entryPoint functionUrl, the default)', price: 'no charge besides Lambda requests and duration', source: 'aws.amazon.com/lambda/pricing; docs.aws.amazon.com/lambda/latest/dg/urls-invocation.html' },
   { item: 'SQS standard requests', price: `$${PRICES.sqsStandardPerMillion} per million (per 64 KiB chunk)`, source: 'aws.amazon.com/sqs/pricing' },
   { item: 'SQS FIFO requests', price: `$${PRICES.sqsFifoPerMillion} per million (per 64 KiB chunk)`, source: 'aws.amazon.com/sqs/pricing' },
   { item: 'EventBridge Scheduler invocations', price: `$${PRICES.schedulerPerMillion} per million`, source: 'aws.amazon.com/eventbridge/pricing' },
 ];
+
+/**
+ * What a deployment costs whatever its traffic, USD per month (43,200 one-minute ticks):
+ * the group-metrics function's figures of docs/design.md, "Per-group metrics".
+ */
+export const MONTHLY = {
+  /** 4 custom metrics at $0.30, ~15 MB of EMF logs, 5–9 RRU a tick: ≈ $1.24–1.26. */
+  groupMetricsPerGroup: 1.25,
+  /** The group listing and the function's 43,200 invocations at ~0.2 s, 512 MB. */
+  groupMetricsShared: 0.07,
+} as const;
+
+/**
+ * Costs that only some messages or receives incur, which the per-message rows do not
+ * exercise (docs/design.md: dead-letter copies, redrive): USD per million occurrences.
+ */
+export const CONDITIONAL = [
+  {
+    what: 'a dead letter: its GSI entry (the `D#` link of the dead-letter copy)',
+    units: '+1 WRU',
+    usdPerMillion: 1 * PRICES.dynamoWruPerMillion,
+  },
+  {
+    what: "a receive while the group's redrive hint (`rd`) is live: the redrive stream read",
+    units: '+½ RRU, +1 Query',
+    usdPerMillion: 0.5 * PRICES.dynamoRruPerMillion,
+  },
+] as const;
 
 /** Units per message that the model prices. */
 export interface PerMessage {
@@ -55,24 +86,32 @@ export interface CostBreakdown {
   dynamoReads: number;
   lambdaRequests: number;
   lambdaDuration: number;
+  /** The HTTP API's request fee (entry point `httpApi`). */
   api: number;
+  /** The function URL's request fee (entry point `functionUrl`): none. */
+  functionUrl: number;
   scheduler: number;
   sqs: number;
+  /** Everything with the HTTP API in front (`entryPoint: 'httpApi'`; the only total before the function URL). */
   total: number;
+  /** Everything with the function URL in front (`entryPoint: 'functionUrl'`, the default deployment). */
+  totalFunctionUrl: number;
 }
 
-/** USD per million messages. */
+/** USD per million messages, for both entry points: the same calls, with or without the HTTP API's fee. */
 export function costPerMillion(u: PerMessage): CostBreakdown {
-  const c = {
+  const shared = {
     dynamoWrites: u.wru * PRICES.dynamoWruPerMillion,
     dynamoReads: u.rru * PRICES.dynamoRruPerMillion,
     lambdaRequests: u.lambdaRequests * PRICES.lambdaRequestsPerMillion,
     lambdaDuration: u.lambdaGbSeconds * PRICES.lambdaGbSecond * 1e6,
-    api: u.apiRequests * PRICES.httpApiPerMillion,
     scheduler: u.schedulerInvocations * PRICES.schedulerPerMillion,
     sqs: u.sqsRequests * PRICES.sqsStandardPerMillion,
   };
-  return { ...c, total: Object.values(c).reduce((a, b) => a + b, 0) };
+  const base = Object.values(shared).reduce((a, b) => a + b, 0);
+  const api = u.apiRequests * PRICES.httpApiPerMillion;
+  const functionUrl = u.apiRequests * PRICES.functionUrlPerMillion;
+  return { ...shared, api, functionUrl, total: base + api, totalFunctionUrl: base + functionUrl };
 }
 
 /**

@@ -1,7 +1,9 @@
 /** Turns the measurements into the cost model, the target verdicts and the Markdown report. */
-import { LAMBDA_MEMORY_MB, PRICES, PRICE_TABLE, costPerMillion, sqsPerMillion, type CostBreakdown, type PerMessage } from './pricing.js';
+import { CONDITIONAL, LAMBDA_MEMORY_MB, MONTHLY, PRICES, PRICE_TABLE, costPerMillion, sqsPerMillion, type CostBreakdown, type PerMessage } from './pricing.js';
 import type { Snapshot } from './meter.js';
 import type { CellResult, CostResult, FloorResult, LatencyResult, ScheduledResult } from './workloads.js';
+import type { ScaleRow } from './scale.js';
+import { scaleSection } from './scale-report.js';
 
 export interface BenchResults {
   version: 1;
@@ -16,6 +18,8 @@ export interface BenchResults {
   scheduled: ScheduledResult;
   transactional: { available: boolean; reason: string };
   costs: CostResult[];
+  /** Contention as producers grow and the modelled AWS ceiling (bench/scale.ts); absent in runs before it existed. */
+  scale?: ScaleRow[];
   /** Size-model cross-check, and how many successful calls came back without ConsumedCapacity. */
   capacityCheck: Snapshot['check'] & { calls: number; unreported: number };
 }
@@ -312,16 +316,37 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
   out.push('');
   out.push(
     table(
-      ['message type', 'DynamoDB writes', 'DynamoDB reads', 'Lambda requests', `Lambda duration (${LAMBDA_MEMORY_MB} MB)`, 'HTTP API', 'Scheduler + SQS', 'total', 'SQS standard', 'SQS FIFO'],
-      rep.types.filter((t) => !t.skipped).map((t) => [t.label, usd(t.cost.dynamoWrites), usd(t.cost.dynamoReads), usd(t.cost.lambdaRequests), usd(t.cost.lambdaDuration), usd(t.cost.api), usd(t.cost.scheduler + t.cost.sqs), `**${usd(t.cost.total)}**`, usd(t.sqsStandard), usd(t.sqsFifo)]),
+      ['message type', 'DynamoDB writes', 'DynamoDB reads', 'Lambda requests', `Lambda duration (${LAMBDA_MEMORY_MB} MB)`, 'HTTP API', 'Scheduler + SQS', 'total, function URL (default)', 'total, HTTP API', 'SQS standard', 'SQS FIFO'],
+      rep.types
+        .filter((t) => !t.skipped)
+        .map((t) => [t.label, usd(t.cost.dynamoWrites), usd(t.cost.dynamoReads), usd(t.cost.lambdaRequests), usd(t.cost.lambdaDuration), usd(t.cost.api), usd(t.cost.scheduler + t.cost.sqs), `**${usd(t.cost.totalFunctionUrl)}**`, usd(t.cost.total), usd(t.sqsStandard), usd(t.sqsFifo)]),
     ),
   );
   out.push('');
   out.push(
-    'Lambda duration is the server-side time each request took here (rounded up to 1 ms per invocation, as Lambda bills), at the configured memory; on AWS the DynamoDB round trips are slower than to a local process, so treat it as a lower bound. ' +
+    'The two totals are the same calls behind the two entry points: the function URL (the default deployment) adds no fee to Lambda\'s; the HTTP API (`entryPoint: \'httpApi\'`) adds its column. ' +
+      'Lambda duration is the server-side time each request took here (rounded up to 1 ms per invocation, as Lambda bills), at the configured memory; on AWS the DynamoDB round trips are slower than to a local process, so treat it as a lower bound. ' +
       'SQS: SendMessage + ReceiveMessage + DeleteMessage per message, each metered per 64 KiB chunk; batched types use the SQS batch calls (at most 10 per call). ' +
       'Free tiers, storage, data transfer and CloudWatch are left out on both sides.',
   );
+  out.push('');
+  out.push('### An idle month: what the deployment costs without traffic');
+  out.push('');
+  out.push(
+    table(
+      ['consumer groups', 'group-metrics: per group', 'group-metrics: shared', 'USD per month'],
+      [1, 10, 100].map((groups) => [f(groups), usd(MONTHLY.groupMetricsPerGroup * groups), usd(MONTHLY.groupMetricsShared), `**${usd(MONTHLY.groupMetricsPerGroup * groups + MONTHLY.groupMetricsShared)}**`]),
+    ),
+  );
+  out.push('');
+  out.push(
+    "The per-group metrics (4 custom metrics at $0.30, EMF logs, 5–9 RRU a minute; docs/design.md, \"Per-group metrics\") are billed whatever the traffic and are in none of the per-message rows. " +
+      'The every-minute sweeps (timer-sweep, check-sweep) are left out here as before.',
+  );
+  out.push('');
+  out.push('### Conditional costs (not exercised by the rows above)');
+  out.push('');
+  out.push(table(['when', 'units', 'USD per million'], CONDITIONAL.map((c) => [c.what, c.units, usd(c.usdPerMillion)])));
   out.push('');
   out.push('### Prices used');
   out.push('');
@@ -329,6 +354,8 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
   out.push('');
   out.push(`Prices as published for ${PRICES.region} on ${PRICES.asOf}, assumed unchanged at the run date (${r.date.slice(0, 10)}).`);
   out.push('');
+  const roundTrip = r.config.roundTrip as { minMs: number; maxMs: number } | undefined;
+  if (r.scale && r.scale.length > 0 && roundTrip) out.push(...scaleSection(r.scale, roundTrip));
   out.push('## Measurement check');
   out.push('');
   const chk = r.capacityCheck;

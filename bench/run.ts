@@ -26,6 +26,8 @@ import { Api } from './http.js';
 import { Meter } from './meter.js';
 import { cpuSeconds, sleep } from './stats.js';
 import { renderChart } from './chart.js';
+import { RoundTrip } from './round-trip.js';
+import { scaleRows, type ScaleRow } from './scale.js';
 import { buildReport, renderMarkdown, type BenchResults } from './report.js';
 import {
   FIFO_MODES,
@@ -74,8 +76,8 @@ if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
 
 /** Time and counts per mode: quick is about a minute, full a few minutes on 2 cores. */
 const PROFILE = quick
-  ? { shards: 16, fifoBatches: [1], cellSeconds: 1, floorSeconds: 2, floorWarmupSeconds: 2, pairedFloorSeconds: 0.5, latencyStandard: 60, latencyFifo: 40, scheduledCount: 30, scheduledMaxDelay: 8, costRounds: { 1: 10, 10: 2, 100: 1 } as Record<number, number>, costShards: 8, watchdogSeconds: 300 }
-  : { shards: 64, fifoBatches: [1, 10, 100], cellSeconds: 5, floorSeconds: 8, floorWarmupSeconds: 6, pairedFloorSeconds: 2, latencyStandard: 300, latencyFifo: 150, scheduledCount: 150, scheduledMaxDelay: 30, costRounds: { 1: 60, 10: 12, 100: 3 } as Record<number, number>, costShards: 16, watchdogSeconds: 1200 };
+  ? { shards: 16, fifoBatches: [1], cellSeconds: 1, floorSeconds: 2, floorWarmupSeconds: 2, pairedFloorSeconds: 0.5, latencyStandard: 60, latencyFifo: 40, scheduledCount: 30, scheduledMaxDelay: 8, costRounds: { 1: 10, 10: 2, 100: 1 } as Record<number, number>, costShards: 8, scale: { producers: [1, 16, 64], batches: [1, 10], seconds: 1.5, shardKeys: 256 }, watchdogSeconds: 900 }
+  : { shards: 64, fifoBatches: [1, 10, 100], cellSeconds: 5, floorSeconds: 8, floorWarmupSeconds: 6, pairedFloorSeconds: 2, latencyStandard: 300, latencyFifo: 150, scheduledCount: 150, scheduledMaxDelay: 30, costRounds: { 1: 60, 10: 12, 100: 3 } as Record<number, number>, costShards: 16, scale: { producers: [1, 4, 16, 64], batches: [1, 10], seconds: 4, shardKeys: 1000 }, watchdogSeconds: 2400 };
 const BATCHES = [1, 10, 100];
 const BODY_BYTES = 1024;
 const SHARDS = PROFILE.shards;
@@ -153,6 +155,9 @@ async function main() {
   const meter = new Meter();
   const c = container();
   meter.instrumentDynamo(c.dynamo);
+  // Off until the scale rows: every other phase measures DynamoDB Local as it is.
+  const roundTrip = new RoundTrip(5, 10);
+  roundTrip.install(c.dynamo);
   const otherClients: string[] = [];
   for (const [name, value] of Object.entries(c as unknown as Record<string, unknown>)) {
     if (name === 'dynamo' || typeof value !== 'object' || value === null) continue;
@@ -335,6 +340,16 @@ async function main() {
     log(l ? `scheduled lateness p50 ${fmt(l.p50)} ms p99 ${fmt(l.p99)} ms (${scheduledResult.received}/${scheduledResult.messages} received, ${scheduledResult.early} early)` : `scheduled: ${scheduledResult.reason}`);
   }
 
+  // ── scale: contention as producers grow, with an AWS-like round trip; the modelled AWS ceiling ──
+  log(`scale: producers ${PROFILE.scale.producers.join(', ')} × batches ${PROFILE.scale.batches.join(', ')} per topic type, ${PROFILE.scale.seconds} s each, ${roundTrip.minMs}–${roundTrip.maxMs} ms added per DynamoDB call`);
+  const scale: ScaleRow[] = await scaleRows(ctx, roundTrip, PROFILE.scale, (row) =>
+    log(
+      `scale ${row.id.padEnd(22)} ${row.lostRacesPerAppend.toFixed(2)} lost races/append  ${row.requestsPerMessage.toFixed(2)} req/msg  ` +
+        `AWS ceiling ${fmt(row.awsCeilingMsgPerSecond)} msg/s (${row.limitedBy} on ${row.hottestKey})  local ${fmt(row.localMsgPerSecond)} msg/s, ` +
+        `${row.throttled} × 429, ${fmt(row.msPerCall, 1)} ms per call`,
+    ),
+  );
+
   raw.client.destroy();
   const finalSnapshot = meter.snapshot();
   const results: BenchResults = {
@@ -343,13 +358,14 @@ async function main() {
     date: new Date(started).toISOString(),
     durationSeconds: (Date.now() - started) / 1000,
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', node: process.version, platform: `${process.platform} ${process.arch}`, java: javaVersion },
-    config: { concurrency, bodyBytes: BODY_BYTES, batches: BATCHES, ...PROFILE, otherClients, otherCpuAtStart },
+    config: { concurrency, bodyBytes: BODY_BYTES, batches: BATCHES, ...PROFILE, roundTrip: { minMs: roundTrip.minMs, maxMs: roundTrip.maxMs }, otherClients, otherCpuAtStart },
     floor: floors,
     cells,
     latency: latencies,
     scheduled: scheduledResult,
     transactional,
     costs,
+    scale,
     capacityCheck: {
       ...finalSnapshot.check,
       calls: Object.values(finalSnapshot.dynamo).reduce((n, c) => n + c.calls - c.errors, 0),

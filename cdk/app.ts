@@ -21,12 +21,16 @@ const logLevel = context('logLevel');
 const namePrefix = context('namePrefix');
 const alarmTopicArn = context('alarmTopicArn');
 const checkConcurrency = context('checkConcurrency');
+const entryPoint = context('entryPoint');
 
 if (retentionDays !== undefined && !Object.values(RetentionDays).includes(Number(retentionDays))) {
   throw new Error(`sluice:logRetentionDays=${retentionDays} is not a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, …)`);
 }
 if (checkConcurrency !== undefined && !/^\d+$/.test(checkConcurrency)) {
   throw new Error(`sluice:checkConcurrency=${checkConcurrency} must be a whole number from 2 to 1000`);
+}
+if (entryPoint !== undefined && entryPoint !== 'functionUrl' && entryPoint !== 'httpApi') {
+  throw new Error(`sluice:entryPoint=${entryPoint} must be functionUrl or httpApi`);
 }
 if (logLevel !== undefined && !['DEBUG', 'INFO', 'WARN', 'ERROR'].includes(logLevel)) {
   throw new Error(`sluice:logLevel=${logLevel} must be DEBUG, INFO, WARN or ERROR`);
@@ -44,4 +48,6 @@ addSluiceStacks(app, {
   ...(logLevel ? { logLevel: logLevel as PowertoolsLogLevel } : {}),
   ...(alarmTopicArn ? { alarmTopicArn } : {}),
   ...(checkConcurrency ? { checkConcurrency: Number(checkConcurrency) } : {}),
+  // `-c sluice:entryPoint=httpApi` for an API Gateway HTTP API (custom domains, throttling) instead of the function URL.
+  ...(entryPoint ? { entryPoint: entryPoint as 'functionUrl' | 'httpApi' } : {}),
 });

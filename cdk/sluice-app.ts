@@ -5,6 +5,7 @@
 import type { App, RemovalPolicy } from 'aws-cdk-lib';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { PowertoolsLogLevel } from './sluice-function.js';
+import type { EntryPoint } from './sluice-service.js';
 import { SluiceStatefulStack } from './stateful-stack.js';
 import { SluiceStatelessStack } from './stateless-stack.js';
 
@@ -28,6 +29,8 @@ export interface SluiceAppOptions {
   readonly memorySize?: number;
   /** See `SluiceServiceProps.checkConcurrency`. @default 10 */
   readonly checkConcurrency?: number;
+  /** See `SluiceServiceProps.entryPoint`. @default 'functionUrl' */
+  readonly entryPoint?: EntryPoint;
 }
 
 export function addSluiceStacks(app: App, options: SluiceAppOptions = {}) {

@@ -37,6 +37,9 @@ export const KEY_READ_ACTIONS = ['kms:Decrypt', 'kms:DescribeKey'];
 /** What writing such items needs besides. */
 export const KEY_WRITE_ACTIONS = ['kms:Encrypt', 'kms:GenerateDataKey', 'kms:ReEncryptFrom', 'kms:ReEncryptTo'];
 
+/** A function's timeout unless its options give one. */
+export const DEFAULT_TIMEOUT = Duration.seconds(15);
+
 export type PowertoolsLogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 
 export interface SluiceFunctionProps {
@@ -95,7 +98,7 @@ export class SluiceFunction extends NodejsFunction {
       runtime,
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
-      timeout: props.timeout ?? Duration.seconds(15),
+      timeout: props.timeout ?? DEFAULT_TIMEOUT,
       tracing: Tracing.ACTIVE,
       role,
       logGroup,

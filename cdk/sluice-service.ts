@@ -1,6 +1,7 @@
 /**
- * Sluice as one L3 construct: the table (or one passed in), a Lambda per API
- * route, the IAM-authorized HTTP API, the background functions (timers,
+ * Sluice as one L3 construct: the table (or one passed in), the v1 API — one
+ * function behind an IAM-authorized Lambda function URL (default), or a Lambda per
+ * route behind an IAM-authorized HTTP API —, the background functions (timers,
  * check-back) with their schedules and queues, and the alarms. Usable inside
  * any CDK app.
  */
@@ -12,7 +13,8 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import { Alarm, ComparisonOperator, Metric, TreatMissingData, type IAlarmAction, type IMetric, type MetricOptions } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
+import { Grant as IamGrant, PolicyStatement, type Grant, type IGrantable, type Role } from 'aws-cdk-lib/aws-iam';
+import { FunctionUrlAuthType, type FunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import { Key, type IKey } from 'aws-cdk-lib/aws-kms';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -23,11 +25,28 @@ import { routes, type RouteDef } from '../functions/api/routes.js';
 import { GROUP_METRICS, MINUTE_SCHEDULE_PREFIX, SECRET_CONTEXT_PURPOSE, MESSAGE_ID_KEY_PURPOSE } from '../lib/adapters/aws/names.js';
 import { Limits } from '../lib/domain/model.js';
 import { allowInvoke, InvokeEveryTick, nagResourceName, schedulerRole, WorkQueue } from './background.js';
-import { SluiceFunction, TableAccess, type PowertoolsLogLevel, type SluiceFunctionProps } from './sluice-function.js';
+import { DEFAULT_TIMEOUT, SluiceFunction, TableAccess, type PowertoolsLogLevel, type SluiceFunctionProps } from './sluice-function.js';
 import { SluiceTable } from './sluice-table.js';
 import { addDispatcher, type Dispatcher } from './dispatcher.js';
 
+/**
+ * How callers reach the v1 API (docs/performance.md, "Entry points", has the prices):
+ * - `functionUrl`: one function (`api`, functions/api/function-url.ts) serves every route
+ *   behind a Lambda function URL with `AWS_IAM` auth — SigV4 with service `lambda`, no
+ *   per-request fee besides Lambda's, requests and answers up to 6 MB; one role holds the
+ *   grants of every route; no custom domain, throttling or access log of its own.
+ * - `httpApi`: an API Gateway HTTP API with IAM authorization (SigV4, service `execute-api`),
+ *   one function per route with its own grants, memory and timeout, access logs, custom
+ *   domains and stage throttling; $1.00 per million requests (us-east-1), 30 s integration limit.
+ */
+export type EntryPoint = 'functionUrl' | 'httpApi';
+
 export interface SluiceServiceProps {
+  /**
+   * How callers reach the v1 API: a Lambda function URL or an API Gateway HTTP API (see `EntryPoint`).
+   * @default 'functionUrl'
+   */
+  readonly entryPoint?: EntryPoint;
   /**
    * Prefix of physical names (functions, their log groups, the API, alarms), so several
    * Sluice deployments can share an account and region. The table stays unnamed.
@@ -133,6 +152,14 @@ const routeOverrides: Partial<Record<string, RouteOverride>> = {
   visibility: { capabilities: ['message-ids'] },
 };
 
+/** The name of the function behind the function URL (`entryPoint: 'functionUrl'`). */
+export const API_FUNCTION = 'api';
+
+function checkOverrides(defs: readonly RouteDef[]): void {
+  const unknown = Object.keys(routeOverrides).filter((entry) => !defs.some((route) => route.entry === entry));
+  if (unknown.length > 0) throw new Error(`routeOverrides name no route: ${unknown.join(', ')}`);
+}
+
 /** SQS `DelaySeconds` maximum: a wake-up may sit this long in the delay queue before it is visible. */
 const MAX_DELAY_SECONDS = 900;
 
@@ -210,10 +237,20 @@ const pascalCase = (name: string) => name.replace(/(^|[-_/])([a-z0-9])/g, (_, _s
 
 export class SluiceService extends Construct {
   readonly table: ITable;
-  readonly api: HttpApi;
-  readonly stage: HttpStage;
-  /** The API's base URL (the `$default` stage). */
+  /** How callers reach the API. */
+  readonly entryPoint: EntryPoint;
+  /** The HTTP API (`entryPoint: 'httpApi'` only). */
+  readonly api?: HttpApi;
+  /** Its `$default` stage (`entryPoint: 'httpApi'` only). */
+  readonly stage?: HttpStage;
+  /** The function URL of the `api` function (`entryPoint: 'functionUrl'` only). */
+  readonly functionUrl?: FunctionUrl;
+  /** The function behind `functionUrl`, serving every route (`entryPoint: 'functionUrl'` only). */
+  readonly apiFunction?: SluiceFunction;
+  /** The API's base URL: the function URL, or the HTTP API's `$default` stage. */
   readonly url: string;
+  /** The signing name of SigV4 requests to `url`: `lambda` for the function URL, `execute-api` for the HTTP API. */
+  readonly signingService: 'lambda' | 'execute-api';
   /** Every function by its short name (`send-message`, …, `timer-minute`, `check-worker`). */
   readonly functions = new Map<string, SluiceFunction>();
   readonly alarms: Alarm[] = [];
@@ -309,24 +346,39 @@ export class SluiceService extends Construct {
       SLUICE_CHECK_TIMEOUT_MS: String(Limits.checkTimeoutMs),
     };
 
-    this.api = new HttpApi(this, 'Api', {
-      ...(props.namePrefix ? { apiName: `${props.namePrefix}-api` } : {}),
-      description: 'Sluice message queue API (v1)',
-      // The stage is created below, with access logging.
-      createDefaultStage: false,
-    });
-    const accessLogs = new LogGroup(this, 'ApiAccessLogs', {
-      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
-      removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.DESTROY,
-    });
-    this.stage = this.api.addStage('DefaultStage', {
-      stageName: '$default',
-      autoDeploy: true,
-      accessLogSettings: { destination: new LogGroupLogDestination(accessLogs), format: accessLogFormat },
-    });
-    this.url = this.stage.url;
-    this.addRoutes(routes);
-    this.addAlarm('Api5xx', this.api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }), 'The API answered with 5xx.');
+    this.entryPoint = props.entryPoint ?? 'functionUrl';
+    if (this.entryPoint === 'httpApi') {
+      this.api = new HttpApi(this, 'Api', {
+        ...(props.namePrefix ? { apiName: `${props.namePrefix}-api` } : {}),
+        description: 'Sluice message queue API (v1)',
+        // The stage is created below, with access logging.
+        createDefaultStage: false,
+      });
+      const accessLogs = new LogGroup(this, 'ApiAccessLogs', {
+        retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+        removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.DESTROY,
+      });
+      this.stage = this.api.addStage('DefaultStage', {
+        stageName: '$default',
+        autoDeploy: true,
+        accessLogSettings: { destination: new LogGroupLogDestination(accessLogs), format: accessLogFormat },
+      });
+      this.url = this.stage.url;
+      this.signingService = 'execute-api';
+      this.addRoutes(this.api, routes);
+      this.addAlarm('Api5xx', this.api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }), 'The API answered with 5xx.');
+    } else {
+      this.apiFunction = this.addApiFunction(routes);
+      this.functionUrl = this.apiFunction.addFunctionUrl({ authType: FunctionUrlAuthType.AWS_IAM });
+      this.url = this.functionUrl.url;
+      this.signingService = 'lambda';
+      this.addAlarm(
+        'Api5xx',
+        // Lambda's own count of function-URL answers with a 5xx status (AWS/Lambda, per function).
+        this.apiFunction.metric('Url5xxCount', { period: Duration.minutes(5), statistic: 'Sum' }),
+        'The API answered with 5xx.',
+      );
+    }
     this.addBackground(minuteName);
     this.dispatcher = addDispatcher(this, props.namePrefix ? { queueName: `${props.namePrefix}-dispatch-failures` } : {});
   }
@@ -510,9 +562,8 @@ export class SluiceService extends Construct {
     return fn;
   }
 
-  private addRoutes(defs: readonly RouteDef[]): void {
-    const unknown = Object.keys(routeOverrides).filter((entry) => !defs.some((route) => route.entry === entry));
-    if (unknown.length > 0) throw new Error(`routeOverrides name no route: ${unknown.join(', ')}`);
+  private addRoutes(api: HttpApi, defs: readonly RouteDef[]): void {
+    checkOverrides(defs);
     const iam = new HttpIamAuthorizer();
     for (const route of defs) {
       const { capabilities = [], ...overrides } = routeOverrides[route.entry] ?? {};
@@ -523,10 +574,8 @@ export class SluiceService extends Construct {
         tableAccess: defaultAccess(route),
         ...overrides,
       });
-      if (capabilities.includes('arm-timers')) this.grantArmTimers(fn);
-      if (capabilities.includes('seal-secrets')) this.grantSealSecrets(fn);
-      if (capabilities.includes('message-ids')) this.grantMessageIdKey(fn, overrides.tableAccess ?? defaultAccess(route));
-      const [httpRoute] = this.api.addRoutes({
+      this.grantCapabilities(fn, capabilities, overrides.tableAccess ?? defaultAccess(route));
+      const [httpRoute] = api.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],
         integration: new HttpLambdaIntegration(`${pascalCase(route.entry)}Integration`, fn),
@@ -540,6 +589,55 @@ export class SluiceService extends Construct {
         });
       }
     }
+  }
+
+  /**
+   * One function for every route, behind a function URL with AWS_IAM auth (no public
+   * invoke: callers need `grantInvoke`). It runs any route, so it gets what every route
+   * gets: table writes, every capability, the longest route timeout.
+   */
+  private addApiFunction(defs: readonly RouteDef[]): SluiceFunction {
+    checkOverrides(defs);
+    const timeouts = Object.values(routeOverrides).flatMap((o) => (o?.timeout ? [o.timeout.toSeconds()] : []));
+    const capabilities = [...new Set(Object.values(routeOverrides).flatMap((o) => o?.capabilities ?? []))];
+    const fn = this.addFunction({
+      name: API_FUNCTION,
+      handlerModule: 'api/function-url',
+      description: `Every v1 route (${defs.length}) behind the function URL: SigV4 with service lambda`,
+      tableAccess: TableAccess.READ_WRITE,
+      timeout: Duration.seconds(Math.max(DEFAULT_TIMEOUT.toSeconds(), ...timeouts)),
+    });
+    this.grantCapabilities(fn, capabilities, TableAccess.READ_WRITE);
+    return fn;
+  }
+
+  private grantCapabilities(fn: SluiceFunction, capabilities: readonly Capability[], access: TableAccess): void {
+    if (capabilities.includes('arm-timers')) this.grantArmTimers(fn);
+    if (capabilities.includes('seal-secrets')) this.grantSealSecrets(fn);
+    if (capabilities.includes('message-ids')) this.grantMessageIdKey(fn, access);
+  }
+
+  /**
+   * Lets `grantee` call the v1 API: with the function URL, `lambda:InvokeFunctionUrl`
+   * (auth type AWS_IAM only) and `lambda:InvokeFunction` (through the function URL only) on
+   * the `api` function — both are needed for function URLs created since October 2025
+   * (https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html); with the HTTP API,
+   * `execute-api:Invoke` on every route of its `$default` stage.
+   */
+  grantInvoke(grantee: IGrantable): Grant {
+    if (this.functionUrl) return this.functionUrl.grantInvokeUrl(grantee);
+    if (!this.api) throw new Error('SluiceService has neither a function URL nor an HTTP API');
+    return IamGrant.addToPrincipal({ grantee, actions: ['execute-api:Invoke'], resourceArns: [this.invokeArn] });
+  }
+
+  /**
+   * The resource callers' IAM policies name: the `api` function's ARN (function URL), or
+   * `arn:…:execute-api:<region>:<account>:<api-id>/*` (HTTP API).
+   */
+  get invokeArn(): string {
+    if (this.apiFunction) return this.apiFunction.functionArn;
+    if (!this.api) throw new Error('SluiceService has neither a function URL nor an HTTP API');
+    return Stack.of(this).formatArn({ service: 'execute-api', resource: this.api.apiId, resourceName: '*', arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
   }
 
   // ── per consumer group metrics (emitted every minute by the group-metrics function) ──

@@ -1,5 +1,5 @@
 /** The stateless half: functions, API, schedules, queues and alarms, on the table (and secrets key) of the stateful stack. */
-import { ArnFormat, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
@@ -15,16 +15,23 @@ export class SluiceStatelessStack extends Stack {
   readonly service: SluiceService;
 
   constructor(scope: Construct, id: string, props: SluiceStatelessStackProps) {
-    super(scope, id, { description: 'Sluice: functions, HTTP API, schedules, queues and alarms', ...props });
+    super(scope, id, { description: 'Sluice: functions, API entry point, schedules, queues and alarms', ...props });
     const { alarmTopicArn, ...serviceProps } = props;
     this.service = new SluiceService(this, 'Sluice', {
       ...serviceProps,
       ...(alarmTopicArn ? { alarmTopic: Topic.fromTopicArn(this, 'AlarmTopic', alarmTopicArn) } : {}),
     });
-    new CfnOutput(this, 'ApiUrl', { value: this.service.url, description: 'Base URL of the Sluice API (SigV4, service execute-api)' });
+    const { service } = this;
+    const viaUrl = service.entryPoint === 'functionUrl';
+    new CfnOutput(this, 'ApiUrl', {
+      value: service.url,
+      description: `Base URL of the Sluice API (${viaUrl ? 'Lambda function URL' : 'HTTP API'}; SigV4, service ${service.signingService}): SLUICE_ENDPOINT / --endpoint`,
+    });
     new CfnOutput(this, 'ApiInvokeArn', {
-      value: this.formatArn({ service: 'execute-api', resource: this.service.api.apiId, resourceName: '*', arnFormat: ArnFormat.SLASH_RESOURCE_NAME }),
-      description: 'Resource for the execute-api:Invoke permission of API callers',
+      value: service.invokeArn,
+      description: viaUrl
+        ? 'Resource for the lambda:InvokeFunctionUrl and lambda:InvokeFunction permissions of API callers (SluiceService.grantInvoke)'
+        : 'Resource for the execute-api:Invoke permission of API callers (SluiceService.grantInvoke)',
     });
     new CfnOutput(this, 'ScheduleGroupName', {
       value: this.service.scheduleGroup.scheduleGroupName,

@@ -8,7 +8,8 @@ import { isUtf8 } from 'node:buffer';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { routes, type RouteDef } from '../functions/api/routes.js';
+import { routes } from '../functions/api/routes.js';
+import { compileRoutes, matchRoute, routesOfPath, type CompiledRoute as CompiledRouteDef } from '../functions/commons/route-table.js';
 import { Limits } from '../lib/domain/model.js';
 import { problemType } from '../lib/http/problem.js';
 import { readBody } from '../lib/http/read-body.js';
@@ -17,10 +18,7 @@ import { isConsolePath, serveConsole } from '../console/serve.js';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
-interface CompiledRoute {
-  def: RouteDef;
-  pattern: RegExp;
-  names: string[];
+interface CompiledRoute extends CompiledRouteDef {
   handler: Handler;
 }
 
@@ -35,13 +33,9 @@ const MAX_BODY = Limits.requestMaxBytes + 64 * 1024;
 
 async function compile(): Promise<CompiledRoute[]> {
   return Promise.all(
-    routes.map(async (def) => {
-      const names: string[] = [];
-      const pattern = new RegExp(
-        `^${def.path.replace(/[.]/g, '\\.').replace(/\{(\w+)\}/g, (_, name: string) => (names.push(name), '([^/]+)'))}$`,
-      );
-      const module = (await import(`../functions/api/${def.entry}.ts`)) as { handler: Handler };
-      return { def, pattern, names, handler: module.handler };
+    compileRoutes(routes).map(async (route) => {
+      const module = (await import(`../functions/api/${route.def.entry}.ts`)) as { handler: Handler };
+      return { ...route, handler: module.handler };
     }),
   );
 }
@@ -105,9 +99,7 @@ export async function createGateway(options: GatewayOptions): Promise<Server> {
     const url = requestUrl(req.url);
     const method = (req.method ?? 'GET').toUpperCase();
     const path = url?.pathname ?? '';
-    const matches = compiled
-      .map((route) => ({ route, match: route.pattern.exec(path) }))
-      .filter((m): m is { route: CompiledRoute; match: RegExpExecArray } => m.match !== null);
+    const matches = routesOfPath(compiled, path);
     if (options.console && isConsolePath(method, path)) return serveConsole(await options.console(), req, res, path);
     const isPublic = matches.length > 0 && matches.every((m) => !m.route.def.auth);
     // Authentication comes before everything else, even before 404 and body parsing.
@@ -124,13 +116,14 @@ export async function createGateway(options: GatewayOptions): Promise<Server> {
       req.resume();
       return problem(res, 400, 'InvalidArgument', 'Invalid argument', 'The request target is not a valid path.');
     }
-    const found = matches.find((m) => m.route.def.method === method);
-    if (!found) {
+    const found = matchRoute(compiled, method, path);
+    if (found.kind !== 'found') {
       req.resume();
-      if (matches.length > 0) {
-        const allow = matches.map((m) => m.route.def.method).join(', ');
+      if (found.kind === 'method-not-allowed') {
+        const allow = found.allow.join(', ');
         return problem(res, 405, 'MethodNotAllowed', 'Method not allowed', `${method} is not allowed on ${path}; use ${allow}.`, { allow });
       }
+      if (found.kind === 'bad-encoding') return problem(res, 400, 'InvalidArgument', 'Invalid argument', 'The path is not valid percent-encoding.');
       return problem(res, 404, 'NotFound', 'Not found', `No route for ${method} ${path}.`);
     }
     const body = await readBody(req, MAX_BODY);
@@ -138,13 +131,7 @@ export async function createGateway(options: GatewayOptions): Promise<Server> {
       res.setHeader('connection', 'close');
       return problem(res, 413, 'PayloadTooLarge', 'Payload too large', `Request bodies are limited to ${Limits.requestMaxBytes} bytes.`);
     }
-    const { route, match } = found;
-    const pathParameters: Record<string, string> = {};
-    try {
-      route.names.forEach((name, i) => (pathParameters[name] = decodeURIComponent(match[i + 1] ?? '')));
-    } catch {
-      return problem(res, 400, 'InvalidArgument', 'Invalid argument', 'The path is not valid percent-encoding.');
-    }
+    const { route, pathParameters } = found;
     // Null-prototype maps, as API Gateway's JSON gives the Lambda: `?__proto__=x` is a parameter (refused as unknown), not the prototype setter.
     const headers: Record<string, string> = Object.create(null) as Record<string, string>;
     for (const [name, value] of Object.entries(req.headers)) {

@@ -11,6 +11,15 @@ export const integer = (name: string, min: number, max: number) => (value: strin
   return n;
 };
 
+/** A number (decimals allowed) from `min` to `max`, named in the error as `name` (the option). */
+export const decimal = (name: string, min: number, max: number) => (value: string) => {
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || n < min || n > max) {
+    throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}.`);
+  }
+  return n;
+};
+
 /** A repeatable option's values, in order. */
 export const collect = (value: string, previous: string[] = []) => [...previous, value];
 

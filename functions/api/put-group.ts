@@ -9,6 +9,7 @@ export const handler = route({ params: GroupParams, body: PutGroupBody }, async 
     deliveryMode: body.deliveryMode,
     visibilityTimeoutSeconds: body.visibilityTimeoutSeconds,
     maxDeliveries: body.maxDeliveries,
+    retryPolicy: body.retryPolicy,
     deadLetterTopic: body.deadLetterTopic,
   });
   return json(200, group);

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { MESSAGE_ID_MAX_LENGTH } from '../../lib/domain/message-ids.js';
 import { GroupDeliveryState, Limits, MessageState, NAME_PATTERN, ResolvedBy, TransactionState } from '../../lib/domain/model.js';
+import { RetryLimits } from '../../lib/domain/retry-policy.js';
 
 export const Name = z
   .string()
@@ -50,11 +51,21 @@ export const Subscription = z.strictObject({
   startFrom: z.enum(['earliest', 'latest']).optional(),
 });
 
+/** SPEC §3.1 ranges; `maxSeconds` below `initialSeconds` is refused once the policy is merged (retry-policy.ts). */
+export const RetryPolicyBody = z
+  .strictObject({
+    initialSeconds: z.number().int().min(0).max(RetryLimits.initialSecondsMax).optional().describe('delay after the first failed attempt (default 1; 0: at once)'),
+    multiplier: z.number().min(RetryLimits.multiplierMin).max(RetryLimits.multiplierMax).optional().describe('factor per further failed attempt (default 2)'),
+    maxSeconds: z.number().int().min(0).max(RetryLimits.maxSecondsMax).optional().describe('the longest delay, at least initialSeconds (default 600)'),
+  })
+  .describe('back-off between failed attempts: min(maxSeconds, initialSeconds × multiplier^(deliveryCount − 1))');
+
 export const PutGroupBody = z.strictObject({
   subscriptions: z.array(Subscription).min(1).max(Limits.subscriptionsMax),
   deliveryMode: z.enum(['serialized', 'protected', 'concurrent']).optional(),
   visibilityTimeoutSeconds: z.number().int().min(1).max(Limits.visibilityMaxSeconds).optional(),
   maxDeliveries: z.number().int().min(1).max(Limits.maxDeliveriesMax).optional(),
+  retryPolicy: RetryPolicyBody.optional(),
   deadLetterTopic: Name.optional(),
 });
 
@@ -187,7 +198,10 @@ export const SeekBody = z.strictObject({
 });
 export const SeekResultSchema = z.object({
   group: z.string(),
-  positions: z.array(z.object({ topic: z.string(), partition: z.number().int(), next: z.number().int() })),
+  positions: z.array(z.object({ topic: z.string(), partition: z.number().int(), next: z.number().int() })).describe('standard topics: the sequence number each partition delivers next'),
+  shards: z
+    .array(z.object({ topics: z.array(z.string()), moved: z.number().int() }))
+    .describe('FIFO topics, one entry per shard namespace (a time-order group: its subscribed topics together): how many shard cursors moved'),
 });
 
 export const PurgeResultSchema = z.object({ topic: z.string(), purgedAt: Time });
@@ -198,6 +212,7 @@ export const GroupSchema = z.object({
   deliveryMode: z.enum(['serialized', 'protected', 'concurrent']),
   visibilityTimeoutSeconds: z.number().int(),
   maxDeliveries: z.number().int(),
+  retryPolicy: z.object({ initialSeconds: z.number().int(), multiplier: z.number(), maxSeconds: z.number().int() }),
   deadLetterTopic: z.string(),
   createdAt: Time,
   updatedAt: Time,

@@ -275,7 +275,10 @@ export class SluiceClient {
     return { messages: result.messages, commitResults: result.commitResults ?? [] };
   }
 
-  /** Extends a lease to `seconds` from now, or releases it with 0 (redelivered at once). */
+  /**
+   * Extends a lease to `seconds` from now (the message is claimable again then, without back-off),
+   * or releases it with 0 (redelivered after the group's retry back-off).
+   */
   async changeVisibility(group: string, receiptHandle: string, seconds: number, options?: RequestOptions): Promise<void> {
     await this.call('POST', `/v1/groups/${seg(group)}/visibility`, {
       ...options,
@@ -283,7 +286,10 @@ export class SluiceClient {
     });
   }
 
-  /** Gives a lease back at once (a negative acknowledgement): the message is redelivered. */
+  /**
+   * Gives a lease back (a negative acknowledgement, a failed attempt): the message is redelivered
+   * after the group's retry back-off (`retryPolicy`; at once with `initialSeconds: 0`).
+   */
   release(group: string, receiptHandle: string, options?: RequestOptions): Promise<void> {
     return this.changeVisibility(group, receiptHandle, 0, options);
   }

@@ -14,7 +14,8 @@
  *  receive            vt/2          vt/2 (extend again)     handler done
  *  ──●──────────────────●───────────────●──────────────────────●── commit(publish?)
  *    lease = vt         extend to vt    extend to vt            │
- *                                                     handler threw ─→ visibility 0 (redelivered),
+ *                                                     handler threw ─→ visibility 0 (a failed attempt:
+ *                                                     redelivered after the group's retry back-off),
  *                                                     and the rest of its lane is released behind it
  * ```
  *
@@ -290,7 +291,9 @@ export class Consumer {
       });
     } catch (error) {
       this.report(error, 'handler', message);
-      // Redeliver it, and keep its shard in order: what waited behind it goes back too.
+      // A failed attempt: the release lets the server apply the group's retry back-off (SPEC §1;
+      // the consumer does not wait itself). The head goes back first, so on a FIFO topic the
+      // server holds what waited behind it until the head is delivered again: the shard stays in order.
       const behind = lane.queue.splice(0);
       await this.releaseAll([held, ...behind]);
       return;

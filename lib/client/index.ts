@@ -11,7 +11,7 @@
 export { SluiceClient, decodeBody, type AuthMode, type RequestOptions, type SluiceClientOptions } from './client.js';
 export { SluiceApiError, SluiceClientError, SluiceConfigurationError, SluiceConnectionError } from './errors.js';
 export { DEFAULT_RETRY, backoffDelay, parseRetryAfter, retryDelay, type RetryOptions } from './retry.js';
-export { isAwsEndpoint, regionFromEndpoint } from './endpoint.js';
+export { isAwsEndpoint, regionFromEndpoint, signingServiceOf } from './endpoint.js';
 export type { AwsCredentials, AwsCredentialsProvider } from './sigv4.js';
 export {
   Consumer,

@@ -1,6 +1,7 @@
 /**
- * AWS Signature Version 4 for a deployed Sluice stack (API Gateway HTTP API
- * with IAM authorization, signing service `execute-api`).
+ * AWS Signature Version 4 for a deployed Sluice stack: its Lambda function URL
+ * with AWS_IAM auth (signing service `lambda`) or its HTTP API with IAM
+ * authorization (signing service `execute-api`).
  */
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
@@ -27,7 +28,7 @@ export interface SigningRequest {
 export interface SigV4Options {
   region: string;
   credentials: AwsCredentials | AwsCredentialsProvider;
-  /** Signing name of the service (default `execute-api`). */
+  /** Signing name of the service: `lambda` (function URL) or `execute-api` (HTTP API, the default). */
   service?: string;
 }
 
@@ -57,7 +58,7 @@ export class SigV4Signer {
         protocol: request.url.protocol,
         hostname: request.url.hostname,
         ...(request.url.port ? { port: Number(request.url.port) } : {}),
-        // The URL's path is already percent-encoded; the signer encodes each segment once more, as SigV4 wants for execute-api.
+        // The URL's path is already percent-encoded; the signer encodes each segment once more, as SigV4 wants for every service but S3.
         path: request.url.pathname,
         query,
         headers: { ...request.headers, host: request.url.host },

@@ -10,23 +10,31 @@
 import { SluiceApiError, SluiceConfigurationError, SluiceConnectionError } from './errors.js';
 import { DEFAULT_RETRY, parseRetryAfter, RETRYABLE_STATUS, retryDelay, type ResolvedRetryOptions, type RetryOptions } from './retry.js';
 import type { AwsCredentials, AwsCredentialsProvider, SigV4Signer } from './sigv4.js';
-import { isAwsEndpoint, regionFromEndpoint } from './endpoint.js';
+import { isAwsEndpoint, regionFromEndpoint, signingServiceOf } from './endpoint.js';
 import type { Problem } from './types.js';
 
 export type AuthMode = 'auto' | 'bearer' | 'sigv4' | 'none';
 
 export interface SluiceClientOptions {
-  /** Base URL, e.g. `http://127.0.0.1:3000` or `https://<api-id>.execute-api.<region>.amazonaws.com`. */
+  /**
+   * Base URL, e.g. `http://127.0.0.1:3000`, a deployed stack's `ApiUrl` output: its function URL
+   * `https://<url-id>.lambda-url.<region>.on.aws/` or its HTTP API `https://<api-id>.execute-api.<region>.amazonaws.com`.
+   */
   endpoint: string;
   /** Bearer token (the local runtime's SLUICE_API_TOKEN). */
   token?: string | undefined;
   /**
-   * `auto` (default): bearer when a token is given, SigV4 for `*.amazonaws.com`
-   * endpoints, otherwise no authentication.
+   * `auto` (default): bearer when a token is given, SigV4 for `*.amazonaws.com` and
+   * `*.lambda-url.<region>.on.aws` endpoints, otherwise no authentication.
    */
   auth?: AuthMode;
-  /** SigV4: the region (default: parsed from an execute-api endpoint). */
+  /** SigV4: the region (default: parsed from an execute-api endpoint or a function URL). */
   region?: string | undefined;
+  /**
+   * SigV4: the signing name (default: `lambda` for a `*.lambda-url.<region>.on.aws` function URL,
+   * `execute-api` otherwise).
+   */
+  signingService?: 'lambda' | 'execute-api' | undefined;
   /** SigV4: credentials or a provider (default: `fromNodeProviderChain()` of `@aws-sdk/credential-providers`). */
   credentials?: AwsCredentials | AwsCredentialsProvider | undefined;
   retry?: RetryOptions;
@@ -90,7 +98,8 @@ function toProblem(status: number, text: string): Problem {
     parsed = undefined;
   }
   if (parsed && typeof parsed === 'object') {
-    const p = parsed as Partial<Problem> & { message?: unknown };
+    // API Gateway answers {"message": …}; a Lambda function URL refusing a request itself, {"Message": …}.
+    const p = parsed as Partial<Problem> & { message?: unknown; Message?: unknown };
     if (typeof p.code === 'string' && typeof p.detail === 'string') {
       return {
         type: typeof p.type === 'string' ? p.type : `urn:sluice:problem:${p.code}`,
@@ -102,6 +111,7 @@ function toProblem(status: number, text: string): Problem {
       };
     }
     if (typeof p.message === 'string') text = p.message;
+    else if (typeof p.Message === 'string') text = p.Message;
   }
   const [code, title] = STATUS_CODES[status] ?? [status >= 500 ? 'ServerError' : 'HttpError', `HTTP ${status}`];
   const detail = text.trim() ? text.trim().slice(0, 500) : `The server answered HTTP ${status}.`;
@@ -136,6 +146,7 @@ export class HttpTransport {
   private readonly random: () => number;
   private readonly userAgent: string;
   private readonly region: string | undefined;
+  private readonly signingService: 'lambda' | 'execute-api';
   private readonly credentials: AwsCredentials | AwsCredentialsProvider | undefined;
   private signer: Promise<SigV4Signer> | undefined;
 
@@ -157,6 +168,7 @@ export class HttpTransport {
     if (this.auth === 'bearer' && !options.token) throw new SluiceConfigurationError('Bearer authentication needs a `token`.');
     this.token = options.token;
     this.region = options.region ?? regionFromEndpoint(this.base);
+    this.signingService = options.signingService ?? signingServiceOf(this.base);
     this.credentials = options.credentials;
     if (this.auth === 'sigv4' && !this.region) {
       throw new SluiceConfigurationError(`SigV4 needs an AWS region and none can be read from '${options.endpoint}': pass \`region\`.`);
@@ -213,7 +225,8 @@ export class HttpTransport {
       throw new SluiceApiError(toProblem(response.status, text), {
         method,
         url: url.href,
-        requestId: response.headers.get('x-request-id') ?? response.headers.get('apigw-requestid') ?? undefined,
+        // The local runtime's, the HTTP API's, or Lambda's (function URLs) request id.
+        requestId: response.headers.get('x-request-id') ?? response.headers.get('apigw-requestid') ?? response.headers.get('x-amzn-requestid') ?? undefined,
         retryAfterSeconds: retryAfterMs === undefined ? undefined : retryAfterMs / 1000,
       });
     }
@@ -264,6 +277,6 @@ export class HttpTransport {
       });
       credentials = providers.fromNodeProviderChain();
     }
-    return new SigV4Signer({ region: this.region ?? '', credentials });
+    return new SigV4Signer({ region: this.region ?? '', credentials, service: this.signingService });
   }
 }

@@ -56,11 +56,19 @@ export type TopicList = { topics: Topic[]; nextToken: string | null };
 export type Subscription = { topic: string; tags?: string[]; startFrom?: 'earliest' | 'latest' };
 export type DeliveryMode = 'serialized' | 'protected' | 'concurrent';
 
+/**
+ * Back-off between failed attempts of a message (lease expired or released):
+ * delivered again after `min(maxSeconds, initialSeconds × multiplier^(deliveryCount − 1))` s.
+ */
+export type RetryPolicy = { initialSeconds: number; multiplier: number; maxSeconds: number };
+
 export type PutGroupInput = {
   subscriptions: Subscription[];
   deliveryMode?: DeliveryMode;
   visibilityTimeoutSeconds?: number;
   maxDeliveries?: number;
+  /** Fields not given: 1 s, ×2, 600 s (PUT) or the stored values (PATCH). */
+  retryPolicy?: Partial<RetryPolicy>;
   deadLetterTopic?: string;
 };
 
@@ -70,6 +78,8 @@ export type PatchGroupInput = {
   deliveryMode?: DeliveryMode;
   visibilityTimeoutSeconds?: number;
   maxDeliveries?: number;
+  /** Fields not given: 1 s, ×2, 600 s (PUT) or the stored values (PATCH). */
+  retryPolicy?: Partial<RetryPolicy>;
   deadLetterTopic?: string;
 };
 
@@ -79,6 +89,7 @@ export type Group = {
   deliveryMode: DeliveryMode;
   visibilityTimeoutSeconds: number;
   maxDeliveries: number;
+  retryPolicy: RetryPolicy;
   deadLetterTopic: string;
   createdAt: string;
   updatedAt: string;
@@ -101,11 +112,19 @@ export type RedriveResult = { redriven: number; more: boolean };
  * Where `seek` moves a group: `earliest` (the first retained message),
  * `latest` (past the last one: a purge for this group) or an RFC 3339 time up
  * to now (the first message deliverable at or after it). `topics` defaults to
- * every topic the group subscribes to (standard topics only for now).
+ * every topic the group subscribes to (standard and FIFO; a time-order
+ * group's subscribed topics move together).
  */
 export type SeekInput = { to: 'earliest' | 'latest' | (string & {}); topics?: string[] };
-/** The group's new position per partition: the sequence number it receives next. */
-export type SeekResult = { group: string; positions: Array<{ topic: string; partition: number; next: number }> };
+/**
+ * The group's new position per partition of its standard topics (the sequence number it receives
+ * next) and, per FIFO shard namespace, how many shard cursors moved.
+ */
+export type SeekResult = {
+  group: string;
+  positions: Array<{ topic: string; partition: number; next: number }>;
+  shards: Array<{ topics: string[]; moved: number }>;
+};
 /** A purge: every message deliverable or scheduled up to `purgedAt` is dropped. */
 export type PurgeResult = { topic: string; purgedAt: string };
 

@@ -7,6 +7,7 @@
 import { MAX_IN_FLIGHT_PER_STREAM, expiredLeases, leaseToken, type CursorState, type DoneEntry, type Lease } from './cursor.js';
 import { hintedToken } from './readiness.js';
 import type { DeliveryMode, MessageRecord } from './model.js';
+import { retryDelayMs, type RetryPolicy } from './retry-policy.js';
 
 /** `unordered`: standard topics (every group delivers them concurrently, without order). */
 export type ClaimMode = DeliveryMode | 'unordered';
@@ -27,6 +28,11 @@ export interface PlanInput {
   want: number;
   visibilityMs: number;
   maxDeliveries: number;
+  /**
+   * The group's back-off: a lease is granted until `now + visibility + retry delay of its delivery`,
+   * so a lease that expires is claimable again only once the delay after its expiry has passed.
+   */
+  retryPolicy: RetryPolicy;
   /** Records of the leases that expired (by sequence number); missing = removed. */
   leaseRecords: Map<number, MessageRecord | undefined>;
   /** Segments read from `cursor.segmentStart` on. */
@@ -74,6 +80,13 @@ const done = (lease: Lease, at: number, outcome: DoneEntry['outcome']): DoneEntr
   deliveries: lease.deliveries,
 });
 
+/**
+ * The lowest lease its holder released (visibility 0) that still waits out its back-off; on an
+ * ordered stream nothing after it moves until it is delivered again.
+ */
+const waitingRelease = (cursor: CursorState, now: number): Lease | undefined =>
+  [...cursor.leases.values()].filter((l) => l.released === true && !l.pending && l.expiresAt > now).sort((a, b) => a.seq - b.seq)[0];
+
 export function planClaims(input: PlanInput): Plan {
   const { cursor, mode, now, visibilityMs } = input;
   const plan: Plan = {
@@ -87,6 +100,12 @@ export function planClaims(input: PlanInput): Plan {
     readyAt: undefined,
   };
   const ordered = mode !== 'unordered';
+  // A lease holds until its visibility ends plus the back-off its failure would earn: its expiry is
+  // the moment it is claimable again (docs/design.md, Retry policy). The last delivery earns none.
+  const heldFor = (deliveries: number) => visibilityMs + retryDelayMs(input.retryPolicy, deliveries, input.maxDeliveries);
+  // Ordered streams: a message its holder released waits out its back-off, and its shard waits with
+  // it — nothing after it is delivered (new, or again) before it is.
+  const waiting = ordered ? waitingRelease(cursor, now) : undefined;
   let inFlight = cursor.leases.size;
   const admit = input.admit ?? (() => true);
   /** The answer budget refused a delivery: nothing after it is leased either. */
@@ -94,7 +113,7 @@ export function planClaims(input: PlanInput): Plan {
 
   // 1. Expired leases first, oldest message first: a redelivered message keeps its place.
   for (const lease of expiredLeases(cursor, now)) {
-    if (plan.deliveries.length >= input.want) break;
+    if (plan.deliveries.length >= input.want || (waiting && lease.seq > waiting.seq)) break;
     const record = input.leaseRecords.get(lease.seq);
     if (record === undefined || !input.live(record)) {
       plan.close.push({ done: done(lease, now, 'expired'), replaces: lease });
@@ -108,7 +127,7 @@ export function planClaims(input: PlanInput): Plan {
         ...held,
         deliveries: lease.deliveries + 1,
         token: leaseToken(lease.deliveries + 1, input.token()),
-        expiresAt: now + visibilityMs,
+        expiresAt: now + heldFor(lease.deliveries + 1),
       };
       if (!admit({ record, lease: renewed })) {
         full = true;
@@ -121,7 +140,7 @@ export function planClaims(input: PlanInput): Plan {
 
   // 2. Then messages never delivered to this group.
   const blocked = () =>
-    mode === 'serialized' ? inFlight > 0 || plan.dead.length > 0 : inFlight >= MAX_IN_FLIGHT_PER_STREAM;
+    waiting !== undefined || (mode === 'serialized' ? inFlight > 0 || plan.dead.length > 0 : inFlight >= MAX_IN_FLIGHT_PER_STREAM);
   let more = full;
   outer: for (const segment of full ? [] : input.segments) {
     const end = segment.seq + segment.count;
@@ -148,7 +167,7 @@ export function planClaims(input: PlanInput): Plan {
           ? undefined
           : {
               seq,
-              expiresAt: now + visibilityMs,
+              expiresAt: now + heldFor(1),
               token: leaseToken(1, input.token()),
               deliveries: 1,
               segment: segment.seq,
@@ -172,7 +191,8 @@ export function planClaims(input: PlanInput): Plan {
   // 3. When is there work here next?
   const leaseExpiries = [...cursor.leases.values()]
     .filter((l) => !l.pending && !plan.grant.some((g) => g.lease.seq === l.seq) && !plan.close.some((c) => c.done.seq === l.seq))
-    .map((l) => l.expiresAt)
+    // A lease held back behind a waiting release is claimable when that one is, not before.
+    .map((l) => (waiting && l.seq > waiting.seq ? Math.max(l.expiresAt, waiting.expiresAt) : l.expiresAt))
     .concat(plan.grant.map((g) => g.lease.expiresAt));
   const earliestExpiry = leaseExpiries.length ? Math.min(...leaseExpiries) : undefined;
   const lowest = [...cursor.leases.values()].sort((a, b) => a.seq - b.seq)[0];

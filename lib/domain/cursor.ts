@@ -70,6 +70,12 @@ export interface CursorState {
   expiresAtSeconds?: number | undefined;
   /** FIFO shard cursors: the first sequence number of the latest epoch a notice announced (`ke`). */
   epochStart?: number | undefined;
+  /**
+   * FIFO notice cursors after a seek (docs/design.md, Seek): how many seeks moved the namespace
+   * (`sv`), and where shard cursors created from now on start — at the first message deliverable
+   * at or after `seekFloor` ms (`sf`; 0: the first retained one).
+   */
+  seek?: { version: number; floor: number } | undefined;
 }
 
 /** Whether a cursor has expired (only FIFO shard cursors carry a `ttl`): read as absent. */

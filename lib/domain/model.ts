@@ -2,6 +2,7 @@
  * The domain model: topics, consumer groups, messages and their states.
  * States are defined once as `as const` objects; types derive from them.
  */
+import type { RetryPolicy } from './retry-policy.js';
 export const TopicType = { standard: 'standard', fifo: 'fifo' } as const;
 export type TopicType = (typeof TopicType)[keyof typeof TopicType];
 
@@ -136,6 +137,8 @@ export interface Group {
   deliveryMode: DeliveryMode;
   visibilityTimeoutSeconds: number;
   maxDeliveries: number;
+  /** Back-off between failed attempts (retry-policy.ts). */
+  retryPolicy: RetryPolicy;
   deadLetterTopic: string;
   createdAt: number;
   updatedAt: number;

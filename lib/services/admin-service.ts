@@ -11,6 +11,7 @@ import {
 } from '../domain/errors.js';
 import { Limits, countedFrom, generationStart, iso, type DeliveryMode, type Group, type Subscription, type Topic, type TopicType } from '../domain/model.js';
 import { NOTICE_BUCKETS, isShardStream, namespaceOf, noticeStream, redriveStream, streamId, streamNamespace } from '../domain/streams.js';
+import { resolveRetryPolicy, type RetryPolicy } from '../domain/retry-policy.js';
 import type { Clock } from '../ports/clock.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import { ensureDeadLetterTopic } from './lookups.js';
@@ -34,6 +35,8 @@ export interface GroupInput {
   deliveryMode: DeliveryMode | undefined;
   visibilityTimeoutSeconds: number | undefined;
   maxDeliveries: number | undefined;
+  /** Fields not given take their defaults (PUT) or keep their stored values (PATCH). */
+  retryPolicy?: Partial<RetryPolicy> | undefined;
   deadLetterTopic: string | undefined;
 }
 
@@ -66,6 +69,7 @@ export const groupView = (group: Group) => ({
   deliveryMode: group.deliveryMode,
   visibilityTimeoutSeconds: group.visibilityTimeoutSeconds,
   maxDeliveries: group.maxDeliveries,
+  retryPolicy: { ...group.retryPolicy },
   deadLetterTopic: group.deadLetterTopic,
   createdAt: iso(group.createdAt),
   updatedAt: iso(group.updatedAt),
@@ -210,6 +214,8 @@ export class AdminService {
         deliveryMode: given('deliveryMode', existing.deliveryMode),
         visibilityTimeoutSeconds: given('visibilityTimeoutSeconds', existing.visibilityTimeoutSeconds),
         maxDeliveries: given('maxDeliveries', existing.maxDeliveries),
+        // A partial policy changes only the fields it gives.
+        retryPolicy: { ...existing.retryPolicy, ...patch.retryPolicy },
         deadLetterTopic: given('deadLetterTopic', existing.deadLetterTopic),
       };
     });
@@ -228,6 +234,8 @@ export class AdminService {
         throw new GroupRecentlyDeletedError(name, Math.max(1, Math.ceil((windowEnd - now) / 1000)));
       }
       const input = settingsFor(existing);
+      // Checked before anything is written: a bad policy changes nothing.
+      const retryPolicy = resolveRetryPolicy(input.retryPolicy);
       const deadLetterTopic = input.deadLetterTopic ?? `${name}-dlq`;
       if (deadLetterTopic.length > Limits.nameMaxLength) {
         throw new InvalidArgumentError(
@@ -299,6 +307,7 @@ export class AdminService {
           deliveryMode,
           visibilityTimeoutSeconds: input.visibilityTimeoutSeconds ?? Limits.visibilityDefaultSeconds,
           maxDeliveries: input.maxDeliveries ?? Limits.maxDeliveriesDefault,
+          retryPolicy,
           deadLetterTopic,
         },
         now,

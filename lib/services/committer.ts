@@ -5,11 +5,12 @@
  * effect strictly in sequence (docs/design.md, Commit and FIFO).
  */
 import { InvalidArgumentError, ReceiptHandleExpiredError, SluiceError } from '../domain/errors.js';
-import { leasesInOrder, type Lease } from '../domain/cursor.js';
+import { deliveriesOfToken, leasesInOrder, type Lease } from '../domain/cursor.js';
 import { repeatsCommit } from '../domain/history.js';
 import { Limits, type Group, type SendInput, type Topic } from '../domain/model.js';
 import { READY_NOW, guessedReadiness, readinessFor, retryReadiness } from '../domain/readiness.js';
 import { isShardStream } from '../domain/streams.js';
+import { retryDelayMs } from '../domain/retry-policy.js';
 import type { MessageIdCodec, Receipt } from '../domain/message-ids.js';
 import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
@@ -93,16 +94,25 @@ export class Committer {
     this.outputs = new OutputPlanner(stores, random, planner);
   }
 
+  /**
+   * Extends a lease to `seconds` from now, or releases it with 0: a failed attempt, so the message
+   * is claimable again after the group's retry back-off for the delivery the handle names (the
+   * lease's expiry becomes that moment). An explicit `seconds` > 0 is taken as given, without back-off.
+   */
   async changeVisibility(group: Group, receiptHandle: string, seconds: number): Promise<void> {
     const receipt = (await this.stores.ids.codec()).openReceipt(receiptHandle);
     const now = this.clock.now();
-    const ok = await this.stores.cursors.setVisibility(group.name, receipt.stream, receipt.seq, receipt.token, now + seconds * 1000, now);
+    const released = seconds === 0;
+    const backoff = released ? retryDelayMs(group.retryPolicy, deliveriesOfToken(receipt.token), group.maxDeliveries) : 0;
+    const expiresAt = now + (released ? backoff : seconds * 1000);
+    const ok = await this.stores.cursors.setVisibility(group.name, receipt.stream, receipt.seq, receipt.token, expiresAt, now, released);
     if (!ok) {
       throw new ReceiptHandleExpiredError(
         'This receipt handle is no longer the latest lease of its message (it was committed, redelivered or dead-lettered).',
       );
     }
-    if (seconds === 0) this.notifier.notify(receipt.topic);
+    // Claimable at once: wake waiting receivers (a back-off's end is found by their next look).
+    if (released && backoff === 0) this.notifier.notify(receipt.topic);
   }
 
   async commit(group: Group, entries: CommitEntry[]): Promise<CommitResult[]> {

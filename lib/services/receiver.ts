@@ -27,6 +27,7 @@ import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 import type { Notifier } from '../ports/notifier.js';
 import { ensureDeadLetterTopic } from './lookups.js';
+import { firstAtOrAfter } from './stream-search.js';
 import type { Stores } from './stores.js';
 
 /** What one receive call may take: the group's subscriptions, narrowed by the request's `topics`. */
@@ -170,19 +171,41 @@ export class Receiver {
       segmentStart = end;
     }
     if (next === cursor.next) return;
-    await Promise.all(
+    // After a seek, new shard cursors start where the seek put the namespace (the notice cursor says
+    // where), and are created only while no later seek moved it (else the notices are read again).
+    const sought = cursor.seek;
+    const starts = (shard: string, from: number, to: number) =>
+      sought !== undefined
+        ? this.startAtOrAfter(shard, from, to, sought.floor)
+        : earliest
+          ? this.firstRetained(shard, from)
+          : this.shardStart(group, shard, from);
+    const raised = await Promise.all(
       [...shards].map(([shardKey, range]) =>
         this.stores.cursors.raiseKnown(
           group.name,
           `${namespace}/k:${shardKey}`,
-          () => (earliest ? this.firstRetained(`${namespace}/k:${shardKey}`, range.from) : this.shardStart(group, `${namespace}/k:${shardKey}`, range.from)),
+          () => starts(`${namespace}/k:${shardKey}`, range.from, range.to),
           range.to,
           now,
+          { noticeStream: stream, version: sought?.version },
           range.epoch,
         ),
       ),
     );
-    await this.stores.cursors.advance(group.name, stream, cursor.next, next, segmentStart);
+    if (raised.every(Boolean)) await this.stores.cursors.advance(group.name, stream, cursor.next, next, segmentStart);
+  }
+
+  /**
+   * Where a new shard cursor starts after a seek: at the first message deliverable at or after
+   * `floor` (0: the first retained one), looked for among the shard's stored messages up to the
+   * notice's last (`to`); past `to` when none is (binary search, bounded).
+   */
+  private async startAtOrAfter(stream: string, from: number, to: number, floor: number): Promise<number> {
+    const first = await this.stores.log.first(stream);
+    if (!first) return from;
+    if (floor === 0) return Math.min(first.seq, from);
+    return (await firstAtOrAfter(this.stores.log, stream, Math.min(first.seq, from), to + 1, floor)).next;
   }
 
   /**
@@ -277,6 +300,7 @@ export class Receiver {
           want: take,
           visibilityMs: scope.visibilityMs,
           maxDeliveries: group.maxDeliveries,
+          retryPolicy: group.retryPolicy,
           leaseRecords,
           segments,
           truncated: segments.length === limit + 1,

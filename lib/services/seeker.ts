@@ -2,14 +2,18 @@
  * Seek: moves a consumer group's position on its topics to the first retained
  * message, past the last one, or to the first message deliverable at or after
  * a time (docs/design.md, Seek). Each stream's cursor moves by one
- * conditional write that also ends its leases.
+ * conditional write that also ends its leases. On FIFO topics the namespace's
+ * notice cursors move first (they count the seek and say where shard cursors
+ * created later start), then every shard cursor the group has there.
  */
 import { ConflictError, GroupNotFoundError, InvalidArgumentError, TopicNotFoundError } from '../domain/errors.js';
 import { countedFrom, iso, type Topic } from '../domain/model.js';
-import { streamId } from '../domain/streams.js';
+import { NOTICE_BUCKETS, noticeStream, streamId, streamNamespace } from '../domain/streams.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
+import type { SeekRead } from '../adapters/dynamodb/cursors.js';
 import type { Clock } from '../ports/clock.js';
 import type { Stores } from './stores.js';
+import { firstAtOrAfter, type StreamPosition } from './stream-search.js';
 
 /** Where to move: `earliest`, `latest`, or a time (ms). */
 export type SeekTarget = 'earliest' | 'latest' | number;
@@ -21,8 +25,14 @@ export interface SeekPosition {
   next: number;
 }
 
-/** Segment reads of one binary search are bounded by the sequence range (≤ 53 halvings). */
-const SEARCH_MAX_STEPS = 64;
+/** What a seek did on one FIFO namespace: its topics (several for a time-order group) and the shard cursors it moved. */
+export interface SeekShards {
+  topics: string[];
+  moved: number;
+}
+
+/** Shard cursors moved at once (each: a head Query, a first-segment Query, one conditional write). */
+const SHARD_MOVES_PARALLEL = 8;
 
 export class Seeker {
   constructor(
@@ -33,8 +43,10 @@ export class Seeker {
   /**
    * Moves `group` on `topics` (default: every topic it subscribes) to `to`.
    * Everything is checked before the first cursor moves: a group that does
-   * not exist (404), a topic it does not subscribe (400), a FIFO topic (400:
-   * not supported yet), a time in the future (400).
+   * not exist (404), a topic it does not subscribe (400), a named topic
+   * deleted (404), one topic of a time-order group without the group's other
+   * subscribed topics of that order group (400: they share their shards), a
+   * time in the future (400).
    */
   async seek(groupName: string, to: SeekTarget, topics: string[] | undefined) {
     const now = this.clock.now();
@@ -54,77 +66,115 @@ export class Seeker {
         });
       }
     });
-    const live = await this.stores.catalog.getTopics(chosen);
+    const live = await this.stores.catalog.getTopics(subscribed);
     if (topics) {
       const gone = topics.find((name) => !live.has(name));
       if (gone !== undefined) throw new TopicNotFoundError(gone);
     }
-    const fifo = chosen.findIndex((name) => live.get(name)?.type === 'fifo');
-    if (fifo >= 0) {
-      throw new InvalidArgumentError(`Topic '${chosen[fifo]}' is a FIFO topic; seek supports standard topics only (FIFO seek is not built yet).`, {
-        issues: [{ path: topics ? `topics/${fifo}` : 'topics', message: 'FIFO topics cannot be sought yet' }],
-      });
-    }
+    // A time-order group's topics share their shard streams: they move together or not at all.
+    chosen.forEach((name, i) => {
+      const topic = live.get(name);
+      if (topic?.type !== 'fifo' || topic.orderGroup === undefined) return;
+      const left = subscribed.find((other) => !chosen.includes(other) && live.get(other) !== undefined && streamNamespace(live.get(other)!) === streamNamespace(topic));
+      if (left !== undefined) {
+        throw new InvalidArgumentError(
+          `Topic '${name}' shares time-order group '${topic.orderGroup}' (one stream per shard) with topic '${left}', which group '${groupName}' also subscribes to; seek them together.`,
+          { issues: [{ path: `topics/${i}`, message: `shares its shards with subscribed topic '${left}'` }] },
+        );
+      }
+    });
     const positions: SeekPosition[] = [];
+    const namespaces = new Map<string, string[]>();
     for (const name of chosen) {
       const topic = live.get(name);
       if (!topic) continue; // deleted meanwhile: nothing to move
+      if (topic.type === 'fifo') {
+        namespaces.set(streamNamespace(topic), [...(namespaces.get(streamNamespace(topic)) ?? []), topic.name]);
+        continue;
+      }
       for (let p = 0; p < topic.partitions; p++) positions.push(await this.movePartition(group.name, topic, p, to));
     }
-    return { group: group.name, positions };
+    const shards: SeekShards[] = [];
+    for (const [namespace, names] of namespaces) shards.push({ topics: names, moved: await this.moveNamespace(group.name, namespace, to, now) });
+    return { group: group.name, positions, shards };
   }
 
   private async movePartition(group: string, topic: Topic, partition: number, to: SeekTarget): Promise<SeekPosition> {
     const stream = streamId(topic, { kind: 'partition', partition });
     const { next, segmentStart } = await this.target(stream, countedFrom(topic, partition), to);
-    let moved = await this.stores.cursors.moveTo(group, stream, next, segmentStart);
+    let moved = await this.stores.cursors.moveTo(group, stream, next, segmentStart, this.clock.now());
     if (!moved && !(await this.stores.cursors.get(group, stream, this.clock.now()))) {
       // Subscriptions create their cursors; this repairs one interrupted half-way (as receive does).
       await this.stores.cursors.createIfAbsent(group, stream, next, this.clock.now());
-      moved = await this.stores.cursors.moveTo(group, stream, next, segmentStart);
+      moved = await this.stores.cursors.moveTo(group, stream, next, segmentStart, this.clock.now());
     }
     if (!moved) throw new ConflictError(`The position of group '${group}' on '${stream}' kept changing while seeking; retry.`);
     return { topic: topic.name, partition, next };
   }
 
+  /**
+   * A FIFO namespace: first its 4 notice cursors (the seek is counted there, so that a shard
+   * cursor a receive creates meanwhile either exists before the Query below or is refused and
+   * created again under the new start), then every shard cursor of the group in the namespace,
+   * page by page. Returns how many shard cursors moved.
+   */
+  private async moveNamespace(group: string, namespace: string, to: SeekTarget, now: number): Promise<number> {
+    // Where shard cursors created from now on start: the first message deliverable at or after this.
+    const floor = to === 'earliest' ? 0 : to === 'latest' ? now + 1 : to;
+    await Promise.all(Array.from({ length: NOTICE_BUCKETS }, (_, b) => this.moveNotices(group, noticeStream(namespace, b), to, floor, now)));
+    let moved = 0;
+    // Expired shard cursors are absent and left alone: the shard's next notice creates its cursor
+    // at this seek's position (docs/design.md, Seek: shards whose state expired).
+    for await (const page of this.stores.cursors.shardCursorPages(group, namespace, this.clock.now())) {
+      for (let i = 0; i < page.length; i += SHARD_MOVES_PARALLEL) {
+        const done = await Promise.all(page.slice(i, i + SHARD_MOVES_PARALLEL).map(({ stream, read }) => this.moveShard(group, stream, read, to)));
+        moved += done.filter(Boolean).length;
+      }
+    }
+    return moved;
+  }
+
+  /**
+   * One notice cursor: `earliest` moves it back to the first stored notice (the group hears again
+   * of every shard with retained messages, also those it never knew), `latest` past the last one;
+   * a time moves it back like `earliest` only when it is older than the cursor (notices of shards
+   * the group has no cursor for yet are otherwise all still ahead of it).
+   */
+  private async moveNotices(group: string, stream: string, to: SeekTarget, floor: number, now: number): Promise<void> {
+    let cursor = await this.stores.cursors.get(group, stream, now);
+    const end = StreamLog.nextAfter(await this.stores.log.head(stream));
+    if (!cursor) {
+      // Subscriptions create their cursors; this repairs one interrupted half-way (as receive does).
+      await this.stores.cursors.createIfAbsent(group, stream, end, now);
+      cursor = await this.stores.cursors.get(group, stream, now);
+    }
+    let position: StreamPosition | undefined;
+    if (to === 'latest') position = { next: end, segmentStart: end };
+    else if (to === 'earliest' || to <= (cursor?.createdAt ?? 0)) {
+      const [first] = await this.stores.log.readNotices(stream, 0, 1);
+      position = first ? { next: first.seq, segmentStart: first.seq } : { next: end, segmentStart: end };
+    }
+    if (!(await this.stores.cursors.seekNotice(group, stream, position, floor))) {
+      throw new ConflictError(`The notice cursor '${stream}' of group '${group}' disappeared while seeking (the group was deleted?); retry.`);
+    }
+  }
+
+  /** One shard cursor, from what the page read; false when it is gone (its group deleted meanwhile, or it expired). */
+  private async moveShard(group: string, stream: string, read: SeekRead, to: SeekTarget): Promise<boolean> {
+    const { next, segmentStart } = await this.target(stream, 0, to);
+    if (await this.stores.cursors.moveTo(group, stream, next, segmentStart, this.clock.now(), read)) return true;
+    if (!(await this.stores.cursors.get(group, stream, this.clock.now()))) return false;
+    throw new ConflictError(`The position of group '${group}' on '${stream}' kept changing while seeking; retry.`);
+  }
+
   /** The first sequence number to deliver from, and the first seq of the segment holding it. */
-  private async target(stream: string, floor: number, to: SeekTarget): Promise<{ next: number; segmentStart: number }> {
+  private async target(stream: string, floor: number, to: SeekTarget): Promise<StreamPosition> {
     const end = StreamLog.nextAfter(await this.stores.log.head(stream));
     if (to === 'latest') return { next: end, segmentStart: end };
     const first = await this.stores.log.first(stream);
     if (!first) return { next: end, segmentStart: end };
     const start = Math.min(Math.max(first.seq, floor), end);
     if (to === 'earliest') return { next: start, segmentStart: start };
-    return this.firstAtOrAfter(stream, start, end, to);
-  }
-
-  /**
-   * Binary search over [lo, hi) for the first message with `deliverableAt >=
-   * at`, reading the segment holding the middle (one Query each, bounded):
-   * `deliverableAt` grows with the sequence number in a stream (up to the
-   * milliseconds by which concurrent senders' appends can cross). Everything
-   * below `lo` is known to be earlier; `best` is the first later message
-   * found so far (`hi` at first: the end of the stream).
-   */
-  private async firstAtOrAfter(stream: string, lo: number, hi: number, at: number): Promise<{ next: number; segmentStart: number }> {
-    let best = { next: hi, segmentStart: hi };
-    for (let step = 0; lo < hi && step < SEARCH_MAX_STEPS; step++) {
-      const mid = lo + Math.floor((hi - lo) / 2);
-      const segment = await this.stores.log.segmentContaining(stream, mid);
-      if (!segment) {
-        lo = mid + 1; // a gap (an emptied epoch): nothing there to deliver
-        continue;
-      }
-      const index = segment.records.findIndex((r) => r.deliverableAt >= at);
-      if (index < 0) {
-        lo = segment.seq + segment.count;
-        continue;
-      }
-      best = { next: Math.max(lo, segment.seq + index), segmentStart: segment.seq };
-      // The segment's earlier records are all before `at`: when it reaches down to `lo`, this is the answer.
-      if (segment.seq <= lo) return best;
-      hi = segment.seq;
-    }
-    return best;
+    return firstAtOrAfter(this.stores.log, stream, start, end, to);
   }
 }

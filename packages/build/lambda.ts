@@ -1,6 +1,6 @@
 /**
- * The construct package's prebuilt function code: every handler module a default
- * `SluiceService` deploys, bundled with the settings NodejsFunction uses at synth time
+ * The construct package's prebuilt function code: every handler module a
+ * `SluiceService` deploys (with either entry point), bundled with the settings NodejsFunction uses at synth time
  * in this repository (`cdk/lambda-bundling.ts`), into `<outDir>/<handlerModule>/index.mjs`
  * (with its source map) — the directories `function-code.prebuilt.ts` hands to
  * `Code.fromAsset`.
@@ -11,12 +11,18 @@ import { build } from 'esbuild';
 import { BUNDLE_FILE, DEFAULT_RUNTIME, esbuildTarget, lambdaBundling } from '../../cdk/lambda-bundling.js';
 import { SluiceService } from '../../cdk/sluice-service.js';
 
-/** The handler modules (`api/send-message`, `timers/minute`, …) of a default SluiceService. */
+/**
+ * The handler modules (`api/function-url`, `api/send-message`, `timers/minute`, …) a
+ * SluiceService deploys with either entry point: the package serves both.
+ */
 export function handlerModules(): string[] {
   // Synthesis is never run: constructing the service names its functions, nothing is bundled.
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const service = new SluiceService(new Stack(app, 'Modules'), 'Sluice');
-  return [...service.functions.values()].map((fn) => fn.handlerModule).sort();
+  const modules = (['functionUrl', 'httpApi'] as const).flatMap((entryPoint) => {
+    const service = new SluiceService(new Stack(app, `Modules-${entryPoint}`), 'Sluice', { entryPoint });
+    return [...service.functions.values()].map((fn) => fn.handlerModule);
+  });
+  return [...new Set(modules)].sort();
 }
 
 export async function prebuildFunctions(root: string, outDir: string): Promise<{ modules: string[]; bytes: number }> {

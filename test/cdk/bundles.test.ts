@@ -5,6 +5,7 @@
  * background handlers run there with the local timers (no AWS endpoints to reach).
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,27 +59,33 @@ let bundlesDir: string;
 let table: string;
 let endpoint: string;
 const bundles = new Map<string, string>();
+const secretsKey = randomBytes(32).toString('base64');
 
 beforeAll(async () => {
   ({ table, endpoint } = await testTable('cdk-bundles'));
   outdir = mkdtempSync(join(tmpdir(), 'sluice-cdk-'));
   bundlesDir = mkdtempSync(join(tmpdir(), 'sluice-bundles-'));
-  const { app, stateless } = sluiceApp({ bundle: true, outdir });
-  app.synth();
-  const manifest = JSON.parse(readFileSync(join(outdir, `${stateless.artifactId}.assets.json`), 'utf8')) as {
-    files: Record<string, { source: { path: string; packaging?: string } }>;
-  };
-  for (const [entry, fn] of stateless.service.functions) {
-    const code = (fn.node.defaultChild as CfnFunction).code as CfnFunction.CodeProperty;
-    const hash = stateless.resolve(code.s3Key).replace(/\.zip$/, '');
-    const source = manifest.files[hash]?.source;
-    if (!source) throw new Error(`no asset ${hash} for ${entry}`);
-    expect(source.packaging).toBe('zip');
-    const copy = join(bundlesDir, entry);
-    cpSync(join(outdir, source.path), copy, { recursive: true });
-    bundles.set(entry, copy);
+  // Both entry points: the HTTP API's per-route functions, and the function URL's one `api` function.
+  for (const entryPoint of ['httpApi', 'functionUrl'] as const) {
+    const out = join(outdir, entryPoint);
+    const { app, stateless } = sluiceApp({ bundle: true, outdir: out, entryPoint });
+    app.synth();
+    const manifest = JSON.parse(readFileSync(join(out, `${stateless.artifactId}.assets.json`), 'utf8')) as {
+      files: Record<string, { source: { path: string; packaging?: string } }>;
+    };
+    for (const [entry, fn] of stateless.service.functions) {
+      if (bundles.has(entry)) continue;
+      const code = (fn.node.defaultChild as CfnFunction).code as CfnFunction.CodeProperty;
+      const hash = stateless.resolve(code.s3Key).replace(/\.zip$/, '');
+      const source = manifest.files[hash]?.source;
+      if (!source) throw new Error(`no asset ${hash} for ${entry}`);
+      expect(source.packaging).toBe('zip');
+      const copy = join(bundlesDir, entry);
+      cpSync(join(out, source.path), copy, { recursive: true });
+      bundles.set(entry, copy);
+    }
   }
-  // esbuild runs once per function (28 of them), through npx: minutes on a busy machine.
+  // esbuild runs once per function (38 for the HTTP API, 8 for the function URL), through npx: minutes on a busy machine.
 }, 900_000);
 
 afterAll(() => {
@@ -101,6 +108,9 @@ async function invokeAny(entry: string, event?: object): Promise<{ loaded: boole
       SLUICE_TABLE_NAME: table,
       DYNAMODB_ENDPOINT: endpoint,
       AWS_REGION: 'us-east-1',
+      // What the one KMS key is to a deployment: every process opens the message-id key that the
+      // first writer sealed (each process would draw its own local key otherwise).
+      SLUICE_SECRETS_KEY: secretsKey,
       POWERTOOLS_SERVICE_NAME: 'sluice',
       POWERTOOLS_LOG_LEVEL: 'ERROR',
       NODE_OPTIONS: '--enable-source-maps',
@@ -135,8 +145,8 @@ const httpEvent = (method: string, path: string, routeKey: string, extra: { path
 });
 
 describe('Lambda bundles', () => {
-  it('are one ESM file per function, with a source map, for every route and background function', () => {
-    expect([...bundles.keys()].sort()).toEqual([...routes.map((r) => r.entry), ...backgroundFunctions].sort());
+  it('are one ESM file per function, with a source map, for every route, background and function-URL function', () => {
+    expect([...bundles.keys()].sort()).toEqual([...routes.map((r) => r.entry), ...backgroundFunctions, 'api'].sort());
     for (const dir of bundles.values()) {
       expect(existsSync(join(dir, 'index.mjs'))).toBe(true);
       expect(existsSync(join(dir, 'index.mjs.map'))).toBe(true);
@@ -144,7 +154,7 @@ describe('Lambda bundles', () => {
     }
   });
 
-  it.each([...routes.map((r) => r.entry), ...backgroundFunctions])('%s loads outside the repository and exports a handler', async (entry) => {
+  it.each([...routes.map((r) => r.entry), ...backgroundFunctions, 'api'])('%s loads outside the repository and exports a handler', async (entry) => {
     expect(await invoke(entry)).toEqual({ loaded: true, result: null });
   });
 
@@ -194,5 +204,20 @@ describe('Lambda bundles', () => {
     const get = await invoke('get-topic', httpEvent('GET', `/v1/topics/${topic}`, 'GET /v1/topics/{topic}', { pathParameters: { topic } }));
     expect(get.result?.statusCode).toBe(200);
     expect(JSON.parse(get.result?.body ?? '{}')).toMatchObject({ name: topic });
+  });
+
+  it('answer function-URL events through the one api bundle: routeKey $default, the route found from rawPath', async () => {
+    const urlEvent = (method: string, path: string, body?: unknown) => ({
+      ...httpEvent(method, path, '$default', body === undefined ? {} : { body }),
+      requestContext: { ...httpEvent(method, path, '$default').requestContext, domainName: 'abc.lambda-url.us-east-1.on.aws', domainPrefix: 'abc', stage: '$default' },
+    });
+    const topic = 'bundled-url';
+    const put = await invoke('api', urlEvent('PUT', `/v1/topics/${topic}`, { type: 'standard' }));
+    expect(put.result?.statusCode).toBe(200);
+    const get = await invoke('api', urlEvent('GET', `/v1/topics/${topic}`));
+    expect(get.result?.statusCode).toBe(200);
+    expect(JSON.parse(get.result?.body ?? '{}')).toMatchObject({ name: topic });
+    const missing = await invoke('api', urlEvent('GET', '/v1/nothing'));
+    expect(missing.result).toMatchObject({ statusCode: 404, headers: { 'content-type': 'application/problem+json' } });
   });
 });

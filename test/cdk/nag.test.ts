@@ -27,14 +27,22 @@ describe('cdk-nag AwsSolutions', () => {
     expect(findings(app)).toEqual([]);
   });
 
+  it('finds none with the HTTP API entry point either', () => {
+    expect(findings(sluiceApp({ entryPoint: 'httpApi', namePrefix: 'nag' }).app)).toEqual([]);
+  });
+
   it('finds none in a user stack bound to an account and region, without a name prefix', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     new SluiceService(new Stack(app, 'UserStack', { env: { account: '123456789012', region: 'eu-west-1' } }), 'Queue');
     expect(findings(app)).toEqual([]);
   });
 
-  it('acknowledges only specific rules, each with a concrete reason', () => {
-    const { app, stateless } = sluiceApp();
+  it.each([
+    // The function URL has no unauthenticated route; the HTTP API's GET /health is one (APIG4).
+    ['functionUrl', []],
+    ['httpApi', ['AwsSolutions-APIG4']],
+  ] as const)('acknowledges only specific rules, each with a concrete reason (entry point %s)', (entryPoint, entryPointRules) => {
+    const { app, stateless } = sluiceApp({ entryPoint });
     const group = stateless.service.scheduleGroup.scheduleGroupName;
     const tableStreams = nagResourceName(stateless.service.dispatcher.function, `${stateless.service.table.tableArn}/stream/*`);
     const acknowledged = app.node
@@ -45,7 +53,7 @@ describe('cdk-nag AwsSolutions', () => {
     const ids = new Set(acknowledged.map(([id]) => id.replace(/^annotation::/i, '')));
     expect([...ids].sort()).toEqual(
       [
-        'AwsSolutions-APIG4',
+        ...entryPointRules,
         'AwsSolutions-IAM5[Resource::*]',
         // CreateSchedule of the run-time minute schedules: one group, one name prefix.
         `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${group}/sluice-m*]`,

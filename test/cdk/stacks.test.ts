@@ -63,8 +63,11 @@ let built: ReturnType<typeof sluiceApp>;
 let stateful: Template;
 let stateless: Template;
 
+// This file checks the per-route layout: the HTTP API entry point, one function per route with
+// its own grants. The default entry point (one function behind a function URL) is checked in
+// test/cdk/function-url.test.ts.
 beforeAll(() => {
-  built = sluiceApp({ namePrefix: 'sluice-test', alarmTopicArn, logRetention: RetentionDays.TWO_WEEKS });
+  built = sluiceApp({ namePrefix: 'sluice-test', alarmTopicArn, logRetention: RetentionDays.TWO_WEEKS, entryPoint: 'httpApi' });
   stateful = Template.fromStack(built.stateful);
   stateless = Template.fromStack(built.stateless);
 });
@@ -137,7 +140,7 @@ describe('stateful stack', () => {
 
 describe('customer managed key', () => {
   it('encrypts the table with a rotated key and lets readers decrypt and writers encrypt', () => {
-    const { stateful: keyStack, stateless: fnStack } = sluiceApp({ customerManagedKey: true });
+    const { stateful: keyStack, stateless: fnStack } = sluiceApp({ customerManagedKey: true, entryPoint: 'httpApi' });
     const keys = Template.fromStack(keyStack);
     keys.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
     keys.hasResourceProperties('AWS::DynamoDB::Table', {
@@ -617,7 +620,7 @@ describe('SluiceService as an L3 construct in one stack', () => {
   const oneStack = () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(app, 'UserStack');
-    return { stack, service: new SluiceService(stack, 'Queue') };
+    return { stack, service: new SluiceService(stack, 'Queue', { entryPoint: 'httpApi' }) };
   };
 
   it('creates its own table and secrets key and wires every function to them', () => {

@@ -22,6 +22,9 @@ beforeAll(async () => {
   await api.put('/v1/topics/orders', { type: 'standard' });
   await api.put('/v1/topics/ledger', { type: 'fifo' });
   await api.put('/v1/groups/billing', { subscriptions: [{ topic: 'orders' }] });
+  await api.put('/v1/topics/og-a', { type: 'fifo', orderGroup: 'og' });
+  await api.put('/v1/topics/og-b', { type: 'fifo', orderGroup: 'og' });
+  await api.put('/v1/groups/ordered', { subscriptions: [{ topic: 'og-a' }, { topic: 'og-b' }] });
   await api.post('/v1/topics/orders/messages', { body: 'seed' });
   // A lease that cannot expire during the file: its expiry would move stats between snapshots.
   receipt = (await api.post('/v1/groups/billing/receive', { maxMessages: 1, visibilityTimeoutSeconds: 43_200 })).body.messages[0].receiptHandle;
@@ -62,6 +65,17 @@ const cases: Array<[string, string, string, unknown, number, string, string?]> =
   ['subscription to a missing topic', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'nope' }] }, 404, 'TopicNotFound'],
   ['bad delivery mode', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], deliveryMode: 'fast' }, 400, 'InvalidArgument', 'deliveryMode'],
   ['maxDeliveries zero', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], maxDeliveries: 0 }, 400, 'InvalidArgument', 'maxDeliveries'],
+  ['retryPolicy initialSeconds negative', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], retryPolicy: { initialSeconds: -1 } }, 400, 'InvalidArgument', 'retryPolicy/initialSeconds'],
+  ['retryPolicy initialSeconds over 3600', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], retryPolicy: { initialSeconds: 3601, maxSeconds: 43200 } }, 400, 'InvalidArgument', 'retryPolicy/initialSeconds'],
+  ['retryPolicy initialSeconds not an integer', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], retryPolicy: { initialSeconds: 1.5 } }, 400, 'InvalidArgument', 'retryPolicy/initialSeconds'],
+  ['retryPolicy multiplier below 1', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], retryPolicy: { multiplier: 0.5 } }, 400, 'InvalidArgument', 'retryPolicy/multiplier'],
+  ['retryPolicy multiplier over 10', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], retryPolicy: { multiplier: 11 } }, 400, 'InvalidArgument', 'retryPolicy/multiplier'],
+  ['retryPolicy multiplier a string', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], retryPolicy: { multiplier: '2' } }, 400, 'InvalidArgument', 'retryPolicy/multiplier'],
+  ['retryPolicy maxSeconds over 43200', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], retryPolicy: { maxSeconds: 43201 } }, 400, 'InvalidArgument', 'retryPolicy/maxSeconds'],
+  ['retryPolicy maxSeconds below initialSeconds', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], retryPolicy: { initialSeconds: 60, maxSeconds: 30 } }, 400, 'InvalidArgument', 'retryPolicy/maxSeconds'],
+  ['retryPolicy initialSeconds above the default maxSeconds', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], retryPolicy: { initialSeconds: 601 } }, 400, 'InvalidArgument', 'retryPolicy/maxSeconds'],
+  ['retryPolicy with an unknown field', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], retryPolicy: { levels: [1, 5] } }, 400, 'InvalidArgument', 'retryPolicy'],
+  ['retryPolicy not an object', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], retryPolicy: 5 }, 400, 'InvalidArgument', 'retryPolicy'],
   ['visibility too long', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], visibilityTimeoutSeconds: 43201 }, 400, 'InvalidArgument', 'visibilityTimeoutSeconds'],
   ['subscribing to its own dead-letter topic', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], deadLetterTopic: 'orders' }, 400, 'InvalidArgument'],
   ['missing group', 'GET', '/v1/groups/nope', undefined, 404, 'GroupNotFound'],
@@ -135,6 +149,8 @@ const cases: Array<[string, string, string, unknown, number, string, string?]> =
   ['patch a group with a bad delivery mode', 'PATCH', '/v1/groups/billing', { deliveryMode: 'fast' }, 400, 'InvalidArgument', 'deliveryMode'],
   ['patch a group onto a missing topic', 'PATCH', '/v1/groups/billing', { subscriptions: [{ topic: 'nope' }] }, 404, 'TopicNotFound'],
   ['patch a group to subscribe to its own dead-letter topic', 'PATCH', '/v1/groups/billing', { deadLetterTopic: 'orders' }, 400, 'InvalidArgument'],
+  ['patch a group’s retry maxSeconds below its stored initialSeconds', 'PATCH', '/v1/groups/billing', { retryPolicy: { maxSeconds: 0 } }, 400, 'InvalidArgument', 'retryPolicy/maxSeconds'],
+  ['patch a group’s retry multiplier to 0', 'PATCH', '/v1/groups/billing', { retryPolicy: { multiplier: 0 } }, 400, 'InvalidArgument', 'retryPolicy/multiplier'],
   ['patch a missing group', 'PATCH', '/v1/groups/nope', { maxDeliveries: 2 }, 404, 'GroupNotFound'],
   ['redrive without a body', 'POST', '/v1/groups/billing/redrive', undefined, 400, 'InvalidArgument'],
   ['redrive with maxMessages 0', 'POST', '/v1/groups/billing/redrive', { maxMessages: 0 }, 400, 'InvalidArgument', 'maxMessages'],
@@ -149,6 +165,7 @@ const cases: Array<[string, string, string, unknown, number, string, string?]> =
   ['seek with an unknown field', 'POST', '/v1/groups/billing/seek', { to: 'latest', all: true }, 400, 'InvalidArgument'],
   ['seek on a topic not subscribed', 'POST', '/v1/groups/billing/seek', { to: 'latest', topics: ['ledger'] }, 400, 'InvalidArgument', 'topics/0'],
   ['seek a missing group', 'POST', '/v1/groups/nope/seek', { to: 'latest' }, 404, 'GroupNotFound'],
+  ['seek one topic of a time-order group alone', 'POST', '/v1/groups/ordered/seek', { to: 'earliest', topics: ['og-b'] }, 400, 'InvalidArgument', 'topics/0'],
 ];
 
 describe('bad input', () => {

@@ -6,30 +6,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalRuntime } from '../../local/runtime.js';
-import { SluiceClient } from '../../lib/client/index.js';
-import { TOKEN, startRuntime } from '../helpers/local.js';
-import { runCli, timeless, type CliRun } from '../helpers/cli.js';
+import { describe, expect, it } from 'vitest';
+import { runCli, timeless } from '../helpers/cli.js';
+import { cliSession } from '../helpers/cli-session.js';
 
-let runtime: LocalRuntime;
-let client: SluiceClient;
+const cli = cliSession();
+const { sluice, ok, json } = cli;
 const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
-
-beforeAll(async () => {
-  runtime = await startRuntime();
-  client = new SluiceClient({ endpoint: runtime.url, token: TOKEN });
-});
-afterAll(async () => runtime?.stop());
-
-const sluice = (...args: string[]) => runCli(['--endpoint', runtime.url, '--token', TOKEN, ...args]);
-/** A run that succeeded with nothing on stderr: its stdout. */
-const ok = (run: CliRun) => {
-  expect(run.stderr).toBe('');
-  expect(run.code).toBe(0);
-  return run.stdout;
-};
-const json = async <T = any>(...args: string[]): Promise<T> => JSON.parse(ok(await sluice('--json', ...args))) as T;
 const file = (name: string, content: string | Uint8Array) => {
   const path = join(dir, name);
   writeFileSync(path, content);
@@ -80,18 +63,19 @@ describe('sluice commands', () => {
 
     expect(ok(await sluice('topics', 'delete', 'cmd-ledger'))).toBe('Deleted topic cmd-ledger.\n');
     expect(await json('topics', 'delete', 'cmd-plain')).toEqual({ deleted: 'cmd-plain' });
-    await client.deleteTopic('cmd-grouped');
+    await cli.client.deleteTopic('cmd-grouped');
     expect(ok(await sluice('topics', 'list'))).toBe('No topics.\n');
   });
 
   it('groups: put, get and list, as text and JSON', async () => {
-    await client.putTopic('cmd-orders', { type: 'standard' });
-    await client.putTopic('cmd-audit', { type: 'fifo' });
+    await cli.client.putTopic('cmd-orders', { type: 'standard' });
+    await cli.client.putTopic('cmd-audit', { type: 'fifo' });
     expect(
       ok(
         await sluice(
           ...['groups', 'put', 'cmd-billing', '--subscribe', 'cmd-orders:created,paid', '--subscribe', 'cmd-audit'],
           ...['--mode', 'protected', '--visibility', '45', '--max-deliveries', '5', '--dead-letter-topic', 'cmd-dead'],
+          ...['--retry-initial', '2', '--retry-multiplier', '1.5', '--retry-max', '90'],
         ),
       ),
     ).toBe('Group cmd-billing (protected) subscribes to cmd-orders, cmd-audit.\n');
@@ -101,7 +85,7 @@ describe('sluice commands', () => {
       subscriptions: [{ topic: 'cmd-audit' }],
       deadLetterTopic: 'cmd-audit-reader-dlq',
     });
-    const reader = await client.getGroup('cmd-audit-reader');
+    const reader = await cli.client.getGroup('cmd-audit-reader');
 
     expect(timeless(ok(await sluice('groups', 'list')))).toBe(
       [
@@ -120,6 +104,7 @@ describe('sluice commands', () => {
         'deliveryMode:             protected',
         'visibilityTimeoutSeconds: 45',
         'maxDeliveries:            5',
+        'retryPolicy:              {"initialSeconds":2,"multiplier":1.5,"maxSeconds":90}',
         'deadLetterTopic:          cmd-dead',
         'createdAt:                <time>',
         'updatedAt:                <time>',
@@ -167,15 +152,15 @@ describe('sluice commands', () => {
   });
 
   it('send: every option, and the text of each kind of result', async () => {
-    await client.putTopic('cmd-send', { type: 'standard' });
-    await client.putTopic('cmd-send-fifo', { type: 'fifo' });
-    await client.putProducer('cmd-send-shop', { checkerUrl: 'http://127.0.0.1:9/check' });
+    await cli.client.putTopic('cmd-send', { type: 'standard' });
+    await cli.client.putTopic('cmd-send-fifo', { type: 'fifo' });
+    await cli.client.putProducer('cmd-send-shop', { checkerUrl: 'http://127.0.0.1:9/check' });
 
     const plain = await json<{ messageId: string }>(
       ...['send', 'cmd-send', 'hello', '--tag', 'created', '--key', 'k1', '--key', 'k2'],
       ...['--property', 'a=b', '--property', 'c=d=e', '--dedup-id', 'cmd-dedup-1'],
     );
-    expect(await client.getMessage('cmd-send', plain.messageId)).toMatchObject({
+    expect(await cli.client.getMessage('cmd-send', plain.messageId)).toMatchObject({
       body: 'hello',
       encoding: 'utf8',
       tag: 'created',
@@ -203,16 +188,16 @@ describe('sluice commands', () => {
 
     const half = ok(await sluice('send', 'cmd-send', 'half', '--transaction', 'cmd-send-shop', '--check-after', '30'));
     const [halfId, transactionId] = /^(\S+) prepared \(transaction (t\S+)\)\n$/.exec(half)?.slice(1) ?? [];
-    expect(await client.getTransaction(transactionId ?? '')).toMatchObject({ messageId: halfId, state: 'prepared', checkAfterSeconds: 30 });
+    expect(await cli.client.getTransaction(transactionId ?? '')).toMatchObject({ messageId: halfId, state: 'prepared', checkAfterSeconds: 30 });
 
     const fromFile = await json<{ messageId: string }>('send', 'cmd-send', '--file', file('body.txt', 'from a file\n'));
-    expect(await client.getMessage('cmd-send', fromFile.messageId)).toMatchObject({ body: 'from a file\n', encoding: 'utf8' });
+    expect(await cli.client.getMessage('cmd-send', fromFile.messageId)).toMatchObject({ body: 'from a file\n', encoding: 'utf8' });
     const binary = await json<{ messageId: string }>('send', 'cmd-send', '--file', file('body.bin', new Uint8Array([0, 1, 2, 255])), '--base64');
-    expect(await client.getMessage('cmd-send', binary.messageId)).toMatchObject({ body: 'AAEC/w==', encoding: 'base64' });
+    expect(await cli.client.getMessage('cmd-send', binary.messageId)).toMatchObject({ body: 'AAEC/w==', encoding: 'base64' });
   });
 
   it('send --ndjson: the summary as text and JSON, failed lines on stderr, a refused batch by line', async () => {
-    await client.putTopic('cmd-bulk', { type: 'standard' });
+    await cli.client.putTopic('cmd-bulk', { type: 'standard' });
     const lines = file('lines.ndjson', '{"body":"n1"}\n\n[1]\n{"body":"n2","tag":"created"}\nnot json\n{"body":"n3"}\n');
     const text = await sluice('send', 'cmd-bulk', '--ndjson', '--file', lines, '--batch-size', '2');
     expect(text.code).toBe(1);
@@ -241,15 +226,15 @@ describe('sluice commands', () => {
   });
 
   it('receive, commit and tail: the text of delivered messages and commit results', async () => {
-    await client.putTopic('cmd-work', { type: 'fifo' });
-    await client.putTopic('cmd-other', { type: 'standard' });
-    await client.putGroup('cmd-workers', { subscriptions: [{ topic: 'cmd-work' }, { topic: 'cmd-other' }], deliveryMode: 'concurrent', visibilityTimeoutSeconds: 30 });
+    await cli.client.putTopic('cmd-work', { type: 'fifo' });
+    await cli.client.putTopic('cmd-other', { type: 'standard' });
+    await cli.client.putGroup('cmd-workers', { subscriptions: [{ topic: 'cmd-work' }, { topic: 'cmd-other' }], deliveryMode: 'concurrent', visibilityTimeoutSeconds: 30 });
     expect(ok(await sluice('receive', 'cmd-workers'))).toBe('No messages.\n');
     expect(await json('receive', 'cmd-workers')).toEqual({ messages: [] });
 
-    await client.send('cmd-work', { body: 'w1\nsecond line', shardKey: 'A', tag: 'created', keys: ['k1', 'k2'] });
-    await client.send('cmd-work', { body: new Uint8Array([1, 2, 3]), shardKey: 'A' });
-    await client.send('cmd-other', { body: 'o1' });
+    await cli.client.send('cmd-work', { body: 'w1\nsecond line', shardKey: 'A', tag: 'created', keys: ['k1', 'k2'] });
+    await cli.client.send('cmd-work', { body: new Uint8Array([1, 2, 3]), shardKey: 'A' });
+    await cli.client.send('cmd-other', { body: 'o1' });
 
     // --topic: only cmd-work's two messages, not cmd-other's.
     const received = ok(await sluice('receive', 'cmd-workers', '--max', '3', '--topic', 'cmd-work', '--visibility', '60'));
@@ -267,8 +252,9 @@ describe('sluice commands', () => {
     expect(await json('commit', 'cmd-workers', handles[0] ?? '')).toEqual({ results: [{ receiptHandle: handles[0], status: 'committed' }] });
 
     // An older lease of a message cannot commit: that entry fails, the run exits 1.
-    const [lease] = await client.receive('cmd-workers', { topics: ['cmd-other'], visibilityTimeoutSeconds: 0 });
-    const [newer] = await client.receive('cmd-workers', { topics: ['cmd-other'], visibilityTimeoutSeconds: 30 });
+    const [lease] = await cli.client.receive('cmd-workers', { topics: ['cmd-other'], visibilityTimeoutSeconds: 0 });
+    // A lease of 0 s has expired at once: a failed attempt, back after the group's 1 s retry back-off.
+    const [newer] = await cli.client.receive('cmd-workers', { topics: ['cmd-other'], visibilityTimeoutSeconds: 30, waitSeconds: 3 });
     expect(newer?.messageId).toBe(lease?.messageId);
     const stale = await sluice('commit', 'cmd-workers', lease?.receiptHandle ?? '');
     expect(stale.code).toBe(1);
@@ -285,11 +271,11 @@ describe('sluice commands', () => {
       stderr:
         'InvalidArgument: entries/0/receiptHandle is not a receipt handle issued by Sluice.\n' + '  - entries/0/receiptHandle: malformed receipt handle\n',
     });
-    await client.commit('cmd-workers', [newer?.receiptHandle ?? '']);
+    await cli.client.commit('cmd-workers', [newer?.receiptHandle ?? '']);
 
     // tail --no-commit prints each message once, with a blank line after it, and leaves them leased.
-    await client.send('cmd-work', { body: 't1', shardKey: 'B' });
-    await client.send('cmd-work', { body: 't2', shardKey: 'B' });
+    await cli.client.send('cmd-work', { body: 't1', shardKey: 'B' });
+    await cli.client.send('cmd-work', { body: 't2', shardKey: 'B' });
     const tail = ok(await sluice('tail', 'cmd-workers', '--no-commit', '--limit', '2', '--wait', '1', '--visibility', '30'));
     const tailSeq = Number(/shard=B#(\d+)/.exec(tail)?.[1]);
     expect(timeless(tail)).toMatch(
@@ -298,25 +284,25 @@ describe('sluice commands', () => {
           `\\S+ {2}cmd-work shard=B#${tailSeq + 1} {2}delivery=1 {2}sent=<time>\\n {2}receipt: \\S+\\n {2}body: {4}t2\\n\\n$`,
       ),
     );
-    expect(await client.getGroup('cmd-workers')).toMatchObject({ inFlight: 2 });
+    expect(await cli.client.getGroup('cmd-workers')).toMatchObject({ inFlight: 2 });
   });
 
   it('tail commits what it prints; with --json one message per line', async () => {
-    await client.putTopic('cmd-tail', { type: 'standard' });
-    await client.putGroup('cmd-tailer', { subscriptions: [{ topic: 'cmd-tail' }] });
-    await client.sendBatch('cmd-tail', [{ body: 'a' }, { body: 'b' }, { body: 'c' }]);
+    await cli.client.putTopic('cmd-tail', { type: 'standard' });
+    await cli.client.putGroup('cmd-tailer', { subscriptions: [{ topic: 'cmd-tail' }] });
+    await cli.client.sendBatch('cmd-tail', [{ body: 'a' }, { body: 'b' }, { body: 'c' }]);
     const tail = ok(await sluice('--json', 'tail', 'cmd-tailer', '--limit', '3', '--max', '2', '--wait', '1'));
     const lines = tail.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
     expect(lines.map((line) => (JSON.parse(line) as { body: string }).body).sort()).toEqual(['a', 'b', 'c']);
-    expect(await client.getGroup('cmd-tailer')).toMatchObject({ backlog: 0, inFlight: 0 });
+    expect(await cli.client.getGroup('cmd-tailer')).toMatchObject({ backlog: 0, inFlight: 0 });
   });
 
   it('message: get, find and cancel, as text and JSON', async () => {
-    await client.putTopic('cmd-msgs', { type: 'standard' });
-    await client.putGroup('cmd-readers', { subscriptions: [{ topic: 'cmd-msgs' }] });
-    const sent = await client.send('cmd-msgs', { body: 'x'.repeat(70), tag: 'created', keys: ['order-1'], properties: { a: 'b' } });
-    const message = await client.getMessage('cmd-msgs', sent.messageId);
+    await cli.client.putTopic('cmd-msgs', { type: 'standard' });
+    await cli.client.putGroup('cmd-readers', { subscriptions: [{ topic: 'cmd-msgs' }] });
+    const sent = await cli.client.send('cmd-msgs', { body: 'x'.repeat(70), tag: 'created', keys: ['order-1'], properties: { a: 'b' } });
+    const message = await cli.client.getMessage('cmd-msgs', sent.messageId);
     expect(timeless(ok(await sluice('message', 'get', 'cmd-msgs', sent.messageId)))).toBe(
       [
         `messageId:     ${sent.messageId}`,
@@ -340,9 +326,9 @@ describe('sluice commands', () => {
     );
     expect(await json('message', 'get', 'cmd-msgs', sent.messageId)).toEqual(message);
 
-    const binary = await client.send('cmd-msgs', { body: new Uint8Array(10), keys: ['order-1'] });
-    await client.putTopic('cmd-lonely', { type: 'standard' });
-    const lonely = await client.send('cmd-lonely', { body: 'no group reads me' });
+    const binary = await cli.client.send('cmd-msgs', { body: new Uint8Array(10), keys: ['order-1'] });
+    await cli.client.putTopic('cmd-lonely', { type: 'standard' });
+    const lonely = await cli.client.send('cmd-lonely', { body: 'no group reads me' });
     expect(ok(await sluice('message', 'get', 'cmd-lonely', lonely.messageId))).not.toContain('GROUP');
 
     expect(timeless(ok(await sluice('message', 'find', 'cmd-msgs', '--key', 'order-1')))).toBe(
@@ -362,8 +348,8 @@ describe('sluice commands', () => {
       nextToken: expect.any(String),
     });
 
-    const later = await client.send('cmd-msgs', { body: 'later', delaySeconds: 600 });
-    const later2 = await client.send('cmd-msgs', { body: 'later 2', delaySeconds: 600 });
+    const later = await cli.client.send('cmd-msgs', { body: 'later', delaySeconds: 600 });
+    const later2 = await cli.client.send('cmd-msgs', { body: 'later 2', delaySeconds: 600 });
     expect(ok(await sluice('message', 'cancel', 'cmd-msgs', later.messageId))).toBe(`Cancelled ${later.messageId}.\n`);
     expect(await json('message', 'cancel', 'cmd-msgs', later2.messageId)).toEqual({ cancelled: later2.messageId });
     const again = await sluice('message', 'cancel', 'cmd-msgs', later.messageId);
@@ -371,9 +357,9 @@ describe('sluice commands', () => {
   });
 
   it('tx: get, commit and rollback, as text and JSON', async () => {
-    await client.putTopic('cmd-tx', { type: 'fifo' });
-    await client.putProducer('cmd-tx-shop', { checkerUrl: 'http://127.0.0.1:9/check' });
-    const send = (body: string) => client.send('cmd-tx', { body, shardKey: 'A', transaction: { producerGroup: 'cmd-tx-shop', checkAfterSeconds: 600 } });
+    await cli.client.putTopic('cmd-tx', { type: 'fifo' });
+    await cli.client.putProducer('cmd-tx-shop', { checkerUrl: 'http://127.0.0.1:9/check' });
+    const send = (body: string) => cli.client.send('cmd-tx', { body, shardKey: 'A', transaction: { producerGroup: 'cmd-tx-shop', checkAfterSeconds: 600 } });
     const [a, b, c] = [await send('a'), await send('b'), await send('c')];
     const id = (sent: typeof a) => sent.transactionId ?? '';
 
@@ -408,7 +394,7 @@ describe('sluice commands', () => {
   });
 
   it('exits 1 with a hint when the token is refused', async () => {
-    const run = await runCli(['--endpoint', runtime.url, '--token', 'wrong', 'topics', 'list']);
+    const run = await runCli(['--endpoint', cli.runtime.url, '--token', 'wrong', 'topics', 'list']);
     expect(run).toEqual({
       code: 1,
       stdout: '',

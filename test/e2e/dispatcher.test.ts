@@ -6,6 +6,7 @@
  * flags yet (later work), so the flagged segment is written directly.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
 import { inject } from 'vitest';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
@@ -19,10 +20,10 @@ import { eventually } from '../helpers/fake-streams.js';
 
 const table = tableName('e2e-dispatch');
 let runtime: LocalRuntime;
-const { doc, client: raw } = createDynamoClients({ endpoint: inject('dynamoEndpoint') });
+const { doc, client: raw } = createDynamoClients({ endpoint: dynamoEndpoint() });
 
 beforeAll(async () => {
-  runtime = await startLocal({ host: '127.0.0.1', port: 0, token: TOKEN, tableName: table, endpoint: inject('dynamoEndpoint'), dataDir: undefined, dispatchPollIntervalMs: 20 });
+  runtime = await startLocal({ host: '127.0.0.1', port: 0, token: TOKEN, tableName: table, endpoint: dynamoEndpoint(), dataDir: undefined, dispatchPollIntervalMs: 20 });
 });
 afterAll(async () => {
   await runtime?.stop();

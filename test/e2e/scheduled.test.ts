@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
 import { inject } from 'vitest';
 import type { LocalRuntime } from '../../local/runtime.js';
 import { client, startRuntime, TOKEN } from '../helpers/local.js';
@@ -75,7 +76,7 @@ describe('scheduled delivery over HTTP', () => {
   });
 
   it('delivers every pending timer after the runtime is killed and restarted', async () => {
-    const endpoint = inject('dynamoEndpoint');
+    const endpoint = dynamoEndpoint();
     const table = tableName('restart');
     let proc = await spawnRuntime({ endpoint, table, token: TOKEN });
     let c = client(proc.url);

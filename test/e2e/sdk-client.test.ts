@@ -80,13 +80,15 @@ describe('SluiceClient on the local runtime', () => {
     await client.commit('sdk-billing', got.map((m) => m.receiptHandle));
   });
 
-  it('releases a lease with visibility 0 so the message is redelivered at once', async () => {
+  it('releases a lease with visibility 0 so the message is redelivered after the group’s retry back-off (default 1 s)', async () => {
     await client.send('sdk-orders', { body: 'again' });
     const [first] = await client.receive('sdk-billing', { waitSeconds: 2 });
     expect(first?.body).toBe('again');
+    const released = Date.now();
     await client.release('sdk-billing', first!.receiptHandle);
-    const [second] = await client.receive('sdk-billing', { waitSeconds: 2 });
+    const [second] = await client.receive('sdk-billing', { waitSeconds: 3 });
     expect(second).toMatchObject({ messageId: first!.messageId, deliveryCount: 2 });
+    expect(Date.now() - released).toBeGreaterThanOrEqual(1_000);
     const stale = await client.commit('sdk-billing', [first!.receiptHandle]);
     expect(stale.results[0]).toMatchObject({ error: { code: 'ReceiptHandleExpired' } });
     await client.commit('sdk-billing', [second!.receiptHandle]);

@@ -129,7 +129,7 @@ describe('Consumer', () => {
     expect((await client.getMessage('c-slow', sent.messageId)).groups).toMatchObject([{ state: 'committed', deliveryCount: 1 }]);
   });
 
-  it('releases the lease when a handler throws, so the message is redelivered at once', async () => {
+  it('releases the lease when a handler throws, so the message is redelivered after the retry back-off, not the visibility timeout', async () => {
     await client.putTopic('c-flaky', { type: 'standard' });
     await client.putGroup('c-flaky-group', { subscriptions: [{ topic: 'c-flaky' }], visibilityTimeoutSeconds: 60 });
     await client.send('c-flaky', { body: 'flaky' });
@@ -154,6 +154,35 @@ describe('Consumer', () => {
     expect(counts).toEqual([1, 2]);
     expect(errors).toEqual(['handler']);
     expect(Date.now() - started).toBeLessThan(30_000); // far below the 60 s visibility timeout
+  });
+
+  it('a handler failing through a 1 s outage is retried per the group’s back-off (1 s, then 2 s): 2 deliveries, no dead letter', async () => {
+    await client.putTopic('c-outage', { type: 'standard' });
+    await client.putGroup('c-outage-group', { subscriptions: [{ topic: 'c-outage' }], visibilityTimeoutSeconds: 60, maxDeliveries: 16 });
+    expect((await client.getGroup('c-outage-group')).retryPolicy).toEqual({ initialSeconds: 1, multiplier: 2, maxSeconds: 600 });
+    await client.send('c-outage', { body: 'charge' });
+    const calls: Array<{ deliveryCount: number; at: number }> = [];
+    let committed = false;
+    let outageEnds = Infinity;
+    const consumer = new Consumer(client, {
+      group: 'c-outage-group',
+      waitSeconds: 1,
+      handler: async (m) => {
+        const at = Date.now();
+        if (calls.length === 0) outageEnds = at + 1_000;
+        calls.push({ deliveryCount: m.deliveryCount, at });
+        if (at < outageEnds) throw new Error('downstream unavailable');
+      },
+      onError: () => undefined,
+      onCommitted: () => void (committed = true),
+    });
+    await consumer.start();
+    await until(() => committed, 30_000, 'the message to be committed after the outage');
+    await consumer.stop();
+    // Without a back-off the release loop took all 16 deliveries within the outage and dead-lettered it.
+    expect(calls.map((c) => c.deliveryCount)).toEqual([1, 2]);
+    expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(1_000);
+    expect(await client.getGroup('c-outage-group')).toMatchObject({ deadLettered: 0, committed: 1 });
   });
 
   it('stops gracefully: waits for running handlers and their commits, gives queued messages back', async () => {
@@ -182,6 +211,8 @@ describe('Consumer', () => {
     expect(started).toBe(1);
     expect(consumer.inFlight).toBe(0);
     // The queued two were given back (visibility 0), not left leased for 60 s; the first was committed.
+    // A release is a failed attempt: they are back after the group's 1 s retry back-off.
+    await sleep(1_100);
     const rest = await client.receive('c-stop-group', { maxMessages: 10, waitSeconds: 2 });
     expect(rest.map((m) => [m.body, m.deliveryCount])).toEqual([
       ['m2', 2],

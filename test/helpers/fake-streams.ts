@@ -24,6 +24,8 @@ export class FakeStreams implements StreamsApi {
   calls = { describeStream: 0, getShardIterator: 0, getRecords: 0 };
   /** Fails the next N GetRecords calls (e.g. a DynamoDB Local restart). */
   failGetRecords = 0;
+  /** How long each GetRecords takes (DynamoDB Local holding many stream records is slow). */
+  getRecordsMs = 0;
   private sequence = 0;
 
   addShard(id: string, parent?: string): void {
@@ -97,6 +99,7 @@ export class FakeStreams implements StreamsApi {
 
   async getRecords(input: { ShardIterator?: string; Limit?: number }) {
     this.calls.getRecords++;
+    if (this.getRecordsMs > 0) await new Promise((resolve) => setTimeout(resolve, this.getRecordsMs));
     if (this.failGetRecords > 0) {
       this.failGetRecords--;
       throw Object.assign(new Error('connect ECONNREFUSED'), { name: 'Error' });

@@ -1,5 +1,5 @@
 /** Starts the real local runtime (gateway + handlers) on a free port, on a table of the test file's own. */
-import { inject } from 'vitest';
+import { dynamoEndpoint } from './dynamo-endpoint.js';
 import { startLocal, type LocalRuntime } from '../../local/runtime.js';
 import { tableName } from './stores.js';
 import { SigV4Signer } from '../../lib/client/sigv4.js';
@@ -25,7 +25,7 @@ export async function startRuntime(options: { token?: string | undefined; checkb
     port: 0,
     token: 'token' in options ? options.token : TOKEN,
     tableName: tableName('e2e'),
-    endpoint: inject('dynamoEndpoint'),
+    endpoint: dynamoEndpoint(),
     dataDir: undefined,
   });
 }

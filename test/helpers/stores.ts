@@ -1,6 +1,6 @@
 /** Builds real stores on DynamoDB Local, on a table of the test's own, with a clock the test controls. */
 import { randomUUID } from 'node:crypto';
-import { inject } from 'vitest';
+import { dynamoEndpoint } from './dynamo-endpoint.js';
 import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
 import { ensureTable } from '../../lib/adapters/dynamodb/table.js';
 import type { Clock } from '../../lib/ports/clock.js';
@@ -38,7 +38,7 @@ export const testSecrets = new LocalSecretBox(randomBytes(32));
 export const tableName = (prefix = 'test') => `${prefix}-${randomUUID().slice(0, 8)}`;
 
 export async function testTable(prefix?: string) {
-  const endpoint = inject('dynamoEndpoint');
+  const endpoint = dynamoEndpoint();
   const { client, doc } = createDynamoClients({ endpoint, requestTimeoutMs: 10_000 });
   const table = tableName(prefix);
   await ensureTable(client, table);

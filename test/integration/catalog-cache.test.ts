@@ -3,6 +3,7 @@
  * table stand for two Lambda containers (the "admin" one writes, the "data"
  * one serves sends and receives).
  */
+import { DEFAULT_RETRY_POLICY } from '../../lib/domain/retry-policy.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Catalog, type TopicSpec } from '../../lib/adapters/dynamodb/catalog.js';
 import { TopicRecentlyDeletedError } from '../../lib/domain/errors.js';
@@ -71,6 +72,7 @@ describe('catalog cache', () => {
       deliveryMode: 'concurrent' as const,
       visibilityTimeoutSeconds: 30,
       maxDeliveries: 5,
+      retryPolicy: DEFAULT_RETRY_POLICY,
       deadLetterTopic: 'g-cache-dlq',
     };
     const first = await admin.putGroup(group, clock.now(), 'absent');
@@ -89,6 +91,7 @@ describe('catalog cache', () => {
       deliveryMode: 'concurrent' as const,
       visibilityTimeoutSeconds: 30,
       maxDeliveries: 5,
+      retryPolicy: DEFAULT_RETRY_POLICY,
       deadLetterTopic: 'g-gone-dlq',
     };
     const saved = await admin.putGroup(group, clock.now(), 'absent');

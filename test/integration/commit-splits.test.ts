@@ -35,18 +35,36 @@ const drain = async (h: Harness, g: string, expected: number) => {
   return got;
 };
 
+type ReaderMode = 'serialized' | 'concurrent';
+
+/** A standard topic `in` with group `worker`, a FIFO topic `out` read by `reader`; one job received by `worker`. */
+const jobWithFifoOutput = async (mode: ReaderMode) => {
+  const h = await newHarness();
+  await h.admin.putTopic('in', topic());
+  await h.admin.putTopic('out', topic({ type: 'fifo' }));
+  await h.admin.putGroup('worker', group('in', { visibilityTimeoutSeconds: 300 }));
+  await h.admin.putGroup('reader', group('out', { deliveryMode: mode, visibilityTimeoutSeconds: 300 }));
+  await h.queue.send('in', send('job'));
+  const [job] = await h.queue.receive('worker', { maxMessages: 1, waitSeconds: 0 });
+  return { h, job: job! };
+};
+
+/** A FIFO topic `ledger` read by protected group `p`, a FIFO topic `out` read by `reader`. */
+const protectedLedger = async (mode: ReaderMode) => {
+  const h = await newHarness();
+  await h.admin.putTopic('ledger', topic({ type: 'fifo' }));
+  await h.admin.putTopic('out', topic({ type: 'fifo' }));
+  await h.admin.putGroup('p', group('ledger', { deliveryMode: 'protected', visibilityTimeoutSeconds: 600 }));
+  await h.admin.putGroup('reader', group('out', { deliveryMode: mode, visibilityTimeoutSeconds: 600 }));
+  return h;
+};
+
 describe('commit-with-publish beyond one transaction', () => {
   it('two 250 KB publishes to one FIFO shard: committed, both delivered in order', async () => {
-    const h = await newHarness();
-    await h.admin.putTopic('in', topic());
-    await h.admin.putTopic('out', topic({ type: 'fifo' }));
-    await h.admin.putGroup('worker', group('in', { visibilityTimeoutSeconds: 300 }));
-    await h.admin.putGroup('reader', group('out', { deliveryMode: 'serialized', visibilityTimeoutSeconds: 300 }));
-    await h.queue.send('in', send('job'));
-    const [job] = await h.queue.receive('worker', { maxMessages: 1, waitSeconds: 0 });
+    const { h, job } = await jobWithFifoOutput('serialized');
     const bodies = [noise(250 * 1024), noise(250 * 1024)];
     const [result] = await h.queue.commit('worker', [
-      { receiptHandle: job!.receiptHandle, publish: bodies.map((b) => ({ topic: 'out', ...send(b, { shardKey: 'A' }) })) },
+      { receiptHandle: job.receiptHandle, publish: bodies.map((b) => ({ topic: 'out', ...send(b, { shardKey: 'A' }) })) },
     ]);
     expect(result).toMatchObject({ status: 'committed' });
     const out = await drain(h, 'reader', 2);
@@ -56,19 +74,13 @@ describe('commit-with-publish beyond one transaction', () => {
   }, 60_000);
 
   it('10 outputs of 256 KiB incompressible base64 bodies: committed, all delivered in order, a repeat publishes nothing', async () => {
-    const h = await newHarness();
-    await h.admin.putTopic('in', topic());
-    await h.admin.putTopic('out', topic({ type: 'fifo' }));
-    await h.admin.putGroup('worker', group('in', { visibilityTimeoutSeconds: 300 }));
-    await h.admin.putGroup('reader', group('out', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 300 }));
-    await h.queue.send('in', send('job'));
-    const [job] = await h.queue.receive('worker', { maxMessages: 1, waitSeconds: 0 });
+    const { h, job } = await jobWithFifoOutput('concurrent');
     const bodies = Array.from({ length: 10 }, () => randomBytes(256 * 1024).toString('base64'));
     const publish = bodies.map((b, i) => ({ topic: 'out', ...send(b, { encoding: 'base64', shardKey: 'A', keys: [`k${i}`] }) }));
-    const [result] = await h.queue.commit('worker', [{ receiptHandle: job!.receiptHandle, publish }]);
+    const [result] = await h.queue.commit('worker', [{ receiptHandle: job.receiptHandle, publish }]);
     expect(result).toMatchObject({ status: 'committed' });
     // The same handle again: answered from the history, nothing published twice.
-    const [again] = await h.queue.commit('worker', [{ receiptHandle: job!.receiptHandle, publish }]);
+    const [again] = await h.queue.commit('worker', [{ receiptHandle: job.receiptHandle, publish }]);
     expect(again).toMatchObject({ status: 'committed' });
     const out = await drain(h, 'reader', 10);
     expect(out.map((m) => m.body)).toEqual(bodies);
@@ -78,11 +90,7 @@ describe('commit-with-publish beyond one transaction', () => {
 
 describe('protected cascade beyond one transaction', () => {
   it('30 pending commits with 10 keyed outputs each (one with a 250 KB output) cascade when the head commits with 3 × 250 KB outputs', async () => {
-    const h = await newHarness();
-    await h.admin.putTopic('ledger', topic({ type: 'fifo' }));
-    await h.admin.putTopic('out', topic({ type: 'fifo' }));
-    await h.admin.putGroup('p', group('ledger', { deliveryMode: 'protected', visibilityTimeoutSeconds: 600 }));
-    await h.admin.putGroup('reader', group('out', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 600 }));
+    const h = await protectedLedger('concurrent');
     await h.queue.sendBatch('ledger', Array.from({ length: 31 }, (_, i) => send(`m${i}`, { shardKey: 'A' })));
     const got = await h.queue.receive('p', { maxMessages: 100, waitSeconds: 0 });
     expect(got.map((m) => m.body)).toEqual(Array.from({ length: 31 }, (_, i) => `m${i}`));
@@ -114,11 +122,7 @@ describe('protected cascade beyond one transaction', () => {
   }, 300_000);
 
   it('a pending commit with 2 × 250 KB outputs (saved in parts) completes when the head commits: outputs in order', async () => {
-    const h = await newHarness();
-    await h.admin.putTopic('ledger', topic({ type: 'fifo' }));
-    await h.admin.putTopic('out', topic({ type: 'fifo' }));
-    await h.admin.putGroup('p', group('ledger', { deliveryMode: 'protected', visibilityTimeoutSeconds: 600 }));
-    await h.admin.putGroup('reader', group('out', { deliveryMode: 'serialized', visibilityTimeoutSeconds: 600 }));
+    const h = await protectedLedger('serialized');
     await h.queue.sendBatch('ledger', [send('a', { shardKey: 'A' }), send('b', { shardKey: 'A' })]);
     const got = await h.queue.receive('p', { maxMessages: 10, waitSeconds: 0 });
     const bodies = [noise(250 * 1024), noise(250 * 1024), 'head'];

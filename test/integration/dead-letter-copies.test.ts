@@ -10,6 +10,9 @@ beforeEach(async () => {
   await h.admin.putTopic('orders', topic());
 });
 
+/** `fail` redelivers right at each expiry or release: the retry back-off has its own tests (retry-policy.test.ts). */
+const AT_ONCE = { initialSeconds: 0 };
+
 const receive = (name: string, max = 10) => h.queue.receive(name, { maxMessages: max, waitSeconds: 0 });
 
 /** Receives the message `times` times, letting each lease expire (or releasing it). */
@@ -26,7 +29,7 @@ async function fail(name: string, times: number, how: 'expire' | 'release') {
 
 describe('dead-letter copies', () => {
   it('keep body, keys, properties and tag, record group, delivery count and reason, and are named by the original', async () => {
-    await h.admin.putGroup('billing', group('orders', { maxDeliveries: 2 }));
+    await h.admin.putGroup('billing', group('orders', { maxDeliveries: 2, retryPolicy: AT_ONCE }));
     const sent = await h.queue.send('orders', send('poison', { tag: 'created', keys: ['order-7', 'customer-3'], properties: { source: 'web' } }));
     await fail('billing', 2, 'expire');
 
@@ -58,7 +61,7 @@ describe('dead-letter copies', () => {
   });
 
   it('say "released" when the last attempt gave the lease back', async () => {
-    await h.admin.putGroup('billing', group('orders', { maxDeliveries: 2 }));
+    await h.admin.putGroup('billing', group('orders', { maxDeliveries: 2, retryPolicy: AT_ONCE }));
     const sent = await h.queue.send('orders', send('nack'));
     await fail('billing', 2, 'release');
     const link = (await h.queue.getMessage('orders', sent.messageId)).groups[0]!.deadLetter!;

@@ -11,7 +11,8 @@ let h: Harness;
 beforeEach(async () => {
   h = await newHarness();
   await h.admin.putTopic('orders', topic());
-  await h.admin.putGroup('billing', group('orders', { visibilityTimeoutSeconds: 1, maxDeliveries: 10 }));
+  // Every lease expires within the 2 s steps below: no retry back-off on top (retry-policy.test.ts has it).
+  await h.admin.putGroup('billing', group('orders', { visibilityTimeoutSeconds: 1, maxDeliveries: 10, retryPolicy: { initialSeconds: 0 } }));
 });
 
 const receive = (max: number) => h.queue.receive('billing', { maxMessages: max, waitSeconds: 0 });

@@ -18,8 +18,9 @@ let h: Harness;
 let gsiUnits = 0;
 
 const topic = (name: string) => h.admin.putTopic(name, build.topic({ type: 'fifo' }));
-const group = (name: string, topics: string[], mode: DeliveryMode) =>
-  h.admin.putGroup(name, build.group(topics, { deliveryMode: mode, visibilityTimeoutSeconds: 30 }));
+// Index times below are lease expiries without a retry back-off; the back-off's own case is the last test.
+const group = (name: string, topics: string[], mode: DeliveryMode, initialSeconds = 0) =>
+  h.admin.putGroup(name, build.group(topics, { deliveryMode: mode, visibilityTimeoutSeconds: 30, retryPolicy: { initialSeconds } }));
 const receive = (g: string, max = 10) => h.queue.receive(g, { maxMessages: max, waitSeconds: 0, topics: undefined });
 const commit = (g: string, ...handles: string[]) => h.queue.commit(g, handles);
 const bodies = (ms: Array<{ body: string }>) => ms.map((m) => m.body);
@@ -193,6 +194,25 @@ describe('FIFO ready index', () => {
     await h.queue.changeVisibility('g', a2!.receiptHandle, 0);
     expect(await indexKey('g', 'A')).toBe(readyNowKey(shard('A')));
     expect(bodies(await receive('g'))).toEqual(['a2']);
+  });
+
+  it('retry back-off: a lease is indexed at its expiry plus the delay; a release lowers the entry to the delay’s end, not to now', async () => {
+    await group('g', ['ledger'], 'concurrent', 4);
+    await h.queue.sendBatch('ledger', ['a1', 'a2'].map((b) => send(b, { shardKey: 'A' })));
+    const [a1, a2] = await receive('g');
+    const t0 = h.clock.now();
+    expect(await indexKey('g', 'A')).toBe(readyAtKey(t0 + 30_000 + 4_000));
+    await h.queue.changeVisibility('g', a1!.receiptHandle, 0);
+    expect(await indexKey('g', 'A')).toBe(readyAtKey(t0 + 4_000));
+    h.clock.advance(3_999);
+    expect(await receive('g')).toEqual([]);
+    h.clock.advance(1);
+    const [again] = await receive('g');
+    expect(again).toMatchObject({ body: 'a1', deliveryCount: 2 });
+    // a1's new lease: 30 s + 8 s (its second delivery); a2's: 30 s + 4 s from t0 — the earlier one.
+    expect(await indexKey('g', 'A')).toBe(readyAtKey(t0 + 34_000));
+    await commit('g', again!.receiptHandle, a2!.receiptHandle);
+    expect(await indexed('g')).toEqual([]);
   });
 
   it('serves every ready shard, not only the first page of the index', async () => {

@@ -111,6 +111,27 @@ describe('PATCH group and topic', () => {
     expect(replaced).toMatchObject({ visibilityTimeoutSeconds: 30, maxDeliveries: 16, deliveryMode: 'concurrent' });
   });
 
+  it('retryPolicy: defaults 1 s, ×2, 600 s; PATCH merges the fields given; PUT resets what it leaves out; a bad policy changes nothing', async () => {
+    expect((await h.admin.getGroup('billing')).retryPolicy).toEqual({ initialSeconds: 1, multiplier: 2, maxSeconds: 600 });
+    const { group: put } = await h.admin.putGroup('billing', group('orders', { retryPolicy: { initialSeconds: 5, multiplier: 3 } }));
+    expect(put.retryPolicy).toEqual({ initialSeconds: 5, multiplier: 3, maxSeconds: 600 });
+    const { group: patched } = await h.admin.patchGroup('billing', { retryPolicy: { maxSeconds: 60 } });
+    expect(patched.retryPolicy).toEqual({ initialSeconds: 5, multiplier: 3, maxSeconds: 60 });
+    expect((await h.admin.patchGroup('billing', { maxDeliveries: 4 })).group.retryPolicy).toEqual({ initialSeconds: 5, multiplier: 3, maxSeconds: 60 });
+    // The merged policy is checked: 90 s initial over the stored 60 s cap is refused, and nothing changes.
+    await expect(h.admin.patchGroup('billing', { retryPolicy: { initialSeconds: 90 } })).rejects.toMatchObject({
+      code: 'InvalidArgument',
+      issues: [{ path: 'retryPolicy/maxSeconds' }],
+    });
+    expect((await h.admin.getGroup('billing')).retryPolicy).toEqual({ initialSeconds: 5, multiplier: 3, maxSeconds: 60 });
+    await expect(h.admin.putGroup('fresh', group('orders', { retryPolicy: { initialSeconds: 0, maxSeconds: 0, multiplier: 10.5 } }))).rejects.toMatchObject({
+      issues: [{ path: 'retryPolicy/multiplier' }],
+    });
+    await expect(h.admin.getGroup('fresh')).rejects.toBeInstanceOf(GroupNotFoundError);
+    const { group: replaced } = await h.admin.putGroup('billing', group('orders'));
+    expect(replaced.retryPolicy).toEqual({ initialSeconds: 1, multiplier: 2, maxSeconds: 600 });
+  });
+
   it('a subscription added by PATCH starts at latest; two concurrent PATCHes of different fields both take effect', async () => {
     await h.admin.putTopic('audit', topic());
     await h.queue.send('audit', send('before'));

@@ -8,7 +8,8 @@ let h: Harness;
 beforeEach(async () => {
   h = await newHarness();
   await h.admin.putTopic('orders', topic());
-  await h.admin.putGroup('billing', group('orders', { visibilityTimeoutSeconds: 30, maxDeliveries: 3 }));
+  // Redelivery right at the lease's expiry: the retry back-off has its own tests (retry-policy.test.ts).
+  await h.admin.putGroup('billing', group('orders', { visibilityTimeoutSeconds: 30, maxDeliveries: 3, retryPolicy: { initialSeconds: 0 } }));
 });
 
 const receive = (max = 10, group = 'billing') => h.queue.receive(group, { maxMessages: max, waitSeconds: 0 });

@@ -10,6 +10,8 @@
 import { describe, expect, it } from 'vitest';
 import { DeleteCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { cursorPk, streamPk } from '../../lib/adapters/dynamodb/keys.js';
+import { noticeBucket, noticeStream } from '../../lib/domain/streams.js';
+import { Seeker } from '../../lib/services/seeker.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
 import { group, topic } from '../helpers/builders.js';
 
@@ -156,7 +158,11 @@ describe('idle FIFO shards expire', () => {
       // Each receive absorbs the batch's notices: a cursor per shard (most left on the ready index).
       await h.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
     }
-    expect((await items(h, cursorPk('g'))).length).toBeGreaterThanOrEqual(2000);
+    // A shard cursor's creation that conflicts with another on its notice cursor's `sv` check is
+    // refused and its notices are read again by the next receive (docs/design.md, Seek on FIFO topics).
+    const shardCursors = async () => (await items(h, cursorPk('g'))).filter((i) => String(i.sk).includes('/k:')).length;
+    for (let i = 0; i < 10 && (await shardCursors()) < 2000; i++) await h.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    expect(await shardCursors()).toBe(2000);
     h.clock.advance(16 * DAY);
     const counted = countRequests(h);
     // Expired, not deleted: stats read the cursors once and count none of them.
@@ -200,3 +206,70 @@ function countRequests(h: Harness) {
     },
   };
 }
+
+describe('idle FIFO shards expire, with seeks (docs/design.md, Seek: shards whose state expired)', () => {
+  /** Group `c` and `s` know shard A (expired, not deleted) and shard B (live, sent after the idle time). */
+  async function expiredAndLive(h: Harness) {
+    const idle = await idleShard(h);
+    await h.queue.sendBatch('ledger', [send('b0', { shardKey: 'B' })]);
+    expect(bodiesOf(await receiveAll(h, 'c', 1))).toEqual(['b0']);
+    expect(bodiesOf(await receiveAll(h, 's', 1))).toEqual(['b0']);
+    return idle;
+  }
+  const shardCursors = async (h: Harness, g: string) => (await items(h, cursorPk(g))).filter((i) => String(i.sk).includes('/k:'));
+
+  it('a seek moves only live shard cursors; an expired one stays absent, never refreshed, and its old handle stays stale', async () => {
+    const h = await newHarness();
+    const seeker = new Seeker(h.stores, h.clock);
+    const { staleHandle } = await expiredAndLive(h);
+    const expired = (await shardCursors(h, 's')).find((i) => String(i.sk).endsWith('/k:A'));
+    expect(Number(expired?.ttl) * 1000).toBeLessThanOrEqual(h.clock.now());
+    const answer = await seeker.seek('s', 'earliest', undefined);
+    expect(answer.shards).toEqual([{ topics: ['ledger'], moved: 1 }]);
+    // The expired cursor was not moved (no write refreshed it): still past its ttl, or removed as TTL would.
+    const after = (await shardCursors(h, 's')).find((i) => String(i.sk).endsWith('/k:A'));
+    if (after) expect(after.ttl).toBe(expired?.ttl);
+    expect((await h.queue.commit('s', [staleHandle]))[0]).toMatchObject({ error: { code: 'ReceiptHandleExpired' } });
+    // Earliest replays what is retained: B's message, not A's (past retention).
+    expect(bodiesOf(await receiveAll(h, 's', 2))).toEqual(['b0']);
+    expect(await h.queue.receive('s', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+  }, 120_000);
+
+  it.each([false, true])('an expired shard used again after a seek starts where the seek put the group (TTL deleted: %s)', async (deleted) => {
+    const h = await newHarness();
+    const seeker = new Seeker(h.stores, h.clock);
+    const { oldSeqs } = await expiredAndLive(h);
+    if (deleted) expect(await deleteExpired(h)).toBeGreaterThan(0);
+    // c: latest (its floor is now + 1); s: a time after B's message (nothing retained is at or after it).
+    await seeker.seek('c', 'latest', undefined);
+    h.clock.advance(1000);
+    await seeker.seek('s', h.clock.now(), undefined);
+    h.clock.advance(1000);
+    // Messages sent after both seeks are delivered to both, in order, above every old sequence:
+    // the new cursor of shard A is created under the seek count `sv` the notice cursor holds.
+    const sent = await h.queue.sendBatch('ledger', ['a3', 'a4', 'a5'].map((b) => send(b, { shardKey: 'A' })));
+    const seqs = sent.map((r) => ('result' in r ? r.result.sequence! : 0));
+    expect(seqs[0]).toBeGreaterThan(Math.max(...oldSeqs));
+    for (const g of ['c', 's']) {
+      const got = await receiveAll(h, g, 3);
+      expect(got.map((m) => [m.body, m.sequence, m.deliveryCount])).toEqual(seqs.map((seq, i) => [`a${i + 3}`, seq, 1]));
+      expect(await h.queue.receive(g, { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+      expect(await h.admin.getGroup(g)).toMatchObject({ backlog: 0, inFlight: 0 });
+    }
+  }, 120_000);
+
+  it('a shard cursor to replace an expired one, planned from notices read before a seek, is refused and replaced under the seek', async () => {
+    const h = await newHarness();
+    const seeker = new Seeker(h.stores, h.clock);
+    await expiredAndLive(h);
+    const notices = noticeStream('t:ledger', noticeBucket('A'));
+    const before = await h.stores.cursors.get('s', notices, h.clock.now());
+    await seeker.seek('s', 'latest', undefined);
+    // The expired cursor does not make the stale creation pass: the seek count check refuses it.
+    expect(await h.stores.cursors.raiseKnown('s', 't:ledger/k:A', 1, 2, h.clock.now(), { noticeStream: notices, version: before?.seek?.version })).toBe(false);
+    expect(await h.stores.cursors.get('s', 't:ledger/k:A', h.clock.now())).toBeUndefined();
+    const after = await h.stores.cursors.get('s', notices, h.clock.now());
+    expect(await h.stores.cursors.raiseKnown('s', 't:ledger/k:A', 7, 8, h.clock.now(), { noticeStream: notices, version: after?.seek?.version })).toBe(true);
+    expect(await h.stores.cursors.get('s', 't:ledger/k:A', h.clock.now())).toMatchObject({ next: 7, known: 8, leases: new Map() });
+  }, 120_000);
+});

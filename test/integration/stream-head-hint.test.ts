@@ -7,23 +7,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { StreamLog } from '../../lib/adapters/dynamodb/stream-log.js';
-import type { MessageRecord } from '../../lib/domain/model.js';
+import { record } from '../helpers/records.js';
 import { FakeClock, testTable } from '../helpers/stores.js';
-
-const record = (clock: FakeClock, id: string): MessageRecord => ({
-  messageId: id,
-  topic: 't',
-  body: id,
-  encoding: 'utf8',
-  tag: undefined,
-  keys: [],
-  properties: {},
-  shardKey: undefined,
-  sentAt: clock.now(),
-  deliverableAt: clock.now(),
-  expiresAt: clock.now() + 3_600_000,
-  generation: 1,
-});
 
 /** Counts the commands a document client sends, by name. */
 function counting(doc: DynamoDBDocumentClient) {

@@ -16,7 +16,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
 import { SluiceService, type SluiceServiceProps } from '../../cdk/index.js';
 import { SluiceClient } from '../../lib/client/index.js';
 import type { LocalRuntime } from '../../local/runtime.js';
@@ -91,10 +92,14 @@ for (const [name, dir] of Object.entries(JSON.parse(process.env.BUNDLES))) {
   const mod = await import(pathToFileURL(dir + '/index.mjs').href);
   loaded[name] = typeof mod.handler;
 }
-const health = await import(pathToFileURL(JSON.parse(process.env.BUNDLES).health + '/index.mjs').href);
+// Behind the HTTP API each route has its function; behind the function URL (the default) one \`api\`
+// function serves every path, and Lambda hands it the route key \`$default\`.
+const bundles = JSON.parse(process.env.BUNDLES);
+const routeKey = bundles.health ? 'GET /health' : '$default';
+const health = await import(pathToFileURL((bundles.health ?? bundles.api) + '/index.mjs').href);
 const answer = await health.handler(
-  { version: '2.0', routeKey: 'GET /health', rawPath: '/health', rawQueryString: '', headers: {}, isBase64Encoded: false,
-    requestContext: { http: { method: 'GET', path: '/health', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' }, requestId: 'r1', routeKey: 'GET /health', stage: '$default', timeEpoch: 0 } },
+  { version: '2.0', routeKey, rawPath: '/health', rawQueryString: '', headers: {}, isBase64Encoded: false,
+    requestContext: { http: { method: 'GET', path: '/health', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' }, requestId: 'r1', routeKey, stage: '$default', timeEpoch: 0 } },
   { functionName: 'health', awsRequestId: 'r1', getRemainingTimeInMillis: () => 15000, callbackWaitsForEmptyEventLoop: false },
 );
 console.log(JSON.stringify({ loaded, health: { statusCode: answer.statusCode, body: answer.body } }));
@@ -262,7 +267,7 @@ describe('@sluice/cdk', () => {
     const loaded = await inSandbox(process.execPath, ['load-bundles.mjs'], 180_000, {
       BUNDLES: JSON.stringify(bundles),
       SLUICE_TABLE_NAME: 'pkg-bundles',
-      DYNAMODB_ENDPOINT: inject('dynamoEndpoint'),
+      DYNAMODB_ENDPOINT: dynamoEndpoint(),
       AWS_REGION: 'us-east-1',
       POWERTOOLS_LOG_LEVEL: 'ERROR',
     });

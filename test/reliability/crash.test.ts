@@ -31,7 +31,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
 import { freePort } from '../../local/dynamo.js';
 import { startChecker } from '../helpers/checker.js';
 import { spawnRuntime, type RuntimeProcess } from '../helpers/process.js';
@@ -81,7 +82,7 @@ describe(`crash test (${SCALE}: ${N} messages, ${CRASHES} SIGKILLs)`, () => {
   it('loses nothing, commits each message once per group, keeps FIFO order and resolves every transaction', async () => {
     const random = seeded(SEED);
     const started = Date.now();
-    const endpoint = inject('dynamoEndpoint');
+    const endpoint = dynamoEndpoint();
     const table = tableName('crash');
     const port = await freePort();
     const dataDir = mkdtempSync(join(tmpdir(), 'sluice-crash-'));

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
 import { routes } from '../../functions/api/routes.js';
 import { HttpWebhookClient } from '../../lib/adapters/http/webhook-client.js';
 import { addressProblem, checkerUrlProblem } from '../../lib/domain/ssrf.js';
@@ -274,7 +275,7 @@ describe('secrets stay out of the logs', () => {
   it('logs no signing secret and no bearer token while producer groups are created, rotated and checked back', async () => {
     const token = `tok_${randomBytes(18).toString('hex')}`;
     const proc = await spawnRuntime({
-      endpoint: inject('dynamoEndpoint'),
+      endpoint: dynamoEndpoint(),
       table: tableName('secrets'),
       token,
       // As verbose as it gets: whatever the runtime logs at any level is in the captured output.

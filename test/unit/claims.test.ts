@@ -3,6 +3,7 @@ import { planClaims, type PlanInput } from '../../lib/domain/claims.js';
 import { deliveriesOfToken, type CursorState, type Lease } from '../../lib/domain/cursor.js';
 import { combinedHint, readinessAfterCompletion, readinessHint } from '../../lib/domain/readiness.js';
 import type { MessageRecord } from '../../lib/domain/model.js';
+import type { RetryPolicy } from '../../lib/domain/retry-policy.js';
 
 const NOW = 1_000_000;
 const record = (body: string, extra: Partial<MessageRecord> = {}): MessageRecord => ({
@@ -45,6 +46,9 @@ const cursor = (next: number, leases: Lease[] = []): CursorState => ({
 /** One segment per message, seq 1..n. */
 const segments = (from: number, bodies: string[]) => bodies.map((b, i) => ({ seq: from + i, count: 1, records: [record(b)] }));
 
+/** Redelivery at once: the tests below that are not about the retry policy. */
+const AT_ONCE: RetryPolicy = { initialSeconds: 0, multiplier: 1, maxSeconds: 0 };
+
 const plan = (overrides: Partial<PlanInput>) =>
   planClaims({
     cursor: cursor(1),
@@ -53,6 +57,7 @@ const plan = (overrides: Partial<PlanInput>) =>
     want: 10,
     visibilityMs: 30_000,
     maxDeliveries: 3,
+    retryPolicy: AT_ONCE,
     leaseRecords: new Map(),
     segments: [],
     truncated: false,
@@ -198,5 +203,75 @@ describe('claim planning', () => {
       });
       expect(seen).toEqual([['b', 1]]);
     });
+  });
+});
+
+describe('retry policy (SPEC §1): a lease holds until visibility + the back-off of its delivery', () => {
+  const POLICY: RetryPolicy = { initialSeconds: 2, multiplier: 3, maxSeconds: 10 };
+
+  it('a first delivery holds for visibility + initialSeconds; a redelivery for visibility + the grown delay; the last one for visibility only', () => {
+    const first = plan({ retryPolicy: POLICY, maxDeliveries: 5, segments: segments(1, ['a']) });
+    expect(first.grant[0]?.lease.expiresAt).toBe(NOW + 30_000 + 2_000);
+    const again = (deliveries: number) =>
+      plan({
+        retryPolicy: POLICY,
+        maxDeliveries: 5,
+        cursor: cursor(2, [lease(1, NOW - 1, { deliveries })]),
+        leaseRecords: new Map([[1, record('a')]]),
+      }).grant[0]?.lease;
+    expect(again(1)).toMatchObject({ deliveries: 2, expiresAt: NOW + 30_000 + 6_000 });
+    expect(again(2)).toMatchObject({ deliveries: 3, expiresAt: NOW + 30_000 + 10_000 }); // 18 s capped at 10 s
+    expect(again(4)).toMatchObject({ deliveries: 5, expiresAt: NOW + 30_000 }); // the last delivery: dead-lettered when it fails
+  });
+
+  it('a lease in its back-off is not claimable, and the stream is ready when it ends', () => {
+    const p = plan({
+      retryPolicy: POLICY,
+      mode: 'serialized',
+      cursor: cursor(2, [lease(1, NOW + 2_000, { released: true })]),
+      segments: segments(2, ['b']),
+    });
+    expect(p.deliveries).toEqual([]);
+    expect(p.readyAt).toBe(NOW + 2_000);
+  });
+
+  it.each(['protected', 'concurrent'] as const)(
+    '%s: the shard waits with a released message — nothing after it is delivered, new or again, until it is',
+    (mode) => {
+      const waiting = plan({
+        mode,
+        cursor: cursor(4, [lease(1, NOW - 5), lease(2, NOW + 4_000, { released: true }), lease(3, NOW - 1, { released: true })]),
+        leaseRecords: new Map([
+          [1, record('a')],
+          [3, record('c')],
+        ]),
+        segments: segments(4, ['d']),
+      });
+      // 1 is before the waiting message: it goes; 3 (its back-off over) and 4 (new) wait behind 2.
+      expect(waiting.deliveries.map((d) => d.record.body)).toEqual(['a']);
+      expect(waiting.next).toBe(4);
+      expect(waiting.readyAt).toBe(NOW + 4_000);
+      const over = plan({
+        mode,
+        now: NOW + 4_000,
+        cursor: cursor(4, [lease(2, NOW + 4_000, { released: true }), lease(3, NOW - 1, { released: true })]),
+        leaseRecords: new Map([
+          [2, record('b')],
+          [3, record('c')],
+        ]),
+        segments: segments(4, ['d']),
+        live: () => true,
+      });
+      expect(over.deliveries.map((d) => d.record.body)).toEqual(['b', 'c', 'd']);
+    },
+  );
+
+  it('standard topics (unordered) do not wait for a released message', () => {
+    const p = plan({
+      mode: 'unordered',
+      cursor: cursor(2, [lease(1, NOW + 4_000, { released: true })]),
+      segments: segments(2, ['b']),
+    });
+    expect(p.deliveries.map((d) => d.record.body)).toEqual(['b']);
   });
 });

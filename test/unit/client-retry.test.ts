@@ -174,6 +174,12 @@ describe('SluiceClient retries', () => {
     await expect(client.listTopics()).rejects.toMatchObject({ status: 403, code: 'Forbidden', detail: 'Forbidden' });
   });
 
+  it('reads the message of a Lambda function URL’s own 403 ({"Message": …}, capital M)', async () => {
+    const message = 'Forbidden. For troubleshooting Function URL authorization issues, see: https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html';
+    const { client } = scripted([json(403, { Message: message })]);
+    await expect(client.listTopics()).rejects.toMatchObject({ status: 403, code: 'Forbidden', detail: message });
+  });
+
   it('stops retrying when the caller aborts', async () => {
     const controller = new AbortController();
     let calls = 0;

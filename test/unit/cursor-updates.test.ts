@@ -10,7 +10,10 @@ import {
   claimUpdate,
   completionUpdate,
   deadLetterUpdate,
+  noticeSeekUpdate,
   raiseKnownUpdate,
+  seekMoveUpdate,
+  unsoughtSinceCondition,
   visibilityUpdate,
   visibilityVariants,
   type ClaimChange,
@@ -231,5 +234,41 @@ describe('dead letters, notices, notice cursors', () => {
 
   it('advances a notice cursor from the nx it read', () => {
     expect(render(advanceUpdate(3, 5, 4))).toEqual({ update: 'SET nx = 5, ns = 4', condition: 'nx = 3' });
+  });
+});
+
+describe('seek', () => {
+  const shard = 't:ledger/k:A';
+  it('moves a shard cursor conditional on nx, the lease map and kn as read; ready now when kn reaches the target', () => {
+    const fl = { '7': storedLease(lease(7, 't')) };
+    const ready = seekMoveUpdate('g', shard, { nx: 8, fl, kn: 9 }, 3, 1, 5_000);
+    expect(ready.UpdateExpression).toBe('SET nx = :to, ns = :ns, fl = :none, g1pk = :rk, g1sk = :rs');
+    expect(ready.ConditionExpression).toBe('nx = :nx AND fl = :fl AND kn = :kn AND (attribute_not_exists(#t) OR #t > :ls)');
+    expect(ready.ExpressionAttributeValues).toMatchObject({ ':to': 3, ':ns': 1, ':none': {}, ':nx': 8, ':fl': fl, ':kn': 9, ':rs': readyNowKey(shard), ':ls': 5 });
+    expect(ready.ExpressionAttributeNames).toEqual({ '#t': 'ttl' });
+    const idle = seekMoveUpdate('g', shard, { nx: 8, fl: {}, kn: 9 }, 10, 10, 5_000);
+    expect(idle.UpdateExpression).toBe('SET nx = :to, ns = :ns, fl = :none REMOVE g1pk, g1sk');
+    expect(seekMoveUpdate('g', shard, { nx: 1, fl: {} }, 1, 1, 5_000).ConditionExpression).toBe(
+      'nx = :nx AND fl = :fl AND attribute_not_exists(kn) AND (attribute_not_exists(#t) OR #t > :ls)',
+    );
+  });
+
+  it('moves a partition cursor without touching the ready index', () => {
+    const update = seekMoveUpdate('g', 't:orders/p:0', { nx: 5, fl: undefined }, 1, 1, 5_000);
+    expect(update.UpdateExpression).toBe('SET nx = :to, ns = :ns, fl = :none');
+    expect(update.ConditionExpression).toBe('nx = :nx AND fl = :fl');
+    expect(update.ExpressionAttributeNames).toBeUndefined();
+    expect(update.ExpressionAttributeValues[':fl']).toEqual({});
+  });
+
+  it('counts the seek on notice cursors and records the floor; moves them only when told', () => {
+    expect(noticeSeekUpdate({ next: 4, segmentStart: 4 }, 0)).toEqual({
+      UpdateExpression: 'SET nx = :nx, ns = :ns, sf = :sf ADD sv :one',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':sf': 0, ':one': 1, ':nx': 4, ':ns': 4 },
+    });
+    expect(noticeSeekUpdate(undefined, 1234).UpdateExpression).toBe('SET sf = :sf ADD sv :one');
+    expect(unsoughtSinceCondition(undefined)).toEqual({ ConditionExpression: 'attribute_not_exists(sv)' });
+    expect(unsoughtSinceCondition(2)).toEqual({ ConditionExpression: 'sv = :sv', ExpressionAttributeValues: { ':sv': 2 } });
   });
 });

@@ -192,6 +192,25 @@ describe('stream poller: reading', () => {
     expect(h.seen).toEqual([put]);
   });
 
+  it('keeps its GetRecords calls within their share of a slow DynamoDB Local, and still delivers', async () => {
+    const h = await harness((s) => {
+      s.addShard('a');
+      s.getRecordsMs = 40;
+    }, { pollIntervalMs: 1, idlePollIntervalMs: 1, readShare: 0.2 });
+    const put = h.streams.put('a', segmentImage('t', 1));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Each call takes 40 ms: at most one call begins every 200 ms (≤ 6 in 1 s), not one every ~41 ms (~24).
+    expect(h.poller.stats.getRecordsCalls).toBeGreaterThanOrEqual(3);
+    expect(h.poller.stats.getRecordsCalls).toBeLessThanOrEqual(7);
+    expect(h.seen).toEqual([put]);
+  });
+
+  it('refuses a read share outside (0, 1]', () => {
+    for (const readShare of [0, -0.5, 1.5, Number.NaN]) {
+      expect(() => new StreamPoller({ streams: new FakeStreams(), streamArn: 'arn', filters: [], startingPosition: 'LATEST', handler: async () => undefined, readShare })).toThrow(/readShare/);
+    }
+  });
+
   it('gives up a record it cannot map instead of stalling the shard', async () => {
     const h = await harness((s) => {
       s.addShard('a');

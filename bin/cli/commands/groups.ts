@@ -1,14 +1,59 @@
 /** `sluice groups list|get|put (create)|update|delete|seek`: consumer groups. */
 import { Option, type Command } from 'commander';
-import type { DeliveryMode, Group, Subscription } from '../../../lib/client/types.js';
+import type { DeliveryMode, Group, RetryPolicy, Subscription } from '../../../lib/client/types.js';
 import { gather, withContext } from '../context.js';
 import { fields, listing } from '../output.js';
-import { integer, subscription } from '../parsers.js';
+import { decimal, integer, subscription } from '../parsers.js';
 
 const COLUMNS = ['NAME', 'MODE', 'VISIBILITY', 'MAX-DELIVERIES', 'DEAD-LETTER', 'SUBSCRIPTIONS'];
 /** Subscriptions as `--subscribe` takes them: `topic` or `topic:tag,tag`. */
 const subscriptions = (g: Group) => g.subscriptions.map((s) => (s.tags ? `${s.topic}:${s.tags.join(',')}` : s.topic)).join(' ');
 const row = (g: Group) => [g.name, g.deliveryMode, `${g.visibilityTimeoutSeconds}s`, g.maxDeliveries, g.deadLetterTopic, subscriptions(g)];
+
+/** `--retry-initial/--retry-multiplier/--retry-max`: the retry policy's fields given (the server checks maxSeconds ≥ initialSeconds). */
+interface RetryOptions {
+  retryInitial?: number;
+  retryMultiplier?: number;
+  retryMax?: number;
+}
+const retryPolicyOf = (o: RetryOptions): { retryPolicy?: Partial<RetryPolicy> } => {
+  const policy: Partial<RetryPolicy> = {
+    ...(o.retryInitial !== undefined ? { initialSeconds: o.retryInitial } : {}),
+    ...(o.retryMultiplier !== undefined ? { multiplier: o.retryMultiplier } : {}),
+    ...(o.retryMax !== undefined ? { maxSeconds: o.retryMax } : {}),
+  };
+  return Object.keys(policy).length > 0 ? { retryPolicy: policy } : {};
+};
+const retryOptions = (command: Command, defaults: boolean) =>
+  command
+    .option('--retry-initial <seconds>', `retry back-off after the first failed attempt, 0: at once${defaults ? ' (default 1)' : ''}`, integer('--retry-initial', 0, 3600))
+    .option('--retry-multiplier <factor>', `retry back-off factor per further failed attempt${defaults ? ' (default 2)' : ''}`, decimal('--retry-multiplier', 1, 10))
+    .option('--retry-max <seconds>', `longest retry back-off${defaults ? ' (default 600)' : ''}`, integer('--retry-max', 0, 43_200));
+
+/** The settings `put` and `update` both take (all but --subscribe, which `put` requires). */
+interface SettingOptions extends RetryOptions {
+  mode?: DeliveryMode;
+  visibility?: number;
+  maxDeliveries?: number;
+  deadLetterTopic?: string;
+}
+
+/** Adds the setting options to `put` or `update`, after its --subscribe (help lists them in this order). */
+const settingOptions = (command: Command, deadLetterHelp: string, defaults: boolean): Command =>
+  retryOptions(command
+    .addOption(new Option('--mode <mode>', 'delivery mode for FIFO topics').choices(['serialized', 'protected', 'concurrent']))
+    .option('--visibility <seconds>', 'visibility timeout', integer('--visibility', 1, 43_200))
+    .option('--max-deliveries <n>', 'deliveries before dead-lettering', integer('--max-deliveries', 1, 1000))
+    .option('--dead-letter-topic <topic>', deadLetterHelp), defaults);
+
+/** The settings given on the command line, by their API names; the ones not given are left out. */
+const settingsOf = (options: SettingOptions) => ({
+  ...(options.mode ? { deliveryMode: options.mode } : {}),
+  ...(options.visibility !== undefined ? { visibilityTimeoutSeconds: options.visibility } : {}),
+  ...(options.maxDeliveries !== undefined ? { maxDeliveries: options.maxDeliveries } : {}),
+  ...retryPolicyOf(options),
+  ...(options.deadLetterTopic ? { deadLetterTopic: options.deadLetterTopic } : {}),
+});
 
 export function addGroupCommands(program: Command): void {
   const groups = program.command('groups').description('manage consumer groups');
@@ -23,68 +68,40 @@ export function addGroupCommands(program: Command): void {
     .command('get <group>')
     .description('show a group with backlog, in-flight and dead-letter statistics')
     .action(withContext(async ({ client, out }, name: string) => out.print(await client.getGroup(name), fields)));
-  groups
+  const put = groups
     .command('put <group>')
     .alias('create')
     .description('create or replace a consumer group (settings not given take their defaults)')
-    .requiredOption('--subscribe <topic[:tags]>', 'subscribe to a topic, optionally only to some tags (repeatable)', subscription)
-    .addOption(new Option('--mode <mode>', 'delivery mode for FIFO topics').choices(['serialized', 'protected', 'concurrent']))
-    .option('--visibility <seconds>', 'visibility timeout', integer('--visibility', 1, 43_200))
-    .option('--max-deliveries <n>', 'deliveries before dead-lettering', integer('--max-deliveries', 1, 1000))
-    .option('--dead-letter-topic <topic>', 'dead-letter topic (default <group>-dlq)')
-    .action(
-      withContext(
-        async (
-          { client, out },
-          name: string,
-          options: { subscribe: Subscription[]; mode?: DeliveryMode; visibility?: number; maxDeliveries?: number; deadLetterTopic?: string },
-        ) => {
-          const group = await client.putGroup(name, {
-            subscriptions: options.subscribe,
-            ...(options.mode ? { deliveryMode: options.mode } : {}),
-            ...(options.visibility !== undefined ? { visibilityTimeoutSeconds: options.visibility } : {}),
-            ...(options.maxDeliveries !== undefined ? { maxDeliveries: options.maxDeliveries } : {}),
-            ...(options.deadLetterTopic ? { deadLetterTopic: options.deadLetterTopic } : {}),
-          });
-          out.print(group, (g) => `Group ${g.name} (${g.deliveryMode}) subscribes to ${g.subscriptions.map((s) => s.topic).join(', ')}.`);
-        },
-      ),
-    );
-  groups
+    .requiredOption('--subscribe <topic[:tags]>', 'subscribe to a topic, optionally only to some tags (repeatable)', subscription);
+  settingOptions(put, 'dead-letter topic (default <group>-dlq)', true).action(
+    withContext(async ({ client, out }, name: string, options: SettingOptions & { subscribe: Subscription[] }) => {
+      const group = await client.putGroup(name, { subscriptions: options.subscribe, ...settingsOf(options) });
+      out.print(group, (g) => `Group ${g.name} (${g.deliveryMode}) subscribes to ${g.subscriptions.map((s) => s.topic).join(', ')}.`);
+    }),
+  );
+  const update = groups
     .command('update <group>')
     .description('change only the settings given (PATCH); --subscribe, when given, replaces the whole list')
-    .option('--subscribe <topic[:tags]>', 'subscribe to a topic, optionally only to some tags (repeatable)', subscription)
-    .addOption(new Option('--mode <mode>', 'delivery mode for FIFO topics').choices(['serialized', 'protected', 'concurrent']))
-    .option('--visibility <seconds>', 'visibility timeout', integer('--visibility', 1, 43_200))
-    .option('--max-deliveries <n>', 'deliveries before dead-lettering', integer('--max-deliveries', 1, 1000))
-    .option('--dead-letter-topic <topic>', 'dead-letter topic')
-    .action(
-      withContext(
-        async (
-          { client, out },
-          name: string,
-          options: { subscribe?: Subscription[]; mode?: DeliveryMode; visibility?: number; maxDeliveries?: number; deadLetterTopic?: string },
-        ) => {
-          const group = await client.patchGroup(name, {
-            ...(options.subscribe ? { subscriptions: options.subscribe } : {}),
-            ...(options.mode ? { deliveryMode: options.mode } : {}),
-            ...(options.visibility !== undefined ? { visibilityTimeoutSeconds: options.visibility } : {}),
-            ...(options.maxDeliveries !== undefined ? { maxDeliveries: options.maxDeliveries } : {}),
-            ...(options.deadLetterTopic ? { deadLetterTopic: options.deadLetterTopic } : {}),
-          });
-          out.print(group, fields);
-        },
-      ),
-    );
+    .option('--subscribe <topic[:tags]>', 'subscribe to a topic, optionally only to some tags (repeatable)', subscription);
+  settingOptions(update, 'dead-letter topic', false).action(
+    withContext(async ({ client, out }, name: string, options: SettingOptions & { subscribe?: Subscription[] }) => {
+      const group = await client.patchGroup(name, { ...(options.subscribe ? { subscriptions: options.subscribe } : {}), ...settingsOf(options) });
+      out.print(group, fields);
+    }),
+  );
   groups
     .command('seek <group>')
-    .description('move a group on its standard topics: earliest, latest (skip the backlog) or an RFC 3339 time; leases in flight end')
+    .description('move a group on its topics: earliest, latest (skip the backlog) or an RFC 3339 time; leases in flight end')
     .requiredOption('--to <earliest|latest|time>', 'where to move: earliest, latest, or an RFC 3339 time up to now')
     .option('--topic <topic>', 'only this topic (repeatable; default: every subscribed topic)', (value: string, all: string[] = []) => [...all, value])
     .action(withContext(async ({ client, out }, name: string, options: { to: string; topic?: string[] }) => {
       const result = await client.seek(name, { to: options.to, ...(options.topic ? { topics: options.topic } : {}) });
       out.print(result, (r) =>
-        [`Group ${r.group} moved to ${options.to}:`, ...r.positions.map((p) => `  ${p.topic} partition ${p.partition}: next ${p.next}`)].join('\n'),
+        [
+          `Group ${r.group} moved to ${options.to}:`,
+          ...r.positions.map((p) => `  ${p.topic} partition ${p.partition}: next ${p.next}`),
+          ...(r.shards ?? []).map((s) => `  ${s.topics.join(', ')}: ${s.moved} shard${s.moved === 1 ? '' : 's'} moved`),
+        ].join('\n'),
       );
     }));
   groups

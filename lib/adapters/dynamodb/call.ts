@@ -50,14 +50,32 @@ export async function conditionalWithImage(
   }
 }
 
+/**
+ * The pages of a Query, one after the other, as {@link call}s; stops when the caller stops
+ * iterating or the index has no more. With `limit`, each page asks for (`Limit`) what is still
+ * missing of `limit` items in all, and paging stops once they were read.
+ */
+export async function* queryPages(
+  doc: DynamoDBDocumentClient,
+  input: Omit<QueryCommandInput, 'ExclusiveStartKey'>,
+  limit?: number,
+): AsyncGenerator<Record<string, unknown>[]> {
+  let found = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await call(() =>
+      doc.send(new QueryCommand({ ...input, ...(limit !== undefined ? { Limit: limit - found } : {}), ...(start ? { ExclusiveStartKey: start } : {}) })),
+    );
+    const items = page.Items ?? [];
+    found += items.length;
+    yield items;
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined && (limit === undefined || found < limit));
+}
+
 /** Every item a Query matches, page after page (admin and timer paths only: it reads the whole collection). */
 export async function queryAll(doc: DynamoDBDocumentClient, input: Omit<QueryCommandInput, 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const result = await call(() => doc.send(new QueryCommand({ ...input, ExclusiveStartKey: start })));
-    out.push(...(result.Items ?? []));
-    start = result.LastEvaluatedKey;
-  } while (start !== undefined);
+  for await (const items of queryPages(doc, input)) out.push(...items);
   return out;
 }

@@ -10,6 +10,7 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeliveryMode, Group, Subscription, Topic, TopicType } from '../../domain/model.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../domain/retry-policy.js';
 import {
   ConflictError,
   GroupNotFoundError,
@@ -66,6 +67,13 @@ const toTopic = (item: Record<string, unknown>): Topic => ({
   ...(Array.isArray(item.pw) ? { purgeStarts: (item.pw as unknown[]).map(Number) } : {}),
 });
 
+/** `rp` {i, m, x}: initialSeconds, multiplier, maxSeconds; absent (groups saved before it existed): the defaults. */
+const toRetryPolicy = (stored: unknown): RetryPolicy => {
+  if (typeof stored !== 'object' || stored === null) return DEFAULT_RETRY_POLICY;
+  const { i, m, x } = stored as Record<string, unknown>;
+  return { initialSeconds: Number(i), multiplier: Number(m), maxSeconds: Number(x) };
+};
+
 const toGroup = (item: Record<string, unknown>): Group => ({
   name: String(item.sk),
   subscriptions: (item.subscriptions as Subscription[]).map((s) => ({
@@ -76,6 +84,7 @@ const toGroup = (item: Record<string, unknown>): Group => ({
   deliveryMode: item.deliveryMode as DeliveryMode,
   visibilityTimeoutSeconds: Number(item.visibilityTimeoutSeconds),
   maxDeliveries: Number(item.maxDeliveries),
+  retryPolicy: toRetryPolicy(item.rp),
   deadLetterTopic: String(item.deadLetterTopic),
   createdAt: Number(item.createdAt),
   updatedAt: Number(item.updatedAt),
@@ -410,6 +419,7 @@ export class Catalog {
       ':mode': group.deliveryMode,
       ':vt': group.visibilityTimeoutSeconds,
       ':md': group.maxDeliveries,
+      ':rp': { i: group.retryPolicy.initialSeconds, m: group.retryPolicy.multiplier, x: group.retryPolicy.maxSeconds },
       ':dlq': group.deadLetterTopic,
       ':now': now,
       ':v': created ? 1 : expect.version + 1,
@@ -430,7 +440,7 @@ export class Catalog {
             TableName: this.table,
             Key: { pk: GROUP_PK, sk: group.name },
             UpdateExpression:
-              'SET subscriptions = :subs, deliveryMode = :mode, visibilityTimeoutSeconds = :vt, maxDeliveries = :md, ' +
+              'SET subscriptions = :subs, deliveryMode = :mode, visibilityTimeoutSeconds = :vt, maxDeliveries = :md, rp = :rp, ' +
               `deadLetterTopic = :dlq, updatedAt = :now, v = :v, createdAt = ${created ? ':now' : 'if_not_exists(createdAt, :now)'}` +
               (created ? ' REMOVE deleted, #ttl, rd, rv' : ''),
             ConditionExpression: condition,

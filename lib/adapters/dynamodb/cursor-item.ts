@@ -21,6 +21,10 @@
  *         from then on the cursor is read as absent (docs/design.md, Idle shards expire)
  *   ke    the first sequence number of the latest epoch a notice announced (statistics)
  *
+ *   FIFO notice cursors, once a seek moved their namespace:
+ *   sv    how many seeks moved the namespace (shard cursors are created conditional on it)
+ *   sf    where shard cursors created since start: the first message deliverable at or after it (ms; 0: first retained)
+ *
  * Notice-stream and partition cursors have no `kn` and are never indexed.
  */
 import type { CursorState, DoneEntry, DoneOutcome, Lease } from '../../domain/cursor.js';
@@ -122,6 +126,10 @@ export const toItem = (state: CursorState): Record<string, unknown> => {
   };
   if (state.historyMark !== undefined) item.hw = state.historyMark;
   if (state.createdAt !== undefined) item.ca = state.createdAt;
+  if (state.seek !== undefined) {
+    item.sv = state.seek.version;
+    item.sf = state.seek.floor;
+  }
   if (state.known !== undefined) item.kn = state.known;
   if (state.expiresAtSeconds !== undefined) item.ttl = state.expiresAtSeconds;
   if (state.epochStart !== undefined) item.ke = state.epochStart;
@@ -167,5 +175,6 @@ export const toState = (item: Record<string, unknown>): CursorState => {
     ...(item.ca === undefined ? {} : { createdAt: Number(item.ca) }),
     ...(item.ttl === undefined ? {} : { expiresAtSeconds: Number(item.ttl) }),
     ...(item.ke === undefined ? {} : { epochStart: Number(item.ke) }),
+    ...(item.sv === undefined ? {} : { seek: { version: Number(item.sv), floor: Number(item.sf ?? 0) } }),
   };
 };

@@ -418,3 +418,64 @@ export function advanceUpdate(expectNext: number, next: number, segmentStart: nu
     ExpressionAttributeValues: { ':nx': next, ':ns': segmentStart, ':old': expectNext },
   };
 }
+
+/** The attributes of a cursor a seek reads and conditions its move on, as stored. */
+export interface SeekRead {
+  nx: unknown;
+  fl: unknown;
+  /** FIFO shard cursors: the known head (absent: never raised). */
+  kn?: unknown;
+}
+
+/**
+ * Seek (docs/design.md, Seek): moves a cursor to `next` (read position `segmentStart`) and ends
+ * every lease, pending commits included, conditional on `nx`, the whole lease map (`fl = :fl`:
+ * DynamoDB compares maps as values) and, on a FIFO shard, `kn` — all as read — so a claim, commit,
+ * visibility change or notice that raced it either happened before (and is read again) or fails.
+ * A shard's ready-index entry is set from what the move leaves: ready now when notices announced
+ * messages at or after `next` (`kn >= next`), else off the index (later notices put it back).
+ * A shard cursor past its `ttl` at `now` (ms) is absent and not moved (docs/design.md, Idle shards
+ * expire): the condition fails and the shard's next notice replaces it at the seek's position.
+ */
+export function seekMoveUpdate(group: string, stream: string, read: SeekRead, next: number, segmentStart: number, now: number): UpdateParts {
+  const values: Record<string, unknown> = { ':to': next, ':ns': segmentStart, ':none': {}, ':nx': read.nx, ':fl': read.fl ?? {} };
+  let update = 'SET nx = :to, ns = :ns, fl = :none';
+  let condition = 'nx = :nx AND fl = :fl';
+  if (isShardStream(stream)) {
+    if (read.kn === undefined) condition += ' AND attribute_not_exists(kn)';
+    else {
+      condition += ' AND kn = :kn';
+      values[':kn'] = read.kn;
+    }
+    if (Number(read.kn ?? 0) >= next) {
+      update += ', g1pk = :rk, g1sk = :rs';
+      values[':rk'] = readyIndexPk(group);
+      values[':rs'] = readyNowKey(stream);
+    } else update += ' REMOVE g1pk, g1sk';
+    condition += ` AND ${LIVE_CURSOR}`;
+    Object.assign(values, liveValues(now));
+    return { UpdateExpression: update, ConditionExpression: condition, ExpressionAttributeNames: { '#t': 'ttl' }, ExpressionAttributeValues: values };
+  }
+  return { UpdateExpression: update, ConditionExpression: condition, ExpressionAttributeValues: values };
+}
+
+/**
+ * Seek of a FIFO namespace, on each of its notice cursors: counts the seek (`sv`, which shard
+ * cursor creations are conditional on), records where shard cursors created from now on start
+ * (`sf`) and, when `to` is given, moves the cursor there (earliest: back to the first stored
+ * notice, so the group hears again of every shard with retained messages; latest: past the last).
+ */
+export function noticeSeekUpdate(to: { next: number; segmentStart: number } | undefined, floor: number): UpdateParts {
+  return {
+    UpdateExpression: `SET ${to ? 'nx = :nx, ns = :ns, ' : ''}sf = :sf ADD sv :one`,
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':sf': floor, ':one': 1, ...(to ? { ':nx': to.next, ':ns': to.segmentStart } : {}) },
+  };
+}
+
+/** The condition a new shard cursor is created under: its notice cursor saw no seek since `version` was read. */
+export function unsoughtSinceCondition(version: number | undefined): { ConditionExpression: string; ExpressionAttributeValues?: Record<string, unknown> } {
+  return version === undefined
+    ? { ConditionExpression: 'attribute_not_exists(sv)' }
+    : { ConditionExpression: 'sv = :sv', ExpressionAttributeValues: { ':sv': version } };
+}

@@ -6,14 +6,15 @@
  * maintain is described in ready-index.ts; pending outputs of protected
  * commits are their own items (pending-outputs.ts).
  */
-import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ThrottledError } from '../../domain/errors.js';
 import { cursorExpired, type CursorState, type DoneEntry } from '../../domain/cursor.js';
 import { markOf, repeatsCommit } from '../../domain/history.js';
 import { guessedReadiness, retryReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
-import { call, conditional, conditionalWithImage, queryAll } from './call.js';
+import { call, conditional, conditionalWithImage, queryAll, queryPages } from './call.js';
+import { cancellationReasons, isConditionalFailure, translateDynamoError } from './errors.js';
 import { newCursorItem, shardCursorTtl, toState } from './cursor-item.js';
 import {
   advanceUpdate,
@@ -21,17 +22,21 @@ import {
   completionChunks,
   completionUpdate,
   deadLetterUpdate,
+  noticeSeekUpdate,
   raiseKnownUpdate,
+  seekMoveUpdate,
+  unsoughtSinceCondition,
   visibilityUpdate,
   visibilityVariants,
   type ClaimChange,
   type CompletionChange,
+  type SeekRead,
 } from './cursor-updates.js';
 import type { HistoryStore } from './history.js';
 import { cursorPk, readyIndexPk, readyNowKey } from './keys.js';
 import type { TransactItem } from './write-batch.js';
 
-export type { ClaimChange, CompletionChange } from './cursor-updates.js';
+export type { ClaimChange, CompletionChange, SeekRead } from './cursor-updates.js';
 
 export type CommitOutcome = 'committed' | 'expired';
 
@@ -142,20 +147,8 @@ export class CursorStore {
    */
   async removeCreatedUpTo(group: string, createdUpTo: number, parallel = 8): Promise<number> {
     let removed = 0;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await call(() =>
-        this.doc.send(
-          new QueryCommand({
-            TableName: this.table,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': cursorPk(group) },
-            ProjectionExpression: 'pk, sk',
-            ExclusiveStartKey: start,
-          }),
-        ),
-      );
-      const keys = (page.Items ?? []).map((item) => String(item.sk));
+    for await (const page of this.itemPages(group, { projection: 'pk, sk', consistent: false })) {
+      const keys = page.map((item) => String(item.sk));
       for (let i = 0; i < keys.length; i += parallel) {
         const done = await Promise.all(
           keys.slice(i, i + parallel).map((stream) =>
@@ -173,9 +166,20 @@ export class CursorStore {
         );
         removed += done.filter(Boolean).length;
       }
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
+    }
     return removed;
+  }
+
+  /** The group's cursor items (only `projection`), page by page; with `prefix`, those whose stream starts with it. */
+  private itemPages(group: string, options: { projection: string; consistent: boolean; prefix?: string }): AsyncGenerator<Record<string, unknown>[]> {
+    return queryPages(this.doc, {
+      TableName: this.table,
+      KeyConditionExpression: options.prefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': cursorPk(group), ...(options.prefix === undefined ? {} : { ':prefix': options.prefix }) },
+      ProjectionExpression: options.projection,
+      ...(options.projection.includes('#t') ? { ExpressionAttributeNames: { '#t': 'ttl' } } : {}),
+      ConsistentRead: options.consistent,
+    });
   }
 
   /** Creates the cursor at `next` unless it already exists (subscribing twice changes nothing). */
@@ -287,13 +291,16 @@ export class CursorStore {
     return 'expired';
   }
 
-  /** Moves a lease's expiry; false when the token is no longer the message's latest lease. */
-  async setVisibility(group: string, stream: string, seq: number, token: string, expiresAt: number, now: number): Promise<boolean> {
+  /**
+   * Moves a lease's expiry (`released`: its holder gave it back, a failed attempt; the expiry is then
+   * the end of its back-off); false when the token is no longer the message's latest lease.
+   */
+  async setVisibility(group: string, stream: string, seq: number, token: string, expiresAt: number, now: number, released: boolean): Promise<boolean> {
     for (const variant of visibilityVariants(stream, expiresAt, now)) {
       const result = await conditionalWithImage(this.doc, {
         TableName: this.table,
         Key: this.key(group, stream),
-        ...visibilityUpdate(group, stream, { seq, token }, expiresAt, variant, expiresAt <= now, now),
+        ...visibilityUpdate(group, stream, { seq, token }, expiresAt, variant, released, now),
       });
       if (result.ok) return true;
       const old = result.old ? toState(result.old) : undefined;
@@ -313,7 +320,10 @@ export class CursorStore {
    * A notice announced messages `from`…`to` of a FIFO shard: raise the group's
    * known head and put the shard on the ready index, creating the shard cursor
    * at `from` (a number, or computed on demand) the first time the group hears
-   * of the shard. Idempotent.
+   * of the shard. Idempotent. With `unsought` (the shard's notice cursor and
+   * the seek count `sv` read from it), a new cursor is created in one
+   * transaction with a check that no seek moved the namespace since: false
+   * when one did (nothing was created; the notices must be read again).
    */
   async raiseKnown(
     group: string,
@@ -321,19 +331,20 @@ export class CursorStore {
     from: number | (() => Promise<number>),
     to: number,
     now: number,
+    unsought?: { noticeStream: string; version: number | undefined },
     epochStart?: number,
-  ): Promise<void> {
+  ): Promise<boolean> {
     for (let attempt = 0; attempt < RAISE_ATTEMPTS; attempt++) {
       const raised = await conditionalWithImage(this.doc, {
         TableName: this.table,
         Key: this.key(group, stream),
         ...raiseKnownUpdate(group, stream, to, now, epochStart),
       });
-      if (raised.ok) return;
+      if (raised.ok) return true;
       // An old image of a live cursor: it already knows at least `to`. An expired one is absent:
       // a new cursor replaces it (docs/design.md, Idle shards expire).
       const old = raised.old ? toState(raised.old) : undefined;
-      if (old && !cursorExpired(old, now)) return;
+      if (old && !cursorExpired(old, now)) return true;
       // Where the new cursor starts may take reads to find out (see Receiver): only now that it is needed.
       const start = typeof from === 'number' ? from : await from();
       const item = {
@@ -344,51 +355,92 @@ export class CursorStore {
         ttl: shardCursorTtl(now),
         ...(epochStart === undefined ? {} : { ke: epochStart }),
       };
-      const created = await conditional(() =>
-        this.doc.send(
-          new PutCommand({
-            TableName: this.table,
-            Item: item,
-            ConditionExpression: `attribute_not_exists(pk) OR #t <= :ls`,
-            ExpressionAttributeNames: { '#t': 'ttl' },
-            ExpressionAttributeValues: { ':ls': Math.floor(now / 1000) },
-          }),
-        ),
-      );
-      if (created) return;
+      // Missing, or expired (TTL has not deleted it yet): either way absent, and replaced.
+      const put = {
+        TableName: this.table,
+        Item: item,
+        ConditionExpression: 'attribute_not_exists(pk) OR #t <= :ls',
+        ExpressionAttributeNames: { '#t': 'ttl' },
+        ExpressionAttributeValues: { ':ls': Math.floor(now / 1000) },
+      };
+      if (!unsought) {
+        if (await conditional(() => this.doc.send(new PutCommand(put)))) return true;
+        continue;
+      }
+      const created = await this.createUnsought(put, { TableName: this.table, Key: this.key(group, unsought.noticeStream), ...unsoughtSinceCondition(unsought.version) });
+      if (created !== 'exists') return created === 'created';
+    }
+    return true;
+  }
+
+  /** Put a new shard cursor only while its notice cursor saw no seek (docs/design.md, Seek: racing a seek). */
+  private async createUnsought(
+    put: { TableName: string; Item: Record<string, unknown>; ConditionExpression: string; ExpressionAttributeNames?: Record<string, string>; ExpressionAttributeValues?: Record<string, unknown> },
+    check: { TableName: string; Key: Record<string, unknown>; ConditionExpression: string; ExpressionAttributeValues?: Record<string, unknown> },
+  ): Promise<'created' | 'exists' | 'sought'> {
+    try {
+      await this.doc.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, { ConditionCheck: check }] }));
+      return 'created';
+    } catch (error) {
+      const reasons = cancellationReasons(error);
+      // A conflict on the notice cursor is a seek writing it: as if it had won.
+      if (reasons?.[1] === 'ConditionalCheckFailed' || reasons?.[1] === 'TransactionConflict') return 'sought';
+      // The cursor exists (or another receiver is creating it): raise it instead.
+      if (reasons?.[0] === 'ConditionalCheckFailed' || reasons?.[0] === 'TransactionConflict' || isConditionalFailure(error)) return 'exists';
+      throw translateDynamoError(error);
+    }
+  }
+
+  /**
+   * Seek of a FIFO namespace on one notice cursor (see {@link noticeSeekUpdate}): counts the seek,
+   * records `floor` and, with `to`, moves it. False when the cursor does not exist.
+   */
+  async seekNotice(group: string, stream: string, to: { next: number; segmentStart: number } | undefined, floor: number): Promise<boolean> {
+    return conditional(() =>
+      this.doc.send(new UpdateCommand({ TableName: this.table, Key: this.key(group, stream), ...noticeSeekUpdate(to, floor) })),
+    );
+  }
+
+  /**
+   * The group's live shard cursors of a FIFO namespace, page by page (a strongly consistent Query of
+   * `C#<group>` for sort keys starting `<namespace>/k:`, only what a seek conditions on). Cursors past
+   * their `ttl` at `now` are absent (docs/design.md, Idle shards expire) and left out: a seek does not
+   * move them; the shard's next notice replaces them at the seek's position.
+   */
+  async *shardCursorPages(group: string, namespace: string, now: number): AsyncGenerator<Array<{ stream: string; read: SeekRead }>> {
+    for await (const page of this.itemPages(group, { projection: 'sk, nx, fl, kn, #t', consistent: true, prefix: `${namespace}/k:` })) {
+      yield page
+        .filter((item) => !cursorExpired({ expiresAtSeconds: item.ttl === undefined ? undefined : Number(item.ttl) }, now))
+        .map((item) => ({ stream: String(item.sk), read: { nx: item.nx, fl: item.fl, ...(item.kn === undefined ? {} : { kn: item.kn }) } }));
     }
   }
 
   /**
    * Seek: moves a cursor to `next` (read position `segmentStart`) and ends
    * every lease it holds, pending commits included, in one write conditional
-   * on `nx` and the whole lease map as read (`fl = :read`; DynamoDB compares
-   * maps as values), so a concurrent claim or commit either happened before
-   * (and is read again) or fails. `dn` stays: a handle whose commit took
-   * effect still answers `committed`, any other old handle
-   * `ReceiptHandleExpired`. Returns false when the cursor does not exist or
-   * kept changing (`attempts` reads).
+   * on what it read (see {@link seekMoveUpdate}; starting from `read` when the
+   * caller has it, reading again after a lost race). `dn` stays: a handle
+   * whose commit took effect still answers `committed`, any other old handle
+   * `ReceiptHandleExpired`. Returns false when the cursor does not exist, has
+   * expired at `now` (FIFO shard cursors: absent), or kept changing (`attempts` writes).
    */
-  async moveTo(group: string, stream: string, next: number, segmentStart: number, attempts = 8): Promise<boolean> {
+  async moveTo(group: string, stream: string, next: number, segmentStart: number, now: number, read?: SeekRead, attempts = 8): Promise<boolean> {
+    let seen = read;
     for (let attempt = 0; attempt < attempts; attempt++) {
-      const { Item } = await call(() =>
-        this.doc.send(
-          new GetCommand({ TableName: this.table, Key: this.key(group, stream), ConsistentRead: true, ProjectionExpression: 'nx, fl' }),
-        ),
-      );
-      if (!Item) return false;
+      if (!seen) {
+        const { Item } = await call(() =>
+          this.doc.send(
+            new GetCommand({ TableName: this.table, Key: this.key(group, stream), ConsistentRead: true, ProjectionExpression: 'nx, fl, kn, #t', ExpressionAttributeNames: { '#t': 'ttl' } }),
+          ),
+        );
+        if (!Item || cursorExpired({ expiresAtSeconds: Item.ttl === undefined ? undefined : Number(Item.ttl) }, now)) return false;
+        seen = { nx: Item.nx, fl: Item.fl, ...(Item.kn === undefined ? {} : { kn: Item.kn }) };
+      }
       const moved = await conditional(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: this.key(group, stream),
-            UpdateExpression: 'SET nx = :to, ns = :ns, fl = :none',
-            ConditionExpression: 'nx = :nx AND fl = :fl',
-            ExpressionAttributeValues: { ':to': next, ':ns': segmentStart, ':none': {}, ':nx': Item.nx, ':fl': Item.fl ?? {} },
-          }),
-        ),
+        this.doc.send(new UpdateCommand({ TableName: this.table, Key: this.key(group, stream), ...seekMoveUpdate(group, stream, seen!, next, segmentStart, now) })),
       );
       if (moved) return true;
+      seen = undefined;
       await new Promise((resolve) => setTimeout(resolve, Math.min(50, 2 ** attempt) * (0.5 + Math.random())));
     }
     return false;

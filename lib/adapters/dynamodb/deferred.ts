@@ -42,7 +42,7 @@
 import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { MessageRecord } from '../../domain/model.js';
-import { call, conditional, queryAll } from './call.js';
+import { call, conditional, queryAll, queryPages } from './call.js';
 import {
   CHECK_INDEX_SHARDS,
   CHECK_RECORD_PREFIX,
@@ -287,26 +287,17 @@ export class DeferredStore {
   async dueChecks(now: number, limit: number): Promise<string[]> {
     const out: string[] = [];
     for (let shard = 0; shard < CHECK_INDEX_SHARDS; shard++) {
-      let found = 0;
-      let start: Record<string, unknown> | undefined;
-      do {
-        const page = await call(() =>
-          this.doc.send(
-            new QueryCommand({
-              TableName: this.table,
-              IndexName: GSI1,
-              KeyConditionExpression: 'g1pk = :pk AND g1sk <= :now',
-              ExpressionAttributeValues: { ':pk': checkIndexPk(shard), ':now': checkIndexUpTo(now) },
-              Limit: limit - found,
-              ...(start ? { ExclusiveStartKey: start } : {}),
-            }),
-          ),
-        );
-        const ids = (page.Items ?? []).map((item) => idOfDeferredPk(String(item.pk)));
-        out.push(...ids);
-        found += ids.length;
-        start = page.LastEvaluatedKey;
-      } while (start && found < limit);
+      const pages = queryPages(
+        this.doc,
+        {
+          TableName: this.table,
+          IndexName: GSI1,
+          KeyConditionExpression: 'g1pk = :pk AND g1sk <= :now',
+          ExpressionAttributeValues: { ':pk': checkIndexPk(shard), ':now': checkIndexUpTo(now) },
+        },
+        limit,
+      );
+      for await (const page of pages) out.push(...page.map((item) => idOfDeferredPk(String(item.pk))));
     }
     return out;
   }
@@ -321,20 +312,14 @@ export class DeferredStore {
    */
   async hasUnresolvedHalf(producerGroup: string): Promise<boolean> {
     for (let shard = 0; shard < CHECK_INDEX_SHARDS; shard++) {
-      let start: Record<string, unknown> | undefined;
-      do {
-        const page = await call(() =>
-          this.doc.send(
-            new QueryCommand({
-              TableName: this.table,
-              IndexName: GSI1,
-              KeyConditionExpression: 'g1pk = :pk',
-              ExpressionAttributeValues: { ':pk': checkIndexPk(shard) },
-              ExclusiveStartKey: start,
-            }),
-          ),
-        );
-        const ids = (page.Items ?? []).map((item) => idOfDeferredPk(String(item.pk)));
+      const pages = queryPages(this.doc, {
+        TableName: this.table,
+        IndexName: GSI1,
+        KeyConditionExpression: 'g1pk = :pk',
+        ExpressionAttributeValues: { ':pk': checkIndexPk(shard) },
+      });
+      for await (const page of pages) {
+        const ids = page.map((item) => idOfDeferredPk(String(item.pk)));
         for (let i = 0; i < ids.length; i += 100) {
           let keys: Record<string, unknown>[] = ids.slice(i, i + 100).map(key);
           while (keys.length > 0) {
@@ -352,8 +337,7 @@ export class DeferredStore {
             keys = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
           }
         }
-        start = page.LastEvaluatedKey;
-      } while (start !== undefined);
+      }
     }
     return false;
   }

@@ -1,0 +1,83 @@
+/**
+ * The AWS capacity model of the scale rows (docs/performance.md, "Scale: contention and the AWS ceiling").
+ *
+ * Every append to a stream reads its head and puts the next segment on the stream's one partition
+ * key (`S#<stream>`); a writer that lost the race tries again. One row of the bench measures, per
+ * stream key, the successful appends, the lost races (real ConditionalCheckFailed answers), the head
+ * reads and the units read and written (failed attempts included). From those, per key k and per
+ * message sent to the topic:
+ *
+ *   write bound   1,000 WCU/s ÷ (write units on k per message)
+ *   read bound    3,000 RCU/s ÷ (read units on k per message)
+ *   chain bound   (1,000 ms ÷ (chain calls × call ms)) ÷ (appends on k per message)
+ *
+ * and the topic's ceiling is the smallest bound over all keys. The first two are DynamoDB's
+ * per-partition limits; the third is the append protocol's own: appends to one stream are a chain
+ * in which each winner makes its calls one after the other (a head read, unless a head hint spared
+ * it, then the put), so one key takes at most one append per `chain calls × call ms`. Lost races
+ * enter the first two bounds through the units the losers consume, and the third through the
+ * head reads they force.
+ */
+
+/** DynamoDB's write limit per partition (AWS developer guide, "warm throughput scenarios"). */
+export const PARTITION_WCU_PER_SECOND = 1000;
+/** DynamoDB's read limit per partition (same page). */
+export const PARTITION_RCU_PER_SECOND = 3000;
+
+/** What one row measured on one stream partition key. */
+export interface KeyLoad {
+  key: string;
+  /** Segments written (successful appends). */
+  appends: number;
+  /** Append attempts whose segment or sentinel condition failed: another writer took the sequence number. */
+  lostRaces: number;
+  /** Strongly consistent head reads (Query, descending, Limit 1). */
+  headReads: number;
+  /** Write units on the key by the size rules, failed conditional writes included. */
+  wcu: number;
+  /** Read units on the key. */
+  rcu: number;
+}
+
+export type Bound = 'write units' | 'read units' | 'append chain';
+
+export interface Ceiling {
+  msgPerSecond: number;
+  limitedBy: Bound;
+  /** The key whose bound is the smallest. */
+  key: string;
+}
+
+/** The three bounds of one key, in messages per second of the whole topic. */
+export function keyBounds(load: KeyLoad, messages: number, callMs: number): Record<Bound, number> {
+  if (messages <= 0) throw new Error('keyBounds needs the number of messages the row sent');
+  if (!(callMs > 0)) throw new Error('keyBounds needs a positive call time');
+  const attempts = load.appends + load.lostRaces;
+  const perMessage = (n: number) => n / messages;
+  const bound = (limit: number, used: number) => (used > 0 ? limit / used : Number.POSITIVE_INFINITY);
+  // The winner's own calls in sequence: the put, and the head read when it made one.
+  const chainCalls = 1 + (attempts > 0 ? Math.min(1, load.headReads / attempts) : 1);
+  return {
+    'write units': bound(PARTITION_WCU_PER_SECOND, perMessage(load.wcu)),
+    'read units': bound(PARTITION_RCU_PER_SECOND, perMessage(load.rcu)),
+    'append chain': bound(1000 / (chainCalls * callMs), perMessage(load.appends)),
+  };
+}
+
+/** The smallest bound over every key; undefined when nothing was sent or no key was written. */
+export function awsCeiling(keys: KeyLoad[], messages: number, callMs: number): Ceiling | undefined {
+  if (messages <= 0) return undefined;
+  let best: Ceiling | undefined;
+  for (const load of keys) {
+    for (const [limitedBy, msgPerSecond] of Object.entries(keyBounds(load, messages, callMs)) as Array<[Bound, number]>) {
+      if (Number.isFinite(msgPerSecond) && (best === undefined || msgPerSecond < best.msgPerSecond)) best = { msgPerSecond, limitedBy, key: load.key };
+    }
+  }
+  return best;
+}
+
+/** Lost races per successful append, over all keys of a row (0 when nothing was appended). */
+export function lostRacesPerAppend(keys: KeyLoad[]): number {
+  const appends = keys.reduce((n, k) => n + k.appends, 0);
+  return appends > 0 ? keys.reduce((n, k) => n + k.lostRaces, 0) / appends : 0;
+}

@@ -1,0 +1,37 @@
+/** The Markdown section of the scale rows: contention as producers grow, and the modelled AWS ceiling. */
+import { PARTITION_RCU_PER_SECOND, PARTITION_WCU_PER_SECOND } from './capacity-model.js';
+import type { ScaleRow } from './scale.js';
+
+const f = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+export function scaleSection(rows: ScaleRow[], roundTrip: { minMs: number; maxMs: number }): string[] {
+  const out: string[] = [];
+  const callMs = (roundTrip.minMs + roundTrip.maxMs) / 2;
+  out.push('## Scale: lost races and the modelled AWS ceiling (issue 19)');
+  out.push('');
+  out.push(
+    `Producers send back to back (no consumers) to one topic per type and batch size, with ${f(roundTrip.minMs)}–${f(roundTrip.maxMs)} ms added to every DynamoDB call ` +
+      '(half before it is sent, half after the answer), so that appends race on a stream head as on AWS. *standard*: 4 partitions; ' +
+      '*fifo-many*: each message on a random one of many opened shard keys; *fifo-hot*: every message on one shard key. ' +
+      'Lost races are real `ConditionalCheckFailed` answers on a segment or sentinel put, per successful append (notice appends included).',
+  );
+  out.push('');
+  out.push(
+    `AWS ceiling = the smallest, over every stream partition key k the row wrote, of ${f(PARTITION_WCU_PER_SECOND)} WCU/s ÷ (write units on k per message, failed attempts included), ` +
+      `${f(PARTITION_RCU_PER_SECOND)} RCU/s ÷ (read units on k per message) and (1,000 ms ÷ (chain calls × ${f(callMs, 1)} ms)) ÷ (appends on k per message), ` +
+      'where chain calls = 1 put + the share of attempts that read the head first (the appends to one key are a chain: each winner reads, then puts). ' +
+      `The AWS call time is assumed equal to the injected mean (${f(callMs, 1)} ms). *local msg/s* is what this machine did, not an AWS figure.`,
+  );
+  out.push('');
+  const head = ['row', 'producers', 'lost races / append', 'requests / message', 'AWS ceiling msg/s', 'limited by', 'on key', 'messages', 'local msg/s', '429', 'ms / call'];
+  out.push(`| ${head.join(' | ')} |`);
+  out.push(`|---|${head.slice(1).map((h) => (h === 'limited by' || h === 'on key' ? '---' : '---:')).join('|')}|`);
+  for (const r of rows) {
+    out.push(
+      `| ${r.id} | ${r.producers} | ${f(r.lostRacesPerAppend, 2)} | ${f(r.requestsPerMessage, 2)} | ${f(r.awsCeilingMsgPerSecond)} | ${r.limitedBy} | \`${r.hottestKey}\` | ` +
+        `${f(r.messages)} | ${f(r.localMsgPerSecond)} | ${f(r.throttled)} | ${f(r.msPerCall, 1)} |`,
+    );
+  }
+  out.push('');
+  return out;
+}

@@ -1,0 +1,189 @@
+/**
+ * The scale rows (issue 19, item 3): producers 1 → 64 sending as fast as they can to one topic, per
+ * topic type and batch size, with an AWS-like round trip injected on every DynamoDB call
+ * (round-trip.ts). Each row reports the lost races per append and the DynamoDB requests per message
+ * it measured, and the AWS ceiling the capacity model (capacity-model.ts) derives from them.
+ */
+import { messageBody } from './http.js';
+import { awsCeiling, lostRacesPerAppend, type Bound, type KeyLoad } from './capacity-model.js';
+import type { Snapshot } from './meter.js';
+import type { RoundTrip } from './round-trip.js';
+import { sleep } from './stats.js';
+import { dynamoTotals, measured, type Ctx } from './workloads.js';
+
+/** standard: 4 partitions; fifo-many: a shard key drawn from many per message; fifo-hot: every message on one shard. */
+export type ScaleTopic = 'standard' | 'fifo-many' | 'fifo-hot';
+export const SCALE_TOPICS: ScaleTopic[] = ['standard', 'fifo-many', 'fifo-hot'];
+
+export interface ScaleRow {
+  id: string;
+  topic: ScaleTopic;
+  batch: number;
+  producers: number;
+  /** Lost append races (ConditionalCheckFailed on a segment or sentinel) per successful append. */
+  lostRacesPerAppend: number;
+  /** DynamoDB calls per message accepted. */
+  requestsPerMessage: number;
+  /** The capacity model's ceiling for this topic on AWS (messages/s), from this row's measurements. */
+  awsCeilingMsgPerSecond: number;
+  /** Which bound set the ceiling, and on which stream key. */
+  limitedBy: Bound | 'nothing measured';
+  hottestKey: string;
+  seconds: number;
+  /** Messages accepted, and per second here (DynamoDB Local + the injected round trip; not an AWS figure). */
+  messages: number;
+  localMsgPerSecond: number;
+  appends: number;
+  lostRaces: number;
+  /** Sends answered 429 Throttled (12 lost races in a row), and other failures by status. */
+  throttled: number;
+  errors: Record<string, number>;
+  /** Mean DynamoDB call time seen by the handlers, injected round trip included. */
+  msPerCall: number;
+}
+
+/** Stream keys a row's tag touched, as the capacity model's input. */
+export function keyLoads(counted: Snapshot, tag: string): KeyLoad[] {
+  return Object.entries(counted.streams)
+    .filter(([k]) => k.startsWith(`${tag}|`))
+    .map(([k, c]) => ({ key: k.slice(tag.length + 1), ...c }));
+}
+
+/** One row's figures from its window; `awsCallMs` is the call time the model assumes on AWS. */
+export function scaleRow(
+  base: Pick<ScaleRow, 'id' | 'topic' | 'batch' | 'producers'>,
+  counted: Snapshot,
+  tag: string,
+  seconds: number,
+  messages: number,
+  failures: { throttled: number; errors: Record<string, number> },
+  awsCallMs: number,
+): ScaleRow {
+  const keys = keyLoads(counted, tag);
+  const d = dynamoTotals(counted, (t) => t === tag);
+  const ms = Object.entries(counted.dynamo)
+    .filter(([k]) => k.startsWith(`${tag}|`))
+    .reduce((n, [, c]) => n + c.ms, 0);
+  const ceiling = awsCeiling(keys, messages, awsCallMs);
+  return {
+    ...base,
+    lostRacesPerAppend: lostRacesPerAppend(keys),
+    requestsPerMessage: messages > 0 ? d.requests / messages : 0,
+    awsCeilingMsgPerSecond: ceiling?.msgPerSecond ?? 0,
+    limitedBy: ceiling?.limitedBy ?? 'nothing measured',
+    hottestKey: ceiling?.key ?? '',
+    seconds,
+    messages,
+    localMsgPerSecond: seconds > 0 ? messages / seconds : 0,
+    appends: keys.reduce((n, k) => n + k.appends, 0),
+    lostRaces: keys.reduce((n, k) => n + k.lostRaces, 0),
+    throttled: failures.throttled,
+    errors: failures.errors,
+    msPerCall: d.requests > 0 ? ms / d.requests : 0,
+  };
+}
+
+export interface ScaleProfile {
+  producers: number[];
+  batches: number[];
+  seconds: number;
+  /** Shard keys of the fifo-many topic (each opened before the rows). */
+  shardKeys: number;
+}
+
+const HOT_SHARD = 'hot';
+
+function entryOf(ctx: Ctx, topic: ScaleTopic, shardKeys: number) {
+  const body = messageBody(ctx.bodyBytes);
+  if (topic === 'standard') return { body };
+  return { body, shardKey: topic === 'fifo-hot' ? HOT_SHARD : `k${Math.floor(Math.random() * shardKeys)}` };
+}
+
+/** Opens every stream the rows of one topic will write (a stream's first append is a one-time transaction). */
+async function openStreams(ctx: Ctx, name: string, topic: ScaleTopic, shardKeys: number) {
+  if (topic === 'standard') {
+    await Promise.all(Array.from({ length: 16 }, () => ctx.api.must('POST', `/v1/topics/${name}/messages`, { body: messageBody(ctx.bodyBytes) }, 'warmup', [201])));
+    return;
+  }
+  const keys = topic === 'fifo-hot' ? [HOT_SHARD] : Array.from({ length: shardKeys }, (_, i) => `k${i}`);
+  for (let i = 0; i < keys.length; i += 100) {
+    const entries = keys.slice(i, i + 100).map((shardKey) => ({ body: messageBody(ctx.bodyBytes), shardKey }));
+    await ctx.api.must('POST', `/v1/topics/${name}/messages/batch`, { entries }, 'warmup');
+  }
+}
+
+/** Producers send back to back until the deadline; a 429 is counted and the producer waits 20–50 ms, as a client would. */
+async function runRow(ctx: Ctx, name: string, topic: ScaleTopic, batch: number, producers: number, seconds: number, shardKeys: number, tag: string) {
+  let messages = 0;
+  let throttled = 0;
+  const errors: Record<string, number> = {};
+  const fail = (what: string) => (errors[what] = (errors[what] ?? 0) + 1);
+  const deadline = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: producers }, async () => {
+      for (let i = 0; performance.now() < deadline && i < 100_000; i++) {
+        const reply = await (batch === 1
+          ? ctx.api.request('POST', `/v1/topics/${name}/messages`, entryOf(ctx, topic, shardKeys), tag)
+          : ctx.api.request('POST', `/v1/topics/${name}/messages/batch`, { entries: Array.from({ length: batch }, () => entryOf(ctx, topic, shardKeys)) }, tag)
+        ).catch((error: unknown) => {
+          // A request that did not answer within the client's 30 s (a loaded machine): counted, the row goes on.
+          fail(error instanceof Error ? error.name : 'request failed');
+          return undefined;
+        });
+        if (reply === undefined) continue;
+        if (reply.status === 429) {
+          throttled++;
+          await sleep(20 + Math.random() * 30);
+          continue;
+        }
+        if (reply.status >= 300) {
+          fail(String(reply.status));
+          await sleep(5);
+          continue;
+        }
+        if (batch === 1) {
+          messages++;
+          continue;
+        }
+        for (const r of (reply.body as { results: Array<{ error?: { status?: number; code?: string } }> }).results) {
+          if (r.error === undefined) messages++;
+          else if (r.error.status === 429 || r.error.code === 'Throttled') throttled++;
+          else fail(`entry ${r.error.status ?? '?'} ${r.error.code ?? ''}`.trim());
+        }
+      }
+    }),
+  );
+  return { messages, throttled, errors };
+}
+
+/**
+ * Every (topic type, batch size, producer count) row, on one fresh topic per (type, batch) whose
+ * streams are opened first. The round trip is injected only while a row runs.
+ */
+export async function scaleRows(ctx: Ctx, roundTrip: RoundTrip, profile: ScaleProfile, onRow: (row: ScaleRow) => void): Promise<ScaleRow[]> {
+  const rows: ScaleRow[] = [];
+  for (const topic of SCALE_TOPICS) {
+    for (const batch of profile.batches) {
+      const name = `scale-${topic}-b${batch}`;
+      await ctx.api.put(`/v1/topics/${name}`, { type: topic === 'standard' ? 'standard' : 'fifo' });
+      await openStreams(ctx, name, topic, profile.shardKeys);
+      for (const producers of profile.producers) {
+        const id = `${topic} ×${batch} p${producers}`;
+        const tag = `scale:${id}`;
+        roundTrip.enabled = true;
+        try {
+          const { result, window } = await measured(ctx, () => runRow(ctx, name, topic, batch, producers, profile.seconds, profile.shardKeys, tag));
+          const row = scaleRow({ id, topic, batch, producers }, window.counted, tag, window.seconds, result.messages, result, roundTrip.meanMs);
+          rows.push(row);
+          onRow(row);
+        } catch (error) {
+          // One row failing (DynamoDB Local overwhelmed) leaves it out; the rest of the run and its results stay.
+          ctx.log(`scale ${id} FAILED: ${error instanceof Error ? error.message : String(error)}`);
+        } finally {
+          roundTrip.enabled = false;
+        }
+      }
+    }
+  }
+  return rows;
+}

@@ -1,0 +1,45 @@
+/**
+ * Finding a position in a stream by time: the first message deliverable at
+ * or after a time (docs/design.md, Seek). Used by seek for every stream it
+ * moves and by receive for the FIFO shard cursors it creates after a seek.
+ */
+import type { StreamLog } from '../adapters/dynamodb/stream-log.js';
+
+/** A position in a stream: the sequence number delivered next and the first seq of the segment holding it. */
+export interface StreamPosition {
+  next: number;
+  segmentStart: number;
+}
+
+/** Segment reads of one binary search are bounded by the sequence range (≤ 53 halvings). */
+const SEARCH_MAX_STEPS = 64;
+
+/**
+ * Binary search over [lo, hi) for the first message with `deliverableAt >=
+ * at`, reading the segment holding the middle (one Query each, bounded):
+ * `deliverableAt` grows with the sequence number in a stream (up to the
+ * milliseconds by which concurrent senders' appends can cross). Everything
+ * below `lo` is known to be earlier; `hi` when no message in the range is
+ * at or after `at`.
+ */
+export async function firstAtOrAfter(log: Pick<StreamLog, 'segmentContaining'>, stream: string, lo: number, hi: number, at: number): Promise<StreamPosition> {
+  let best = { next: hi, segmentStart: hi };
+  for (let step = 0; lo < hi && step < SEARCH_MAX_STEPS; step++) {
+    const mid = lo + Math.floor((hi - lo) / 2);
+    const segment = await log.segmentContaining(stream, mid);
+    if (!segment) {
+      lo = mid + 1; // a gap (an emptied epoch): nothing there to deliver
+      continue;
+    }
+    const index = segment.records.findIndex((r) => r.deliverableAt >= at);
+    if (index < 0) {
+      lo = segment.seq + segment.count;
+      continue;
+    }
+    best = { next: Math.max(lo, segment.seq + index), segmentStart: segment.seq };
+    // The segment's earlier records are all before `at`: when it reaches down to `lo`, this is the answer.
+    if (segment.seq <= lo) return best;
+    hi = segment.seq;
+  }
+  return best;
+}

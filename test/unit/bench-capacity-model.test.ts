@@ -1,0 +1,101 @@
+/** The scale rows' arithmetic (bench/capacity-model.ts, bench/scale.ts): bounds, the ceiling, lost races, a row from a window. */
+import { describe, expect, it } from 'vitest';
+import { awsCeiling, keyBounds, lostRacesPerAppend, type KeyLoad } from '../../bench/capacity-model.js';
+import { keyLoads, scaleRow } from '../../bench/scale.js';
+import type { CallCounter, Snapshot } from '../../bench/meter.js';
+
+const load = (over: Partial<KeyLoad>): KeyLoad => ({ key: 'S#t:x/p:0', appends: 0, lostRaces: 0, headReads: 0, wcu: 0, rcu: 0, ...over });
+
+describe('keyBounds', () => {
+  it('divides the per-partition limits by the units each message costs on the key, losers included', () => {
+    // 100 messages, 100 appends, 50 lost races: 150 puts of 1 WCU, 150 head reads of 1 RCU.
+    const b = keyBounds(load({ appends: 100, lostRaces: 50, headReads: 150, wcu: 150, rcu: 150 }), 100, 7.5);
+    expect(b['write units']).toBeCloseTo(1000 / 1.5, 9);
+    expect(b['read units']).toBeCloseTo(3000 / 1.5, 9);
+    // Every attempt read the head: chain of 2 calls of 7.5 ms → 66.67 appends/s, one message per append.
+    expect(b['append chain']).toBeCloseTo(1000 / 15, 9);
+  });
+
+  it('counts one chain call when head hints spared every read, and scales by messages per append', () => {
+    // Batches of 10: 10 messages per append; no head reads.
+    const b = keyBounds(load({ appends: 10, wcu: 80 }), 100, 5);
+    expect(b['append chain']).toBeCloseTo((1000 / 5) * 10, 9);
+    expect(b['write units']).toBeCloseTo(1000 / 0.8, 9);
+    expect(b['read units']).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('spreads a key that carries a share of the messages over the topic: 4 even partitions give 4× one', () => {
+    const one = keyBounds(load({ appends: 100, headReads: 100, wcu: 100, rcu: 100 }), 100, 10);
+    const quarter = keyBounds(load({ appends: 25, headReads: 25, wcu: 25, rcu: 25 }), 100, 10);
+    expect(quarter['append chain']).toBeCloseTo(4 * one['append chain'], 9);
+    expect(quarter['write units']).toBeCloseTo(4 * one['write units'], 9);
+  });
+
+  it('refuses a row without messages or a call time', () => {
+    expect(() => keyBounds(load({ appends: 1 }), 0, 5)).toThrow();
+    expect(() => keyBounds(load({ appends: 1 }), 1, 0)).toThrow();
+  });
+});
+
+describe('awsCeiling', () => {
+  it('is the smallest bound over every key, naming the key and the bound', () => {
+    const keys = [
+      load({ key: 'S#t:a/p:0', appends: 30, headReads: 30, wcu: 30, rcu: 30 }),
+      load({ key: 'S#t:a/p:1', appends: 70, lostRaces: 70, headReads: 140, wcu: 140, rcu: 140 }),
+    ];
+    const c = awsCeiling(keys, 100, 7.5);
+    // p:1: chain 2 calls × 7.5 ms → 66.67 appends/s ÷ 0.7 appends per message = 95.2 msg/s; its WCU bound 714, RCU 2,143.
+    expect(c).toEqual({ key: 'S#t:a/p:1', limitedBy: 'append chain', msgPerSecond: expect.closeTo(1000 / 15 / 0.7, 6) });
+  });
+
+  it('is limited by write units when segments are large and hints spare the chain', () => {
+    // One producer, batches of 100 messages of 1 KiB: one append per 100 messages, 100 WCU per put, no reads.
+    const c = awsCeiling([load({ appends: 1, wcu: 100 })], 100, 7.5);
+    expect(c?.limitedBy).toBe('write units');
+    expect(c?.msgPerSecond).toBeCloseTo(1000, 9);
+  });
+
+  it('is undefined without messages or keys', () => {
+    expect(awsCeiling([load({ appends: 1, wcu: 1 })], 0, 5)).toBeUndefined();
+    expect(awsCeiling([], 10, 5)).toBeUndefined();
+  });
+});
+
+describe('lostRacesPerAppend', () => {
+  it('sums lost races and appends over all keys', () => {
+    expect(lostRacesPerAppend([load({ appends: 10, lostRaces: 3 }), load({ appends: 30, lostRaces: 1 })])).toBeCloseTo(0.1, 12);
+    expect(lostRacesPerAppend([load({ lostRaces: 5 })])).toBe(0);
+  });
+});
+
+const calls = (n: number, ms: number): CallCounter => ({
+  calls: n, errors: 0, conditionalFailures: 0, retries: 0, wruTable: 0, wruGsi: 0, rru: 0, wruFailedModel: 0, rruMinModel: 0,
+  unreported: 0, itemsRead: 0, itemsWritten: 0, bytesPut: 0, ms,
+});
+
+describe('scaleRow', () => {
+  it('takes only its own tag: requests per message, mean call time, lost races, the ceiling', () => {
+    const tag = 'scale:standard ×1 p4';
+    const counted: Snapshot = {
+      dynamo: {
+        [`${tag}|POST /v1/topics/{name}/messages|Query`]: calls(60, 600),
+        [`${tag}|POST /v1/topics/{name}/messages|PutItem`]: calls(60, 600),
+        [`other|POST /v1/topics/{name}/messages|PutItem`]: calls(1000, 1),
+      },
+      streams: {
+        [`${tag}|S#t:s/p:0`]: { appends: 25, lostRaces: 5, headReads: 30, wcu: 30, rcu: 30 },
+        [`${tag}|S#t:s/p:1`]: { appends: 25, lostRaces: 5, headReads: 30, wcu: 30, rcu: 30 },
+        [`other|S#t:s/p:2`]: { appends: 1000, lostRaces: 0, headReads: 0, wcu: 1, rcu: 0 },
+      },
+      http: {},
+      other: {},
+      check: { compared: 0, agreed: 0, samples: [] },
+    };
+    expect(keyLoads(counted, tag).map((k) => k.key)).toEqual(['S#t:s/p:0', 'S#t:s/p:1']);
+    const row = scaleRow({ id: 'standard ×1 p4', topic: 'standard', batch: 1, producers: 4 }, counted, tag, 2, 50, { throttled: 1, errors: {} }, 7.5);
+    expect(row).toMatchObject({ appends: 50, lostRaces: 10, lostRacesPerAppend: 0.2, requestsPerMessage: 2.4, msPerCall: 10, localMsgPerSecond: 25, throttled: 1 });
+    // Each key: 0.5 appends per message, chain of 2 × 7.5 ms → 66.67 / 0.5 = 133.3 msg/s (WCU: 1000 / 0.6 = 1,667).
+    expect(row.limitedBy).toBe('append chain');
+    expect(row.awsCeilingMsgPerSecond).toBeCloseTo(1000 / 15 / 0.5, 9);
+  });
+});

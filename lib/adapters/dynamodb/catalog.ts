@@ -65,6 +65,8 @@ const toTopic = (item: Record<string, unknown>): Topic => ({
   ...(Array.isArray(item.gs) ? { generationStarts: (item.gs as unknown[]).map(Number) } : {}),
   ...(item.pa === undefined ? {} : { purgedAt: Number(item.pa) }),
   ...(Array.isArray(item.pw) ? { purgeStarts: (item.pw as unknown[]).map(Number) } : {}),
+  ...(item.pu === undefined ? {} : { pushSubscriptions: Number(item.pu) }),
+  ...(item.wu === undefined ? {} : { parkedUntil: Number(item.wu) }),
 });
 
 /** `rp` {i, m, x}: initialSeconds, multiplier, maxSeconds; absent (groups saved before it existed): the defaults. */

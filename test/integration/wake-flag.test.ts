@@ -7,21 +7,16 @@
  * carries nothing and invokes nothing.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { DISPATCH_FILTERS, DISPATCH_SOURCE, WAKE_FLAG } from '../../lib/adapters/dynamodb/dispatch-source.js';
+import { WAKE_FLAG } from '../../lib/adapters/dynamodb/dispatch-source.js';
 import { SENTINEL_SK, TOPIC_PK, streamPk } from '../../lib/adapters/dynamodb/keys.js';
 import { redriveStream, streamId } from '../../lib/domain/streams.js';
-import { latestStreamArn } from '../../lib/adapters/dynamodb/table.js';
-import { TopicActivity, activityKey } from '../../lib/adapters/dynamodb/topic-activity.js';
-import { StreamPoller, streamsApiOf } from '../../lib/adapters/local/stream-poller.js';
-import { ActivityRoute } from '../../lib/services/activity-route.js';
-import { Dispatcher } from '../../lib/services/dispatcher.js';
+import { activityKey } from '../../lib/adapters/dynamodb/keys.js';
+import { startDispatchPoller } from '../helpers/dispatch-poller.js';
 import { eventually } from '../helpers/fake-streams.js';
 import { group, topic } from '../helpers/builders.js';
 import { harness, send, testTable } from '../helpers/stores.js';
 
-const silentLog = { warn: () => undefined, error: () => undefined };
 const cleanups: Array<() => Promise<void> | void> = [];
 
 afterEach(async () => {
@@ -115,34 +110,8 @@ describe('the w flag', () => {
     await h.admin.putTopic('waited', topic());
     await h.admin.putTopic('idle', topic());
     await setTopic('waited', { wu: Date.now() + 60_000 });
-    const streams = new DynamoDBStreamsClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
-    cleanups.push(() => streams.destroy());
-    const routed: string[][] = [];
-    const activity = new TopicActivity(doc, table);
-    const route = new ActivityRoute(activity, silentLog);
-    const dispatcher = new Dispatcher(
-      { wake: [{ name: 'recording', handle: async (segments, now) => {
-            const failed = await route.handle(segments, now);
-            routed.push(segments.flatMap((s) => s.topics));
-            return failed;
-          } }] },
-      { now: () => Date.now() },
-      silentLog,
-    );
-    const poller = new StreamPoller({
-      streams: streamsApiOf(streams),
-      streamArn: await latestStreamArn(client, table),
-      handler: (event) => dispatcher.dispatch(event.Records),
-      filters: DISPATCH_FILTERS,
-      startingPosition: DISPATCH_SOURCE.startingPosition,
-      batchSize: DISPATCH_SOURCE.batchSize,
-      bisectBatchOnError: DISPATCH_SOURCE.bisectBatchOnError,
-      retryAttempts: DISPATCH_SOURCE.retryAttempts,
-      pollIntervalMs: 20,
-      log: silentLog,
-    });
-    await poller.start();
-    cleanups.push(() => poller.stop());
+    const { poller, routed, stop } = await startDispatchPoller(endpoint, client, doc, table);
+    cleanups.push(stop);
 
     await h.queue.send('idle', send('nobody waits'));
     await h.queue.send('waited', send('someone waits'));

@@ -128,10 +128,11 @@ const routeOverrides: Partial<Record<string, RouteOverride>> = {
   health: { tableAccess: TableAccess.NONE },
   openapi: { tableAccess: TableAccess.NONE },
   // A long poll waits up to receiveMaxWaitSeconds; HTTP API integrations time out at 30 s.
-  // It mostly waits: Lambda bills the wait by GB-s, so it gets half the default memory
-  // (an idle 20 s long poll: 5 GB-s instead of 10; see docs/performance.md, finding 12).
+  // It mostly waits: Lambda bills the wait by GB-s, so it gets the smallest memory
+  // (an idle 20 s long poll: 2.5 GB-s instead of 10; one idle consumer ≈ $4.3 a month of
+  // duration at 128 MB, $8.6 at 256: docs/performance.md, "Idle consumers").
   // Receipt handles are sealed; receive also names dead-letter copies.
-  receive: { timeout: Duration.seconds(Math.min(Limits.receiveMaxWaitSeconds + 8, 29)), memorySize: 256, capabilities: ['message-ids'] },
+  receive: { timeout: Duration.seconds(Math.min(Limits.receiveMaxWaitSeconds + 8, 29)), memorySize: 128, capabilities: ['message-ids'] },
   'send-message': { capabilities: ['arm-timers', 'message-ids'] },
   'send-batch': { capabilities: ['arm-timers', 'message-ids'] },
   // Not commit-transaction: a transactional message cannot be scheduled, its commit appends at once
@@ -344,6 +345,8 @@ export class SluiceService extends Construct {
       SLUICE_CHECK_QUEUE_URL: this.checkQueue.queue.queueUrl,
       SLUICE_KMS_KEY_ID: this.secretsKey.keyArn,
       SLUICE_CHECK_TIMEOUT_MS: String(Limits.checkTimeoutMs),
+      // Long polls park on their topics and read `A#<topic>` between real looks (lib/services/activity-waiter.ts).
+      SLUICE_NOTIFIER: 'activity',
     };
 
     this.entryPoint = props.entryPoint ?? 'functionUrl';

@@ -6,8 +6,13 @@ const ConfigSchema = z
   SLUICE_TABLE_NAME: z.string().min(3).max(255),
   DYNAMODB_ENDPOINT: z.url().optional(),
   AWS_REGION: z.string().min(1).default('us-east-1'),
-  /** `in-process` in the local runtime: long polls wake on sends in the same process. */
-  SLUICE_NOTIFIER: z.enum(['polling', 'in-process']).default('polling'),
+  /**
+   * How a long poll waits between looks. `in-process` (the local runtime): sends in the
+   * same process wake it. `activity` (AWS): it parks on its topics and reads their
+   * `A#<topic>` items with back-off, looking for real every 5 s (lib/services/activity-waiter.ts).
+   * `polling`: it looks for real every SLUICE_POLL_INTERVAL_MS.
+   */
+  SLUICE_NOTIFIER: z.enum(['polling', 'in-process', 'activity']).default('polling'),
   SLUICE_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(5000).default(250),
   /**
    * How long a container reuses a topic or group item on the data plane

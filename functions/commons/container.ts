@@ -32,6 +32,7 @@ import { TransactionService } from '../../lib/services/transaction-service.js';
 import { loadConfig, type Config } from './config.js';
 import { TopicActivity } from '../../lib/adapters/dynamodb/topic-activity.js';
 import { ActivityRoute } from '../../lib/services/activity-route.js';
+import { ActivityWaiter, FULL_RECEIVE_EVERY_MS } from '../../lib/services/activity-waiter.js';
 import { Dispatcher } from '../../lib/services/dispatcher.js';
 import { Redriver } from '../../lib/services/redriver.js';
 
@@ -72,7 +73,15 @@ export function buildContainer(config: Config): Container {
     secrets,
     catalog: { cacheTtlMs: config.SLUICE_CATALOG_CACHE_MS, now: systemClock.now },
   });
-  const notifier = config.SLUICE_NOTIFIER === 'in-process' ? new InProcessNotifier() : pollingNotifier;
+  const activity = new TopicActivity(doc, table);
+  const notifier =
+    config.SLUICE_NOTIFIER === 'in-process'
+      ? new InProcessNotifier()
+      : config.SLUICE_NOTIFIER === 'activity'
+        ? new ActivityWaiter({ activity, catalog: stores.catalog }, systemClock)
+        : pollingNotifier;
+  // The activity waiter ends a wait early when a topic moves; a real look is due only every 5 s.
+  const pollIntervalMs = config.SLUICE_NOTIFIER === 'activity' ? FULL_RECEIVE_EVERY_MS : config.SLUICE_POLL_INTERVAL_MS;
   const logger = new Logger({ serviceName: 'sluice' });
   let localTimers: LocalTimerBus | undefined;
   let scheduler: OneTimeScheduler;
@@ -108,7 +117,7 @@ export function buildContainer(config: Config): Container {
     undefined,
     dispatcher,
   );
-  const queue = new QueueService(stores, systemClock, cryptoRandom, notifier, timers, { pollIntervalMs: config.SLUICE_POLL_INTERVAL_MS });
+  const queue = new QueueService(stores, systemClock, cryptoRandom, notifier, timers, { pollIntervalMs });
   const transactions = new TransactionService(
     stores,
     releaser,
@@ -128,7 +137,7 @@ export function buildContainer(config: Config): Container {
     warn: (message: string, details: Record<string, unknown>) => logger.warn(message, details),
     error: (message: string, details: Record<string, unknown>) => logger.error(message, details),
   };
-  const streamDispatcher = new Dispatcher({ wake: [new ActivityRoute(new TopicActivity(doc, table), dispatchLog)] }, systemClock, dispatchLog);
+  const streamDispatcher = new Dispatcher({ wake: [new ActivityRoute(activity, dispatchLog)] }, systemClock, dispatchLog);
   return {
     config,
     dynamo: client,

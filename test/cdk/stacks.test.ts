@@ -253,6 +253,7 @@ describe('functions', () => {
       SLUICE_CHECK_QUEUE_URL: { Ref: idOf(service.checkQueue.queue) },
       SLUICE_KMS_KEY_ID: { 'Fn::GetStackOutput': expect.objectContaining({ StackName: built.stateful.stackName, OutputName: expect.stringMatching(/SecretsKey/) }) },
       SLUICE_CHECK_TIMEOUT_MS: String(Limits.checkTimeoutMs),
+      SLUICE_NOTIFIER: 'activity',
     };
     for (const entry of allFunctions) {
       const variables = stateless.toJSON().Resources[functionId(entry)].Properties.Environment.Variables as Record<string, unknown>;
@@ -289,8 +290,8 @@ describe('functions', () => {
     const receive = stateless.toJSON().Resources[functionId('receive')];
     expect(receive.Properties.Timeout).toBeGreaterThan(Limits.receiveMaxWaitSeconds);
     expect(receive.Properties.Timeout).toBeLessThan(30);
-    // It mostly waits, and the wait is billed by memory × time.
-    expect(receive.Properties.MemorySize).toBe(256);
+    // It mostly waits, and the wait is billed by memory × time: the smallest memory.
+    expect(receive.Properties.MemorySize).toBe(128);
     expect(stateless.toJSON().Resources[functionId('send-message')].Properties.MemorySize).toBe(512);
   });
 

@@ -18,7 +18,7 @@ import {
   TopicNotFoundError,
   TopicRecentlyDeletedError,
 } from '../../domain/errors.js';
-import { call } from './call.js';
+import { call, conditionalWithImage } from './call.js';
 import { isConditionalFailure } from './errors.js';
 import { GROUP_PK, TOPIC_PK } from './keys.js';
 
@@ -65,6 +65,8 @@ const toTopic = (item: Record<string, unknown>): Topic => ({
   ...(Array.isArray(item.gs) ? { generationStarts: (item.gs as unknown[]).map(Number) } : {}),
   ...(item.pa === undefined ? {} : { purgedAt: Number(item.pa) }),
   ...(Array.isArray(item.pw) ? { purgeStarts: (item.pw as unknown[]).map(Number) } : {}),
+  ...(item.pu === undefined ? {} : { pushSubscriptions: Number(item.pu) }),
+  ...(item.wu === undefined ? {} : { parkedUntil: Number(item.wu) }),
 });
 
 /** `rp` {i, m, x}: initialSeconds, multiplier, maxSeconds; absent (groups saved before it existed): the defaults. */
@@ -324,6 +326,34 @@ export class Catalog {
     );
     if (topic) this.remember(this.topicCache, topic.name, topic);
     return topic;
+  }
+
+  /**
+   * Parks a pull consumer on a live topic: sets `wu` (ms) to `until` unless
+   * it already reaches `keepIfAtLeast` or later, so however many consumers
+   * wait, the item is written at most once per `until - keepIfAtLeast` ms.
+   * Answers the topic's `wu` after the call (undefined: no live topic). When
+   * it wrote, this container's cache holds the new `wu`, so sends through it
+   * flag their segments at once. One write unit (the topic item is under
+   * 1 KB), also when the condition fails; no read (a failed condition
+   * returns the old item).
+   */
+  async parkTopic(name: string, until: number, keepIfAtLeast: number): Promise<number | undefined> {
+    const result = await conditionalWithImage(this.doc, {
+      TableName: this.table,
+      Key: { pk: TOPIC_PK, sk: name },
+      UpdateExpression: 'SET wu = :until',
+      ConditionExpression: 'attribute_exists(pk) AND deleted <> :true AND (attribute_not_exists(wu) OR wu < :keep)',
+      ExpressionAttributeValues: { ':until': until, ':keep': keepIfAtLeast, ':true': true },
+    });
+    if (result.ok) {
+      const cached = this.cachedOf(this.topicCache, name);
+      if (cached) this.remember(this.topicCache, name, { ...cached, parkedUntil: until });
+      return until;
+    }
+    const old = result.old;
+    if (!old || old.deleted === true || old.wu === undefined) return undefined;
+    return Number(old.wu);
   }
 
   /** A conditional update of a topic item; undefined when the condition failed. */

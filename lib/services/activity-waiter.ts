@@ -1,0 +1,121 @@
+/**
+ * How a long poll waits on AWS without re-reading every partition's cursor
+ * (design §7.4, docs/design.md "Waking pull consumers"): between two real
+ * receives it parks on its topics (`wu` on the topic items, so appends carry
+ * the `w` flag and the dispatcher moves `A#<topic>.at`) and reads only the
+ * topics' activity items — one eventually consistent GetItem each, ½ read
+ * unit — backing off while nothing happens (250 ms, doubling, to 2 s). It
+ * ends the wait as soon as an activity item moved past the start of the last
+ * look. A wait that starts a park (no park of this container in force) ends
+ * at once, so the loop looks again and finds what was appended between its
+ * look and the park without `w`. The receive loop looks at least every
+ * {@link FULL_RECEIVE_EVERY_MS} anyway, which covers senders whose catalog
+ * cache (≤ 5 s) predates the park.
+ */
+import type { Clock } from '../ports/clock.js';
+import type { Notifier } from '../ports/notifier.js';
+
+/** A real receive happens at least this often while a long poll waits (ms): the catalog cache lifetime. */
+export const FULL_RECEIVE_EVERY_MS = 5000;
+/** A parked topic item says `wu` = park time + this (ms). */
+export const PARK_FOR_MS = 60_000;
+/** A topic item is parked again only when its `wu` ends sooner than this from now (ms): one write per 30 s at most. */
+export const PARK_REFRESH_BEFORE_MS = 30_000;
+
+export interface ActivityWaiterOptions {
+  /** First pause between two reads of the activity items (ms). @default 250 */
+  firstLookMs?: number;
+  /** Longest pause, reached by doubling (ms). @default 2000 */
+  maxLookMs?: number;
+  /** Waits `ms` (tests may shorten time). */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** What the waiter needs of the table: the topics' activity and their park marks. */
+export interface WaiterStores {
+  activity: { lastActivity(topic: string): Promise<number> };
+  catalog: { parkTopic(name: string, until: number, keepIfAtLeast: number): Promise<number | undefined> };
+}
+
+/** A wait this close to its end (ms) does not read again. */
+const END_SLACK_MS = 20;
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A {@link Notifier} for Lambda containers: nothing in-process to hear, so it
+ * waits on the table's activity items. `mark()` is the clock, so `wait`'s
+ * `since` is when the last look began.
+ */
+export class ActivityWaiter implements Notifier {
+  /** Per topic: until when this container knows the topic item is parked (no write needed before). */
+  private readonly parked = new Map<string, number>();
+  private readonly firstLookMs: number;
+  private readonly maxLookMs: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(
+    private readonly stores: WaiterStores,
+    private readonly clock: Clock,
+    options: ActivityWaiterOptions = {},
+  ) {
+    this.firstLookMs = options.firstLookMs ?? 250;
+    this.maxLookMs = options.maxLookMs ?? 2000;
+    this.sleep = options.sleep ?? realSleep;
+  }
+
+  /** Sends in other containers cannot be heard here; they reach waiters through the activity items. */
+  notify(): void {}
+
+  mark(): number {
+    return this.clock.now();
+  }
+
+  /**
+   * Parks on `topics`, then reads their activity items with back-off until
+   * one moved past `since` (a flagged append after the last look began) or
+   * `ms` passed.
+   */
+  async wait(topics: readonly string[], ms: number, since = this.clock.now()): Promise<void> {
+    const end = this.clock.now() + ms;
+    // Just parked (this container knew of no park in force): what was appended between the last
+    // look and the park carries no `w`, so look for real once more at once.
+    if (await this.park(topics)) return;
+    let pause = this.firstLookMs;
+    for (;;) {
+      const remaining = end - this.clock.now();
+      if (remaining <= 0) return;
+      await this.sleep(Math.min(pause, remaining));
+      // Timers may fire a few ms early: a read that close to the end would only delay the real look.
+      if (this.clock.now() >= end - END_SLACK_MS) return;
+      const seen = await Promise.all(topics.map((topic) => this.stores.activity.lastActivity(topic)));
+      if (seen.some((at) => at > since)) return;
+      pause = Math.min(pause * 2, this.maxLookMs);
+    }
+  }
+
+  /**
+   * Sets `wu` on the topics this container does not know to be parked for
+   * longer than {@link PARK_REFRESH_BEFORE_MS}: the write's condition is the
+   * same test, and a failed one answers the `wu` another waiter set.
+   * True when a topic was not known to be parked before (its park starts now).
+   */
+  private async park(topics: readonly string[]): Promise<boolean> {
+    const now = this.clock.now();
+    const keep = now + PARK_REFRESH_BEFORE_MS;
+    const fresh = topics.some((topic) => (this.parked.get(topic) ?? 0) <= now);
+    await Promise.all(
+      topics
+        .filter((topic) => (this.parked.get(topic) ?? 0) < keep)
+        .map(async (topic) => {
+          const until = await this.stores.catalog.parkTopic(topic, now + PARK_FOR_MS, keep);
+          // A topic that is gone: try again after a refresh interval, not on every look.
+          this.parked.set(topic, until ?? now + PARK_FOR_MS);
+        }),
+    );
+    if (this.parked.size > 1000) {
+      for (const [topic, until] of this.parked) if (until < now) this.parked.delete(topic);
+    }
+    return fresh;
+  }
+}

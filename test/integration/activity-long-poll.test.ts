@@ -1,0 +1,123 @@
+/**
+ * The HTTP long poll as it runs on AWS (SLUICE_NOTIFIER=activity), on
+ * DynamoDB Local with the real stream path: an idle long poll parks once,
+ * reads one activity item per look with back-off and looks for real every
+ * 5 s; a send from another container (its own clients and catalog) carries
+ * `w`, the dispatcher moves `A#<topic>`, and the long poll wakes well before
+ * its next real look. Prints the calls it counted and the wake latency.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
+import { TopicActivity } from '../../lib/adapters/dynamodb/topic-activity.js';
+import { cryptoRandom } from '../../lib/ports/random.js';
+import { ActivityWaiter, FULL_RECEIVE_EVERY_MS } from '../../lib/services/activity-waiter.js';
+import { QueueService } from '../../lib/services/queue-service.js';
+import { createStores } from '../../lib/services/stores.js';
+import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
+import { startDispatchPoller } from '../helpers/dispatch-poller.js';
+import { group, topic } from '../helpers/builders.js';
+import { FakeClock, harness, send, testSecrets, testTable } from '../helpers/stores.js';
+import { nudgeOnWrites } from '../../local/dispatcher.js';
+
+/** The harness clock, but real: the waiter sleeps in real time. */
+class RealClock extends FakeClock {
+  override now() {
+    return Date.now();
+  }
+}
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A consumer container: its own DynamoDB clients (counting their calls), catalog cache and activity waiter. */
+function consumerContainer(table: string, clock: RealClock, timers: ConstructorParameters<typeof QueueService>[4]) {
+  const { client, doc } = createDynamoClients({ endpoint: dynamoEndpoint(), requestTimeoutMs: 10_000 });
+  const calls: string[] = [];
+  /** Capacity units DynamoDB Local reported, reads and writes. */
+  const units = { read: 0, write: 0 };
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const name = context.commandName ?? '?';
+      const input = args.input as { Key?: { pk?: { S?: string } | string }; ReturnConsumedCapacity?: string };
+      const pk = input.Key?.pk;
+      calls.push(`${name}${(typeof pk === 'string' ? pk : pk?.S)?.startsWith('A#') ? ' A#' : ''}`);
+      input.ReturnConsumedCapacity = 'TOTAL';
+      const result = await next(args);
+      const consumed = (result.output as { ConsumedCapacity?: { CapacityUnits?: number } | Array<{ CapacityUnits?: number }> }).ConsumedCapacity;
+      const total = [consumed ?? []].flat().reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
+      if (/^(Put|Update|Delete|TransactWrite|BatchWrite)/.test(name)) units.write += total;
+      else units.read += total;
+      return result;
+    },
+    { step: 'initialize', name: 'countCalls' },
+  );
+  cleanups.push(() => client.destroy());
+  const stores = createStores(doc, table, { clock, secrets: testSecrets, catalog: { cacheTtlMs: 5000, now: () => clock.now() } });
+  const waiter = new ActivityWaiter({ activity: new TopicActivity(doc, table), catalog: stores.catalog }, clock);
+  const queue = new QueueService(stores, clock, cryptoRandom, waiter, timers, { pollIntervalMs: FULL_RECEIVE_EVERY_MS });
+  const count = (name: string) => calls.filter((c) => c === name).length;
+  return { queue, calls, count, units };
+}
+
+async function setup() {
+  const { endpoint, client, doc, table } = await testTable('longpoll');
+  const clock = new RealClock();
+  // The sender container: the harness's stores (catalog cache off: it sees a park at once).
+  const sender = harness(doc, table, { clock });
+  await sender.admin.putTopic('orders', topic());
+  await sender.admin.putGroup('g', group('orders'));
+  const dispatch = await startDispatchPoller(endpoint, client, doc, table);
+  cleanups.push(dispatch.stop);
+  // As in the local runtime: the sender's writes nudge the poller out of its idle back-off.
+  cleanups.push(nudgeOnWrites(client, dispatch.poller));
+  return { sender, consumer: consumerContainer(table, clock, sender.timers), dispatch };
+}
+
+describe('long poll on activity items (AWS mode)', () => {
+  it('waits idle with one activity read per look, one park, and a real look every 5 s', async () => {
+    const { consumer } = await setup();
+    const started = Date.now();
+    expect(await consumer.queue.receive('g', { maxMessages: 10, waitSeconds: 6 })).toEqual([]);
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(6000);
+    const activityReads = consumer.count('GetItemCommand A#');
+    const parks = consumer.count('UpdateItemCommand');
+    const queries = consumer.count('QueryCommand');
+    const firstLook = consumer.calls.slice(0, consumer.calls.indexOf('UpdateItemCommand'));
+    const queriesPerLook = firstLook.filter((c) => c === 'QueryCommand').length;
+    console.log(`idle 6 s long poll: ${took} ms, ${consumer.units.read} RRU, ${consumer.units.write} WRU, ${consumer.calls.length} calls: ${activityReads} activity reads, ${parks} park, ${queries} queries (${queriesPerLook} a look): ${JSON.stringify(consumer.calls)}`);
+    // Real looks: at 0 s, once more right after the park (what came before it carries no `w`),
+    // about 5 s later, and at the deadline unless that look already passed it.
+    expect(queriesPerLook).toBeGreaterThan(0);
+    expect(queries % queriesPerLook).toBe(0);
+    const looks = queries / queriesPerLook;
+    expect(looks).toBeGreaterThanOrEqual(3);
+    expect(looks).toBeLessThanOrEqual(4);
+    // In between, one GetItem of the activity item per look: at .25, .75, 1.75 and 3.75 s of a
+    // 5 s wait (four), and at most two in the last second.
+    expect(activityReads).toBeGreaterThanOrEqual(4);
+    expect(activityReads).toBeLessThanOrEqual(6);
+    expect(parks).toBe(1);
+  });
+
+  it('wakes on a send from another container through the stream, before its next real look', async () => {
+    const { sender, consumer, dispatch } = await setup();
+    const latencies: number[] = [];
+    for (const idleMs of [300, 1200, 2600]) {
+      const waiting = consumer.queue.receive('g', { maxMessages: 10, waitSeconds: 20 });
+      await new Promise((resolve) => setTimeout(resolve, idleMs));
+      const sentAt = Date.now();
+      await sender.queue.send('orders', send(`after ${idleMs} ms`));
+      const got = await waiting;
+      latencies.push(Date.now() - sentAt);
+      expect(got.map((m) => m.body)).toEqual([`after ${idleMs} ms`]);
+      await consumer.queue.commit('g', got.map((m) => m.receiptHandle));
+    }
+    console.log(`send → long poll answered (ms), after 0.3/1.2/2.6 s idle: ${latencies.join(', ')}`);
+    expect(dispatch.routed.flat()).toEqual(['orders', 'orders', 'orders']);
+    // Each woke on its activity item (back-off ≤ 2 s), not on the 5 s real look.
+    for (const ms of latencies) expect(ms).toBeLessThan(FULL_RECEIVE_EVERY_MS - 1000);
+  });
+});

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { ActivityWaiter, PARK_FOR_MS, PARK_REFRESH_BEFORE_MS } from '../../lib/services/activity-waiter.js';
+
+/** A clock that only moves when the waiter sleeps, and stores that record every call. */
+function setup(options: { activityAt?: (topic: string, now: number) => number; parkedBy?: number } = {}) {
+  let now = 1_000_000;
+  const sleeps: number[] = [];
+  const reads: Array<{ topic: string; at: number }> = [];
+  const parks: Array<{ topic: string; until: number; keep: number; at: number }> = [];
+  const stores = {
+    activity: {
+      lastActivity: async (topic: string) => {
+        reads.push({ topic, at: now });
+        return options.activityAt?.(topic, now) ?? 0;
+      },
+    },
+    catalog: {
+      parkTopic: async (topic: string, until: number, keep: number) => {
+        parks.push({ topic, until, keep, at: now });
+        // Another waiter's park that still reaches `keep` wins.
+        return options.parkedBy !== undefined && options.parkedBy >= keep ? options.parkedBy : until;
+      },
+    },
+  };
+  const clock = { now: () => now };
+  const waiter = new ActivityWaiter(stores, clock, {
+    sleep: async (ms) => {
+      sleeps.push(ms);
+      now += ms;
+    },
+  });
+  return { waiter, sleeps, reads, parks, clock, advance: (ms: number) => (now += ms) };
+}
+
+/** Parks `topics` (a first wait ends at once) so the next wait is an idle one. */
+async function parked(waiter: ActivityWaiter, topics: string[]) {
+  await waiter.wait(topics, 5000, waiter.mark());
+}
+
+describe('ActivityWaiter', () => {
+  it('ends the wait that starts a park at once, without reading activity, so the loop looks again', async () => {
+    const { waiter, sleeps, reads, parks } = setup();
+    await waiter.wait(['t'], 5000, waiter.mark());
+    expect(parks).toHaveLength(1);
+    expect(sleeps).toEqual([]);
+    expect(reads).toEqual([]);
+  });
+
+  it('backs off 250 ms → 2 s between activity reads while idle, and stops at the end of the wait', async () => {
+    const { waiter, sleeps, reads } = setup();
+    await parked(waiter, ['t']);
+    await waiter.wait(['t'], 5000, waiter.mark());
+    expect(sleeps).toEqual([250, 500, 1000, 2000, 1250]);
+    // One eventually consistent read per look; none after the wait ended.
+    expect(reads.map((r) => r.topic)).toEqual(['t', 't', 't', 't']);
+  });
+
+  it('ends the wait at the first look that sees activity after `since`', async () => {
+    const start = 1_000_000;
+    const { waiter, sleeps, clock } = setup({ activityAt: (_topic, now) => (now >= start + 700 ? start + 600 : start - 10) });
+    await parked(waiter, ['t']);
+    await waiter.wait(['t'], 5000, start);
+    expect(sleeps).toEqual([250, 500]);
+    expect(clock.now()).toBe(start + 750);
+  });
+
+  it('does not wake for activity from before the look began', async () => {
+    const { waiter, sleeps } = setup({ activityAt: () => 999_999 });
+    await parked(waiter, ['t']);
+    await waiter.wait(['t'], 2000, 1_000_000);
+    expect(sleeps.reduce((a, b) => a + b, 0)).toBe(2000);
+  });
+
+  it('reads every topic it waits on and wakes for any of them', async () => {
+    const { waiter, reads, sleeps } = setup({ activityAt: (topic, now) => (topic === 'b' ? now : 0) });
+    await parked(waiter, ['a', 'b']);
+    await waiter.wait(['a', 'b'], 5000, 1_000_000);
+    expect(reads.map((r) => r.topic).sort()).toEqual(['a', 'b']);
+    expect(sleeps).toEqual([250]);
+  });
+
+  it('parks each topic at most once per refresh interval, for PARK_FOR_MS', async () => {
+    const { waiter, parks, advance } = setup();
+    await waiter.wait(['t'], 1000, waiter.mark());
+    expect(parks).toEqual([{ topic: 't', until: 1_000_000 + PARK_FOR_MS, keep: 1_000_000 + PARK_REFRESH_BEFORE_MS, at: 1_000_000 }]);
+    // The first wait ended at once (a new park); 29 idle seconds later the park still has 31 s.
+    for (let i = 0; i < 29; i++) await waiter.wait(['t'], 1000, waiter.mark());
+    expect(parks).toHaveLength(1);
+    advance(1001);
+    await waiter.wait(['t'], 1000, waiter.mark());
+    expect(parks).toHaveLength(2);
+    expect(parks[1]!.at - parks[0]!.at).toBeGreaterThanOrEqual(PARK_FOR_MS - PARK_REFRESH_BEFORE_MS);
+  });
+
+  it('trusts another waiter\'s park that the condition reported, and writes no sooner than it needs', async () => {
+    const parkedBy = 1_000_000 + 50_000;
+    const { waiter, parks, advance } = setup({ parkedBy });
+    await waiter.wait(['t'], 1000, waiter.mark());
+    expect(parks).toHaveLength(1);
+    // Known parked until +50 s: no write until fewer than 30 s of it are left.
+    advance(18_000);
+    await waiter.wait(['t'], 1000, waiter.mark());
+    expect(parks).toHaveLength(1);
+    advance(1_500);
+    await waiter.wait(['t'], 1000, waiter.mark());
+    expect(parks).toHaveLength(2);
+  });
+});

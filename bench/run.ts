@@ -56,6 +56,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '8' },
     out: { type: 'string', default: 'bench/results' },
     'wait-quiet': { type: 'string', default: '0' },
+    'cost-only': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
   allowPositionals: false,
@@ -64,10 +65,13 @@ const { values } = parseArgs({
 if (values.help) {
   console.log('Usage: npm run bench [-- --quick] [-- --concurrency N] [-- --out DIR] [-- --wait-quiet SECONDS]');
   console.log('  --wait-quiet S  wait up to S seconds for other processes to leave the CPUs idle before starting');
+  console.log('  --cost-only IDS only the cost rows named (comma-separated row ids, or "all"), printed, no result files: a quick check of a change');
   process.exit(0);
 }
 
 const quick = values.quick === true;
+/** Cost rows to measure alone (no other phase, no result files), or undefined for a whole run. */
+const costOnly = values['cost-only']?.split(',').map((id) => id.trim()).filter(Boolean);
 const concurrency = Number(values.concurrency);
 if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
   console.error('--concurrency must be an integer from 1 to 64');
@@ -182,7 +186,7 @@ async function main() {
   const raw = createDynamoClients({ endpoint: dynamo.endpoint });
   await ensureTable(raw.client, floorTable);
   const floors: FloorResult[] = [];
-  for (const kind of ['PutItem', 'TransactWriteItems(2)'] as const) {
+  for (const kind of costOnly ? [] : (['PutItem', 'TransactWriteItems(2)'] as const)) {
     await floor(ctx, raw.doc, floorTable, kind, PROFILE.floorWarmupSeconds); // warm-up: DynamoDB Local's JVM speeds up for several seconds
     const f = await floor(ctx, raw.doc, floorTable, kind, PROFILE.floorSeconds);
     floors.push(f);
@@ -222,7 +226,7 @@ async function main() {
     log(`[${String(cells.length).padStart(2)}/${total}] ${describeCell(cell, floorPut)}`);
   };
   const seconds = PROFILE.cellSeconds;
-  for (const b of BATCHES) {
+  for (const b of costOnly ? [] : BATCHES) {
     // standard
     const std = `std-b${b}`;
     await api.put(`/v1/topics/${std}`, { type: 'standard' });
@@ -291,7 +295,7 @@ async function main() {
   ];
   const costCtx: Ctx = { ...ctx, shards: PROFILE.costShards };
   const costs: CostResult[] = [];
-  for (const type of costTypes) {
+  for (const type of costTypes.filter((t) => !costOnly || costOnly.includes('all') || costOnly.includes(t.id))) {
     const topic = `cost-${type.id}`;
     const group = `${topic}-g`;
     try {
@@ -311,6 +315,8 @@ async function main() {
       log(`cost ${type.id.padEnd(20)} FAILED: ${reason}`);
     }
   }
+
+  if (costOnly) return;
 
   // ── latency, then scheduled lateness (apart, so that neither loads the other) ──
   const latencies: LatencyResult[] = [];

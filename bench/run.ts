@@ -309,6 +309,8 @@ async function main() {
         `cost ${type.id.padEnd(20)} ${(result.dynamo.requests / m).toFixed(2)} DynamoDB req, ${((result.dynamo.wruTable + result.dynamo.wruGsi) / m).toFixed(2)} WRU ` +
           `(${(result.dynamo.wruGsi / m).toFixed(2)} GSI, +${(result.dynamo.wruFailedModel / m).toFixed(2)} failed), ${((result.dynamo.rru + result.dynamo.rruMinModel) / m).toFixed(2)} RRU, ${(result.http.requests / m).toFixed(2)} HTTP req per message`,
       );
+      // A check of a change wants to know where the units went.
+      if (costOnly) for (const b of result.breakdown) log(`    ${b.route.padEnd(20)} ${b.command.padEnd(20)} ${b.requests.toFixed(2)} req ${(b.wru + b.wruGsi).toFixed(2)} WRU (${b.wruGsi.toFixed(2)} GSI) ${(b.rru + b.rruMinModel).toFixed(2)} RRU`);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       costs.push({ type, messages: 0, seconds: 0, dynamo: { requests: 0, wruTable: 0, wruGsi: 0, wruFailedModel: 0, rru: 0, rruMinModel: 0, conditionalFailures: 0, bytesPut: 0, itemsWritten: 0, byCommand: {} }, http: { requests: 0, billedMs: 0, ms: 0, apiUnits: 0, byRoute: {}, status: {} }, other: {}, breakdown: [], skipped: reason });

@@ -290,6 +290,8 @@ async function main() {
       { id: `fifo-${m}-1`, label: `ordered (FIFO, ${m}), unbatched`, topicType: 'fifo', mode: m, batch: 1 },
       { id: `fifo-${m}-10`, label: `ordered (FIFO, ${m}), batches of 10 over 10 shards`, topicType: 'fifo', mode: m, batch: 10 },
     ]),
+    { id: 'fifo-concurrent-10-one-shard', label: 'ordered (FIFO, concurrent), batches of 10 of one shard', topicType: 'fifo', mode: 'concurrent', batch: 10, shardKeys: 'per-batch' },
+    { id: 'fifo-concurrent-1-new-shard', label: 'ordered (FIFO, concurrent), unbatched, a new shard key per message', topicType: 'fifo', mode: 'concurrent', batch: 1, shardKeys: 'fresh' },
     ...(scheduledProbe.available ? [{ id: 'scheduled-1', label: 'scheduled (delaySeconds 1), unbatched', topicType: 'standard', mode: 'standard', batch: 1, variant: 'scheduled' } as CostType] : []),
     ...(transactional.available ? [{ id: 'transactional-1', label: 'transactional (send, commit, receive, commit)', topicType: 'standard', mode: 'standard', batch: 1, variant: 'transactional' } as CostType] : []),
   ];
@@ -310,7 +312,7 @@ async function main() {
           `(${(result.dynamo.wruGsi / m).toFixed(2)} GSI, +${(result.dynamo.wruFailedModel / m).toFixed(2)} failed), ${((result.dynamo.rru + result.dynamo.rruMinModel) / m).toFixed(2)} RRU, ${(result.http.requests / m).toFixed(2)} HTTP req per message`,
       );
       // A check of a change wants to know where the units went.
-      if (costOnly) for (const b of result.breakdown) log(`    ${b.route.padEnd(20)} ${b.command.padEnd(20)} ${b.requests.toFixed(2)} req ${(b.wru + b.wruGsi).toFixed(2)} WRU (${b.wruGsi.toFixed(2)} GSI) ${(b.rru + b.rruMinModel).toFixed(2)} RRU`);
+      if (costOnly) for (const b of result.breakdown) log(`    ${b.route.padEnd(20)} ${b.command.padEnd(20)} ${b.requests.toFixed(2)} req ${b.wru.toFixed(2)} WRU (${b.wruGsi.toFixed(2)} GSI, +${b.wruFailedModel.toFixed(2)} failed) ${(b.rru + b.rruMinModel).toFixed(2)} RRU`);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       costs.push({ type, messages: 0, seconds: 0, dynamo: { requests: 0, wruTable: 0, wruGsi: 0, wruFailedModel: 0, rru: 0, rruMinModel: 0, conditionalFailures: 0, bytesPut: 0, itemsWritten: 0, byCommand: {} }, http: { requests: 0, billedMs: 0, ms: 0, apiUnits: 0, byRoute: {}, status: {} }, other: {}, breakdown: [], skipped: reason });

@@ -103,17 +103,14 @@ export class Receiver {
     const noticeStreams = [...namespaces].flatMap((ns) => Array.from({ length: NOTICE_BUCKETS }, (_, b) => noticeStream(ns, b)));
     // Only the cursors this receive starts from: O(subscriptions), never O(shards). Partition cursors
     // are read eventually consistently (half price): a stale one only makes its conditional claim
-    // fail and read again. Notice cursors consistently: a stale one would re-absorb notices (writes),
-    // and so the cursors of streams with carried commits (a stale one may not show the lease yet).
+    // fail and read again. Notice cursors consistently: a stale one would re-absorb notices (writes).
     // Carried commits of streams this receive does not claim from are written first, as plain commits.
-    const consistent = [...noticeStreams, ...folding];
-    const eventual = partitions.filter((p) => !folding.has(p));
-    const [consistentCursors, partitionCursors] = await Promise.all([
-      consistent.length ? this.stores.cursors.getMany(group.name, consistent) : new Map<string, CursorState>(),
-      eventual.length ? this.stores.cursors.getMany(group.name, eventual, { consistent: false }) : new Map<string, CursorState>(),
+    const [noticeCursors, partitionCursors] = await Promise.all([
+      noticeStreams.length ? this.stores.cursors.getMany(group.name, noticeStreams) : new Map<string, CursorState>(),
+      partitions.length ? this.stores.cursors.getMany(group.name, partitions, { consistent: false }) : new Map<string, CursorState>(),
       carried?.separateAll((stream) => folding.has(stream)),
     ]);
-    const cursors = new Map([...consistentCursors, ...partitionCursors]);
+    const cursors = new Map([...noticeCursors, ...partitionCursors]);
 
     // FIFO: absorb notices of the namespaces asked for, then serve shards from the ready index,
     // in random order so that concurrent receivers spread over the ready shards.
@@ -262,6 +259,7 @@ export class Receiver {
     const { group } = scope;
     const ids = await this.stores.ids.codec();
     let cursor = hint;
+    let stale = hint !== undefined;
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const now = this.clock.now();
       cursor ??= await this.stores.cursors.get(group.name, stream);
@@ -282,6 +280,15 @@ export class Receiver {
       const held = cursor;
       const carried = scope.carried?.of(stream) ?? [];
       const foldable = carried.filter((c) => foldsInto(held, c));
+      if (stale && foldable.length < carried.length) {
+        // The hint is an eventually consistent read: it may not show a lease granted just before.
+        // Read the cursor consistently before a carried commit is taken for a repeat or a stale one.
+        stale = false;
+        cursor = undefined;
+        attempt--;
+        continue;
+      }
+      stale = false;
       if (foldable.length < carried.length) await scope.carried?.separate(stream, carried.filter((c) => !foldable.includes(c)));
       // The claim is planned as if the folded commits had taken effect (never renewing their leases).
       const read: CursorState = foldable.length === 0 ? held : { ...held, leases: withoutLeases(held.leases, foldable) };

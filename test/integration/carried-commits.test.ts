@@ -4,7 +4,8 @@
  * ones; a carried token that no longer holds falls back to the plain commit (classification).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DeliveredMessage } from '../../lib/domain/model.js';
+import type { DeliveredMessage, Topic } from '../../lib/domain/model.js';
+import { streamId } from '../../lib/domain/streams.js';
 import { cryptoRandom } from '../../lib/ports/random.js';
 import { harness, send, testTable, type Harness } from '../helpers/stores.js';
 import { group, topic } from '../helpers/builders.js';
@@ -56,6 +57,23 @@ describe('carried commits', () => {
     const repeat = await receive(1, [a as DeliveredMessage, ...next.messages]);
     expect(repeat.commitResults.map((r) => ('status' in r ? r.status : r.error.code))).toEqual(['committed', 'committed']);
     expect(await h.admin.getGroup('billing')).toMatchObject({ committed: 2, inFlight: 0, backlog: 0 });
+  });
+
+  it('fold also when the receive\'s eventually consistent read predates the carried lease (read again, consistently)', async () => {
+    await h.queue.sendBatch('orders', [send('a'), send('b')]);
+    const orders = (await h.stores.catalog.topics(['orders'])).get('orders');
+    const stale = await h.stores.cursors.getMany('billing', [streamId(orders as Topic, { kind: 'partition', partition: 0 })], { consistent: false });
+    expect(stale.size).toBe(1);
+    const [a] = await h.queue.receive('billing', { maxMessages: 1, waitSeconds: 0 });
+    const getMany = h.stores.cursors.getMany.bind(h.stores.cursors);
+    // The partition cursors as they were before `a` was leased.
+    h.stores.cursors.getMany = async (group, streams, options) => (options?.consistent === false ? stale : getMany(group, streams, options));
+    calls = [];
+    const next = await receive(1, [a as DeliveredMessage]);
+    expect(next.commitResults).toEqual([{ receiptHandle: a?.receiptHandle, status: 'committed' }]);
+    expect(next.messages.map((m) => m.body)).toEqual(['b']);
+    expect(writes()).toEqual(['UpdateItemCommand']);
+    expect(await h.admin.getGroup('billing')).toMatchObject({ committed: 1, inFlight: 1 });
   });
 
   it('are written when the stream has nothing more to deliver', async () => {

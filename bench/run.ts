@@ -56,6 +56,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '8' },
     out: { type: 'string', default: 'bench/results' },
     'wait-quiet': { type: 'string', default: '0' },
+    'cost-only': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
   allowPositionals: false,
@@ -64,10 +65,13 @@ const { values } = parseArgs({
 if (values.help) {
   console.log('Usage: npm run bench [-- --quick] [-- --concurrency N] [-- --out DIR] [-- --wait-quiet SECONDS]');
   console.log('  --wait-quiet S  wait up to S seconds for other processes to leave the CPUs idle before starting');
+  console.log('  --cost-only IDS only the cost rows named (comma-separated row ids, or "all"), printed, no result files: a quick check of a change');
   process.exit(0);
 }
 
 const quick = values.quick === true;
+/** Cost rows to measure alone (no other phase, no result files), or undefined for a whole run. */
+const costOnly = values['cost-only']?.split(',').map((id) => id.trim()).filter(Boolean);
 const concurrency = Number(values.concurrency);
 if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
   console.error('--concurrency must be an integer from 1 to 64');
@@ -182,7 +186,7 @@ async function main() {
   const raw = createDynamoClients({ endpoint: dynamo.endpoint });
   await ensureTable(raw.client, floorTable);
   const floors: FloorResult[] = [];
-  for (const kind of ['PutItem', 'TransactWriteItems(2)'] as const) {
+  for (const kind of costOnly ? [] : (['PutItem', 'TransactWriteItems(2)'] as const)) {
     await floor(ctx, raw.doc, floorTable, kind, PROFILE.floorWarmupSeconds); // warm-up: DynamoDB Local's JVM speeds up for several seconds
     const f = await floor(ctx, raw.doc, floorTable, kind, PROFILE.floorSeconds);
     floors.push(f);
@@ -222,7 +226,7 @@ async function main() {
     log(`[${String(cells.length).padStart(2)}/${total}] ${describeCell(cell, floorPut)}`);
   };
   const seconds = PROFILE.cellSeconds;
-  for (const b of BATCHES) {
+  for (const b of costOnly ? [] : BATCHES) {
     // standard
     const std = `std-b${b}`;
     await api.put(`/v1/topics/${std}`, { type: 'standard' });
@@ -286,12 +290,14 @@ async function main() {
       { id: `fifo-${m}-1`, label: `ordered (FIFO, ${m}), unbatched`, topicType: 'fifo', mode: m, batch: 1 },
       { id: `fifo-${m}-10`, label: `ordered (FIFO, ${m}), batches of 10 over 10 shards`, topicType: 'fifo', mode: m, batch: 10 },
     ]),
+    { id: 'fifo-concurrent-10-one-shard', label: 'ordered (FIFO, concurrent), batches of 10 of one shard', topicType: 'fifo', mode: 'concurrent', batch: 10, shardKeys: 'per-batch' },
+    { id: 'fifo-concurrent-1-new-shard', label: 'ordered (FIFO, concurrent), unbatched, a new shard key per message', topicType: 'fifo', mode: 'concurrent', batch: 1, shardKeys: 'fresh' },
     ...(scheduledProbe.available ? [{ id: 'scheduled-1', label: 'scheduled (delaySeconds 1), unbatched', topicType: 'standard', mode: 'standard', batch: 1, variant: 'scheduled' } as CostType] : []),
     ...(transactional.available ? [{ id: 'transactional-1', label: 'transactional (send, commit, receive, commit)', topicType: 'standard', mode: 'standard', batch: 1, variant: 'transactional' } as CostType] : []),
   ];
   const costCtx: Ctx = { ...ctx, shards: PROFILE.costShards };
   const costs: CostResult[] = [];
-  for (const type of costTypes) {
+  for (const type of costTypes.filter((t) => !costOnly || costOnly.includes('all') || costOnly.includes(t.id))) {
     const topic = `cost-${type.id}`;
     const group = `${topic}-g`;
     try {
@@ -305,12 +311,16 @@ async function main() {
         `cost ${type.id.padEnd(20)} ${(result.dynamo.requests / m).toFixed(2)} DynamoDB req, ${((result.dynamo.wruTable + result.dynamo.wruGsi) / m).toFixed(2)} WRU ` +
           `(${(result.dynamo.wruGsi / m).toFixed(2)} GSI, +${(result.dynamo.wruFailedModel / m).toFixed(2)} failed), ${((result.dynamo.rru + result.dynamo.rruMinModel) / m).toFixed(2)} RRU, ${(result.http.requests / m).toFixed(2)} HTTP req per message`,
       );
+      // A check of a change wants to know where the units went.
+      if (costOnly) for (const b of result.breakdown) log(`    ${b.route.padEnd(20)} ${b.command.padEnd(20)} ${b.requests.toFixed(2)} req ${b.wru.toFixed(2)} WRU (${b.wruGsi.toFixed(2)} GSI, +${b.wruFailedModel.toFixed(2)} failed) ${(b.rru + b.rruMinModel).toFixed(2)} RRU`);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       costs.push({ type, messages: 0, seconds: 0, dynamo: { requests: 0, wruTable: 0, wruGsi: 0, wruFailedModel: 0, rru: 0, rruMinModel: 0, conditionalFailures: 0, bytesPut: 0, itemsWritten: 0, byCommand: {} }, http: { requests: 0, billedMs: 0, ms: 0, apiUnits: 0, byRoute: {}, status: {} }, other: {}, breakdown: [], skipped: reason });
       log(`cost ${type.id.padEnd(20)} FAILED: ${reason}`);
     }
   }
+
+  if (costOnly) return;
 
   // ── latency, then scheduled lateness (apart, so that neither loads the other) ──
   const latencies: LatencyResult[] = [];

@@ -539,6 +539,12 @@ export interface CostType {
   variant?: 'dedup+key' | 'scheduled' | 'transactional' | 'carry';
   /** The message body (default: a realistic JSON order event). */
   body?: BodyKind;
+  /**
+   * FIFO shard keys (default: message n goes to shard n mod shards, so a batch of 10 spans 10 shards):
+   * `per-batch` — all messages of one send share a shard (the next send the next shard);
+   * `fresh` — every message a shard key never used before (prices creating a shard cursor).
+   */
+  shardKeys?: 'per-batch' | 'fresh';
 }
 
 export interface CostResult {
@@ -564,8 +570,12 @@ export async function costOf(ctx: Ctx, type: CostType, rounds: number, names: { 
   const errors = new Errors(20);
   const { topic, group } = names;
   let n = 0;
+  const run = Math.random().toString(36).slice(2, 8);
+  const shardKey = (i: number) =>
+    type.shardKeys === 'per-batch' ? shardOf(ctx, Math.floor(i / type.batch)) : type.shardKeys === 'fresh' ? `new-${run}-${i}` : undefined;
   const makeEntry = (i: number) => {
-    const base = entry(ctx, type.topicType, i, {}, type.body);
+    const key = type.topicType === 'fifo' ? shardKey(i) : undefined;
+    const base = { ...entry(ctx, type.topicType, i, {}, type.body), ...(key !== undefined ? { shardKey: key } : {}) };
     if (type.variant === 'dedup+key') return { ...base, dedupId: `d-${i}-${Math.random().toString(36).slice(2)}`, keys: [`order-${i}`] };
     if (type.variant === 'scheduled') return { ...base, delaySeconds: 1 };
     if (type.variant === 'transactional') return { ...base, transaction: { producerGroup: `${topic}-producer` } };
@@ -625,7 +635,9 @@ export async function costOf(ctx: Ctx, type: CostType, rounds: number, names: { 
 
   // Warm-up: every partition / shard / notice stream the type touches gets its first segment.
   // Standard: enough lifecycles that each of the 4 random partitions is opened (miss chance 4 × 0.75^40 ≈ 4e-5).
-  const warm = type.topicType === 'fifo' ? ctx.shards : 40;
+  // FIFO: every shard the measured sends use (shards of 10 messages each with `per-batch`; `fresh` opens
+  // only the notice streams: its measured shards are new by design).
+  const warm = type.topicType === 'fifo' ? ctx.shards * (type.shardKeys === 'per-batch' ? type.batch : 1) : 40;
   if (type.variant === 'scheduled') {
     for (let i = 0; i < 4; i++) await lifecycle(1, `${tag}:warmup`);
     await sleep(1600);
@@ -636,6 +648,7 @@ export async function costOf(ctx: Ctx, type: CostType, rounds: number, names: { 
     for (let i = 0; i < warm; i++) await send(1, `${tag}:warmup`);
     await consume(warm, `${tag}:warmup`);
     n = Math.max(saved, warm);
+    if (type.shardKeys === 'per-batch') n = Math.ceil(n / type.batch) * type.batch; // sends start on a shard boundary
     // Later messages continue the shard rotation where the warm-up ended.
   } else {
     for (let i = 0; i < warm; i++) await lifecycle(1, `${tag}:warmup`);

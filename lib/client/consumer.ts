@@ -19,6 +19,14 @@
  *                                                     and the rest of its lane is released behind it
  * ```
  *
+ * Commits ride on the next receive when one is about to start (`carryCommits`,
+ * default true): while the consumer holds all it may (`maxBuffered`), a
+ * finished handler's commit wakes the poll loop, whose receive carries it (the
+ * server folds it into its claim: one write instead of two) and does not wait
+ * (`waitSeconds` 0), so a shard's lane goes on as soon as its commit is
+ * answered. A commit with `publish`, or one made while a long poll is pending,
+ * is sent on its own at once.
+ *
  * `stop()` stops polling, lets running handlers finish and commit, and
  * releases the messages still queued. It waits for a pending long poll to
  * answer (at most `waitSeconds`) and releases what it brought: aborting the
@@ -67,6 +75,8 @@ export interface ConsumerOptions {
    * `false` runs them in parallel too: for `concurrent` groups whose handlers need no order.
    */
   preserveShardOrder?: boolean;
+  /** Let the next receive carry plain commits when one is about to start (default true; see above). */
+  carryCommits?: boolean;
   /** Extend leases of held messages at half the visibility timeout (default true). */
   extendLeases?: boolean;
   /** Told about failed handlers, receives, commits, extensions and releases (default: console.error). */
@@ -88,7 +98,13 @@ interface Lane {
   running: boolean;
 }
 
-type ConsumerClient = Pick<SluiceClient, 'receive' | 'commit' | 'changeVisibility' | 'getGroup'>;
+type ConsumerClient = Pick<SluiceClient, 'receive' | 'receiveAndCommit' | 'commit' | 'changeVisibility' | 'getGroup'>;
+
+/** A finished message whose commit waits for the next receive; `settle` lets its lane go on. */
+interface Carried {
+  message: Delivered;
+  settle: () => void;
+}
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -121,6 +137,8 @@ export class Consumer {
   private polling = true;
   private readonly settled = new Set<Promise<void>>();
   private wake: (() => void) | undefined;
+  /** Commits waiting for the next receive (only while the poll loop waits for room). */
+  private carry: Carried[] = [];
 
   constructor(client: ConsumerClient, options: ConsumerOptions) {
     this.client = client;
@@ -188,19 +206,30 @@ export class Consumer {
         continue;
       }
       let messages: Delivered[];
+      const carried = this.carry.splice(0);
+      const input = {
+        maxMessages: room,
+        // Carried commits hold their lanes until answered: no long poll then.
+        waitSeconds: carried.length > 0 ? 0 : (this.options.waitSeconds ?? 10),
+        visibilityTimeoutSeconds: this.visibilitySeconds,
+        ...(this.options.topics ? { topics: this.options.topics } : {}),
+      };
       try {
-        messages = await this.client.receive(
-          this.group,
-          {
-            maxMessages: room,
-            waitSeconds: this.options.waitSeconds ?? 10,
-            visibilityTimeoutSeconds: this.visibilitySeconds,
-            ...(this.options.topics ? { topics: this.options.topics } : {}),
-          },
-          { signal: this.stopSignal.signal },
-        );
+        if (carried.length > 0) {
+          const got = await this.client.receiveAndCommit(
+            this.group,
+            carried.map((c) => c.message.receiptHandle),
+            input,
+            { signal: this.stopSignal.signal },
+          );
+          carried.forEach((c, i) => this.committed(c.message, got.commitResults[i], '/receive'));
+          carried.forEach((c) => c.settle());
+          messages = got.messages;
+        } else messages = await this.client.receive(this.group, input, { signal: this.stopSignal.signal });
         failures = 0;
       } catch (error) {
+        // The receive may or may not have written them: commit them on their own (idempotent).
+        if (carried.length > 0) this.track(this.commitCarried(carried));
         if (this.state !== 'running') break;
         this.report(error, 'receive');
         failures++;
@@ -210,6 +239,31 @@ export class Consumer {
       for (const message of messages) this.enqueue(message);
       this.pump();
     }
+    // Commits that found no receive left to carry them.
+    this.track(this.commitCarried(this.carry.splice(0)));
+  }
+
+  /** Commits carried messages on their own, in one request, and lets their lanes go on. */
+  private async commitCarried(carried: Carried[]) {
+    if (carried.length === 0) return;
+    try {
+      const { results } = await this.client.commit(
+        this.group,
+        carried.map((c) => c.message.receiptHandle),
+      );
+      carried.forEach((c, i) => this.committed(c.message, results[i], '/commit'));
+    } catch (error) {
+      for (const c of carried) this.report(error, 'commit', c.message);
+    } finally {
+      carried.forEach((c) => c.settle());
+    }
+  }
+
+  /** Reports one commit's result: an error to `onError`, success to `onCommitted`. */
+  private committed(message: Delivered, result: CommitEntryResult | undefined, path: '/commit' | '/receive') {
+    if (result && 'error' in result) {
+      this.report(new SluiceApiError(result.error, { method: 'POST', url: `/v1/groups/${this.group}${path}` }), 'commit', message);
+    } else if (result) this.options.onCommitted?.(message, result);
   }
 
   private enqueue(message: Delivered) {
@@ -299,13 +353,21 @@ export class Consumer {
       return;
     }
     this.disarm(held);
+    const publish = result?.publish ?? [];
+    if (publish.length === 0 && this.options.carryCommits !== false && this.wake) {
+      // The poll loop waits for room, which this message frees: its receive carries the commit.
+      // The lane waits for the commit's answer, so a shard's next message runs only after it.
+      this.held--;
+      await new Promise<void>((settle) => {
+        this.carry.push({ message, settle });
+        this.wake?.();
+      });
+      return;
+    }
     try {
-      const entry = result && result.publish?.length ? { receiptHandle: message.receiptHandle, publish: result.publish } : message.receiptHandle;
+      const entry = publish.length > 0 ? { receiptHandle: message.receiptHandle, publish } : message.receiptHandle;
       const committed = await this.client.commit(this.group, [entry]);
-      const first = committed.results[0];
-      if (first && 'error' in first) {
-        this.report(new SluiceApiError(first.error, { method: 'POST', url: `/v1/groups/${this.group}/commit` }), 'commit', message);
-      } else if (first) this.options.onCommitted?.(message, first);
+      this.committed(message, committed.results[0], '/commit');
     } catch (error) {
       this.report(error, 'commit', message);
     } finally {

@@ -75,7 +75,8 @@ export function receiptAt(ids: MessageIdCodec, handle: string, path: string): Re
   }
 }
 
-const expired = () =>
+/** The error of a commit whose handle is not the message's latest lease. */
+export const expiredReceipt = () =>
   new ReceiptHandleExpiredError(
     'The lease of this receipt handle expired and the message was delivered again (or dead-lettered); only the latest receipt handle can commit.',
   );
@@ -145,7 +146,7 @@ export class Committer {
     for (const topic of new Set(items.flatMap((i) => i.outgoing.map((o) => o.topic.name)))) this.notifier.notify(topic);
     return entries.map((entry, index) => {
       const outcome = outcomes.get(index) ?? 'expired';
-      return outcome === 'expired' ? { receiptHandle: entry.receiptHandle, error: expired() } : { receiptHandle: entry.receiptHandle, status: outcome };
+      return outcome === 'expired' ? { receiptHandle: entry.receiptHandle, error: expiredReceipt() } : { receiptHandle: entry.receiptHandle, status: outcome };
     });
   }
 

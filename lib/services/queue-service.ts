@@ -13,7 +13,8 @@ import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Random } from '../ports/random.js';
 import type { Timers } from '../ports/timers.js';
-import { Committer, receiptAt, type CommitEntry, type CommitResult } from './committer.js';
+import { CarriedCommits } from './carried-commits.js';
+import { Committer, expiredReceipt, receiptAt, type CommitEntry, type CommitResult } from './committer.js';
 import { requireGroup, requireTopic } from './lookups.js';
 import { MessageQueries } from './message-queries.js';
 import { Receiver } from './receiver.js';
@@ -137,9 +138,10 @@ export class QueueService {
 
   /**
    * A receive that carries commits (`commit` in its body): every part of the
-   * request is checked before the commits write anything, so bad input
-   * changes nothing; then the handles are committed (plain commits, each with
-   * its own result) and the receive runs.
+   * request is checked before anything is written, so bad input changes
+   * nothing. Commits of a standard partition the receive claims from join that
+   * stream's claim update (one write for both); the others are committed first,
+   * as plain commits, each with its own result (docs/design.md, Carried commits).
    */
   async commitAndReceive(
     groupName: string,
@@ -147,14 +149,18 @@ export class QueueService {
     request: ReceiveRequest,
   ): Promise<{ commitResults: CommitResult[]; messages: DeliveredMessage[] }> {
     const ids = await this.stores.ids.codec();
-    receiptHandles.forEach((handle, i) => receiptAt(ids, handle, `commit/${i}`));
-    this.subscribedTopics(await requireGroup(this.stores, groupName), request.topics);
-    const commitResults = await this.commit(groupName, receiptHandles);
-    const answerBytesUsed = (request.answerBytesUsed ?? RECEIVE_ENVELOPE_BYTES) + commitResultsMaxBytes(commitResults);
-    return { commitResults, messages: await this.receive(groupName, { ...request, answerBytesUsed }) };
+    const receipts = receiptHandles.map((handle, i) => ({ handle, receipt: receiptAt(ids, handle, `commit/${i}`) }));
+    const group = await requireGroup(this.stores, groupName);
+    this.subscribedTopics(group, request.topics);
+    const carried = new CarriedCommits(receipts, (handles) => this.committer.commit(group, handles.map((receiptHandle) => ({ receiptHandle, publish: [] }))));
+    // The results are known only after the claims: the answer keeps room for each as if it failed.
+    const worst = receiptHandles.map((receiptHandle) => ({ receiptHandle, error: expiredReceipt() }));
+    const answerBytesUsed = (request.answerBytesUsed ?? RECEIVE_ENVELOPE_BYTES) + commitResultsMaxBytes(worst);
+    const messages = await this.receive(groupName, { ...request, answerBytesUsed }, carried);
+    return { commitResults: carried.answers(), messages };
   }
 
-  async receive(groupName: string, request: ReceiveRequest): Promise<DeliveredMessage[]> {
+  async receive(groupName: string, request: ReceiveRequest, carried?: CarriedCommits): Promise<DeliveredMessage[]> {
     const group = await requireGroup(this.stores, groupName);
     const subscribed = this.subscribedTopics(group, request.topics);
     const requested = new Set(request.topics ?? subscribed);
@@ -163,6 +169,7 @@ export class QueueService {
     const deadline = Math.min(this.clock.now() + request.waitSeconds * 1000, answerBy);
     // One budget for the whole long poll: a look that leased nothing took nothing from it.
     const budget = new AnswerBudget(Limits.answerMaxBytes, request.answerBytesUsed ?? RECEIVE_ENVELOPE_BYTES);
+    let first = true;
     for (;;) {
       const mark = this.notifier.mark();
       const topics = await this.stores.catalog.topics([...subscribed]);
@@ -175,9 +182,12 @@ export class QueueService {
           deadline: answerBy,
           budget,
           cascade: (g, stream) => this.committer.completeProtected(g, stream, []).then(() => undefined),
+          // Carried commits are written by the first look of a long poll.
+          ...(first && carried ? { carried } : {}),
         },
         request.maxMessages,
       );
+      first = false;
       const now = this.clock.now();
       if (messages.length > 0 || now >= deadline) return messages;
       await this.notifier.wait([...requested], Math.min(this.pollIntervalMs, deadline - now), mark);

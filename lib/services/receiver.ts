@@ -26,6 +26,7 @@ import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 import type { Notifier } from '../ports/notifier.js';
+import type { CarriedCommit, CarriedCommits } from './carried-commits.js';
 import { ensureDeadLetterTopic } from './lookups.js';
 import { firstAtOrAfter } from './stream-search.js';
 import type { Stores } from './stores.js';
@@ -44,6 +45,12 @@ export interface ReceiveScope {
   deadline: number;
   /** Room left in the answer: each message's JSON is taken from it before the message is leased. */
   budget: AnswerBudget;
+  /**
+   * Commits the receive carries: those of a standard partition this receive claims from join that
+   * stream's claim update (claimed from first); every other one is committed on its own first.
+   * All are written when `receiveOnce` returns.
+   */
+  carried?: CarriedCommits;
 }
 
 /** How many FIFO shards one receive claims from at once. */
@@ -91,13 +98,17 @@ export class Receiver {
     // the group item: no read at all otherwise), and only for a receive of all its topics.
     const redrive = redriveStreamToRead(group, requested, this.clock.now());
     if (redrive !== undefined) partitions.push(redrive);
+    const { carried } = scope;
+    const folding = new Set(carried ? partitions.filter((p) => carried.of(p).length > 0) : []);
     const noticeStreams = [...namespaces].flatMap((ns) => Array.from({ length: NOTICE_BUCKETS }, (_, b) => noticeStream(ns, b)));
     // Only the cursors this receive starts from: O(subscriptions), never O(shards). Partition cursors
     // are read eventually consistently (half price): a stale one only makes its conditional claim
     // fail and read again. Notice cursors consistently: a stale one would re-absorb notices (writes).
+    // Carried commits of streams this receive does not claim from are written first, as plain commits.
     const [noticeCursors, partitionCursors] = await Promise.all([
       noticeStreams.length ? this.stores.cursors.getMany(group.name, noticeStreams, { now: this.clock.now() }) : new Map<string, CursorState>(),
       partitions.length ? this.stores.cursors.getMany(group.name, partitions, { consistent: false, now: this.clock.now() }) : new Map<string, CursorState>(),
+      carried?.separateAll((stream) => folding.has(stream)),
     ]);
     const cursors = new Map([...noticeCursors, ...partitionCursors]);
 
@@ -123,12 +134,20 @@ export class Receiver {
       }
     }
 
-    // Standard topics: visit every partition stream, starting at a random one.
-    const offset = Math.floor(this.random.fraction() * Math.max(1, partitions.length));
-    for (const stream of [...partitions.slice(offset), ...partitions.slice(0, offset)]) {
+    // Streams with carried commits first (their claims write the commits, with no room left too),
+    // then every other partition stream, starting at a random one.
+    for (const stream of folding) {
+      if (this.clock.now() >= scope.deadline) break;
+      out.push(...(await this.claim(scope, stream, 'unordered', cursors.get(stream), max - out.length)));
+    }
+    const others = partitions.filter((p) => !folding.has(p));
+    const offset = Math.floor(this.random.fraction() * Math.max(1, others.length));
+    for (const stream of [...others.slice(offset), ...others.slice(0, offset)]) {
       if (out.length >= max || this.clock.now() >= scope.deadline) break;
       out.push(...(await this.claim(scope, stream, 'unordered', cursors.get(stream), max - out.length)));
     }
+    // Whatever a claim could not take (lost races, no time left) is committed on its own.
+    await carried?.separateAll();
     return out;
   }
 
@@ -247,6 +266,7 @@ export class Receiver {
     const { group } = scope;
     const ids = await this.stores.ids.codec();
     let cursor = hint;
+    let stale = hint !== undefined;
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const now = this.clock.now();
       cursor ??= await this.stores.cursors.get(group.name, stream, now);
@@ -262,16 +282,33 @@ export class Receiver {
         cursor = undefined;
         continue;
       }
+      // Carried commits whose leases the cursor shows as ours fold into this claim; the others
+      // (repeats, stale handles) are committed on their own, which classifies them.
+      const held = cursor;
+      const carried = scope.carried?.of(stream) ?? [];
+      const foldable = carried.filter((c) => foldsInto(held, c));
+      if (stale && foldable.length < carried.length) {
+        // The hint is an eventually consistent read: it may not show a lease granted just before.
+        // Read the cursor consistently before a carried commit is taken for a repeat or a stale one.
+        stale = false;
+        cursor = undefined;
+        attempt--;
+        continue;
+      }
+      stale = false;
+      if (foldable.length < carried.length) await scope.carried?.separate(stream, carried.filter((c) => !foldable.includes(c)));
+      // The claim is planned as if the folded commits had taken effect (never renewing their leases).
+      const read: CursorState = foldable.length === 0 ? held : { ...held, leases: withoutLeases(held.leases, foldable) };
       const limit = mode === 'serialized' ? 1 : want;
-      const expired = [...cursor.leases.values()].filter((l) => !l.pending && l.expiresAt <= now);
+      const expired = [...read.leases.values()].filter((l) => !l.pending && l.expiresAt <= now);
       // Completions past the cursor's memory go to history items first; the claim then removes
       // them from `dn` under the mark it read (docs/design.md, History for the whole retention).
-      const spill = planSpill(cursor);
+      const spill = planSpill(read);
       const [leaseSegments, segments, spilled] = await Promise.all([
         expired.length ? this.stores.log.getSegments(expired.map((l) => ({ stream, seq: l.segment }))) : Promise.resolve([]),
-        this.stores.log.read(stream, cursor.segmentStart, limit + 1),
+        this.stores.log.read(stream, read.segmentStart, limit + 1),
         spill
-          ? this.stores.history.write(group.name, stream, cursor.createdAt ?? 0, new Set(cursor.done.keys()), spill, historyTtl(now))
+          ? this.stores.history.write(group.name, stream, read.createdAt ?? 0, new Set(read.done.keys()), spill, historyTtl(now))
           : Promise.resolve(undefined),
       ]);
       const leaseRecords = new Map<number, MessageRecord | undefined>();
@@ -289,8 +326,7 @@ export class Receiver {
         return true;
       };
       const shard = isShardStream(stream);
-      const read = cursor;
-      const planFor = (take: number) => {
+      const planFor = (take: number, fold: CarriedCommit[]) => {
         scope.budget.give(taken);
         taken = 0;
         const plan = planClaims({
@@ -319,10 +355,12 @@ export class Receiver {
           grant: plan.grant,
           close: plan.close,
           forgetDone: spilled?.remove ?? [],
+          ...(fold.length > 0 ? { commit: { entries: fold.map(({ seq, token }) => ({ seq, token })), now } } : {}),
           ...(spilled ? { history: { expectMark: spilled.expectMark, mark: spilled.mark } } : {}),
           ...(shard ? { shard: { expectKnown: read.known, expectInFlight: read.leases.size, known, now, ...(index ? { index } : {}) } } : {}),
         };
         const changed =
+          fold.length > 0 ||
           spilled !== undefined ||
           plan.grant.length > 0 ||
           plan.close.length > 0 ||
@@ -332,20 +370,27 @@ export class Receiver {
       };
       // Limits by construction: a claim whose expressions or resulting item would pass their
       // budgets is planned again for fewer messages (the last ones are left for the next receive).
+      // Carried commits first: as many as fit with no delivery at all; the rest are committed on their own.
+      let fold = foldable;
+      while (fold.length > 0 && !claimFits(held, planFor(0, fold).change)) fold = fold.slice(0, -1);
+      if (fold.length < foldable.length) await scope.carried?.separate(stream, foldable.slice(fold.length));
       let take = limit;
-      let planned = planFor(take);
-      while (take > 0 && !claimFits(read, planned.change)) {
+      let planned = planFor(take, fold);
+      while (take > 0 && !claimFits(held, planned.change)) {
         take = Math.min(take - 1, planned.plan.deliveries.length);
-        planned = planFor(take);
+        planned = planFor(take, fold);
       }
       const { plan, change, changed } = planned;
       if (changed) {
         const ok = await this.stores.cursors.claim(group.name, stream, change);
         if (!ok) {
+          // Another receiver moved the cursor, or a carried token no longer holds: read again
+          // (carried commits that no longer fold are then committed on their own) and plan again.
           scope.budget.give(taken);
           cursor = undefined;
           continue;
         }
+        if (fold.length > 0) scope.carried?.folded(stream, fold);
       }
       await this.deadLetter(group, stream, plan.dead, now);
       const delivered = plan.deliveries.map((d) => this.deliver(d, stream, scope.topics, ids));
@@ -471,6 +516,18 @@ const fromEarliest = (scope: ReceiveScope, namespace: string): boolean => {
     return topic !== undefined && streamNamespace(topic) === namespace;
   });
   return subscribed.length > 0 && subscribed.every((s) => s.startFrom === 'earliest');
+};
+
+/** A carried commit folds into a claim when the cursor read shows its lease, ours and not a pending commit. */
+const foldsInto = (cursor: CursorState, commit: CarriedCommit): boolean => {
+  const lease = cursor.leases.get(commit.seq);
+  return lease !== undefined && lease.token === commit.token && !lease.pending;
+};
+
+const withoutLeases = (leases: Map<number, Lease>, commits: CarriedCommit[]): Map<number, Lease> => {
+  const left = new Map(leases);
+  for (const { seq } of commits) left.delete(seq);
+  return left;
 };
 
 const shuffle = <T>(items: T[], random: Random): T[] => {

@@ -39,6 +39,12 @@ function fakeClient(batches: Delivered[][], options: { visibilityTimeoutSeconds?
       await sleep(5);
       return [];
     },
+    /** The receive that carries commits: logged as `carry <handle>`, then a receive as above. */
+    receiveAndCommit: async (group: string, handles: string[], input: { maxMessages?: number; waitSeconds?: number } = {}) => {
+      for (const h of handles) log.push(`carry ${h} wait=${input.waitSeconds}`);
+      const messages = await client.receive(group, input);
+      return { messages, commitResults: handles.map((receiptHandle) => ({ receiptHandle, status: 'committed' as const })) };
+    },
     commit: async (_group: string, entries: Array<string | { receiptHandle: string; publish?: unknown[] }>) => {
       for (const e of entries) log.push(typeof e === 'string' ? `commit ${e}` : `commit ${e.receiptHandle} +${e.publish?.length ?? 0}`);
       return { results: entries.map((e) => ({ receiptHandle: typeof e === 'string' ? e : e.receiptHandle, status: 'committed' as const })) };
@@ -186,6 +192,33 @@ describe('Consumer', () => {
       () => aborted,
     );
     expect(aborted).toBe(true);
+  });
+
+  it('lets the next receive carry the commits when it holds all it may, and a shard’s lane waits for their answer', async () => {
+    const client = fakeClient([[message('a', 1), message('a', 2)], [message('a', 3)], [message('b', 1)]]);
+    const handled: string[] = [];
+    const committed: string[] = [];
+    await run(
+      client,
+      { concurrency: 1, maxBuffered: 2, handler: async (m) => void handled.push(`${m.body} after ${committed.join(',')}`), onCommitted: (m) => committed.push(m.body) },
+      () => committed.length === 4,
+    );
+    // Full after the first receive: a#1's commit rides on the receive that brings a#3 (without a long poll),
+    // and a#2 runs only once that commit was answered.
+    expect(client.log.slice(0, 2)).toEqual(['carry h:a#1 wait=0', 'carry h:a#2 wait=0']);
+    expect(handled.slice(0, 2)).toEqual(['a#1 after ', 'a#2 after a#1']);
+    expect(committed.sort()).toEqual(['a#1', 'a#2', 'a#3', 'b#1']);
+    // The last one finishes while the consumer has room and a long poll is pending: committed on its own.
+    expect(client.log.filter((l) => l.startsWith('commit'))).toEqual(['commit h:b#1']);
+  });
+
+  it('commits on their own with carryCommits false, with publish entries, and while a long poll is pending', async () => {
+    const off = fakeClient([[message('a', 1), message('a', 2)]]);
+    await run(off, { concurrency: 1, maxBuffered: 2, carryCommits: false, handler: () => undefined }, () => off.log.length === 2);
+    expect(off.log).toEqual(['commit h:a#1', 'commit h:a#2']);
+    const polling = fakeClient([[message('a', 1)]]);
+    await run(polling, { handler: () => undefined }, () => polling.log.length === 1);
+    expect(polling.log).toEqual(['commit h:a#1']);
   });
 
   it('stop() waits for the running handler and its commit, and releases what is queued', async () => {

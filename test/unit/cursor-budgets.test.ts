@@ -142,6 +142,30 @@ describe('claim budget', () => {
     expect(bytes).toBeLessThan(CURSOR_ITEM_BUDGET_BYTES / 2);
   });
 
+  it('100 carried commits folded into a claim of 100 renewals (standard partition, the worst case) fit one write', () => {
+    const read: CursorState = { ...cursor([...inFlight, ...Array.from({ length: 100 }, (_, i) => lease(BIG + 200 + i, 999, { expiresAt: NOW + 1000 }))]), stream: PARTITION };
+    const change: ClaimChange = {
+      expectNext: read.next,
+      next: read.next,
+      segmentStart: read.segmentStart,
+      grant: inFlight.map((l) => ({ lease: { ...l, deliveries: 8, token: '8.ZyXwVuTs.r', expiresAt: NOW + 43_200_000 }, replaces: l })),
+      close: [],
+      forgetDone: [],
+      commit: { entries: Array.from({ length: 100 }, (_, i) => ({ seq: BIG + 200 + i, token: '999.AbCdEfGh' })), now: NOW },
+    };
+    const s = sizes(claimUpdate(read.group, change));
+    expect(s.update).toBeLessThanOrEqual(EXPRESSION_BUDGET_BYTES);
+    expect(s.condition).toBeLessThanOrEqual(EXPRESSION_BUDGET_BYTES);
+    expect(claimFits(read, change)).toBe(true);
+    // The commits leave the lease map for the completion map.
+    const after = cursorAfterClaim(read, change);
+    expect(after.leases.size).toBe(100);
+    expect(after.done.get(BIG + 200)).toMatchObject({ outcome: 'committed', deliveries: 999, at: NOW });
+    // More carried commits than one write takes are refused (the receiver commits the rest on their own).
+    const more = { ...change, commit: { entries: Array.from({ length: 300 }, (_, i) => ({ seq: BIG + 200 + i, token: '999.AbCdEfGh' })), now: NOW } };
+    expect(claimFits(read, more)).toBe(false);
+  });
+
   it('refuses what does not fit: more renewals than one write carries, or an item past its budget', () => {
     const many = Array.from({ length: 300 }, (_, i) => lease(BIG + i, 2));
     const read = cursor(many);

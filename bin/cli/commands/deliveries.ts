@@ -1,6 +1,6 @@
 /** `sluice receive|commit|visibility|tail`: a consumer group's deliveries — lease, print, commit, extend or release. */
 import type { Command } from 'commander';
-import type { Delivered } from '../../../lib/client/types.js';
+import type { CommitEntryResult, Delivered } from '../../../lib/client/types.js';
 import { interruptSignal, withContext } from '../context.js';
 import { deliveredLines } from '../output.js';
 import { collect, integer } from '../parsers.js';
@@ -59,33 +59,45 @@ export function addDeliveryCommands(program: Command): void {
       const signal = interruptSignal();
       const seen = new Set<string>();
       let printed = 0;
-      while (!signal.aborted && (options.limit === undefined || printed < options.limit)) {
-        let messages: Delivered[];
-        try {
-          messages = await client.receive(
-            group,
-            {
-              maxMessages: options.limit === undefined ? options.max : Math.min(options.max, options.limit - printed),
-              waitSeconds: options.wait,
-              ...(options.visibility !== undefined ? { visibilityTimeoutSeconds: options.visibility } : {}),
-            },
-            { signal },
-          );
-        } catch (error) {
-          if (signal.aborted) break;
-          throw error;
+      const reportCommits = (results: CommitEntryResult[]) => {
+        for (const r of results) if ('error' in r) process.stderr.write(`commit ${r.receiptHandle}: ${r.error.code}: ${r.error.detail}\n`);
+      };
+      // Each batch's commits ride on the next receive (folded into its claim on the server); the
+      // last batch's, and those of a receive that did not answer, are committed on their own at the end.
+      let carry: string[] = [];
+      try {
+        while (!signal.aborted && (options.limit === undefined || printed < options.limit)) {
+          let messages: Delivered[];
+          try {
+            const got = await client.receiveAndCommit(
+              group,
+              carry,
+              {
+                maxMessages: options.limit === undefined ? options.max : Math.min(options.max, options.limit - printed),
+                waitSeconds: options.wait,
+                ...(options.visibility !== undefined ? { visibilityTimeoutSeconds: options.visibility } : {}),
+              },
+              { signal },
+            );
+            carry = [];
+            reportCommits(got.commitResults);
+            messages = got.messages;
+          } catch (error) {
+            if (signal.aborted) break;
+            throw error;
+          }
+          // Without commits a message comes back once its lease ends: print it once.
+          const fresh = options.commit ? messages : messages.filter((m) => !seen.has(`${m.topic}/${m.messageId}`));
+          for (const m of fresh) {
+            seen.add(`${m.topic}/${m.messageId}`);
+            out.record(m, (delivered) => `${deliveredLines(delivered)}\n`);
+            printed++;
+          }
+          if (options.commit) carry = messages.map((m) => m.receiptHandle);
         }
-        // Without commits a message comes back once its lease ends: print it once.
-        const fresh = options.commit ? messages : messages.filter((m) => !seen.has(`${m.topic}/${m.messageId}`));
-        for (const m of fresh) {
-          seen.add(`${m.topic}/${m.messageId}`);
-          out.record(m, (delivered) => `${deliveredLines(delivered)}\n`);
-          printed++;
-        }
-        if (options.commit && messages.length > 0) {
-          const { results } = await client.commit(group, messages.map((m) => m.receiptHandle));
-          for (const r of results) if ('error' in r) process.stderr.write(`commit ${r.receiptHandle}: ${r.error.code}: ${r.error.detail}\n`);
-        }
+      } finally {
+        // Commits are idempotent: a carried commit the interrupted receive already wrote is answered committed again.
+        if (carry.length > 0) reportCommits((await client.commit(group, carry)).results);
       }
     }));
 }

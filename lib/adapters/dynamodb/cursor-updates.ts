@@ -91,6 +91,15 @@ export const LIVE_CURSOR = '(attribute_not_exists(#t) OR #t > :ls)';
 /** The values of {@link LIVE_CURSOR} at `now` (ms). */
 const liveValues = (now: number) => ({ ':ls': Math.floor(now / 1000) });
 
+/** The completion a commit of the lease `(seq, token)` at `now` leaves in `dn` (the token's random part is not kept). */
+const committedDone = (seq: number, token: string, now: number): DoneEntry => ({
+  seq,
+  token,
+  at: now,
+  outcome: 'committed',
+  deliveries: deliveriesOfToken(token),
+});
+
 const updateExpression = (sets: string[], removes: string[], adds = ''): string =>
   `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}${adds}`;
 
@@ -105,6 +114,11 @@ export interface ClaimChange {
   close: Array<{ done: DoneEntry; replaces: Lease }>;
   /** Completions to remove from `dn`: spilled into history items, written before this update (lib/domain/history.ts). */
   forgetDone: number[];
+  /**
+   * Commits carried by the receive, folded into its claim (docs/design.md, Carried commits): each
+   * lease leaves `fl` for `dn` as `committed`, conditional on its token, as a plain commit would.
+   */
+  commit?: { entries: Array<{ seq: number; token: string }>; now: number };
   /** With a spill: the history mark moves from what the plan read (the condition) to the end of the spilled chunk. */
   history?: { expectMark: number | undefined; mark: number };
   /**
@@ -144,6 +158,13 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
     conditions.push(`${fl()}.${seq} = ${x.value(storedLease(replaces))}`);
   }
   for (const seq of change.forgetDone) removes.push(`${dn()}.${x.name(String(seq))}`);
+  const commits = change.commit?.entries ?? [];
+  for (const { seq, token } of commits) {
+    const s = x.name(String(seq));
+    removes.push(`${fl()}.${s}`);
+    sets.push(`${dn()}.${s} = ${x.value(storedDone(committedDone(seq, token, change.commit?.now ?? 0)))}`);
+    conditions.push(`${fl()}.${s}.k = ${x.value(token)}`);
+  }
   if (change.history) {
     // One spill per mark: a racing spill moved it, or this one's chunk is not the one at the mark.
     sets.push(`hw = ${x.value(change.history.mark)}`);
@@ -170,7 +191,7 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
     conditions.push(`(attribute_not_exists(${t}) OR ${t} > ${x.value(Math.floor(shard.now / 1000))})`);
   }
   return {
-    UpdateExpression: updateExpression(sets, removes),
+    UpdateExpression: updateExpression(sets, removes, commits.length > 0 ? ` ADD cm ${x.value(commits.length)}` : ''),
     ConditionExpression: conditions.join(' AND '),
     ...(Object.keys(x.names).length ? { ExpressionAttributeNames: x.names } : {}),
     ExpressionAttributeValues: x.values,
@@ -193,6 +214,10 @@ export function cursorAfterClaim(cursor: CursorState, change: ClaimChange): Curs
   for (const { done: entry } of change.close) {
     leases.delete(entry.seq);
     done.set(entry.seq, entry);
+  }
+  for (const { seq, token } of change.commit?.entries ?? []) {
+    leases.delete(seq);
+    done.set(seq, committedDone(seq, token, change.commit?.now ?? 0));
   }
   for (const { lease } of change.grant) leases.set(lease.seq, lease);
   for (const seq of change.forgetDone) done.delete(seq);
@@ -245,7 +270,7 @@ export function completionUpdate(group: string, stream: string, change: Completi
   for (const { seq, token } of change.complete) {
     const s = x.name(String(seq));
     removes.push(`${fl()}.${s}`);
-    sets.push(`${dn()}.${s} = ${x.value(storedDone({ seq, at: change.now, outcome: 'committed', deliveries: deliveriesOfToken(token) }))}`);
+    sets.push(`${dn()}.${s} = ${x.value(storedDone(committedDone(seq, token, change.now)))}`);
     conditions.push(`${fl()}.${s}.k = ${x.value(token)}`);
   }
   for (const { seq, token } of change.markPending ?? []) {

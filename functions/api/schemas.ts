@@ -231,10 +231,16 @@ export const RedriveResultSchema = z.object({
 });
 export const GroupListSchema = z.object({ groups: z.array(GroupSchema), nextToken: z.string().nullable() });
 
+/** A FIFO message's `sequence` (docs/design.md, Idle shards expire). */
+const Sequence = z
+  .number()
+  .int()
+  .describe('FIFO: the position in its shard, increasing per shard — consecutive while the shard is in use; a new shard, or one used again after its state expired, starts from the clock (epoch ms × 1000 + 1), not from 1');
+
 export const SendResultSchema = z.object({
   messageId: z.string(),
   state: z.enum(['deliverable', 'scheduled', 'prepared']),
-  sequence: z.number().int().optional(),
+  sequence: Sequence.optional(),
   deliverAt: Time.optional(),
   transactionId: z.string().optional(),
 });
@@ -254,7 +260,7 @@ export const DeliveredSchema = z.object({
   keys: z.array(z.string()),
   properties: z.record(z.string(), z.string()),
   shardKey: z.string().nullable(),
-  sequence: z.number().int().nullable(),
+  sequence: Sequence.nullable(),
   sentAt: Time,
   deliverableAt: Time,
   deliveryCount: z.number().int(),
@@ -278,7 +284,7 @@ export const MessageSchema = z.object({
   keys: z.array(z.string()),
   properties: z.record(z.string(), z.string()),
   shardKey: z.string().nullable(),
-  sequence: z.number().int().nullable(),
+  sequence: Sequence.nullable(),
   sentAt: Time,
   deliverableAt: Time,
   deliverAt: Time.optional().describe('scheduled messages: when they become deliverable'),
@@ -315,7 +321,7 @@ export const ProducerListSchema = z.object({ producers: z.array(ProducerSchema),
 export const TransactionResolutionSchema = z.object({
   state: z.enum(['committed', 'rolled-back']),
   messageId: z.string().optional(),
-  sequence: z.number().int().optional(),
+  sequence: Sequence.optional(),
 });
 export const TransactionSchema = z.object({
   transactionId: z.string(),
@@ -323,7 +329,7 @@ export const TransactionSchema = z.object({
   producerGroup: z.string().nullable(),
   topic: z.string(),
   messageId: z.string(),
-  sequence: z.number().int().nullable(),
+  sequence: Sequence.nullable(),
   sentAt: Time,
   checkAfterSeconds: z.number().int().nullable(),
   nextCheckAt: Time.nullable(),

@@ -222,15 +222,18 @@ describe('idle FIFO shards expire, with seeks (docs/design.md, Seek: shards whos
     const h = await newHarness();
     const seeker = new Seeker(h.stores, h.clock);
     const { staleHandle } = await expiredAndLive(h);
-    const expired = (await shardCursors(h, 's')).find((i) => String(i.sk).endsWith('/k:A'));
+    // Group c committed shard A, so no receive met its expired cursor: still stored, past its ttl.
+    const expired = (await shardCursors(h, 'c')).find((i) => String(i.sk).endsWith('/k:A'));
     expect(Number(expired?.ttl) * 1000).toBeLessThanOrEqual(h.clock.now());
-    const answer = await seeker.seek('s', 'earliest', undefined);
-    expect(answer.shards).toEqual([{ topics: ['ledger'], moved: 1 }]);
-    // The expired cursor was not moved (no write refreshed it): still past its ttl, or removed as TTL would.
-    const after = (await shardCursors(h, 's')).find((i) => String(i.sk).endsWith('/k:A'));
-    if (after) expect(after.ttl).toBe(expired?.ttl);
-    expect((await h.queue.commit('s', [staleHandle]))[0]).toMatchObject({ error: { code: 'ReceiptHandleExpired' } });
+    expect(await seeker.seek('c', 'earliest', undefined)).toMatchObject({ shards: [{ topics: ['ledger'], moved: 1 }] });
+    // Not moved, so not refreshed: the same item, still past its ttl.
+    expect((await shardCursors(h, 'c')).find((i) => String(i.sk).endsWith('/k:A'))).toEqual(expired);
     // Earliest replays what is retained: B's message, not A's (past retention).
+    expect(bodiesOf(await receiveAll(h, 'c', 2))).toEqual(['b0']);
+    expect(await h.queue.receive('c', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+    // Group s held a lease on A; a receive met its expired cursor and removed it (as TTL would).
+    expect(await seeker.seek('s', 'earliest', undefined)).toMatchObject({ shards: [{ topics: ['ledger'], moved: 1 }] });
+    expect((await h.queue.commit('s', [staleHandle]))[0]).toMatchObject({ error: { code: 'ReceiptHandleExpired' } });
     expect(bodiesOf(await receiveAll(h, 's', 2))).toEqual(['b0']);
     expect(await h.queue.receive('s', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
   }, 120_000);

@@ -4,7 +4,7 @@
  * group's delivery mode. Pure: the caller reads the cursor and the segments,
  * and writes the plan with one conditional update (docs/design.md, Receive).
  */
-import { MAX_IN_FLIGHT_PER_STREAM, expiredLeases, leaseToken, type CursorState, type DoneEntry, type Lease } from './cursor.js';
+import { MAX_IN_FLIGHT_PER_STREAM, expiredLeases, leaseToken, completionEpoch, type CursorState, type DoneEntry, type Lease } from './cursor.js';
 import { hintedToken } from './readiness.js';
 import type { DeliveryMode, MessageRecord } from './model.js';
 import { retryDelayMs, type RetryPolicy } from './retry-policy.js';
@@ -78,6 +78,7 @@ const done = (lease: Lease, at: number, outcome: DoneEntry['outcome']): DoneEntr
   at,
   outcome,
   deliveries: lease.deliveries,
+  ...completionEpoch(lease.token),
 });
 
 /**
@@ -126,7 +127,7 @@ export function planClaims(input: PlanInput): Plan {
       const renewed: Lease = {
         ...held,
         deliveries: lease.deliveries + 1,
-        token: leaseToken(lease.deliveries + 1, input.token()),
+        token: leaseToken(lease.deliveries + 1, input.token(), cursor.seekEpoch),
         expiresAt: now + heldFor(lease.deliveries + 1),
       };
       if (!admit({ record, lease: renewed })) {
@@ -168,7 +169,7 @@ export function planClaims(input: PlanInput): Plan {
           : {
               seq,
               expiresAt: now + heldFor(1),
-              token: leaseToken(1, input.token()),
+              token: leaseToken(1, input.token(), cursor.seekEpoch),
               deliveries: 1,
               segment: segment.seq,
               topic: record.topic,

@@ -43,6 +43,11 @@ export interface DoneEntry {
   at: number;
   outcome: DoneOutcome;
   deliveries: number;
+  /**
+   * The seek epoch of the completing lease (its token says it; absent: 0). With `deliveries` it
+   * names the lease: a seek restarts deliveries at 1 and bumps the epoch (docs/design.md, Seek).
+   */
+  epoch?: number;
 }
 
 export interface CursorState {
@@ -76,6 +81,11 @@ export interface CursorState {
    * at or after `seekFloor` ms (`sf`; 0: the first retained one).
    */
   seek?: { version: number; floor: number } | undefined;
+  /**
+   * How many seeks moved this cursor (`se`; absent: 0). Leases granted from it carry it in their
+   * token, completions keep it: a handle of an earlier epoch never matches a later completion.
+   */
+  seekEpoch?: number | undefined;
 }
 
 /** Whether a cursor has expired (only FIFO shard cursors carry a `ttl`): read as absent. */
@@ -86,7 +96,26 @@ export const cursorExpired = (cursor: Pick<CursorState, 'expiresAtSeconds'>, now
 export const MAX_IN_FLIGHT_PER_STREAM = 100;
 
 
-export const leaseToken = (deliveries: number, random: string): string => `${deliveries}.${random}`;
+/**
+ * A lease's fencing token: `<deliveries>.<random>`, and `~<epoch>` after it once a seek moved the
+ * cursor (epoch ≥ 1; docs/design.md, Seek: which lease a completion belongs to). Random parts are
+ * base64url, without `.` or `~`; a claim may append `.<mark>` later (a readiness hint).
+ */
+export const leaseToken = (deliveries: number, random: string, seekEpoch = 0): string =>
+  seekEpoch > 0 ? `${deliveries}.${random}~${seekEpoch}` : `${deliveries}.${random}`;
+
+/** A completion's `epoch` field for a lease of `token`: absent in epoch 0 (as completions before seeks existed). */
+export const completionEpoch = (token: string): { epoch?: number } => {
+  const epoch = seekEpochOfToken(token);
+  return epoch > 0 ? { epoch } : {};
+};
+
+/** The seek epoch a lease token was granted in (0: before any seek of its cursor, or an older token). */
+export const seekEpochOfToken = (token: string): number => {
+  // Marks may follow it (a readiness hint appends `.<mark>` to FIFO tokens).
+  const n = Number(/~(\d+)/.exec(token)?.[1] ?? 0);
+  return Number.isSafeInteger(n) && n > 0 ? n : 0;
+};
 
 export const deliveriesOfToken = (token: string): number => {
   const n = Number(token.split('.', 1)[0]);

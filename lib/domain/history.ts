@@ -14,7 +14,7 @@
  * spilled into an item of its own. Completions are written once and never
  * change, so a chunk planned from any snapshot of the cursor states facts.
  */
-import { deliveriesOfToken, type CursorState, type DoneEntry } from './cursor.js';
+import { deliveriesOfToken, seekEpochOfToken, type CursorState, type DoneEntry } from './cursor.js';
 
 /** A claim spills when the cursor holds more completions than this (keeps the cursor item, and every write of it, small). */
 export const SPILL_AT = 48;
@@ -64,11 +64,14 @@ export const spilledSeqs = (spill: Spill): number[] => [...(spill.chunk?.entries
 /**
  * Whether a completion answers a commit of `token` as its repeat: committed,
  * by the delivery the token was issued for. Only a message's latest lease can
- * complete it and each lease has its own delivery count, so (seq, deliveries)
- * names the handle; older entries also kept the token itself, and then it must match.
+ * complete it, and within a seek epoch each lease has its own delivery count;
+ * a seek restarts the count and bumps the epoch, so (seq, epoch, deliveries)
+ * names the handle (docs/design.md, Seek). Older entries also kept the token
+ * itself, and then it must match.
  */
 export const repeatsCommit = (done: DoneEntry | undefined, token: string): boolean =>
   done !== undefined &&
   done.outcome === 'committed' &&
   done.deliveries === deliveriesOfToken(token) &&
+  (done.epoch ?? 0) === seekEpochOfToken(token) &&
   (done.token === undefined || done.token === token);

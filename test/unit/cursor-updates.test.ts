@@ -242,12 +242,12 @@ describe('seek', () => {
   it('moves a shard cursor conditional on nx, the lease map and kn as read; ready now when kn reaches the target', () => {
     const fl = { '7': storedLease(lease(7, 't')) };
     const ready = seekMoveUpdate('g', shard, { nx: 8, fl, kn: 9 }, 3, 1, 5_000);
-    expect(ready.UpdateExpression).toBe('SET nx = :to, ns = :ns, fl = :none, g1pk = :rk, g1sk = :rs');
+    expect(ready.UpdateExpression).toBe('SET nx = :to, ns = :ns, fl = :none, g1pk = :rk, g1sk = :rs ADD se :one');
     expect(ready.ConditionExpression).toBe('nx = :nx AND fl = :fl AND kn = :kn AND (attribute_not_exists(#t) OR #t > :ls)');
     expect(ready.ExpressionAttributeValues).toMatchObject({ ':to': 3, ':ns': 1, ':none': {}, ':nx': 8, ':fl': fl, ':kn': 9, ':rs': readyNowKey(shard), ':ls': 5 });
     expect(ready.ExpressionAttributeNames).toEqual({ '#t': 'ttl' });
     const idle = seekMoveUpdate('g', shard, { nx: 8, fl: {}, kn: 9 }, 10, 10, 5_000);
-    expect(idle.UpdateExpression).toBe('SET nx = :to, ns = :ns, fl = :none REMOVE g1pk, g1sk');
+    expect(idle.UpdateExpression).toBe('SET nx = :to, ns = :ns, fl = :none REMOVE g1pk, g1sk ADD se :one');
     expect(seekMoveUpdate('g', shard, { nx: 1, fl: {} }, 1, 1, 5_000).ConditionExpression).toBe(
       'nx = :nx AND fl = :fl AND attribute_not_exists(kn) AND (attribute_not_exists(#t) OR #t > :ls)',
     );
@@ -255,7 +255,7 @@ describe('seek', () => {
 
   it('moves a partition cursor without touching the ready index', () => {
     const update = seekMoveUpdate('g', 't:orders/p:0', { nx: 5, fl: undefined }, 1, 1, 5_000);
-    expect(update.UpdateExpression).toBe('SET nx = :to, ns = :ns, fl = :none');
+    expect(update.UpdateExpression).toBe('SET nx = :to, ns = :ns, fl = :none ADD se :one');
     expect(update.ConditionExpression).toBe('nx = :nx AND fl = :fl');
     expect(update.ExpressionAttributeNames).toBeUndefined();
     expect(update.ExpressionAttributeValues[':fl']).toEqual({});

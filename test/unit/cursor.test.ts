@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deliveriesOfToken, expiredLeases, leaseToken, tagMatches, type CursorState } from '../../lib/domain/cursor.js';
+import { deliveriesOfToken, expiredLeases, leaseToken, seekEpochOfToken, tagMatches, type CursorState } from '../../lib/domain/cursor.js';
 
 const cursor = (leases: Array<[number, number]>, done: number[] = []): CursorState => ({
   group: 'g',
@@ -24,6 +24,17 @@ describe('leases', () => {
   it('carries the delivery count in the token', () => {
     expect(deliveriesOfToken(leaseToken(7, 'abc'))).toBe(7);
     expect(deliveriesOfToken('garbage')).toBe(1);
+  });
+
+  it('carries the seek epoch after a seek, also under a readiness mark; none before', () => {
+    expect(leaseToken(3, 'abc', 0)).toBe('3.abc');
+    expect(leaseToken(3, 'abc')).toBe('3.abc');
+    expect(leaseToken(3, 'abc', 2)).toBe('3.abc~2');
+    expect(deliveriesOfToken(leaseToken(3, 'abc', 2))).toBe(3);
+    expect(seekEpochOfToken(leaseToken(3, 'abc', 2))).toBe(2);
+    expect(seekEpochOfToken(`${leaseToken(3, 'abc', 12)}.d`)).toBe(12);
+    expect(seekEpochOfToken('3.abc.r')).toBe(0);
+    expect(seekEpochOfToken('3.abc~x')).toBe(0);
   });
 });
 

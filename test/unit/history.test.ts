@@ -82,6 +82,14 @@ describe('repeatsCommit', () => {
     expect(repeatsCommit(done(1, { token: '1.abc' }), '1.abd')).toBe(false);
     expect(repeatsCommit(done(1, { token: '1.abc' }), '1.abc')).toBe(true);
   });
+
+  it('after a seek, the same delivery count in another seek epoch is another lease', () => {
+    expect(repeatsCommit(done(1, { deliveries: 1, epoch: 1 }), '1.abc~1')).toBe(true);
+    expect(repeatsCommit(done(1, { deliveries: 1, epoch: 1 }), '1.abc~1.d')).toBe(true);
+    expect(repeatsCommit(done(1, { deliveries: 1, epoch: 1 }), '1.abc')).toBe(false);
+    expect(repeatsCommit(done(1, { deliveries: 1 }), '1.abc~1')).toBe(false);
+    expect(repeatsCommit(done(1, { deliveries: 1, epoch: 2 }), '1.abc~1')).toBe(false);
+  });
 });
 
 describe('stored forms', () => {
@@ -95,6 +103,14 @@ describe('stored forms', () => {
       expect(Number.isSafeInteger(n)).toBe(true);
       expect(doneOfStored(entry.seq, n)).toEqual(entry);
     }
+  });
+
+  it('a completion after a seek is [number, epoch]; before any seek the plain number', () => {
+    const entry = done(7, { at: 2 ** 41 - 1, deliveries: Limits.maxDeliveriesMax, outcome: 'expired', epoch: 3 });
+    const stored = storedDone(entry);
+    expect(stored).toEqual([storedDone({ ...entry, epoch: undefined }), 3]);
+    expect(doneOfStored(entry.seq, stored)).toEqual(entry);
+    expect(typeof storedDone(done(7, { epoch: 0 }))).toBe('number');
   });
 
   it('still reads the map form earlier versions wrote', () => {
@@ -113,6 +129,18 @@ describe('stored forms', () => {
     const packed = packHistory(1_000_001, NOW, entries);
     expect(packed.length).toBeLessThanOrEqual(8 * entries.length);
     expect(unpackHistory(1_000_001, NOW, packed)).toEqual(entries);
+  });
+
+  it('packs seek epochs with their completions (one more varint each), and reads chunks without them as before', () => {
+    const entries = [
+      done(11, { at: NOW, deliveries: 1 }),
+      done(12, { at: NOW + 5, deliveries: 1, epoch: 1 }),
+      done(13, { at: NOW - 5, deliveries: 1000, outcome: 'dead-lettered', epoch: 70_000 }),
+      done(15, { at: NOW, deliveries: 2, outcome: 'expired', epoch: 2 }),
+    ];
+    const packed = packHistory(11, NOW, entries);
+    expect(unpackHistory(11, NOW, packed)).toEqual(entries);
+    expect(packed.length - packHistory(11, NOW, entries.map((e) => ({ ...e, epoch: undefined }))).length).toBe(1 + 3 + 1);
   });
 
   it('refuses entries below the chunk start (they belong to another chunk)', () => {

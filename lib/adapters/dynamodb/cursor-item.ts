@@ -25,6 +25,10 @@
  *   sv    how many seeks moved the namespace (shard cursors are created conditional on it)
  *   sf    where shard cursors created since start: the first message deliverable at or after it (ms; 0: first retained)
  *
+ *   Every cursor a seek moved (partition and shard cursors):
+ *   se    its seek epoch: how many seeks moved it; leases carry it in their token, completions keep it
+ *         (`[n, se]` in `dn`), so a handle of an earlier epoch never matches a later completion
+ *
  * Notice-stream and partition cursors have no `kn` and are never indexed.
  */
 import type { CursorState, DoneEntry, DoneOutcome, Lease } from '../../domain/cursor.js';
@@ -55,8 +59,10 @@ export interface StoredLease {
  * (`maxDeliveries`), and at_ms < 2^41 (until September 2039) keeps the number
  * ≤ 2^53, exact in a double. About 10 bytes stored instead of ~55 for the map
  * form earlier versions wrote (`{k, a, o, d}`), which is still read.
+ * A completion of a lease granted after a seek of its cursor is the list
+ * `[number, epoch]` (the number has no bits left; docs/design.md, Seek).
  */
-export type StoredDone = number;
+export type StoredDone = number | [number, number];
 
 /** The map form of a completion written by earlier versions (read only). */
 interface LegacyStoredDone {
@@ -80,10 +86,17 @@ export const storedLease = (lease: Lease): StoredLease => {
   return stored;
 };
 
-export const storedDone = (done: DoneEntry): StoredDone => done.at * AT_FACTOR + done.deliveries * 4 + OUTCOME_CODES[done.outcome];
+export const storedDone = (done: DoneEntry): StoredDone => {
+  const n = done.at * AT_FACTOR + done.deliveries * 4 + OUTCOME_CODES[done.outcome];
+  return done.epoch ? [n, done.epoch] : n;
+};
 
-/** The completion of `seq` as stored (the number, or an earlier version's map). */
+/** The completion of `seq` as stored (the number, `[number, epoch]`, or an earlier version's map). */
 export const doneOfStored = (seq: number, stored: StoredDone | LegacyStoredDone): DoneEntry => {
+  if (Array.isArray(stored)) {
+    const epoch = Number(stored[1]);
+    return { ...doneOfStored(seq, Number(stored[0])), ...(epoch > 0 ? { epoch } : {}) };
+  }
   if (typeof stored === 'object' && stored !== null) return { seq, token: stored.k, at: stored.a, outcome: stored.o, deliveries: stored.d };
   const n = Number(stored);
   const low = n % AT_FACTOR;
@@ -130,6 +143,7 @@ export const toItem = (state: CursorState): Record<string, unknown> => {
     item.sv = state.seek.version;
     item.sf = state.seek.floor;
   }
+  if (state.seekEpoch !== undefined) item.se = state.seekEpoch;
   if (state.known !== undefined) item.kn = state.known;
   if (state.expiresAtSeconds !== undefined) item.ttl = state.expiresAtSeconds;
   if (state.epochStart !== undefined) item.ke = state.epochStart;
@@ -176,5 +190,6 @@ export const toState = (item: Record<string, unknown>): CursorState => {
     ...(item.ttl === undefined ? {} : { expiresAtSeconds: Number(item.ttl) }),
     ...(item.ke === undefined ? {} : { epochStart: Number(item.ke) }),
     ...(item.sv === undefined ? {} : { seek: { version: Number(item.sv), floor: Number(item.sf ?? 0) } }),
+    ...(item.se === undefined ? {} : { seekEpoch: Number(item.se) }),
   };
 };

@@ -9,7 +9,7 @@
  * justifies it. Claims and commits of different messages therefore never
  * conflict.
  */
-import { deliveriesOfToken, type CursorState, type DoneEntry, type Lease } from '../../domain/cursor.js';
+import { completionEpoch, deliveriesOfToken, type CursorState, type DoneEntry, type Lease } from '../../domain/cursor.js';
 import { READY_NOW, type CommitReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
 import { shardCursorTtl, storedDone, storedLease, toItem } from './cursor-item.js';
@@ -98,6 +98,7 @@ const committedDone = (seq: number, token: string, now: number): DoneEntry => ({
   at: now,
   outcome: 'committed',
   deliveries: deliveriesOfToken(token),
+  ...completionEpoch(token),
 });
 
 const updateExpression = (sets: string[], removes: string[], adds = ''): string =>
@@ -461,9 +462,11 @@ export interface SeekRead {
  * messages at or after `next` (`kn >= next`), else off the index (later notices put it back).
  * A shard cursor past its `ttl` at `now` (ms) is absent and not moved (docs/design.md, Idle shards
  * expire): the condition fails and the shard's next notice replaces it at the seek's position.
+ * The move bumps the cursor's seek epoch `se`: leases granted after it carry the new epoch in their
+ * token, so no old handle is ever taken for one of them (deliveries restart at 1).
  */
 export function seekMoveUpdate(group: string, stream: string, read: SeekRead, next: number, segmentStart: number, now: number): UpdateParts {
-  const values: Record<string, unknown> = { ':to': next, ':ns': segmentStart, ':none': {}, ':nx': read.nx, ':fl': read.fl ?? {} };
+  const values: Record<string, unknown> = { ':to': next, ':ns': segmentStart, ':none': {}, ':nx': read.nx, ':fl': read.fl ?? {}, ':one': 1 };
   let update = 'SET nx = :to, ns = :ns, fl = :none';
   let condition = 'nx = :nx AND fl = :fl';
   if (isShardStream(stream)) {
@@ -479,9 +482,9 @@ export function seekMoveUpdate(group: string, stream: string, read: SeekRead, ne
     } else update += ' REMOVE g1pk, g1sk';
     condition += ` AND ${LIVE_CURSOR}`;
     Object.assign(values, liveValues(now));
-    return { UpdateExpression: update, ConditionExpression: condition, ExpressionAttributeNames: { '#t': 'ttl' }, ExpressionAttributeValues: values };
+    return { UpdateExpression: `${update} ADD se :one`, ConditionExpression: condition, ExpressionAttributeNames: { '#t': 'ttl' }, ExpressionAttributeValues: values };
   }
-  return { UpdateExpression: update, ConditionExpression: condition, ExpressionAttributeValues: values };
+  return { UpdateExpression: `${update} ADD se :one`, ConditionExpression: condition, ExpressionAttributeValues: values };
 }
 
 /**

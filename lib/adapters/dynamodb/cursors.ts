@@ -419,9 +419,11 @@ export class CursorStore {
    * Seek: moves a cursor to `next` (read position `segmentStart`) and ends
    * every lease it holds, pending commits included, in one write conditional
    * on what it read (see {@link seekMoveUpdate}; starting from `read` when the
-   * caller has it, reading again after a lost race). `dn` stays: a handle
-   * whose commit took effect still answers `committed`, any other old handle
-   * `ReceiptHandleExpired`. Returns false when the cursor does not exist, has
+   * caller has it, reading again after a lost race), and bumps the cursor's
+   * seek epoch `se`. `dn` stays: a handle whose commit took effect still
+   * answers `committed` until the message's replay commits, any other old
+   * handle `ReceiptHandleExpired` (the epoch in tokens and completions keeps
+   * them apart). Returns false when the cursor does not exist, has
    * expired at `now` (FIFO shard cursors: absent), or kept changing (`attempts` writes).
    */
   async moveTo(group: string, stream: string, next: number, segmentStart: number, now: number, read?: SeekRead, attempts = 8): Promise<boolean> {

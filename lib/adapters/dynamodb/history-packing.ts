@@ -6,11 +6,15 @@
  * the chunk's first − 1), `deliveries × 4 + outcome` (as in `dn`,
  * cursor-item.ts), and the completion time's zig-zag distance to the chunk's
  * base time `a` in ms. Arithmetic, not bit operations: values reach 2^41.
+ * A completion with a seek epoch (cursor-item.ts) writes outcome 3 in the
+ * second varint and one more varint after it: `epoch × 4 + outcome`.
  */
 import type { DoneEntry, DoneOutcome } from '../../domain/cursor.js';
 
 const OUTCOMES: DoneOutcome[] = ['committed', 'dead-lettered', 'expired'];
 const CODES: Record<DoneOutcome, number> = { committed: 0, 'dead-lettered': 1, expired: 2 };
+/** The outcome code no outcome uses: the outcome follows, with the seek epoch, in the next varint. */
+const EPOCH_FOLLOWS = 3;
 
 const writeVarint = (out: number[], value: number): void => {
   let v = value;
@@ -31,7 +35,10 @@ export function packHistory(first: number, base: number, entries: readonly DoneE
   for (const entry of [...entries].sort((a, b) => a.seq - b.seq)) {
     if (entry.seq <= previous) throw new RangeError(`history entry ${entry.seq} is not above ${previous}`);
     writeVarint(out, entry.seq - previous);
-    writeVarint(out, entry.deliveries * 4 + CODES[entry.outcome]);
+    if (entry.epoch) {
+      writeVarint(out, entry.deliveries * 4 + EPOCH_FOLLOWS);
+      writeVarint(out, entry.epoch * 4 + CODES[entry.outcome]);
+    } else writeVarint(out, entry.deliveries * 4 + CODES[entry.outcome]);
     writeVarint(out, zigzag(entry.at - base));
     previous = entry.seq;
   }
@@ -57,8 +64,16 @@ export function unpackHistory(first: number, base: number, packed: Uint8Array): 
   while (i < packed.length) {
     seq += read();
     const code = read();
+    const epoch = code % 4 === EPOCH_FOLLOWS ? read() : undefined;
+    const outcome = epoch === undefined ? code % 4 : epoch % 4;
     const at = base + unzigzag(read());
-    entries.push({ seq, deliveries: Math.floor(code / 4), outcome: OUTCOMES[code % 4] ?? 'expired', at });
+    entries.push({
+      seq,
+      deliveries: Math.floor(code / 4),
+      outcome: OUTCOMES[outcome] ?? 'expired',
+      at,
+      ...(epoch !== undefined && epoch >= 4 ? { epoch: Math.floor(epoch / 4) } : {}),
+    });
   }
   return entries;
 }

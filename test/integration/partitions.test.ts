@@ -3,12 +3,13 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../lib/domain/errors.js';
 import { cryptoRandom, type Random } from '../../lib/ports/random.js';
 import { Seeker } from '../../lib/services/seeker.js';
-import { newHarness, send, type Harness } from '../helpers/stores.js';
+import { StreamLog } from '../../lib/adapters/dynamodb/stream-log.js';
+import { harness, newHarness, send, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
 
 let h: Harness;
 
-/** Partition choices walk through [0, 1) in 64 steps: 64 sends hit every partition of a topic with ≤ 64. */
+/** Random choices walk through [0, 1) in 64 steps. */
 function cyclingRandom(): Random {
   let n = 0;
   return { ...cryptoRandom, fraction: () => ((n++ % 64) + 0.5) / 64 };
@@ -25,9 +26,13 @@ const partitionStreams = async (group: string, topic: string) =>
     .sort((a, b) => Number(a.split(':').pop()) - Number(b.split(':').pop()));
 const streams = (topic: string, n: number) => Array.from({ length: n }, (_, p) => `t:${topic}/p:${p}`);
 
+/**
+ * Sends in concurrent waves of 16: a send avoids partitions with an append of this process in
+ * flight (PartitionPicker), so each wave covers up to 16 partitions.
+ */
 async function sendMany(topic: string, prefix: string, count: number): Promise<string[]> {
   const bodies = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
-  for (const body of bodies) await h.queue.send(topic, send(body));
+  for (let i = 0; i < count; i += 16) await Promise.all(bodies.slice(i, i + 16).map((body) => h.queue.send(topic, send(body))));
   return bodies;
 }
 
@@ -102,7 +107,8 @@ describe('raising partitions', () => {
     expect(await partitionStreams('latest', 'orders')).toEqual(streams('orders', 16));
     expect(await partitionStreams('early', 'orders')).toEqual(streams('orders', 16));
     const after = await sendMany('orders', 'after', 64);
-    // Every new partition got messages (the sends cycle through all 16).
+    // Every partition got messages (waves of 16 concurrent sends).
+    for (const stream of streams('orders', 16)) expect((await h.stores.log.head(stream)).kind).toBe('segment');
     const topic = await h.admin.getTopic('orders');
     expect(topic.approximateMessages).toBe(72);
     for (const group of ['latest', 'early']) {
@@ -175,7 +181,10 @@ describe('per-partition arrays after a raise', () => {
     await h.admin.patchTopic('orders', { partitions: 16 });
     const topic = await h.stores.catalog.getTopic('orders');
     expect(topic?.generationStarts).toHaveLength(16);
-    expect(topic?.generationStarts?.every((start) => start === 5)).toBe(true);
+    // The new partitions' entries are their heads as the raise found them (64 messages of the dead generation).
+    const heads = await Promise.all(streams('orders', 16).map((stream) => h.stores.log.head(stream)));
+    expect(topic?.generationStarts).toEqual(heads.map((head) => StreamLog.nextAfter(head)));
+    expect(heads.reduce((n, head) => n + StreamLog.nextAfter(head) - 1, 0)).toBe(64);
     expect((await h.admin.getTopic('orders')).approximateMessages).toBe(0);
     // An `earliest` subscription and a seek to earliest start at the current generation.
     await h.admin.putGroup('early', { ...build.group('orders'), subscriptions: [{ topic: 'orders', tags: undefined, startFrom: 'earliest' }] });
@@ -196,5 +205,36 @@ describe('per-partition arrays after a raise', () => {
     expect(await drain('g')).toEqual([]);
     const sent = await sendMany('orders', 'after', 16);
     expect((await drain('g')).sort()).toEqual([...sent].sort());
+  });
+});
+
+describe('sticky, least-contended appends', () => {
+  it('a send sticks to its partition; a lost race moves it to another one, which it then sticks to', async () => {
+    await h.admin.putTopic('orders', build.topic({ partitions: 4 }));
+    const heads = async () =>
+      Promise.all(streams('orders', 4).map(async (s) => {
+        const head = await h.stores.log.head(s);
+        return head.kind === 'segment' ? head.seq + head.count - 1 : 0;
+      }));
+    await h.queue.send('orders', send('a'));
+    const first = (await heads()).findIndex((n) => n === 1);
+    await h.queue.send('orders', send('b'));
+    expect(await heads()).toEqual(streams('orders', 4).map((_, p) => (p === first ? 2 : 0)));
+    // Another container (its own stream log, hints and picker, on the same table) appends to that
+    // partition: this one's head hint is stale now.
+    for (let i = 0; ; i++) {
+      await harness(h.doc, h.table, { clock: h.clock }).queue.send('orders', send(`other-${i}`));
+      if ((await heads())[first] === 3) break;
+      expect(i).toBeLessThan(50);
+    }
+    const before = await heads();
+    await h.queue.send('orders', send('c'));
+    const after = await heads();
+    // 'c' did not retry the stream where it lost: it landed in another partition.
+    expect(after[first]).toBe(before[first]);
+    const moved = after.findIndex((n, p) => n !== before[p]);
+    expect(moved).not.toBe(first);
+    await h.queue.send('orders', send('d'));
+    expect((await heads())[moved]).toBe(after[moved]! + 1);
   });
 });

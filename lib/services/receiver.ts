@@ -28,6 +28,7 @@ import type { Random } from '../ports/random.js';
 import type { Notifier } from '../ports/notifier.js';
 import { ensureDeadLetterTopic } from './lookups.js';
 import { firstAtOrAfter } from './stream-search.js';
+import { PartitionSampler } from './partition-sampler.js';
 import type { Stores } from './stores.js';
 
 /** What one receive call may take: the group's subscriptions, narrowed by the request's `topics`. */
@@ -70,22 +71,34 @@ const ANSWER_SLACK_BYTES = 16;
 const DEAD_LETTER_CLOSE = 'cursor';
 
 export class Receiver {
+  /** Topics with more than 8 partitions: which ones a receive looks at (partition-sampler.ts). */
+  private readonly sampler: PartitionSampler;
+
   constructor(
     private readonly stores: Stores,
     private readonly clock: Clock,
     private readonly random: Random,
     private readonly notifier: Notifier,
-  ) {}
+  ) {
+    this.sampler = new PartitionSampler(clock, random);
+  }
 
   async receiveOnce(scope: ReceiveScope, max: number): Promise<DeliveredMessage[]> {
     const { group, topics, requested } = scope;
     const out: DeliveredMessage[] = [];
     const namespaces = new Set<string>();
     const partitions: string[] = [];
+    const sampled = new Map<string, Topic>();
     for (const topic of topics.values()) {
       if (!requested.has(topic.name)) continue;
       if (topic.type === 'fifo') namespaces.add(streamNamespace(topic));
-      else for (let p = 0; p < topic.partitions; p++) partitions.push(streamId(topic, { kind: 'partition', partition: p }));
+      else {
+        // O(batch): at most 8 partitions per topic, rotating over looks (partition-sampler.ts).
+        for (const stream of this.sampler.sample(group.name, topic)) {
+          partitions.push(stream);
+          sampled.set(stream, topic);
+        }
+      }
     }
     // The group's redrive stream, only while a redrive may have left something there (a hint on
     // the group item: no read at all otherwise), and only for a receive of all its topics.
@@ -123,11 +136,14 @@ export class Receiver {
       }
     }
 
-    // Standard topics: visit every partition stream, starting at a random one.
+    // Standard topics: visit the sampled partition streams, starting at a random one.
     const offset = Math.floor(this.random.fraction() * Math.max(1, partitions.length));
     for (const stream of [...partitions.slice(offset), ...partitions.slice(0, offset)]) {
       if (out.length >= max || this.clock.now() >= scope.deadline) break;
-      out.push(...(await this.claim(scope, stream, 'unordered', cursors.get(stream), max - out.length)));
+      const got = await this.claim(scope, stream, 'unordered', cursors.get(stream), max - out.length);
+      const topic = sampled.get(stream);
+      if (got.length > 0 && topic) this.sampler.found(group.name, topic, stream);
+      out.push(...got);
     }
     return out;
   }

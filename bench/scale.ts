@@ -11,9 +11,12 @@ import type { RoundTrip } from './round-trip.js';
 import { sleep } from './stats.js';
 import { dynamoTotals, measured, type Ctx } from './workloads.js';
 
-/** standard: 4 partitions; fifo-many: a shard key drawn from many per message; fifo-hot: every message on one shard. */
-export type ScaleTopic = 'standard' | 'fifo-many' | 'fifo-hot';
-export const SCALE_TOPICS: ScaleTopic[] = ['standard', 'fifo-many', 'fifo-hot'];
+/** standard: 4 partitions (-p16, -p64: 16 and 64); fifo-many: a shard key drawn from many per message; fifo-hot: every message on one shard. */
+export type ScaleTopic = 'standard' | 'standard-p16' | 'standard-p64' | 'fifo-many' | 'fifo-hot';
+export const SCALE_TOPICS: ScaleTopic[] = ['standard', 'standard-p16', 'standard-p64', 'fifo-many', 'fifo-hot'];
+const isStandard = (topic: ScaleTopic) => topic.startsWith('standard');
+/** Partitions of a standard scale topic. */
+const partitionsOf = (topic: ScaleTopic) => (topic === 'standard-p64' ? 64 : topic === 'standard-p16' ? 16 : 4);
 
 export interface ScaleRow {
   id: string;
@@ -95,14 +98,15 @@ const HOT_SHARD = 'hot';
 
 function entryOf(ctx: Ctx, topic: ScaleTopic, shardKeys: number) {
   const body = messageBody(ctx.bodyBytes);
-  if (topic === 'standard') return { body };
+  if (isStandard(topic)) return { body };
   return { body, shardKey: topic === 'fifo-hot' ? HOT_SHARD : `k${Math.floor(Math.random() * shardKeys)}` };
 }
 
 /** Opens every stream the rows of one topic will write (a stream's first append is a one-time transaction). */
 async function openStreams(ctx: Ctx, name: string, topic: ScaleTopic, shardKeys: number) {
-  if (topic === 'standard') {
-    await Promise.all(Array.from({ length: 16 }, () => ctx.api.must('POST', `/v1/topics/${name}/messages`, { body: messageBody(ctx.bodyBytes) }, 'warmup', [201])));
+  if (isStandard(topic)) {
+    // Concurrent sends of one process spread over partitions without an append in flight.
+    await Promise.all(Array.from({ length: Math.max(16, partitionsOf(topic)) }, () => ctx.api.must('POST', `/v1/topics/${name}/messages`, { body: messageBody(ctx.bodyBytes) }, 'warmup', [201])));
     return;
   }
   const keys = topic === 'fifo-hot' ? [HOT_SHARD] : Array.from({ length: shardKeys }, (_, i) => `k${i}`);
@@ -165,7 +169,7 @@ export async function scaleRows(ctx: Ctx, roundTrip: RoundTrip, profile: ScalePr
   for (const topic of SCALE_TOPICS) {
     for (const batch of profile.batches) {
       const name = `scale-${topic}-b${batch}`;
-      await ctx.api.put(`/v1/topics/${name}`, { type: topic === 'standard' ? 'standard' : 'fifo' });
+      await ctx.api.put(`/v1/topics/${name}`, isStandard(topic) ? { type: 'standard', partitions: partitionsOf(topic) } : { type: 'fifo' });
       await openStreams(ctx, name, topic, profile.shardKeys);
       for (const producers of profile.producers) {
         const id = `${topic} ×${batch} p${producers}`;

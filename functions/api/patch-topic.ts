@@ -9,6 +9,7 @@ export const handler = route({ params: TopicParams, body: PatchTopicBody }, asyn
     retentionSeconds: body.retentionSeconds,
     maxDelaySeconds: body.maxDelaySeconds,
     orderGroup: body.orderGroup,
+    partitions: body.partitions,
   });
   return json(200, topic);
 });

@@ -39,6 +39,13 @@ export const PutTopicBody = z.strictObject({
   retentionSeconds: z.number().int().min(Limits.retentionMinSeconds).max(Limits.retentionMaxSeconds).optional(),
   maxDelaySeconds: z.number().int().min(0).max(Limits.retentionMaxSeconds).optional(),
   orderGroup: Name.optional(),
+  partitions: z
+    .number()
+    .int()
+    .min(Limits.partitionsMin)
+    .max(Limits.partitionsMax)
+    .optional()
+    .describe('standard topics: streams appends spread over (default 4 at creation; only ever raised, 409 on lowering); FIFO topics: 4, fixed'),
 });
 
 /** PATCH: only the fields given change; `type` and `orderGroup` only with their current values. */
@@ -181,6 +188,7 @@ export const TopicSchema = z.object({
   retentionSeconds: z.number().int(),
   maxDelaySeconds: z.number().int(),
   orderGroup: z.string().nullable(),
+  partitions: z.number().int(),
   createdAt: Time,
 });
 export const TopicDetailSchema = TopicSchema.extend({

@@ -19,6 +19,8 @@ export type PutTopicInput = {
   maxDelaySeconds?: number;
   /** FIFO topics only: topics of one order group share their shards' order. */
   orderGroup?: string;
+  /** Standard topics: 1–64 streams appends spread over (default 4; a PUT without it keeps the count); only ever raised. FIFO: 4, fixed. */
+  partitions?: number;
 };
 
 /** PATCH: only the fields given change; `type` and `orderGroup` only with their current values (409 otherwise). */
@@ -27,6 +29,8 @@ export type PatchTopicInput = {
   retentionSeconds?: number;
   maxDelaySeconds?: number;
   orderGroup?: string;
+  /** Raise only: a lower count (or another count on a FIFO topic) answers 409. */
+  partitions?: number;
 };
 
 export type Topic = {
@@ -35,6 +39,7 @@ export type Topic = {
   retentionSeconds: number;
   maxDelaySeconds: number;
   orderGroup: string | null;
+  partitions: number;
   createdAt: string;
 };
 

@@ -73,8 +73,14 @@ export const Limits = {
   /** A rotated-out signing secret keeps signing (next to the new one) this long. */
   secretRotationGraceSeconds: 86_400,
   tagsPerSubscriptionMax: 32,
-  /** Partitions of a standard topic (fixed: they carry the topic's write and read throughput). */
+  /**
+   * Partitions of a standard topic when PUT does not say (they carry the topic's write and read
+   * throughput); a standard topic may raise its count up to `partitionsMax`, never lower it.
+   * FIFO topics always have `standardPartitions` (their notice streams), fixed.
+   */
   standardPartitions: 4,
+  partitionsMin: 1,
+  partitionsMax: 64,
 } as const;
 
 export const NAME_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
@@ -111,6 +117,12 @@ export interface Topic {
   pushSubscriptions?: number | undefined;
   /** `wu` (ms): a parked pull consumer waits for the topic until then. Absent: nobody parked. */
   parkedUntil?: number | undefined;
+  /**
+   * Standard topics: saves of groups that added a subscription to the topic (`sv`). A partition
+   * raise is conditional on it, so a group that subscribed meanwhile gets its new cursors
+   * (docs/design.md, Raising partitions). Absent: 0.
+   */
+  subscriptionSaves?: number | undefined;
 }
 
 /** Where the current generation of a standard topic's partition starts (1 when it never was re-created). */

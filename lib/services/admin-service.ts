@@ -15,6 +15,7 @@ import { resolveRetryPolicy, type RetryPolicy } from '../domain/retry-policy.js'
 import type { Clock } from '../ports/clock.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import { ensureDeadLetterTopic } from './lookups.js';
+import { PartitionRaiser, checkPartitionChange, partitionsOfNewTopic } from './partition-raiser.js';
 import type { Stores } from './stores.js';
 
 /** Page tokens are at most this long (the API refuses longer ones). */
@@ -28,6 +29,8 @@ export interface TopicInput {
   retentionSeconds: number | undefined;
   maxDelaySeconds: number | undefined;
   orderGroup: string | undefined;
+  /** Standard topics: 1–64 (default 4 when created; PUT without it keeps the count); only ever raised. */
+  partitions?: number | undefined;
 }
 
 export interface GroupInput {
@@ -56,6 +59,7 @@ export const topicView = (topic: Topic) => ({
   retentionSeconds: topic.retentionSeconds,
   maxDelaySeconds: topic.maxDelaySeconds,
   orderGroup: topic.orderGroup ?? null,
+  partitions: topic.partitions,
   createdAt: iso(topic.createdAt),
 });
 
@@ -76,10 +80,14 @@ export const groupView = (group: Group) => ({
 });
 
 export class AdminService {
+  private readonly raiser: PartitionRaiser;
+
   constructor(
     private readonly stores: Stores,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.raiser = new PartitionRaiser(stores, clock);
+  }
 
   async putTopic(name: string, input: TopicInput) {
     const retentionSeconds = input.retentionSeconds ?? Limits.retentionDefaultSeconds;
@@ -94,14 +102,21 @@ export class AdminService {
         issues: [{ path: 'maxDelaySeconds', message: 'too large' }],
       });
     }
+    const partitions = partitionsOfNewTopic(name, input.type, input.partitions);
     // The message-id key exists before any topic does, so functions that only read the table
     // (GET by id) always find it and never need to create it.
     await this.stores.ids.codec();
-    const { topic, created } = await this.stores.catalog.putTopic(
-      { name, type: input.type, retentionSeconds, maxDelaySeconds, orderGroup: input.orderGroup, partitions: Limits.standardPartitions },
+    // A live topic's partitions change first (a refused change writes nothing), and only when
+    // asked: a PUT without `partitions` keeps the count.
+    const live = input.partitions === undefined ? undefined : await this.stores.catalog.getTopic(name);
+    if (live && live.type === input.type && live.orderGroup === input.orderGroup) await this.raiser.raise(name, partitions);
+    let { topic, created } = await this.stores.catalog.putTopic(
+      { name, type: input.type, retentionSeconds, maxDelaySeconds, orderGroup: input.orderGroup, partitions },
       this.clock.now(),
       (spec) => this.nextSeqs(spec),
     );
+    // Created by someone else between the read and the put: raise it now.
+    if (!created && input.partitions !== undefined && topic.partitions !== partitions) topic = await this.raiser.raise(name, partitions);
     return { topic: topicView(topic), created };
   }
 
@@ -125,9 +140,11 @@ export class AdminService {
     if ((patch.type !== undefined && patch.type !== topic.type) || (patch.orderGroup !== undefined && patch.orderGroup !== topic.orderGroup)) {
       throw new ConflictError(`Topic '${name}' has type '${topic.type}'${topic.orderGroup ? ` and orderGroup '${topic.orderGroup}'` : ''}; these never change — delete the topic first to change them.`);
     }
+    checkPartitionChange(topic, patch.partitions);
+    const raised = patch.partitions === undefined ? topic : await this.raiser.raise(name, patch.partitions);
     const changes = { retentionSeconds: patch.retentionSeconds, maxDelaySeconds: patch.maxDelaySeconds };
-    if (changes.retentionSeconds === undefined && changes.maxDelaySeconds === undefined) return { topic: topicView(topic) };
-    const saved = await this.stores.catalog.patchTopic(name, topic.generation, changes, this.clock.now());
+    if (changes.retentionSeconds === undefined && changes.maxDelaySeconds === undefined) return { topic: topicView(raised) };
+    const saved = await this.stores.catalog.patchTopic(name, raised.generation, changes, this.clock.now());
     // The only way the condition fails: the topic was deleted (and perhaps re-created) meanwhile.
     if (!saved) throw new TopicNotFoundError(name);
     return { topic: topicView(saved) };
@@ -168,16 +185,21 @@ export class AdminService {
    * the answer is never purged.
    */
   async purgeTopic(name: string) {
-    const read = await this.stores.catalog.getTopic(name);
+    let read = await this.stores.catalog.getTopic(name);
     if (!read) throw new TopicNotFoundError(name);
     const at = this.clock.now();
-    const starts = await this.nextSeqs(read);
-    let topic = await this.stores.catalog.purgeTopic(name, read.generation, at, starts);
-    if (!topic) {
-      // Another purge recorded a time at least as late (fine), or the topic is gone.
-      const now = await this.stores.catalog.getTopic(name);
-      if (!now || now.generation !== read.generation || (now.purgedAt ?? -1) < at) throw new TopicNotFoundError(name);
-      topic = now;
+    let topic: Topic | undefined;
+    // `pw` needs a head per partition: a raise meanwhile makes the purge read the heads again.
+    for (let attempt = 0; !topic; attempt++) {
+      topic = await this.stores.catalog.purgeTopic(read, at, await this.nextSeqs(read));
+      if (topic) break;
+      // Another purge recorded a time at least as late (fine), or the topic is gone or was raised.
+      const now: Topic | undefined = await this.stores.catalog.getTopic(name);
+      if (!now || now.generation !== read.generation) throw new TopicNotFoundError(name);
+      if ((now.purgedAt ?? -1) >= at) topic = now;
+      else if (now.partitions === read.partitions) throw new TopicNotFoundError(name);
+      else if (attempt + 1 < SAVE_GROUP_ATTEMPTS) read = now;
+      else throw new ConflictError(`Topic '${name}' kept changing its partitions while this request tried to purge it; retry.`);
     }
     for (let i = 0; i < PURGE_CLOCK_WAITS && this.clock.now() <= at; i++) await new Promise((resolve) => setTimeout(resolve, 1));
     return { topic: topic.name, purgedAt: iso(topic.purgedAt ?? at) };
@@ -312,6 +334,9 @@ export class AdminService {
         },
         now,
         existing ? { version: existing.version } : 'absent',
+        // New subscriptions to standard topics: the save is conditional on the partition count it
+        // created cursors for, and a partition raise on the saves (docs/design.md, Raising partitions).
+        [...topics.values()].filter((t) => t.type === 'standard' && !existing?.subscriptions.some((s) => s.topic === t.name)),
       );
       if (group) return { group: groupView(group), created: existing === undefined };
     }

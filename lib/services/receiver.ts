@@ -29,6 +29,7 @@ import type { Notifier } from '../ports/notifier.js';
 import type { CarriedCommit, CarriedCommits } from './carried-commits.js';
 import { ensureDeadLetterTopic } from './lookups.js';
 import { firstAtOrAfter } from './stream-search.js';
+import { PartitionSampler } from './partition-sampler.js';
 import type { Stores } from './stores.js';
 
 /** What one receive call may take: the group's subscriptions, narrowed by the request's `topics`. */
@@ -77,28 +78,41 @@ const ANSWER_SLACK_BYTES = 16;
 const DEAD_LETTER_CLOSE = 'cursor';
 
 export class Receiver {
+  /** Topics with more than 8 partitions: which ones a receive looks at (partition-sampler.ts). */
+  private readonly sampler: PartitionSampler;
+
   constructor(
     private readonly stores: Stores,
     private readonly clock: Clock,
     private readonly random: Random,
     private readonly notifier: Notifier,
-  ) {}
+  ) {
+    this.sampler = new PartitionSampler(clock, random);
+  }
 
   async receiveOnce(scope: ReceiveScope, max: number): Promise<DeliveredMessage[]> {
-    const { group, topics, requested } = scope;
+    const { group, topics, requested, carried } = scope;
     const out: DeliveredMessage[] = [];
+    const carriedStreams = carried?.streams() ?? [];
     const namespaces = new Set<string>();
     const partitions: string[] = [];
+    const sampled = new Map<string, Topic>();
     for (const topic of topics.values()) {
       if (!requested.has(topic.name)) continue;
       if (topic.type === 'fifo') namespaces.add(streamNamespace(topic));
-      else for (let p = 0; p < topic.partitions; p++) partitions.push(streamId(topic, { kind: 'partition', partition: p }));
+      else {
+        // O(batch): at most 8 partitions per topic, rotating over looks (partition-sampler.ts).
+        // Streams with carried commits are sampled first, so their claims can fold the commits.
+        for (const stream of this.sampler.sample(group.name, topic, carriedStreams)) {
+          partitions.push(stream);
+          sampled.set(stream, topic);
+        }
+      }
     }
     // The group's redrive stream, only while a redrive may have left something there (a hint on
     // the group item: no read at all otherwise), and only for a receive of all its topics.
     const redrive = redriveStreamToRead(group, requested, this.clock.now());
     if (redrive !== undefined) partitions.push(redrive);
-    const { carried } = scope;
     const folding = new Set(carried ? partitions.filter((p) => carried.of(p).length > 0) : []);
     const noticeStreams = [...namespaces].flatMap((ns) => Array.from({ length: NOTICE_BUCKETS }, (_, b) => noticeStream(ns, b)));
     // Only the cursors this receive starts from: O(subscriptions), never O(shards). Partition cursors
@@ -144,7 +158,10 @@ export class Receiver {
     const offset = Math.floor(this.random.fraction() * Math.max(1, others.length));
     for (const stream of [...others.slice(offset), ...others.slice(0, offset)]) {
       if (out.length >= max || this.clock.now() >= scope.deadline) break;
-      out.push(...(await this.claim(scope, stream, 'unordered', cursors.get(stream), max - out.length)));
+      const got = await this.claim(scope, stream, 'unordered', cursors.get(stream), max - out.length);
+      const topic = sampled.get(stream);
+      if (got.length > 0 && topic) this.sampler.found(group.name, topic, stream);
+      out.push(...got);
     }
     // Whatever a claim could not take (lost races, no time left) is committed on its own.
     await carried?.separateAll();

@@ -13,14 +13,15 @@
 import { InvalidArgumentError, ProducerGroupNotFoundError, SluiceError, ThrottledError } from '../domain/errors.js';
 import { Limits, iso, type MessageRecord, type SendInput, type SendResult, type Topic } from '../domain/model.js';
 import type { MessageIdCodec } from '../domain/message-ids.js';
-import { deferredMessageId, streamId } from '../domain/streams.js';
-import type { Notice } from '../adapters/dynamodb/stream-log.js';
+import { deferredMessageId, streamId, type StreamLocal } from '../domain/streams.js';
+import { LostRaceError, type Notice } from '../adapters/dynamodb/stream-log.js';
 import { ItemConditionFailedError, WriteBatch, type TransactItem } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Random } from '../ports/random.js';
 import type { DueWake, Timers } from '../ports/timers.js';
 import { requireTopic } from './lookups.js';
+import { PartitionPicker } from './partition-picker.js';
 import type { Stores } from './stores.js';
 import { WritePlanner, type Landed, type Outgoing } from './write-planner.js';
 
@@ -31,6 +32,8 @@ export type BatchResult = { index: number; result: SendResult } | { index: numbe
  * DynamoDB items stop at 400 KB, the rest is room for the segment's keys and attributes.
  */
 const SEGMENT_MAX_BYTES = 350 * 1024;
+/** Lost append races in one send (each on another partition of a standard topic) before it answers 429. */
+const LOST_RACES_MAX = 12;
 /** Side items per transaction (DynamoDB allows 100 items, the segment and sentinel take two). */
 const SEGMENT_MAX_EXTRAS = 90;
 
@@ -52,6 +55,8 @@ interface Prepared extends Outgoing {
 }
 
 export class Sender {
+  private readonly picker: PartitionPicker;
+
   constructor(
     private readonly stores: Stores,
     private readonly clock: Clock,
@@ -59,7 +64,9 @@ export class Sender {
     private readonly notifier: Notifier,
     private readonly timers: Timers,
     private readonly planner: WritePlanner,
-  ) {}
+  ) {
+    this.picker = new PartitionPicker(clock, random);
+  }
 
   async send(topicName: string, input: SendInput): Promise<SendResult> {
     const [outcome] = await this.sendBatch(topicName, [input]);
@@ -188,10 +195,17 @@ export class Sender {
       seenDedup.set(id, entry.index);
       return true;
     });
+    let lostRaces = 0;
     while (pending.length > 0) {
       const now = this.clock.now();
+      // Standard topics: the picked partition gets one try; a lost race moves the send to another.
+      const partition = topic.type === 'standard' ? this.picker.pick(topic) : undefined;
+      const local: StreamLocal | undefined = partition === undefined ? undefined : { kind: 'partition', partition };
+      const target = local ? streamId(topic, local) : stream;
+      if (local) pending = pending.map((entry) => ({ ...entry, local }));
+      let outcome: 'won' | 'lost' | 'failed' = 'failed';
       try {
-        const { seq, records } = await this.stores.log.append(stream, (first) => {
+        const { seq, records } = await this.stores.log.append(target, (first) => {
           const extras = new WriteBatch();
           const records = pending.map((entry, i) => {
             const record = this.planner.record(topic, entry.input, ids.messageId(topic, entry.local, first + i), now);
@@ -208,13 +222,22 @@ export class Sender {
             return record;
           });
           return { records, extras };
-        });
+        }, local ? { attempts: 1 } : {});
+        outcome = 'won';
         pending.forEach((entry, i) => out.push({ index: entry.index, result: sendResult(topic, records[i]!, seq + i) }));
         const first = pending[0]!;
-        const epoch = this.stores.log.openedEpochAt(stream, seq);
-        landed.push({ topic, local: first.local, stream, firstSeq: seq, records, ...(epoch ? { epoch } : {}) });
+        const epoch = this.stores.log.openedEpochAt(target, seq);
+        landed.push({ topic, local: first.local, stream: target, firstSeq: seq, records, ...(epoch ? { epoch } : {}) });
         pending = [];
       } catch (error) {
+        if (error instanceof LostRaceError) {
+          outcome = 'lost';
+          if (++lostRaces < LOST_RACES_MAX) continue;
+          const throttled = new ThrottledError('Too many concurrent writers on this topic; retry the request.');
+          for (const entry of pending) out.push({ index: entry.index, error: throttled });
+          pending = [];
+          break;
+        }
         if (!(error instanceof ItemConditionFailedError)) {
           if (error instanceof SluiceError) {
             for (const entry of pending) out.push({ index: entry.index, error });
@@ -236,6 +259,8 @@ export class Sender {
             reannounce.push({ stream: noticeStream, notice, ttl: Math.ceil(now / 1000) + topic.retentionSeconds });
           }
         }
+      } finally {
+        if (partition !== undefined) this.picker.done(topic, partition, outcome);
       }
     }
     for (const repeat of repeats) {

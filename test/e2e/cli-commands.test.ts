@@ -42,6 +42,7 @@ describe('sluice commands', () => {
         'retentionSeconds:    3600',
         'maxDelaySeconds:     60',
         'orderGroup:          -',
+        'partitions:          4',
         'createdAt:           <time>',
         'approximateMessages: -',
         'subscribers:         []',
@@ -52,10 +53,10 @@ describe('sluice commands', () => {
 
     expect(timeless(ok(await sluice('topics', 'list')))).toBe(
       [
-        'NAME         TYPE      RETENTION  MAX-DELAY  ORDER-GROUP  CREATED',
-        `cmd-grouped  fifo      ${plain.retentionSeconds}s    ${plain.maxDelaySeconds}s    cmd-og       <time>`,
-        'cmd-ledger   fifo      3600s      60s        -            <time>',
-        `cmd-plain    standard  ${plain.retentionSeconds}s    ${plain.maxDelaySeconds}s    -            <time>`,
+        'NAME         TYPE      PARTITIONS  RETENTION  MAX-DELAY  ORDER-GROUP  CREATED',
+        `cmd-grouped  fifo      4           ${plain.retentionSeconds}s    ${plain.maxDelaySeconds}s    cmd-og       <time>`,
+        'cmd-ledger   fifo      4           3600s      60s        -            <time>',
+        `cmd-plain    standard  4           ${plain.retentionSeconds}s    ${plain.maxDelaySeconds}s    -            <time>`,
         '',
       ].join('\n'),
     );

@@ -6,8 +6,8 @@ import { UsageError } from '../errors.js';
 import { fields, listing } from '../output.js';
 import { integer } from '../parsers.js';
 
-const COLUMNS = ['NAME', 'TYPE', 'RETENTION', 'MAX-DELAY', 'ORDER-GROUP', 'CREATED'];
-const row = (t: Topic) => [t.name, t.type, `${t.retentionSeconds}s`, `${t.maxDelaySeconds}s`, t.orderGroup, t.createdAt];
+const COLUMNS = ['NAME', 'TYPE', 'PARTITIONS', 'RETENTION', 'MAX-DELAY', 'ORDER-GROUP', 'CREATED'];
+const row = (t: Topic) => [t.name, t.type, String(t.partitions), `${t.retentionSeconds}s`, `${t.maxDelaySeconds}s`, t.orderGroup, t.createdAt];
 
 export function addTopicCommands(program: Command): void {
   // Subcommands inherit exitOverride and output settings from their parent when created through .command().
@@ -31,9 +31,11 @@ export function addTopicCommands(program: Command): void {
     .option('--retention <seconds>', 'retention (300-1209600)', integer('--retention', 300, 1_209_600))
     .option('--max-delay <seconds>', 'furthest scheduled delivery allowed', integer('--max-delay', 0, 1_209_600))
     .option('--order-group <name>', 'time-order group (fifo topics)')
-    .action(withContext(async ({ client, out }, name: string, options: { type: 'standard' | 'fifo'; retention?: number; maxDelay?: number; orderGroup?: string }) => {
+    .option('--partitions <n>', 'standard topics: partitions (1-64, default 4; only ever raised)', integer('--partitions', 1, 64))
+    .action(withContext(async ({ client, out }, name: string, options: { type: 'standard' | 'fifo'; retention?: number; maxDelay?: number; orderGroup?: string; partitions?: number }) => {
       const topic = await client.putTopic(name, {
         type: options.type,
+        ...(options.partitions !== undefined ? { partitions: options.partitions } : {}),
         ...(options.retention !== undefined ? { retentionSeconds: options.retention } : {}),
         ...(options.maxDelay !== undefined ? { maxDelaySeconds: options.maxDelay } : {}),
         ...(options.orderGroup ? { orderGroup: options.orderGroup } : {}),
@@ -45,8 +47,10 @@ export function addTopicCommands(program: Command): void {
     .description('change only the settings given (PATCH); type and order group never change')
     .option('--retention <seconds>', 'retention (300-1209600)', integer('--retention', 300, 1_209_600))
     .option('--max-delay <seconds>', 'furthest scheduled delivery allowed', integer('--max-delay', 0, 1_209_600))
-    .action(withContext(async ({ client, out }, name: string, options: { retention?: number; maxDelay?: number }) => {
+    .option('--partitions <n>', 'raise the partitions of a standard topic (up to 64; never lowered)', integer('--partitions', 1, 64))
+    .action(withContext(async ({ client, out }, name: string, options: { retention?: number; maxDelay?: number; partitions?: number }) => {
       const topic = await client.patchTopic(name, {
+        ...(options.partitions !== undefined ? { partitions: options.partitions } : {}),
         ...(options.retention !== undefined ? { retentionSeconds: options.retention } : {}),
         ...(options.maxDelay !== undefined ? { maxDelaySeconds: options.maxDelay } : {}),
       });

@@ -7,7 +7,7 @@
  * = when): it cannot be re-created until every container's cached copy has
  * expired (`recreateAfterMs`). Group tombstones carry a `ttl` after that.
  */
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, BatchGetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeliveryMode, Group, Subscription, Topic, TopicType } from '../../domain/model.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../domain/retry-policy.js';
@@ -19,7 +19,7 @@ import {
   TopicRecentlyDeletedError,
 } from '../../domain/errors.js';
 import { call, conditionalWithImage } from './call.js';
-import { isConditionalFailure } from './errors.js';
+import { cancellationReasons, isConditionalFailure } from './errors.js';
 import { GROUP_PK, TOPIC_PK } from './keys.js';
 
 export interface TopicSpec {
@@ -67,6 +67,7 @@ const toTopic = (item: Record<string, unknown>): Topic => ({
   ...(Array.isArray(item.pw) ? { purgeStarts: (item.pw as unknown[]).map(Number) } : {}),
   ...(item.pu === undefined ? {} : { pushSubscriptions: Number(item.pu) }),
   ...(item.wu === undefined ? {} : { parkedUntil: Number(item.wu) }),
+  ...(item.sv === undefined ? {} : { subscriptionSaves: Number(item.sv) }),
 });
 
 /** `rp` {i, m, x}: initialSeconds, multiplier, maxSeconds; absent (groups saved before it existed): the defaults. */
@@ -314,15 +315,52 @@ export class Catalog {
   /**
    * Records a purge of a live topic (`pa`: the purge time, `pw`: standard
    * partitions' next sequence numbers as read for it), conditional on the
-   * generation the caller read and moving `pa` only forward. Undefined when
-   * the topic was deleted (or re-created) meanwhile.
+   * generation and partition count the caller read (`pw` has one entry per
+   * partition) and moving `pa` only forward. Undefined when the topic was
+   * deleted (or re-created) or its partitions raised meanwhile.
    */
-  async purgeTopic(name: string, generation: number, at: number, starts: number[]): Promise<Topic | undefined> {
+  async purgeTopic(read: Pick<Topic, 'name' | 'generation' | 'partitions'>, at: number, starts: number[]): Promise<Topic | undefined> {
     const topic = await this.updateTopic(
-      name,
+      read.name,
       'SET pa = :at, pw = :pw, updatedAt = :at',
-      'deleted <> :true AND #generation = :gen AND (attribute_not_exists(pa) OR pa < :at)',
-      { ':at': at, ':pw': starts, ':true': true, ':gen': generation },
+      'deleted <> :true AND #generation = :gen AND #partitions = :p AND (attribute_not_exists(pa) OR pa < :at)',
+      { ':at': at, ':pw': starts, ':true': true, ':gen': read.generation, ':p': read.partitions },
+    );
+    if (topic) this.remember(this.topicCache, topic.name, topic);
+    return topic;
+  }
+
+  /**
+   * Raises the partition count of a live standard topic from `read.partitions`
+   * to `partitions`, conditional on the topic as the caller read it: the same
+   * generation and partition count, and no group save that added a
+   * subscription since (`sv`). The caller created the new partitions' cursors
+   * for every group it found subscribed after that read (docs/design.md,
+   * Raising partitions). `starts` holds the new partitions' next sequence
+   * numbers: they extend `gs` and `pw` where the topic has them (streams of a
+   * dead generation may hold messages there). Undefined when the condition failed.
+   */
+  async raisePartitions(read: Topic, partitions: number, starts: number[], now: number): Promise<Topic | undefined> {
+    const sets = ['#partitions = :p', 'updatedAt = :now'];
+    const values: Record<string, unknown> = { ':p': partitions, ':read': read.partitions, ':gen': read.generation, ':true': true, ':now': now };
+    if (read.generationStarts) {
+      sets.push('gs = :gs');
+      values[':gs'] = [...read.generationStarts, ...starts];
+    }
+    if (read.purgeStarts) {
+      sets.push('pw = :pw');
+      values[':pw'] = [...read.purgeStarts, ...starts];
+    }
+    let saves = 'attribute_not_exists(sv)';
+    if (read.subscriptionSaves !== undefined) {
+      saves = 'sv = :sv';
+      values[':sv'] = read.subscriptionSaves;
+    }
+    const topic = await this.updateTopic(
+      read.name,
+      `SET ${sets.join(', ')}`,
+      `deleted <> :true AND #type = :standard AND #generation = :gen AND #partitions = :read AND ${saves}`,
+      { ...values, ':standard': 'standard' },
     );
     if (topic) this.remember(this.topicCache, topic.name, topic);
     return topic;
@@ -437,6 +475,7 @@ export class Catalog {
     group: Omit<Group, 'createdAt' | 'updatedAt' | 'version'>,
     now: number,
     expect: 'absent' | { version: number },
+    subscribed: readonly Topic[] = [],
   ): Promise<Group | undefined> {
     const created = expect === 'absent';
     const values: Record<string, unknown> = {
@@ -463,23 +502,20 @@ export class Catalog {
       condition = `attribute_exists(pk) AND attribute_not_exists(deleted) AND ${expect.version === 0 ? 'attribute_not_exists(v)' : 'v = :expect'}`;
       if (expect.version !== 0) values[':expect'] = expect.version;
     }
+    const update = {
+      TableName: this.table,
+      Key: { pk: GROUP_PK, sk: group.name },
+      UpdateExpression:
+        'SET subscriptions = :subs, deliveryMode = :mode, visibilityTimeoutSeconds = :vt, maxDeliveries = :md, rp = :rp, ' +
+        `deadLetterTopic = :dlq, updatedAt = :now, v = :v, createdAt = ${created ? ':now' : 'if_not_exists(createdAt, :now)'}` +
+        (created ? ' REMOVE deleted, #ttl, rd, rv' : ''),
+      ConditionExpression: condition,
+      ...(created ? { ExpressionAttributeNames: { '#ttl': 'ttl' } } : {}),
+      ExpressionAttributeValues: values,
+    };
+    if (subscribed.length > 0) return this.putGroupSubscribing(group.name, update, subscribed);
     try {
-      const { Attributes } = await call(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: { pk: GROUP_PK, sk: group.name },
-            UpdateExpression:
-              'SET subscriptions = :subs, deliveryMode = :mode, visibilityTimeoutSeconds = :vt, maxDeliveries = :md, rp = :rp, ' +
-              `deadLetterTopic = :dlq, updatedAt = :now, v = :v, createdAt = ${created ? ':now' : 'if_not_exists(createdAt, :now)'}` +
-              (created ? ' REMOVE deleted, #ttl, rd, rv' : ''),
-            ConditionExpression: condition,
-            ...(created ? { ExpressionAttributeNames: { '#ttl': 'ttl' } } : {}),
-            ExpressionAttributeValues: values,
-            ReturnValues: 'ALL_NEW',
-          }),
-        ),
-      );
+      const { Attributes } = await call(() => this.doc.send(new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW' })));
       const saved = toGroup(Attributes ?? {});
       this.remember(this.groupCache, saved.name, saved);
       return saved;
@@ -487,6 +523,50 @@ export class Catalog {
       if (isConditionalFailure(error)) return undefined;
       throw error;
     }
+  }
+
+  /**
+   * The group write of a save that adds subscriptions to standard topics, in one
+   * transaction with `ADD sv 1` on each of those topic items, conditional on the
+   * partition count (and generation) the save read and created cursors for. A
+   * partition raise is conditional on `sv`: the two are serialized on the topic
+   * item, so either the raise sees this group or this save sees the new count
+   * (docs/design.md, Raising partitions). Undefined when a condition failed or
+   * the transaction met a concurrent one (the caller reads and decides again).
+   */
+  private async putGroupSubscribing(
+    name: string,
+    update: { TableName: string; Key: Record<string, unknown>; UpdateExpression: string; ConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> },
+    subscribed: readonly Topic[],
+  ): Promise<Group | undefined> {
+    try {
+      await call(() =>
+        this.doc.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Update: update },
+              ...subscribed.map((topic) => ({
+                Update: {
+                  TableName: this.table,
+                  Key: { pk: TOPIC_PK, sk: topic.name },
+                  UpdateExpression: 'ADD sv :one',
+                  ConditionExpression: 'attribute_exists(pk) AND deleted <> :true AND #generation = :gen AND #partitions = :p',
+                  ExpressionAttributeNames: { '#generation': 'generation', '#partitions': 'partitions' },
+                  ExpressionAttributeValues: { ':one': 1, ':true': true, ':gen': topic.generation, ':p': topic.partitions },
+                },
+              })),
+            ],
+          }),
+        ),
+      );
+    } catch (error) {
+      const reasons = cancellationReasons(error);
+      if (reasons?.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) return undefined;
+      throw error;
+    }
+    const { group } = await this.groupRecord(name);
+    if (group) this.remember(this.groupCache, group.name, group);
+    return group;
   }
 
   /**

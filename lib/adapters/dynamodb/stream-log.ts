@@ -106,6 +106,23 @@ export interface AppendPlan {
   extras?: WriteBatch;
 }
 
+/**
+ * An append made with `attempts: 1` lost its race (another writer took the
+ * next sequence number): the caller moves to another stream instead of
+ * retrying this one (standard partitions: PartitionPicker).
+ */
+export class LostRaceError extends Error {
+  constructor(readonly stream: string) {
+    super(`Lost the append race on ${stream}`);
+    this.name = 'LostRaceError';
+  }
+}
+
+export interface AppendOptions {
+  /** Attempts before giving up: 12 (then 429 Throttled) unless given; 1 throws {@link LostRaceError} on a lost race. */
+  attempts?: number;
+}
+
 const MIN_SK = segmentSk(0);
 const MAX_SK = segmentSk(MAX_SEQ);
 const APPEND_ATTEMPTS = 12;
@@ -215,7 +232,11 @@ export class StreamLog {
    * Returns the first sequence number. Throws {@link ItemConditionFailedError}
    * when one of the plan's extra items fails its own condition.
    */
-  async append(stream: string, plan: (firstSeq: number) => AppendPlan): Promise<{ seq: number; records: MessageRecord[] }> {
+  async append(
+    stream: string,
+    plan: (firstSeq: number) => AppendPlan,
+    options: AppendOptions = {},
+  ): Promise<{ seq: number; records: MessageRecord[] }> {
     let records: MessageRecord[] = [];
     let extras = new WriteBatch();
     const [seq] = await this.appendMany(
@@ -235,6 +256,7 @@ export class StreamLog {
         },
       ],
       () => extras,
+      options,
     );
     return { seq: seq ?? 0, records };
   }
@@ -246,7 +268,12 @@ export class StreamLog {
    * Throws {@link ItemConditionFailedError} when an extra item fails its own
    * condition. (Extras without segments: BatchWriter.)
    */
-  async appendMany(writes: StreamWrite[], extras: (firstSeqs: number[]) => WriteBatch = () => new WriteBatch()): Promise<number[]> {
+  async appendMany(
+    writes: StreamWrite[],
+    extras: (firstSeqs: number[]) => WriteBatch = () => new WriteBatch(),
+    options: AppendOptions = {},
+  ): Promise<number[]> {
+    const attempts = options.attempts ?? APPEND_ATTEMPTS;
     if (writes.length === 0) throw new Error('appendMany needs a stream write; write a batch alone with BatchWriter');
     const streams = writes.map((w) => w.stream);
     // Decided before this append counts as in flight, in the same tick: two appends of this
@@ -255,9 +282,11 @@ export class StreamLog {
     let hinted = writes.map((w) => this.hintedHead(w.stream, now));
     this.track(streams, 1);
     try {
-      for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
-        if (attempt > 0 && hinted.some(Boolean)) {
-          // The first attempt trusted a hint and lost: another writer is active here.
+      for (let attempt = 0; attempt < attempts; attempt++) {
+        const seqs = await this.tryAppend(writes, extras, hinted);
+        if (seqs) return seqs;
+        if (hinted.some(Boolean)) {
+          // The attempt trusted a hint and lost: another writer is active here.
           writes.forEach((w, i) => {
             if (!hinted[i]) return;
             this.hints.delete(w.stream);
@@ -265,21 +294,20 @@ export class StreamLog {
           });
           hinted = writes.map(() => undefined);
         }
-        const seqs = await this.tryAppend(writes, extras, hinted, attempt);
-        if (seqs) return seqs;
+        if (attempt + 1 < attempts) await this.backoff(attempt);
       }
     } finally {
       this.track(streams, -1);
     }
+    if (attempts < APPEND_ATTEMPTS) throw new LostRaceError(streams[0] ?? '');
     throw new ThrottledError('Too many concurrent writers on one stream; retry the request.');
   }
 
-  /** One append attempt; undefined when it lost a race (after a back-off). */
+  /** One append attempt; undefined when it lost a race. */
   private async tryAppend(
     writes: StreamWrite[],
     extras: (firstSeqs: number[]) => WriteBatch,
     hinted: Array<Head | undefined>,
-    attempt: number,
   ): Promise<number[] | undefined> {
     const now = this.clock.now();
     const heads = await Promise.all(writes.map((w, i) => hinted[i] ?? this.head(w.stream)));
@@ -369,10 +397,7 @@ export class StreamLog {
           if (!reasons) throw error;
           const extra = failedItem(error, batch, offset);
           if (extra) throw extra;
-          if (reasons.slice(0, offset).some((code) => code === 'ConditionalCheckFailed')) {
-            await this.backoff(attempt);
-            return undefined;
-          }
+          if (reasons.slice(0, offset).some((code) => code === 'ConditionalCheckFailed')) return undefined;
           throw error;
         }
       }
@@ -384,10 +409,7 @@ export class StreamLog {
       return seqs;
     } catch (error) {
       if (error instanceof ItemConditionFailedError) throw error;
-      if (isConditionalFailure(error)) {
-        await this.backoff(attempt);
-        return undefined;
-      }
+      if (isConditionalFailure(error)) return undefined;
       throw translateDynamoError(error);
     }
   }

@@ -1,0 +1,79 @@
+/**
+ * Which partitions of a standard topic one receive looks at (docs/design.md,
+ * Receive with many partitions). Up to `SAMPLE_SIZE` partitions: all of them;
+ * above that a sample of `SAMPLE_SIZE`, so a receive stays O(batch) however
+ * many partitions the topic has:
+ *
+ *  1. streams the caller names first (the streams of commits it carries);
+ *  2. partitions this container found messages in within the last
+ *     `PRODUCTIVE_MS` (most recent first), at most half the sample;
+ *  3. the rest from a rotation per (group, topic), starting at a random
+ *     partition and moving on by what it took, so successive looks (a long
+ *     poll, the next receive) visit every partition: a partition waits at
+ *     most ⌈partitions / (SAMPLE_SIZE / 2)⌉ looks of one container.
+ */
+import type { Topic } from '../domain/model.js';
+import { streamId } from '../domain/streams.js';
+import type { Clock } from '../ports/clock.js';
+import type { Random } from '../ports/random.js';
+
+/** Partitions one receive reads the cursors of (one BatchGetItem) and may claim from. */
+export const SAMPLE_SIZE = 8;
+/** How long a partition that gave messages counts as productive. */
+const PRODUCTIVE_MS = 5_000;
+/** Productive partitions are remembered per (group, topic) up to this many. */
+const PRODUCTIVE_MAX = SAMPLE_SIZE;
+
+type SampledTopic = Pick<Topic, 'name' | 'type' | 'orderGroup' | 'partitions'>;
+
+export class PartitionSampler {
+  /** Per `<group>\0<topic>`: the next partition of the rotation. */
+  private readonly rotation = new Map<string, number>();
+  /** Per `<group>\0<topic>`: partition → when it last gave messages. */
+  private readonly productive = new Map<string, Map<number, number>>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly random: Random,
+  ) {}
+
+  /** The partition streams of `topic` one receive of `group` looks at, in the order to claim from. */
+  sample(group: string, topic: SampledTopic, first: readonly string[] = []): string[] {
+    const all = (p: number) => streamId(topic, { kind: 'partition', partition: p });
+    if (topic.partitions <= SAMPLE_SIZE) return Array.from({ length: topic.partitions }, (_, p) => all(p));
+    const key = `${group}\u0000${topic.name}`;
+    const chosen: number[] = [];
+    const take = (p: number) => {
+      if (p < topic.partitions && !chosen.includes(p) && chosen.length < SAMPLE_SIZE) chosen.push(p);
+    };
+    for (const stream of first) {
+      const p = Number(stream.slice(stream.lastIndexOf(':') + 1));
+      if (all(p) === stream) take(p);
+    }
+    const now = this.clock.now();
+    const recent = [...(this.productive.get(key) ?? new Map<number, number>())]
+      .filter(([, at]) => now - at < PRODUCTIVE_MS)
+      .sort((a, b) => b[1] - a[1]);
+    for (const [p] of recent) if (chosen.length < SAMPLE_SIZE / 2) take(p);
+    let next = this.rotation.get(key) ?? Math.floor(this.random.fraction() * topic.partitions);
+    for (let step = 0; step < topic.partitions && chosen.length < SAMPLE_SIZE; step++) {
+      take(next % topic.partitions);
+      next = (next + 1) % topic.partitions;
+    }
+    this.rotation.set(key, next);
+    return chosen.map(all);
+  }
+
+  /** Records that a receive of `group` found messages in partition stream `stream` of `topic`. */
+  found(group: string, topic: SampledTopic, stream: string): void {
+    if (topic.partitions <= SAMPLE_SIZE) return;
+    const key = `${group}\u0000${topic.name}`;
+    const p = Number(stream.slice(stream.lastIndexOf(':') + 1));
+    const seen = this.productive.get(key) ?? new Map<number, number>();
+    seen.delete(p);
+    seen.set(p, this.clock.now());
+    // Insertion order is recency order: the oldest goes first.
+    while (seen.size > PRODUCTIVE_MAX) seen.delete(seen.keys().next().value as number);
+    this.productive.set(key, seen);
+  }
+}

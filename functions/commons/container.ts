@@ -135,7 +135,12 @@ export function buildContainer(config: Config): Container {
     logger,
     stores,
     queue,
-    admin: new AdminService(stores, systemClock),
+    admin: new AdminService(stores, systemClock, {
+      secrets,
+      webhooks: new HttpWebhookClient({ allowLoopback: config.SLUICE_ALLOW_LOOPBACK_CHECKERS === 'true' }),
+      policy: { allowLoopback: config.SLUICE_ALLOW_LOOPBACK_CHECKERS === 'true' },
+      lambdaArns: config.SLUICE_TIMERS === 'aws' ? config.SLUICE_PUSH_LAMBDA_ARNS.split(',').map((a) => a.trim()).filter((a) => a !== '') : undefined,
+    }),
     seeker: new Seeker(stores, systemClock),
     timers,
     transactions,

@@ -5,7 +5,7 @@
  * messages enter their streams through releaser.ts; admin (topics, groups,
  * stats) lives in admin-service.ts.
  */
-import { ConflictError, InvalidArgumentError, MessageNotFoundError } from '../domain/errors.js';
+import { ConflictError, InvalidArgumentError, MessageNotFoundError, PushGroupReceiveError } from '../domain/errors.js';
 import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
 import { Limits, type DeliveredMessage, type Group, type SendInput, type SendResult } from '../domain/model.js';
 import { isDeferredMessageId, ulidOfDeferredMessageId } from '../domain/streams.js';
@@ -156,6 +156,7 @@ export class QueueService {
 
   async receive(groupName: string, request: ReceiveRequest): Promise<DeliveredMessage[]> {
     const group = await requireGroup(this.stores, groupName);
+    if (group.push) throw new PushGroupReceiveError(groupName);
     const subscribed = this.subscribedTopics(group, request.topics);
     const requested = new Set(request.topics ?? subscribed);
     const visibilityMs = (request.visibilityTimeoutSeconds ?? group.visibilityTimeoutSeconds) * 1000;

@@ -7,9 +7,10 @@
  * = when): it cannot be re-created until every container's cached copy has
  * expired (`recreateAfterMs`). Group tombstones carry a `ttl` after that.
  */
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, BatchGetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { DeliveryMode, Group, Subscription, Topic, TopicType } from '../../domain/model.js';
+import type { DeliveryMode, Group, SealedSecret, Subscription, Topic, TopicType } from '../../domain/model.js';
+import type { PushSettings } from '../../domain/push.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../domain/retry-policy.js';
 import {
   ConflictError,
@@ -19,7 +20,7 @@ import {
   TopicRecentlyDeletedError,
 } from '../../domain/errors.js';
 import { call } from './call.js';
-import { isConditionalFailure } from './errors.js';
+import { cancellationReasons, isConditionalFailure } from './errors.js';
 import { GROUP_PK, TOPIC_PK } from './keys.js';
 
 export interface TopicSpec {
@@ -65,6 +66,7 @@ const toTopic = (item: Record<string, unknown>): Topic => ({
   ...(Array.isArray(item.gs) ? { generationStarts: (item.gs as unknown[]).map(Number) } : {}),
   ...(item.pa === undefined ? {} : { purgedAt: Number(item.pa) }),
   ...(Array.isArray(item.pw) ? { purgeStarts: (item.pw as unknown[]).map(Number) } : {}),
+  ...(item.pu === undefined ? {} : { pushSubscriptions: Number(item.pu) }),
 });
 
 /** `rp` {i, m, x}: initialSeconds, multiplier, maxSeconds; absent (groups saved before it existed): the defaults. */
@@ -73,6 +75,33 @@ const toRetryPolicy = (stored: unknown): RetryPolicy => {
   const { i, m, x } = stored as Record<string, unknown>;
   return { initialSeconds: Number(i), multiplier: Number(m), maxSeconds: Number(x) };
 };
+
+/** `ph` {u | la, b, t, c}: url or lambdaArn, batchSize, timeoutSeconds, maxConcurrency; absent: a pull group. */
+const toPush = (stored: unknown): PushSettings | undefined => {
+  if (typeof stored !== 'object' || stored === null) return undefined;
+  const { u, la, b, t, c } = stored as Record<string, unknown>;
+  return {
+    target: la === undefined ? { url: String(u) } : { lambdaArn: String(la) },
+    batchSize: Number(b),
+    timeoutSeconds: Number(t),
+    maxConcurrency: Number(c),
+  };
+};
+const storedPush = (push: PushSettings) => ({
+  ...(push.target.url !== undefined ? { u: push.target.url } : { la: push.target.lambdaArn }),
+  b: push.batchSize,
+  t: push.timeoutSeconds,
+  c: push.maxConcurrency,
+});
+/** `ps` sealed secret, `pp` the previous one until `ppu`, `psa` when it was created or rotated. */
+const toPushSecret = (item: Record<string, unknown>): SealedSecret | undefined =>
+  item.ps === undefined
+    ? undefined
+    : {
+        sealed: String(item.ps),
+        ...(item.pp === undefined ? {} : { previous: String(item.pp), previousUntil: Number(item.ppu) }),
+        rotatedAt: Number(item.psa),
+      };
 
 const toGroup = (item: Record<string, unknown>): Group => ({
   name: String(item.sk),
@@ -91,6 +120,8 @@ const toGroup = (item: Record<string, unknown>): Group => ({
   version: item.v === undefined ? 0 : Number(item.v),
   ...(item.rd === undefined ? {} : { redriveUntil: Number(item.rd) }),
   ...(item.rv === undefined ? {} : { redriven: Number(item.rv) }),
+  ...(item.ph === undefined ? {} : { push: toPush(item.ph) }),
+  ...(item.ps === undefined ? {} : { pushSecret: toPushSecret(item) }),
 });
 
 /**
@@ -402,11 +433,17 @@ export class Catalog {
    * the group is created anew), or the `version` of the live group it read
    * (PUT and PATCH of an existing group); every save sets `v` one higher. A group deleted or changed meanwhile
    * fails the condition: undefined, nothing written.
+   *
+   * Push groups: `sealedSecret` is written when the save gives the group its
+   * first signing secret; `pushCounts` (topic → ±1) moves each topic's `pu` in
+   * the same transaction, so `pu` always counts the push groups that
+   * subscribe (a topic item that is gone fails the save: undefined).
    */
   async putGroup(
-    group: Omit<Group, 'createdAt' | 'updatedAt' | 'version'>,
+    group: Omit<Group, 'createdAt' | 'updatedAt' | 'version' | 'pushSecret'>,
     now: number,
     expect: 'absent' | { version: number },
+    push: { sealedSecret?: string | undefined; pushCounts?: ReadonlyMap<string, number> | undefined } = {},
   ): Promise<Group | undefined> {
     const created = expect === 'absent';
     const values: Record<string, unknown> = {
@@ -433,37 +470,73 @@ export class Catalog {
       condition = `attribute_exists(pk) AND attribute_not_exists(deleted) AND ${expect.version === 0 ? 'attribute_not_exists(v)' : 'v = :expect'}`;
       if (expect.version !== 0) values[':expect'] = expect.version;
     }
+    const sets = [
+      'subscriptions = :subs, deliveryMode = :mode, visibilityTimeoutSeconds = :vt, maxDeliveries = :md, rp = :rp',
+      `deadLetterTopic = :dlq, updatedAt = :now, v = :v, createdAt = ${created ? ':now' : 'if_not_exists(createdAt, :now)'}`,
+    ];
+    const removes = created ? ['deleted', '#ttl', 'rd', 'rv'] : [];
+    if (group.push) {
+      sets.push('ph = :ph');
+      values[':ph'] = storedPush(group.push);
+    } else removes.push('ph');
+    if (push.sealedSecret !== undefined) {
+      sets.push('ps = :ps, psa = :now');
+      values[':ps'] = push.sealedSecret;
+      removes.push('pp', 'ppu');
+    } else if (created) removes.push('ps', 'psa', 'pp', 'ppu');
+    const update = {
+      TableName: this.table,
+      Key: { pk: GROUP_PK, sk: group.name },
+      UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+      ConditionExpression: condition,
+      ...(created ? { ExpressionAttributeNames: { '#ttl': 'ttl' } } : {}),
+      ExpressionAttributeValues: values,
+    };
+    const counts = [...(push.pushCounts ?? [])].filter(([, delta]) => delta !== 0);
     try {
-      const { Attributes } = await call(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: { pk: GROUP_PK, sk: group.name },
-            UpdateExpression:
-              'SET subscriptions = :subs, deliveryMode = :mode, visibilityTimeoutSeconds = :vt, maxDeliveries = :md, rp = :rp, ' +
-              `deadLetterTopic = :dlq, updatedAt = :now, v = :v, createdAt = ${created ? ':now' : 'if_not_exists(createdAt, :now)'}` +
-              (created ? ' REMOVE deleted, #ttl, rd, rv' : ''),
-            ConditionExpression: condition,
-            ...(created ? { ExpressionAttributeNames: { '#ttl': 'ttl' } } : {}),
-            ExpressionAttributeValues: values,
-            ReturnValues: 'ALL_NEW',
-          }),
-        ),
-      );
-      const saved = toGroup(Attributes ?? {});
+      let saved: Group;
+      if (counts.length === 0) {
+        const { Attributes } = await call(() => this.doc.send(new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW' })));
+        saved = toGroup(Attributes ?? {});
+      } else {
+        await call(() =>
+          this.doc.send(
+            new TransactWriteCommand({
+              TransactItems: [
+                { Update: update },
+                ...counts.map(([topic, delta]) => ({
+                  Update: {
+                    TableName: this.table,
+                    Key: { pk: TOPIC_PK, sk: topic },
+                    // A count never goes below 0, even for topics saved before `pu` existed.
+                    UpdateExpression: 'SET pu = if_not_exists(pu, :zero) + :d',
+                    ConditionExpression: delta < 0 ? 'attribute_exists(pk) AND pu >= :one' : 'attribute_exists(pk)',
+                    ExpressionAttributeValues: { ':zero': 0, ':d': delta, ...(delta < 0 ? { ':one': 1 } : {}) },
+                  },
+                })),
+              ],
+            }),
+          ),
+        );
+        for (const [topic] of counts) this.topicCache.delete(topic);
+        const read = await this.getGroup(group.name);
+        if (!read) return undefined;
+        saved = read;
+      }
       this.remember(this.groupCache, saved.name, saved);
       return saved;
     } catch (error) {
-      if (isConditionalFailure(error)) return undefined;
+      if (isConditionalFailure(error) || cancellationReasons(error)?.includes('ConditionalCheckFailed')) return undefined;
       throw error;
     }
   }
 
   /**
-   * Marks a group deleted (a tombstone that expires by TTL a day after the
-   * re-create window); 404 when there is no live group of that name.
+   * Replaces a push group's signing secret; the old one signs along until
+   * `previousUntil`. Conditional on the secret it replaces (false: rotated
+   * concurrently, or the group is gone).
    */
-  async deleteGroup(name: string, now: number): Promise<void> {
+  async rotatePushSecret(name: string, expectSealed: string, sealed: string, previousUntil: number, now: number): Promise<boolean> {
     this.groupCache.delete(name);
     try {
       await call(() =>
@@ -471,15 +544,75 @@ export class Catalog {
           new UpdateCommand({
             TableName: this.table,
             Key: { pk: GROUP_PK, sk: name },
-            UpdateExpression: 'SET deleted = :true, updatedAt = :now, #ttl = :ttl',
-            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deleted)',
-            ExpressionAttributeNames: { '#ttl': 'ttl' },
-            ExpressionAttributeValues: { ':true': true, ':now': now, ':ttl': Math.ceil((now + this.recreateAfterMs) / 1000) + GROUP_TOMBSTONE_TTL_SECONDS },
+            UpdateExpression: 'SET ps = :new, pp = :old, ppu = :until, psa = :now',
+            ConditionExpression: 'attribute_not_exists(deleted) AND ps = :old',
+            ExpressionAttributeValues: { ':new': sealed, ':old': expectSealed, ':until': previousUntil, ':now': now },
           }),
         ),
       );
+      return true;
     } catch (error) {
-      if (isConditionalFailure(error)) throw new GroupNotFoundError(name);
+      if (isConditionalFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Marks a group deleted (a tombstone that expires by TTL a day after the
+   * re-create window); 404 when there is no live group of that name. With
+   * `expect` (the version read and its push topics, if a push group), the
+   * delete is conditional on that version and each push topic's `pu` is
+   * lowered in the same transaction; false when the group changed meanwhile
+   * (read again and retry).
+   */
+  async deleteGroup(name: string, now: number, expect?: { version: number; topics: readonly string[] }): Promise<boolean> {
+    this.groupCache.delete(name);
+    const tombstone = {
+      TableName: this.table,
+      Key: { pk: GROUP_PK, sk: name },
+      UpdateExpression: 'SET deleted = :true, updatedAt = :now, #ttl = :ttl',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deleted)',
+      ExpressionAttributeNames: { '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':true': true, ':now': now, ':ttl': Math.ceil((now + this.recreateAfterMs) / 1000) + GROUP_TOMBSTONE_TTL_SECONDS } as Record<string, unknown>,
+    };
+    if (expect) {
+      tombstone.ConditionExpression += expect.version === 0 ? ' AND attribute_not_exists(v)' : ' AND v = :v';
+      if (expect.version !== 0) tombstone.ExpressionAttributeValues[':v'] = expect.version;
+    }
+    if (!expect || expect.topics.length === 0) {
+      try {
+        await call(() => this.doc.send(new UpdateCommand(tombstone)));
+        return true;
+      } catch (error) {
+        if (!isConditionalFailure(error)) throw error;
+        if (expect) return false;
+        throw new GroupNotFoundError(name);
+      }
+    }
+    const push = expect;
+    try {
+      await call(() =>
+        this.doc.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Update: tombstone },
+              ...[...new Set(push.topics)].map((topic) => ({
+                Update: {
+                  TableName: this.table,
+                  Key: { pk: TOPIC_PK, sk: topic },
+                  UpdateExpression: 'SET pu = pu - :one',
+                  ConditionExpression: 'attribute_exists(pk) AND pu >= :one',
+                  ExpressionAttributeValues: { ':one': 1 },
+                },
+              })),
+            ],
+          }),
+        ),
+      );
+      for (const topic of push.topics) this.topicCache.delete(topic);
+      return true;
+    } catch (error) {
+      if (cancellationReasons(error)?.includes('ConditionalCheckFailed')) return false;
       throw error;
     }
   }

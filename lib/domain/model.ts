@@ -105,10 +105,13 @@ export interface Topic {
   /** Standard topics: each partition's next sequence number when the last purge read it (statistics count from it). */
   purgeStarts?: number[] | undefined;
   /**
-   * `pu`: how many push groups subscribe to the topic (kept by the group saves
-   * in the same transaction); above 0, its segments carry the `w` flag.
+   * `pu`: how many push subscriptions the topic has (the push groups'
+   * admin path maintains it). Absent: none. With `parkedUntil`, decides the
+   * `w` flag of appended segments (domain/wake-flag.ts).
    */
   pushSubscriptions?: number | undefined;
+  /** `wu` (ms): a parked pull consumer waits for the topic until then. Absent: nobody parked. */
+  parkedUntil?: number | undefined;
 }
 
 /** Where the current generation of a standard topic's partition starts (1 when it never was re-created). */

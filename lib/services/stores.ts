@@ -11,6 +11,7 @@ import { ProducerStore } from '../adapters/dynamodb/producers.js';
 import { ReadyIndex } from '../adapters/dynamodb/ready-index.js';
 import { RedriveStore } from '../adapters/dynamodb/redrives.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
+import { segmentWantsWake } from '../domain/wake-flag.js';
 import type { Clock } from '../ports/clock.js';
 import type { SecretBox } from '../ports/webhooks.js';
 
@@ -53,9 +54,10 @@ export function createStores(
   options: { clock: Clock; secrets: SecretBox; catalog?: CatalogOptions },
 ): Stores {
   const history = new HistoryStore(doc, table);
+  const catalog = new Catalog(doc, table, options.catalog);
   return {
-    catalog: new Catalog(doc, table, options.catalog),
-    log: new StreamLog(doc, table, options.clock),
+    catalog,
+    log: new StreamLog(doc, table, options.clock, wakeCheck(catalog)),
     cursors: new CursorStore(doc, table, history),
     history,
     readyIndex: new ReadyIndex(doc, table),
@@ -66,5 +68,21 @@ export function createStores(
     writer: new BatchWriter(doc),
     redrives: new RedriveStore(doc, table),
     ids: new MessageIdKeys(doc, table, options.secrets),
+  };
+}
+
+/**
+ * The appender's wake check: a segment carries `w` when one of its topics
+ * has a push subscription or a consumer parked on it (domain/wake-flag.ts),
+ * as the catalog's cached topic items say. Every append path read those
+ * topics just before (validation), so with the data plane's cache this costs
+ * no read; a topic cached before a consumer parked is seen parked at most
+ * `cacheTtlMs` later, which the waiter covers with a full receive at least
+ * that often (docs/design.md, "Waking pull consumers").
+ */
+function wakeCheck(catalog: Catalog) {
+  return async (topics: readonly string[], now: number): Promise<boolean> => {
+    const known = await catalog.topics(topics);
+    return [...known.values()].some((topic) => segmentWantsWake(topic, now));
   };
 }

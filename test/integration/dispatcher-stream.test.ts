@@ -7,7 +7,7 @@
  * measures put → handler latency (p50/p99 over 200 puts).
  *
  * The segments are written directly (as StreamLog writes them, plus the
- * flags): setting `w`/`nf` on the send path belongs to later work.
+ * flags); test/integration/wake-flag.test.ts covers `w` set by the appender.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { UpdateTableCommand } from '@aws-sdk/client-dynamodb';

@@ -67,6 +67,7 @@ const toTopic = (item: Record<string, unknown>): Topic => ({
   ...(item.pa === undefined ? {} : { purgedAt: Number(item.pa) }),
   ...(Array.isArray(item.pw) ? { purgeStarts: (item.pw as unknown[]).map(Number) } : {}),
   ...(item.pu === undefined ? {} : { pushSubscriptions: Number(item.pu) }),
+  ...(item.wu === undefined ? {} : { parkedUntil: Number(item.wu) }),
 });
 
 /** `rp` {i, m, x}: initialSeconds, multiplier, maxSeconds; absent (groups saved before it existed): the defaults. */

@@ -23,6 +23,12 @@
  * the minimum retention, so segment m is still there), are not used while
  * another append of this process is in flight on the stream, and are turned
  * off for a while on a stream where one turned out stale (another writer).
+ *
+ * The wake flag: every message enters a stream here, so this is the one
+ * place that sets `w = 1` on a message segment whose topics someone waits
+ * for (`wakes`, the catalog's view of the topic items' `pu`/`wu`: design
+ * §7.2). The flag only lets the segment's INSERT through the dispatcher's
+ * filters; it changes nothing else about the segment.
  */
 import { TransactWriteCommand, PutCommand, QueryCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -32,6 +38,7 @@ import { ThrottledError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import { cancellationReasons, isConditionalFailure, translateDynamoError } from './errors.js';
 import { call } from './call.js';
+import { WAKE_FLAG } from './dispatch-source.js';
 import { SENTINEL_SK, segmentSk, streamOfPk, streamPk } from './keys.js';
 import { fromStored, toStored, type StoredRecord } from './records.js';
 import { ItemConditionFailedError, WriteBatch, failedItem, type TransactItem } from './write-batch.js';
@@ -64,9 +71,22 @@ const fromStoredNotice = (n: StoredNotice): Notice => ({ shardKey: n.h, from: n.
 
 export interface StreamWrite {
   stream: string;
-  /** Builds the stored entries of the segment once its first sequence number is known. */
-  build: (firstSeq: number, allFirstSeqs: number[]) => { stored: object[]; ttl: number };
+  /**
+   * Builds the stored entries of the segment once its first sequence number
+   * is known; `topics`: the topics of its messages (none for notices), whose
+   * waiters decide the wake flag.
+   */
+  build: (firstSeq: number, allFirstSeqs: number[]) => { stored: object[]; ttl: number; topics?: readonly string[] };
 }
+
+/**
+ * Whether a segment holding messages of `topics` must carry the wake flag at
+ * time `now` (ms). Wired to the catalog (services/stores.ts); it may read
+ * topic items, never write.
+ */
+export type WakeCheck = (topics: readonly string[], now: number) => Promise<boolean>;
+
+const topicsOf = (records: readonly MessageRecord[]): string[] => [...new Set(records.map((r) => r.topic))];
 
 export interface AppendPlan {
   records: MessageRecord[];
@@ -97,6 +117,7 @@ export class StreamLog {
     private readonly doc: DynamoDBDocumentClient,
     private readonly table: string,
     private readonly clock: Clock,
+    private readonly wakes: WakeCheck = async () => false,
   ) {}
 
   /** The head as this process last left it, when that is recent and nobody here is appending. */
@@ -156,7 +177,11 @@ export class StreamLog {
             const planned = plan(first);
             records = planned.records;
             extras = planned.extras ?? new WriteBatch();
-            return { stored: records.map(toStored), ttl: Math.ceil(Math.max(...records.map((r) => r.expiresAt)) / 1000) };
+            return {
+              stored: records.map(toStored),
+              ttl: Math.ceil(Math.max(...records.map((r) => r.expiresAt)) / 1000),
+              topics: topicsOf(records),
+            };
           },
         },
       ],
@@ -228,14 +253,17 @@ export class StreamLog {
         });
       }
     });
+    const built = writes.map((write, i) => write.build(seqs[i] ?? 1, seqs));
+    const now = this.clock.now();
+    const wake = await Promise.all(built.map(({ topics }) => (topics && topics.length > 0 ? this.wakes(topics, now) : false)));
     writes.forEach((write, i) => {
       const seq = seqs[i] ?? 1;
-      const { stored, ttl } = write.build(seq, seqs);
+      const { stored, ttl } = built[i] ?? { stored: [], ttl: 0 };
       counts.push(stored.length);
       items.push({
         Put: {
           TableName: this.table,
-          Item: { pk: streamPk(write.stream), sk: segmentSk(seq), n: stored.length, m: stored, ttl },
+          Item: { pk: streamPk(write.stream), sk: segmentSk(seq), n: stored.length, m: stored, ttl, ...(wake[i] ? { [WAKE_FLAG]: 1 } : {}) },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       });
@@ -291,7 +319,11 @@ export class StreamLog {
       stream,
       build: (seq) => {
         const built = records(seq);
-        return { stored: built.map(toStored), ttl: Math.ceil(Math.max(...built.map((r) => r.expiresAt)) / 1000) };
+        return {
+          stored: built.map(toStored),
+          ttl: Math.ceil(Math.max(...built.map((r) => r.expiresAt)) / 1000),
+          topics: topicsOf(built),
+        };
       },
     };
   }

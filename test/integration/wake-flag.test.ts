@@ -1,0 +1,158 @@
+/**
+ * The `w` flag at append time (design §7.2): a segment of a topic whose item
+ * says a consumer is parked (`wu > now`) or a push group is subscribed
+ * (`pu > 0`) carries `w = 1`, on every append path (send, batch send, release
+ * of a scheduled message, redrive), and reaches the dispatcher's wake route
+ * through DynamoDB Local's real stream; a segment of a topic nobody waits on
+ * carries nothing and invokes nothing.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DISPATCH_FILTERS, DISPATCH_SOURCE, WAKE_FLAG } from '../../lib/adapters/dynamodb/dispatch-source.js';
+import { SENTINEL_SK, TOPIC_PK, streamPk } from '../../lib/adapters/dynamodb/keys.js';
+import { redriveStream, streamId } from '../../lib/domain/streams.js';
+import { latestStreamArn } from '../../lib/adapters/dynamodb/table.js';
+import { TopicActivity, activityKey } from '../../lib/adapters/dynamodb/topic-activity.js';
+import { StreamPoller, streamsApiOf } from '../../lib/adapters/local/stream-poller.js';
+import { ActivityRoute } from '../../lib/services/activity-route.js';
+import { Dispatcher } from '../../lib/services/dispatcher.js';
+import { eventually } from '../helpers/fake-streams.js';
+import { group, topic } from '../helpers/builders.js';
+import { harness, send, testTable } from '../helpers/stores.js';
+
+const silentLog = { warn: () => undefined, error: () => undefined };
+const cleanups: Array<() => Promise<void> | void> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setup() {
+  const { endpoint, client, doc, table } = await testTable('wake');
+  const h = harness(doc, table);
+  const setTopic = (name: string, values: { wu?: number; pu?: number }) =>
+    doc.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: { pk: TOPIC_PK, sk: name },
+        UpdateExpression: `SET ${Object.keys(values).map((k) => `${k} = :${k}`).join(', ')}`,
+        ExpressionAttributeValues: Object.fromEntries(Object.entries(values).map(([k, v]) => [`:${k}`, v])),
+      }),
+    );
+  /** Every segment item of the topic's streams, oldest first, as stored. */
+  const streamSegments = async (streams: string[]) => {
+    const out: Array<Record<string, unknown>> = [];
+    for (const stream of streams) {
+      const { Items } = await doc.send(
+        new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': streamPk(stream) } }),
+      );
+      out.push(...(Items ?? []).filter((i) => i.sk !== SENTINEL_SK));
+    }
+    return out;
+  };
+  const segments = async (name: string) => {
+    const t = await h.stores.catalog.getTopic(name);
+    if (!t) throw new Error(`no topic ${name}`);
+    return streamSegments(Array.from({ length: t.partitions }, (_, partition) => streamId(t, { kind: 'partition', partition })));
+  };
+  return { endpoint, client, doc, table, h, setTopic, segments, streamSegments };
+}
+
+describe('the w flag', () => {
+  it('is set on segments of topics with a parked consumer or a push subscription, on every append path', async () => {
+    const { h, setTopic, segments } = await setup();
+    await h.admin.putTopic('parked', topic({ maxDelaySeconds: 60 }));
+    await h.admin.putTopic('pushed', topic());
+    await h.admin.putTopic('quiet', topic());
+    await h.admin.putTopic('expired', topic());
+    await setTopic('parked', { wu: h.clock.now() + 60_000 });
+    await setTopic('pushed', { pu: 1 });
+    await setTopic('expired', { wu: h.clock.now() - 1 });
+
+    await h.queue.send('parked', send('one'));
+    await h.queue.sendBatch('parked', [send('two'), send('three')]);
+    await h.queue.send('parked', send('later', { delaySeconds: 5 }));
+    h.clock.advance(5_000);
+    await h.fire();
+    await h.queue.send('pushed', send('p'));
+    await h.queue.send('quiet', send('q'));
+    await h.queue.send('expired', send('e'));
+
+    const parked = await segments('parked');
+    expect(parked.flatMap((s) => (s.m as Array<{ b?: string }>).map((m) => m.b)).sort()).toEqual(['later', 'one', 'three', 'two']);
+    expect(parked.map((s) => s[WAKE_FLAG])).toEqual(parked.map(() => 1));
+    expect((await segments('pushed')).map((s) => s[WAKE_FLAG])).toEqual([1]);
+    expect((await segments('quiet')).map((s) => s[WAKE_FLAG])).toEqual([undefined]);
+    expect((await segments('expired')).map((s) => s[WAKE_FLAG])).toEqual([undefined]);
+  });
+
+  it('is set on the dead-letter topic\'s copy and on redriven messages when their topics are waited on', async () => {
+    const { h, setTopic, segments, streamSegments } = await setup();
+    await h.admin.putTopic('work', topic());
+    await h.admin.putGroup('g', group('work', { maxDeliveries: 1 }));
+    const dlq = 'g-dlq';
+    await setTopic(dlq, { wu: h.clock.now() + 3_600_000 });
+    await h.queue.send('work', send('fails'));
+    expect(await h.queue.receive('g', { maxMessages: 1, waitSeconds: 0 })).toHaveLength(1);
+    h.clock.advance(30_001);
+    // The lease expired on the last allowed delivery: the next receive dead-letters it.
+    expect(await h.queue.receive('g', { maxMessages: 1, waitSeconds: 0 })).toEqual([]);
+    const copies = await segments(dlq);
+    expect(copies.length).toBeGreaterThanOrEqual(1);
+    expect(copies.map((s) => s[WAKE_FLAG])).toEqual(copies.map(() => 1));
+
+    await setTopic('work', { wu: h.clock.now() + 3_600_000 });
+    expect(await h.redriver.redrive('g', undefined)).toEqual({ redriven: 1, more: false });
+    // Redriven messages enter the group's redrive stream; their topic is still `work`.
+    const redriven = await streamSegments([redriveStream('g')]);
+    expect(redriven).toHaveLength(1);
+    expect(redriven.map((s) => s[WAKE_FLAG])).toEqual([1]);
+  });
+
+  it('takes a flagged send through the local stream poller to the wake route, and an unflagged one nowhere', async () => {
+    const { endpoint, client, doc, table, h, setTopic } = await setup();
+    await h.admin.putTopic('waited', topic());
+    await h.admin.putTopic('idle', topic());
+    await setTopic('waited', { wu: Date.now() + 60_000 });
+    const streams = new DynamoDBStreamsClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+    cleanups.push(() => streams.destroy());
+    const routed: string[][] = [];
+    const activity = new TopicActivity(doc, table);
+    const route = new ActivityRoute(activity, silentLog);
+    const dispatcher = new Dispatcher(
+      { wake: [{ name: 'recording', handle: async (segments, now) => {
+            const failed = await route.handle(segments, now);
+            routed.push(segments.flatMap((s) => s.topics));
+            return failed;
+          } }] },
+      { now: () => Date.now() },
+      silentLog,
+    );
+    const poller = new StreamPoller({
+      streams: streamsApiOf(streams),
+      streamArn: await latestStreamArn(client, table),
+      handler: (event) => dispatcher.dispatch(event.Records),
+      filters: DISPATCH_FILTERS,
+      startingPosition: DISPATCH_SOURCE.startingPosition,
+      batchSize: DISPATCH_SOURCE.batchSize,
+      bisectBatchOnError: DISPATCH_SOURCE.bisectBatchOnError,
+      retryAttempts: DISPATCH_SOURCE.retryAttempts,
+      pollIntervalMs: 20,
+      log: silentLog,
+    });
+    await poller.start();
+    cleanups.push(() => poller.stop());
+
+    await h.queue.send('idle', send('nobody waits'));
+    await h.queue.send('waited', send('someone waits'));
+    poller.nudge();
+    await eventually(() => routed.length > 0, 3000, 'the wake route');
+    await eventually(() => poller.stats.recordsRead >= 2, 3000, 'both segments read');
+    expect(routed.flat()).toEqual(['waited']);
+    const { Item } = await doc.send(new GetCommand({ TableName: table, Key: activityKey('waited'), ConsistentRead: true }));
+    expect(Item?.at).toBeGreaterThan(0);
+    const idle = await doc.send(new GetCommand({ TableName: table, Key: activityKey('idle'), ConsistentRead: true }));
+    expect(idle.Item).toBeUndefined();
+  });
+});

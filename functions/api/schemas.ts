@@ -222,6 +222,13 @@ export const SeekResultSchema = z.object({
 
 export const PurgeResultSchema = z.object({ topic: z.string(), purgedAt: Time });
 
+export const PushViewSchema = z.object({
+  url: z.string().optional(),
+  lambdaArn: z.string().optional(),
+  batchSize: z.number().int(),
+  timeoutSeconds: z.number().int(),
+  maxConcurrency: z.number().int(),
+});
 export const GroupSchema = z.object({
   name: z.string(),
   subscriptions: z.array(z.object({ topic: z.string(), tags: z.array(z.string()).optional(), startFrom: z.enum(['earliest', 'latest']).optional() })),
@@ -230,22 +237,24 @@ export const GroupSchema = z.object({
   maxDeliveries: z.number().int(),
   retryPolicy: z.object({ initialSeconds: z.number().int(), multiplier: z.number(), maxSeconds: z.number().int() }),
   deadLetterTopic: z.string(),
-  push: z
-    .object({
-      url: z.string().optional(),
-      lambdaArn: z.string().optional(),
-      batchSize: z.number().int(),
-      timeoutSeconds: z.number().int(),
-      maxConcurrency: z.number().int(),
-    })
-    .nullable()
-    .describe('null for a pull group'),
+  push: PushViewSchema.nullable().describe('null for a pull group'),
   signingSecret: z.string().optional().describe("a push group's Standard Webhooks secret (whsec_…): shown when it is created and on rotate only"),
   secretRotatedAt: Time.optional().describe('rotate-secret only: when the new secret was issued'),
   createdAt: Time,
   updatedAt: Time,
 });
+export const PushAttemptSchema = z.object({
+  at: Time,
+  status: z.number().int().nullable().describe('HTTP status; null: no answer (timeout, connection error, function error)'),
+  latencyMs: z.number().int(),
+  error: z.string().nullable(),
+  messages: z.number().int(),
+  retried: z.number().int().describe('messages of the request whose attempt failed (the retry list, or all)'),
+});
 export const GroupDetailSchema = GroupSchema.extend({
+  push: PushViewSchema.extend({ lastAttempts: z.array(PushAttemptSchema).describe('the last push requests, newest first (at most 10)') })
+    .nullable()
+    .describe('null for a pull group'),
   backlog: z.number().int(),
   inFlight: z.number().int(),
   pending: z.number().int(),

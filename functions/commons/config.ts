@@ -32,6 +32,8 @@ const ConfigSchema = z
    * (SLUICE_TIMERS=local) refuses every `lambdaArn`.
    */
   SLUICE_PUSH_LAMBDA_ARNS: z.string().max(20_000).default(''),
+  /** The push queue (AWS); without it push jobs run in-process (the local runtime). */
+  SLUICE_PUSH_QUEUE_URL: z.url().optional(),
   /** Seals producer signing secrets with KMS (AWS). */
   SLUICE_KMS_KEY_ID: z.string().min(1).optional(),
   /** Or with this AES-256 key (base64, 32 bytes; the local runtime keeps one under .data/). */

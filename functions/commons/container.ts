@@ -34,6 +34,11 @@ import { TopicActivity } from '../../lib/adapters/dynamodb/topic-activity.js';
 import { ActivityRoute } from '../../lib/services/activity-route.js';
 import { Dispatcher } from '../../lib/services/dispatcher.js';
 import { Redriver } from '../../lib/services/redriver.js';
+import { LocalPushBus } from '../../lib/adapters/local/push-bus.js';
+import { SqsPushQueue } from '../../lib/adapters/aws/sqs-push-queue.js';
+import type { PushQueue } from '../../lib/ports/push-queue.js';
+import { Pusher } from '../../lib/services/pusher.js';
+import { PushRoute } from '../../lib/services/push-route.js';
 
 export interface Container {
   config: Config;
@@ -55,6 +60,10 @@ export interface Container {
   localTimers: LocalTimerBus | undefined;
   /** Local runtime only: the in-process check-back fan-out. */
   localChecks: LocalCheckDispatcher | undefined;
+  /** The push worker (functions/push/worker.ts). */
+  pusher: Pusher;
+  /** Local runtime only: the in-process push queue, whose target the runtime sets. */
+  localPush: LocalPushBus | undefined;
 }
 
 let instance: Container | undefined;
@@ -128,7 +137,24 @@ export function buildContainer(config: Config): Container {
     warn: (message: string, details: Record<string, unknown>) => logger.warn(message, details),
     error: (message: string, details: Record<string, unknown>) => logger.error(message, details),
   };
-  const streamDispatcher = new Dispatcher({ wake: [new ActivityRoute(new TopicActivity(doc, table), dispatchLog)] }, systemClock, dispatchLog);
+  let localPush: LocalPushBus | undefined;
+  const pushQueue: PushQueue = config.SLUICE_PUSH_QUEUE_URL
+    ? new SqsPushQueue(new SQSClient({ region: config.AWS_REGION }), config.SLUICE_PUSH_QUEUE_URL)
+    : (localPush = new LocalPushBus());
+  const pushWebhooks = new HttpWebhookClient({ allowLoopback: config.SLUICE_ALLOW_LOOPBACK_CHECKERS === 'true' });
+  const pusher = new Pusher(stores, queue, pushWebhooks, secrets, pushQueue, systemClock, cryptoRandom, {
+    log: (message, details) => logger.warn(message, details),
+  });
+  const streamDispatcher = new Dispatcher(
+    {
+      wake: [
+        new ActivityRoute(new TopicActivity(doc, table), dispatchLog),
+        new PushRoute(stores.catalog, pushQueue, Math.max(1000, config.SLUICE_CATALOG_CACHE_MS), dispatchLog),
+      ],
+    },
+    systemClock,
+    dispatchLog,
+  );
   return {
     config,
     dynamo: client,
@@ -148,6 +174,8 @@ export function buildContainer(config: Config): Container {
     dispatcher: streamDispatcher,
     localTimers,
     localChecks,
+    pusher,
+    localPush,
   };
 }
 

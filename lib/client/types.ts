@@ -113,7 +113,11 @@ export type Group = {
   updatedAt: string;
 };
 
-export type GroupDetail = Group & {
+/** One push request's outcome (GET group `push.lastAttempts`). */
+export type PushAttempt = { at: string; status: number | null; latencyMs: number; error: string | null; messages: number; retried: number };
+
+export type GroupDetail = Omit<Group, 'push'> & {
+  push: (PushSettings & { lastAttempts: PushAttempt[] }) | null;
   backlog: number;
   inFlight: number;
   pending: number;

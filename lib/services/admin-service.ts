@@ -458,7 +458,15 @@ export class AdminService {
   async getGroup(name: string) {
     const group = await this.stores.catalog.getGroup(name);
     if (!group) throw new GroupNotFoundError(name);
-    return { ...groupView(group), ...(await this.stats(group)) };
+    const view = groupView(group);
+    // A push group's last attempts (one read of its push-state item).
+    const push = view.push
+      ? {
+          ...view.push,
+          lastAttempts: (await this.stores.pushState.lastAttempts(name)).map((a) => ({ ...a, at: iso(a.at) })),
+        }
+      : null;
+    return { ...view, push, ...(await this.stats(group)) };
   }
 
   /**

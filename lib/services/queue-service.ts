@@ -185,6 +185,28 @@ export class QueueService {
     }
   }
 
+  /**
+   * One claim for a push worker (no long poll): up to `maxMessages` of a
+   * push group's deliverable messages, leased for `visibilityMs`, by the
+   * normal claim path (delivery mode, retry back-off, dead-lettering).
+   */
+  async claimForPush(group: Group, maxMessages: number, visibilityMs: number, answerBy: number): Promise<DeliveredMessage[]> {
+    const subscribed = new Set(group.subscriptions.map((s) => s.topic));
+    const topics = await this.stores.catalog.topics([...subscribed]);
+    return this.receiver.receiveOnce(
+      {
+        group,
+        topics,
+        requested: subscribed,
+        visibilityMs,
+        deadline: answerBy,
+        budget: new AnswerBudget(Limits.answerMaxBytes, RECEIVE_ENVELOPE_BYTES),
+        cascade: (g, stream) => this.committer.completeProtected(g, stream, []).then(() => undefined),
+      },
+      Math.min(maxMessages, Limits.receiveMaxMessages),
+    );
+  }
+
   // ── visibility and commit ─────────────────────────────────────────────
 
   async changeVisibility(groupName: string, receiptHandle: string, visibilityTimeoutSeconds: number): Promise<void> {

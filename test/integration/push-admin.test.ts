@@ -35,7 +35,7 @@ describe('push settings', () => {
     expect((again.group as { signingSecret?: string }).signingSecret).toBeUndefined();
     expect(again.group.push).toMatchObject({ batchSize: 5 });
     const read = await h.admin.getGroup('hooks');
-    expect(read.push).toEqual({ url: 'http://127.0.0.1:9/hook', batchSize: 5, timeoutSeconds: 10, maxConcurrency: 10 });
+    expect(read.push).toEqual({ url: 'http://127.0.0.1:9/hook', batchSize: 5, timeoutSeconds: 10, maxConcurrency: 10, lastAttempts: [] });
     expect(JSON.stringify(read)).not.toContain('whsec_');
   });
 

@@ -11,9 +11,9 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Queue, QueueEncryption, type IQueue } from 'aws-cdk-lib/aws-sqs';
 import { DISPATCH_FILTERS, DISPATCH_SOURCE } from '../lib/adapters/dynamodb/dispatch-source.js';
-import { activityKey } from '../lib/adapters/dynamodb/keys.js';
+import { activityKey, GROUP_PK } from '../lib/adapters/dynamodb/keys.js';
 import { nagResourceName } from './background.js';
 import { KEY_READ_ACTIONS, KEY_WRITE_ACTIONS, TableAccess, type SluiceFunction } from './sluice-function.js';
 import type { SluiceFunctionOptions } from './sluice-service.js';
@@ -21,7 +21,7 @@ import type { SluiceFunctionOptions } from './sluice-service.js';
 export const DISPATCHER_FUNCTION = {
   name: 'dispatcher',
   handlerModule: 'dispatch/dispatcher',
-  description: 'Table stream trigger: routes flagged segment inserts (topic activity; push jobs, FIFO notices later)',
+  description: 'Table stream trigger: routes flagged segment inserts (topic activity, push jobs; FIFO notices later)',
   // Its one table write is granted below, on activity items only.
   tableAccess: TableAccess.NONE,
   timeout: Duration.seconds(30),
@@ -45,7 +45,7 @@ export interface Dispatcher {
   readonly deadLetterQueue: Queue;
 }
 
-export function addDispatcher(host: DispatcherHost, options: { readonly queueName?: string } = {}): Dispatcher {
+export function addDispatcher(host: DispatcherHost, options: { readonly queueName?: string; readonly pushQueue?: IQueue } = {}): Dispatcher {
   const { table } = host;
   const { tableStreamArn } = table;
   if (!tableStreamArn) {
@@ -74,6 +74,18 @@ export function addDispatcher(host: DispatcherHost, options: { readonly queueNam
       conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${activityPrefix}*`] } },
     }),
   );
+  // Push jobs: the push route reads which push groups subscribe (Query of the GROUP collection only)
+  // and sends jobs to the push queue.
+  if (options.pushQueue) {
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [table.tableArn],
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [GROUP_PK] } },
+      }),
+    );
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [options.pushQueue.queueArn] }));
+  }
   // Stream records and items of a table with a customer managed key are read and written through it.
   table.encryptionKey?.grant(fn, ...KEY_READ_ACTIONS, ...KEY_WRITE_ACTIONS);
 

@@ -14,7 +14,7 @@ import { Alarm, ComparisonOperator, Metric, TreatMissingData, type IAlarmAction,
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant as IamGrant, PolicyStatement, type Grant, type IGrantable, type Role } from 'aws-cdk-lib/aws-iam';
-import { FunctionUrlAuthType, type FunctionUrl } from 'aws-cdk-lib/aws-lambda';
+import { FunctionUrlAuthType, type FunctionUrl, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Key, type IKey } from 'aws-cdk-lib/aws-kms';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -22,7 +22,7 @@ import { Schedule, ScheduleExpression, ScheduleGroup, TimeWindow } from 'aws-cdk
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { routes, type RouteDef } from '../functions/api/routes.js';
-import { GROUP_METRICS, MINUTE_SCHEDULE_PREFIX, SECRET_CONTEXT_PURPOSE, MESSAGE_ID_KEY_PURPOSE } from '../lib/adapters/aws/names.js';
+import { GROUP_METRICS, MINUTE_SCHEDULE_PREFIX, SECRET_CONTEXT_PURPOSE, MESSAGE_ID_KEY_PURPOSE, PUSH_SECRET_CONTEXT_PURPOSE } from '../lib/adapters/aws/names.js';
 import { Limits } from '../lib/domain/model.js';
 import { allowInvoke, InvokeEveryTick, nagResourceName, schedulerRole, WorkQueue } from './background.js';
 import { DEFAULT_TIMEOUT, SluiceFunction, TableAccess, type PowertoolsLogLevel, type SluiceFunctionProps } from './sluice-function.js';
@@ -97,6 +97,18 @@ export interface SluiceServiceProps {
    * @default 10
    */
   readonly checkConcurrency?: number;
+  /**
+   * The Lambda functions push groups may name as `push.lambdaArn` (the push worker may
+   * invoke only these; any other ARN is refused with 400).
+   * @default - none
+   */
+  readonly pushTargets?: IFunction[];
+  /**
+   * Most push workers running at once (SQS event source `maxConcurrency`, 2–1000); each drains
+   * the push groups of up to 10 jobs, at most `maxConcurrency` requests per group.
+   * @default 10
+   */
+  readonly pushConcurrency?: number;
 }
 
 /** Per-function settings a caller of `addFunction` chooses; the service supplies the rest. */
@@ -112,12 +124,14 @@ export type SluiceFunctionOptions = Pick<SluiceFunctionProps, 'handlerModule' | 
  *   `delaySeconds`/`deliverAt` (`QueueService.schedule`);
  * - `seal-secrets`: kms:Encrypt of producer signing secrets (`TransactionService.putProducer`,
  *   `rotateSecret`);
+ * - `seal-push-secrets`: kms:Encrypt of push groups' signing secrets (`AdminService.putGroup`,
+ *   `patchGroup`, `rotatePushSecret`);
  * - `message-ids`: open the deployment's message-id key (kms:Decrypt), and with table write
  *   access also create it (kms:Encrypt) — code that seals or opens message ids and receipt
  *   handles (`Stores.ids`: send, receive, commit, visibility, look-ups by id, topic creation).
  *   Releases of deferred messages keep their `d<ULID>` ids and need no key.
  */
-type Capability = 'arm-timers' | 'seal-secrets' | 'message-ids';
+type Capability = 'arm-timers' | 'seal-secrets' | 'seal-push-secrets' | 'message-ids';
 
 type RouteOverride = Partial<Pick<SluiceFunctionOptions, 'tableAccess' | 'timeout' | 'memorySize'>> & { readonly capabilities?: readonly Capability[] };
 
@@ -139,6 +153,10 @@ const routeOverrides: Partial<Record<string, RouteOverride>> = {
   // (and keeps its d<ULID> id, so it needs no message-id key either).
   'put-producer': { capabilities: ['seal-secrets'] },
   'rotate-secret': { capabilities: ['seal-secrets'] },
+  // A push group's first push settings create its signing secret.
+  'put-group': { capabilities: ['seal-push-secrets'] },
+  'patch-group': { capabilities: ['seal-push-secrets'] },
+  'rotate-group-secret': { capabilities: ['seal-push-secrets'] },
   // A redrive starts no new page after 10 s (lib/services/redriver.ts); its last page may take more.
   // It opens the dead-letter copies' ids.
   redrive: { timeout: Duration.seconds(29), capabilities: ['message-ids'] },
@@ -166,6 +184,8 @@ const MAX_DELAY_SECONDS = 900;
 
 const RELEASE_TIMEOUT = Duration.seconds(60);
 const CHECK_WORKER_TIMEOUT = Duration.seconds(30);
+/** A push job drains its groups for at most 60 s (Pusher), plus a last round of 30 s requests and commits. */
+const PUSH_WORKER_TIMEOUT = Duration.seconds(120);
 
 /** The functions that are not API routes: targets of schedules and consumers of queues. */
 const backgroundFunctions = {
@@ -203,6 +223,13 @@ const backgroundFunctions = {
     description: "Every minute: each consumer group's backlog, oldest message age, in flight and dead letters as CloudWatch metrics (EMF)",
     tableAccess: TableAccess.READ,
     timeout: Duration.seconds(60),
+  },
+  pushWorker: {
+    name: 'push-worker',
+    handlerModule: 'push/worker',
+    description: "Push-queue consumer: claims push groups' messages, POSTs them signed (or invokes the allowed Lambda) and commits or retries",
+    tableAccess: TableAccess.READ_WRITE,
+    timeout: PUSH_WORKER_TIMEOUT,
   },
   checkWorker: {
     name: 'check-worker',
@@ -263,6 +290,8 @@ export class SluiceService extends Construct {
   readonly delayQueue: WorkQueue;
   /** Check-back fan-out, consumed by `check-worker`. */
   readonly checkQueue: WorkQueue;
+  /** Push jobs (the dispatcher's push route, retries), consumed by `push-worker`. */
+  readonly pushQueue: WorkQueue;
   /** Seals producer signing secrets. */
   readonly secretsKey: IKey;
   /** The table stream's trigger and its on-failure queue (cdk/dispatcher.ts). */
@@ -279,6 +308,9 @@ export class SluiceService extends Construct {
     this.props = props;
     if (props.namePrefix !== undefined && !/^[A-Za-z][A-Za-z0-9-]{0,31}$/.test(props.namePrefix)) {
       throw new Error(`namePrefix '${props.namePrefix}' must be 1-32 letters, digits or '-', starting with a letter`);
+    }
+    if (props.pushConcurrency !== undefined && !(Number.isInteger(props.pushConcurrency) && props.pushConcurrency >= 2 && props.pushConcurrency <= 1000)) {
+      throw new Error(`pushConcurrency ${props.pushConcurrency} must be a whole number from 2 to 1000 (SQS event source maxConcurrency)`);
     }
     if (props.checkConcurrency !== undefined && !(Number.isInteger(props.checkConcurrency) && props.checkConcurrency >= 2 && props.checkConcurrency <= 1000)) {
       throw new Error(`checkConcurrency ${props.checkConcurrency} must be a whole number from 2 to 1000 (SQS event source maxConcurrency)`);
@@ -326,6 +358,10 @@ export class SluiceService extends Construct {
       ...(props.namePrefix ? { queueName: `${props.namePrefix}-checks` } : {}),
       visibilityTimeout: Duration.seconds(CHECK_WORKER_TIMEOUT.toSeconds() * 6),
     });
+    this.pushQueue = new WorkQueue(this, 'PushQueue', {
+      ...(props.namePrefix ? { queueName: `${props.namePrefix}-push` } : {}),
+      visibilityTimeout: Duration.seconds(PUSH_WORKER_TIMEOUT.toSeconds() * 6),
+    });
     // timer-minute needs its own ARN in its environment (every function gets the same one), so
     // its name is fixed before it exists: an attribute reference to itself would be a cycle.
     const minuteName =
@@ -343,6 +379,8 @@ export class SluiceService extends Construct {
       }),
       SLUICE_DELAY_QUEUE_URL: this.delayQueue.queue.queueUrl,
       SLUICE_CHECK_QUEUE_URL: this.checkQueue.queue.queueUrl,
+      SLUICE_PUSH_QUEUE_URL: this.pushQueue.queue.queueUrl,
+      SLUICE_PUSH_LAMBDA_ARNS: (props.pushTargets ?? []).map((f) => f.functionArn).join(','),
       SLUICE_KMS_KEY_ID: this.secretsKey.keyArn,
       SLUICE_CHECK_TIMEOUT_MS: String(Limits.checkTimeoutMs),
       // Long polls park on their topics and read `A#<topic>` between real looks (lib/services/activity-waiter.ts).
@@ -383,7 +421,10 @@ export class SluiceService extends Construct {
       );
     }
     this.addBackground(minuteName);
-    this.dispatcher = addDispatcher(this, props.namePrefix ? { queueName: `${props.namePrefix}-dispatch-failures` } : {});
+    this.dispatcher = addDispatcher(this, {
+      ...(props.namePrefix ? { queueName: `${props.namePrefix}-dispatch-failures` } : {}),
+      pushQueue: this.pushQueue.queue,
+    });
   }
 
   /** Timers and check-back: their functions, event sources, schedules, grants and alarms. */
@@ -394,6 +435,7 @@ export class SluiceService extends Construct {
     const checkSweep = this.addFunction(backgroundFunctions.checkSweep);
     const checkWorker = this.addFunction(backgroundFunctions.checkWorker);
     const groupMetrics = this.addFunction(backgroundFunctions.groupMetrics);
+    const pushWorker = this.addFunction(backgroundFunctions.pushWorker);
 
     allowInvoke(this.timerSchedulerRole, minute);
     // The minute handler queues second wake-ups and the check-backs of its minute; the release
@@ -415,6 +457,16 @@ export class SluiceService extends Construct {
     // A check answered `unknown` arms the next one: the check queue delayed, or its minute's schedule.
     this.grantCreateMinuteSchedules(checkWorker);
     this.grantQueueChecks(checkWorker);
+
+    pushWorker.addEventSource(
+      new SqsEventSource(this.pushQueue.queue, { batchSize: 10, maxConcurrency: this.props.pushConcurrency ?? 10, reportBatchItemFailures: true }),
+    );
+    pushWorker.addToRolePolicy(this.secretsStatement('kms:Decrypt', PUSH_SECRET_CONTEXT_PURPOSE));
+    // Retries: a push job delayed to the earliest retry time; a run out of time hands the rest on.
+    pushWorker.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.pushQueue.queue.queueArn] }));
+    // Only the functions the construct was told about (none: no grant at all).
+    const targets = this.props.pushTargets ?? [];
+    if (targets.length > 0) pushWorker.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: targets.map((f) => f.functionArn) }));
 
     for (const [fn, name, what] of [
       [timerSweep, backgroundFunctions.timerSweep.name, 'releases overdue scheduled messages'],
@@ -452,9 +504,16 @@ export class SluiceService extends Construct {
     for (const [id, queue, what] of [
       ['DelayDeadLetters', this.delayQueue.deadLetterQueue, 'Wake-ups of scheduled messages failed repeatedly: those messages are late; timer-sweep releases them within about a minute (it sweeps from a stored low-water mark, however long ago they were due).'],
       ['CheckDeadLetters', this.checkQueue.deadLetterQueue, 'Transaction checks failed repeatedly (the next sweep dispatches them again).'],
+      ['PushDeadLetters', this.pushQueue.deadLetterQueue, 'Push jobs failed repeatedly in push-worker (not endpoint failures, which retry per the retry policy): those groups are pushed again with their next message.'],
     ] as const) {
       this.addAlarm(id, queue.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }), what);
     }
+    this.addAlarm(
+      'PushQueueOldestMessage',
+      this.pushQueue.queue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: 'Maximum' }),
+      `A push job waited more than 5 minutes past its delay (retries wait up to ${MAX_DELAY_SECONDS} s) for push-worker: pushes are late.`,
+      { threshold: MAX_DELAY_SECONDS + 300 },
+    );
     this.addAlarm(
       'SchedulesDropped',
       this.scheduleGroup.metricDropped({ period: fiveMinutes, statistic: 'Sum' }),
@@ -617,6 +676,7 @@ export class SluiceService extends Construct {
   private grantCapabilities(fn: SluiceFunction, capabilities: readonly Capability[], access: TableAccess): void {
     if (capabilities.includes('arm-timers')) this.grantArmTimers(fn);
     if (capabilities.includes('seal-secrets')) this.grantSealSecrets(fn);
+    if (capabilities.includes('seal-push-secrets')) fn.addToRolePolicy(this.secretsStatement('kms:Encrypt', PUSH_SECRET_CONTEXT_PURPOSE));
     if (capabilities.includes('message-ids')) this.grantMessageIdKey(fn, access);
   }
 

@@ -109,6 +109,26 @@ async function startTimers(sweepEverySeconds: number): Promise<() => void> {
   };
 }
 
+/**
+ * The local push queue (SQS on AWS): the in-process bus invokes the push
+ * worker's handler with the SQS event shape. Jobs that waited in timers
+ * before a stop are gone, so a start enqueues one job per push group (one
+ * Query of the group collection): what was leased, released or waiting is
+ * pushed again.
+ */
+async function startPush(): Promise<() => void> {
+  const { container } = await import('../functions/commons/container.js');
+  const worker = (await import('../functions/push/worker.js')).handler;
+  const { localPush, stores } = container();
+  localPush?.setTarget((event) => worker(event as never, lambdaContext('push-worker', randomUUID())));
+  const groups = (await stores.catalog.allGroups()).filter((g) => g.push !== undefined);
+  await localPush?.send(groups.map((g) => ({ group: g.name })));
+  return () => {
+    localPush?.setTarget(undefined);
+    localPush?.clear();
+  };
+}
+
 export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
   if (!isLoopback(options.host) && !options.token) {
     throw new UnsafeBindError(
@@ -141,6 +161,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
     if (options.buildConsoleAtStart) void loadConsole().catch((error: unknown) => console.error('console build failed', error));
     const stopTimers = await startTimers(options.sweepEverySeconds ?? 30);
     const stopChecks = await startCheckbacks(options.checkbackEverySeconds ?? 60);
+    const stopPush = await startPush();
     dispatcher = await startDispatcher({
       endpoint,
       tableName: options.tableName,
@@ -161,6 +182,7 @@ export async function startLocal(options: LocalOptions): Promise<LocalRuntime> {
       stop: async () => {
         stopTimers();
         stopChecks();
+        stopPush();
         await dispatcher?.stop();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));

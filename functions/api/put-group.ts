@@ -11,6 +11,7 @@ export const handler = route({ params: GroupParams, body: PutGroupBody }, async 
     maxDeliveries: body.maxDeliveries,
     retryPolicy: body.retryPolicy,
     deadLetterTopic: body.deadLetterTopic,
+    push: body.push,
   });
   return json(200, group);
 });

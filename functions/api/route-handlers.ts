@@ -29,6 +29,7 @@ import { handler as listProducers } from './list-producers.js';
 import { handler as deleteProducer } from './delete-producer.js';
 import { handler as getProducer } from './get-producer.js';
 import { handler as rotateSecret } from './rotate-secret.js';
+import { handler as rotateGroupSecret } from './rotate-group-secret.js';
 import { handler as commitTransaction } from './commit-transaction.js';
 import { handler as rollbackTransaction } from './rollback-transaction.js';
 import { handler as getTransaction } from './get-transaction.js';
@@ -59,6 +60,7 @@ export const routeHandlers: Readonly<Record<string, RouteHandler>> = {
   'get-group': getGroup,
   'delete-group': deleteGroup,
   'seek-group': seekGroup,
+  'rotate-group-secret': rotateGroupSecret,
   'put-producer': putProducer,
   'list-producers': listProducers,
   'delete-producer': deleteProducer,

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { MESSAGE_ID_MAX_LENGTH } from '../../lib/domain/message-ids.js';
 import { GroupDeliveryState, Limits, MessageState, NAME_PATTERN, ResolvedBy, TransactionState } from '../../lib/domain/model.js';
 import { RetryLimits } from '../../lib/domain/retry-policy.js';
+import { PushLimits } from '../../lib/domain/push.js';
 
 export const Name = z
   .string()
@@ -67,6 +68,17 @@ export const RetryPolicyBody = z
   })
   .describe('back-off between failed attempts: min(maxSeconds, initialSeconds × multiplier^(deliveryCount − 1))');
 
+/** SPEC §3.1 / §3.9: exactly one of `url` and `lambdaArn` (checked once merged: a PATCH may give only some fields). */
+export const PushBody = z
+  .strictObject({
+    url: z.string().min(1).max(PushLimits.urlMaxLength).optional().describe('https endpoint (checker URL rules, SPEC §4; http on loopback only in the local runtime)'),
+    lambdaArn: z.string().min(1).max(256).optional().describe('AWS only: a Lambda function the deployment allows (construct prop pushTargets)'),
+    batchSize: z.number().int().min(PushLimits.batchSizeMin).max(PushLimits.batchSizeMax).optional().describe(`messages per request (default ${PushLimits.batchSizeDefault})`),
+    timeoutSeconds: z.number().int().min(PushLimits.timeoutSecondsMin).max(PushLimits.timeoutSecondsMax).optional().describe(`a request without an answer by then failed (default ${PushLimits.timeoutSecondsDefault})`),
+    maxConcurrency: z.number().int().min(PushLimits.maxConcurrencyMin).max(PushLimits.maxConcurrencyMax).optional().describe(`the group's requests in flight at once (default ${PushLimits.maxConcurrencyDefault})`),
+  })
+  .describe('push group: Sluice delivers the messages to this target (SPEC §3.9)');
+
 export const PutGroupBody = z.strictObject({
   subscriptions: z.array(Subscription).min(1).max(Limits.subscriptionsMax),
   deliveryMode: z.enum(['serialized', 'protected', 'concurrent']).optional(),
@@ -74,10 +86,14 @@ export const PutGroupBody = z.strictObject({
   maxDeliveries: z.number().int().min(1).max(Limits.maxDeliveriesMax).optional(),
   retryPolicy: RetryPolicyBody.optional(),
   deadLetterTopic: Name.optional(),
+  push: PushBody.optional(),
 });
 
-/** PATCH: only the fields given change (`subscriptions`, when given, is the whole new list). */
-export const PatchGroupBody = PutGroupBody.partial();
+/**
+ * PATCH: only the fields given change (`subscriptions`, when given, is the
+ * whole new list; `push` fields over the stored ones; `push: null` makes a pull group).
+ */
+export const PatchGroupBody = PutGroupBody.partial().extend({ push: PushBody.nullable().optional() });
 
 export const PutProducerBody = z.strictObject({
   checkerUrl: z.string().min(1).max(2048),
@@ -214,6 +230,13 @@ export const SeekResultSchema = z.object({
 
 export const PurgeResultSchema = z.object({ topic: z.string(), purgedAt: Time });
 
+export const PushViewSchema = z.object({
+  url: z.string().optional(),
+  lambdaArn: z.string().optional(),
+  batchSize: z.number().int(),
+  timeoutSeconds: z.number().int(),
+  maxConcurrency: z.number().int(),
+});
 export const GroupSchema = z.object({
   name: z.string(),
   subscriptions: z.array(z.object({ topic: z.string(), tags: z.array(z.string()).optional(), startFrom: z.enum(['earliest', 'latest']).optional() })),
@@ -222,10 +245,24 @@ export const GroupSchema = z.object({
   maxDeliveries: z.number().int(),
   retryPolicy: z.object({ initialSeconds: z.number().int(), multiplier: z.number(), maxSeconds: z.number().int() }),
   deadLetterTopic: z.string(),
+  push: PushViewSchema.nullable().describe('null for a pull group'),
+  signingSecret: z.string().optional().describe("a push group's Standard Webhooks secret (whsec_…): shown when it is created and on rotate only"),
+  secretRotatedAt: Time.optional().describe('rotate-secret only: when the new secret was issued'),
   createdAt: Time,
   updatedAt: Time,
 });
+export const PushAttemptSchema = z.object({
+  at: Time,
+  status: z.number().int().nullable().describe('HTTP status; null: no answer (timeout, connection error, function error)'),
+  latencyMs: z.number().int(),
+  error: z.string().nullable(),
+  messages: z.number().int(),
+  retried: z.number().int().describe('messages of the request whose attempt failed (the retry list, or all)'),
+});
 export const GroupDetailSchema = GroupSchema.extend({
+  push: PushViewSchema.extend({ lastAttempts: z.array(PushAttemptSchema).describe('the last push requests, newest first (at most 10)') })
+    .nullable()
+    .describe('null for a pull group'),
   backlog: z.number().int(),
   inFlight: z.number().int(),
   pending: z.number().int(),

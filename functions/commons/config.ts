@@ -31,6 +31,14 @@ const ConfigSchema = z
   SLUICE_CHECK_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5000),
   /** Local runtime: checker URLs may be http on loopback. */
   SLUICE_ALLOW_LOOPBACK_CHECKERS: z.enum(['true', 'false']).default('false'),
+  /**
+   * AWS: the Lambda functions push groups may target (comma-separated ARNs,
+   * from the construct's `pushTargets`); empty: none. The local runtime
+   * (SLUICE_TIMERS=local) refuses every `lambdaArn`.
+   */
+  SLUICE_PUSH_LAMBDA_ARNS: z.string().max(20_000).default(''),
+  /** The push queue (AWS); without it push jobs run in-process (the local runtime). */
+  SLUICE_PUSH_QUEUE_URL: z.url().optional(),
   /** Seals producer signing secrets with KMS (AWS). */
   SLUICE_KMS_KEY_ID: z.string().min(1).optional(),
   /** Or with this AES-256 key (base64, 32 bytes; the local runtime keeps one under .data/). */

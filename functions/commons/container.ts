@@ -35,6 +35,11 @@ import { ActivityRoute } from '../../lib/services/activity-route.js';
 import { ActivityWaiter, FULL_RECEIVE_EVERY_MS } from '../../lib/services/activity-waiter.js';
 import { Dispatcher } from '../../lib/services/dispatcher.js';
 import { Redriver } from '../../lib/services/redriver.js';
+import { LocalPushBus } from '../../lib/adapters/local/push-bus.js';
+import { SqsPushQueue } from '../../lib/adapters/aws/sqs-push-queue.js';
+import type { PushQueue } from '../../lib/ports/push-queue.js';
+import { Pusher } from '../../lib/services/pusher.js';
+import { PushRoute } from '../../lib/services/push-route.js';
 
 export interface Container {
   config: Config;
@@ -56,6 +61,10 @@ export interface Container {
   localTimers: LocalTimerBus | undefined;
   /** Local runtime only: the in-process check-back fan-out. */
   localChecks: LocalCheckDispatcher | undefined;
+  /** The push worker (functions/push/worker.ts). */
+  pusher: Pusher;
+  /** Local runtime only: the in-process push queue, whose target the runtime sets. */
+  localPush: LocalPushBus | undefined;
 }
 
 let instance: Container | undefined;
@@ -137,14 +146,36 @@ export function buildContainer(config: Config): Container {
     warn: (message: string, details: Record<string, unknown>) => logger.warn(message, details),
     error: (message: string, details: Record<string, unknown>) => logger.error(message, details),
   };
-  const streamDispatcher = new Dispatcher({ wake: [new ActivityRoute(activity, dispatchLog)] }, systemClock, dispatchLog);
+  let localPush: LocalPushBus | undefined;
+  const pushQueue: PushQueue = config.SLUICE_PUSH_QUEUE_URL
+    ? new SqsPushQueue(new SQSClient({ region: config.AWS_REGION }), config.SLUICE_PUSH_QUEUE_URL)
+    : (localPush = new LocalPushBus());
+  const pushWebhooks = new HttpWebhookClient({ allowLoopback: config.SLUICE_ALLOW_LOOPBACK_CHECKERS === 'true' });
+  const pusher = new Pusher(stores, queue, pushWebhooks, secrets, pushQueue, systemClock, cryptoRandom, {
+    log: (message, details) => logger.warn(message, details),
+  });
+  const streamDispatcher = new Dispatcher(
+    {
+      wake: [
+        new ActivityRoute(activity, dispatchLog),
+        new PushRoute(stores.catalog, pushQueue, Math.max(1000, config.SLUICE_CATALOG_CACHE_MS), dispatchLog),
+      ],
+    },
+    systemClock,
+    dispatchLog,
+  );
   return {
     config,
     dynamo: client,
     logger,
     stores,
     queue,
-    admin: new AdminService(stores, systemClock),
+    admin: new AdminService(stores, systemClock, {
+      secrets,
+      webhooks: new HttpWebhookClient({ allowLoopback: config.SLUICE_ALLOW_LOOPBACK_CHECKERS === 'true' }),
+      policy: { allowLoopback: config.SLUICE_ALLOW_LOOPBACK_CHECKERS === 'true' },
+      lambdaArns: config.SLUICE_TIMERS === 'aws' ? config.SLUICE_PUSH_LAMBDA_ARNS.split(',').map((a) => a.trim()).filter((a) => a !== '') : undefined,
+    }),
     seeker: new Seeker(stores, systemClock),
     timers,
     transactions,
@@ -152,6 +183,8 @@ export function buildContainer(config: Config): Container {
     dispatcher: streamDispatcher,
     localTimers,
     localChecks,
+    pusher,
+    localPush,
   };
 }
 

@@ -67,6 +67,14 @@ export type DeliveryMode = 'serialized' | 'protected' | 'concurrent';
  */
 export type RetryPolicy = { initialSeconds: number; multiplier: number; maxSeconds: number };
 
+/**
+ * A push group's target and batching (SPEC §3.9): exactly one of `url` (https;
+ * http on loopback in the local runtime) and `lambdaArn` (AWS, functions the
+ * deployment allows).
+ */
+export type PushInput = { url?: string; lambdaArn?: string; batchSize?: number; timeoutSeconds?: number; maxConcurrency?: number };
+export type PushSettings = { url?: string; lambdaArn?: string; batchSize: number; timeoutSeconds: number; maxConcurrency: number };
+
 export type PutGroupInput = {
   subscriptions: Subscription[];
   deliveryMode?: DeliveryMode;
@@ -75,6 +83,8 @@ export type PutGroupInput = {
   /** Fields not given: 1 s, ×2, 600 s (PUT) or the stored values (PATCH). */
   retryPolicy?: Partial<RetryPolicy>;
   deadLetterTopic?: string;
+  /** Makes the group a push group (SPEC §3.9). */
+  push?: PushInput;
 };
 
 /** PATCH: only the fields given change; `subscriptions`, when given, is the whole new list. */
@@ -86,6 +96,8 @@ export type PatchGroupInput = {
   /** Fields not given: 1 s, ×2, 600 s (PUT) or the stored values (PATCH). */
   retryPolicy?: Partial<RetryPolicy>;
   deadLetterTopic?: string;
+  /** Fields given change; `null` makes a push group a pull group. */
+  push?: PushInput | null;
 };
 
 export type Group = {
@@ -96,11 +108,21 @@ export type Group = {
   maxDeliveries: number;
   retryPolicy: RetryPolicy;
   deadLetterTopic: string;
+  /** null for a pull group. */
+  push: PushSettings | null;
+  /** A push group's Standard Webhooks secret: answered when it is created and on rotate only. */
+  signingSecret?: string;
+  /** rotate-secret only. */
+  secretRotatedAt?: string;
   createdAt: string;
   updatedAt: string;
 };
 
-export type GroupDetail = Group & {
+/** One push request's outcome (GET group `push.lastAttempts`). */
+export type PushAttempt = { at: string; status: number | null; latencyMs: number; error: string | null; messages: number; retried: number };
+
+export type GroupDetail = Omit<Group, 'push'> & {
+  push: (PushSettings & { lastAttempts: PushAttempt[] }) | null;
   backlog: number;
   inFlight: number;
   pending: number;

@@ -90,6 +90,13 @@ export class GroupRecentlyDeletedError extends ConflictError {
 export class ProducerInUseError extends ConflictError {
   override readonly code = 'ProducerInUse';
 }
+/** A push group's messages are delivered by Sluice: its consumers cannot receive them (SPEC §3.9). */
+export class PushGroupReceiveError extends ConflictError {
+  override readonly code = 'PushGroup';
+  constructor(readonly group: string) {
+    super(`Consumer group '${group}' is a push group: Sluice delivers its messages to its push target, so it cannot receive. Remove its push settings (PATCH {"push": null}) to make it a pull group.`);
+  }
+}
 export class TransactionAlreadyResolvedError extends ConflictError {
   override readonly code = 'TransactionAlreadyResolved';
 }

@@ -2,6 +2,7 @@
  * The domain model: topics, consumer groups, messages and their states.
  * States are defined once as `as const` objects; types derive from them.
  */
+import type { PushSettings } from './push.js';
 import type { RetryPolicy } from './retry-policy.js';
 export const TopicType = { standard: 'standard', fifo: 'fifo' } as const;
 export type TopicType = (typeof TopicType)[keyof typeof TopicType];
@@ -168,6 +169,18 @@ export interface Group {
   redriveUntil?: number;
   /** Messages redriven so far (group stats subtract them from `deadLettered`). */
   redriven?: number;
+  /** A push group's target and batching (SPEC §3.9); absent: a pull group. */
+  push?: PushSettings | undefined;
+  /** A push group's signing secret, sealed (created with its first push settings, kept after). */
+  pushSecret?: SealedSecret | undefined;
+}
+
+/** A signing secret at rest: the current one and, for a day after a rotation, the previous one. */
+export interface SealedSecret {
+  sealed: string;
+  previous?: string | undefined;
+  previousUntil?: number | undefined;
+  rotatedAt: number;
 }
 
 /** What a producer sends (already validated at the edge). */

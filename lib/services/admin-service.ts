@@ -13,6 +13,11 @@ import { Limits, countedFrom, generationStart, iso, type DeliveryMode, type Grou
 import { NOTICE_BUCKETS, isShardStream, namespaceOf, noticeStream, redriveStream, streamId, streamNamespace } from '../domain/streams.js';
 import { resolveRetryPolicy, type RetryPolicy } from '../domain/retry-policy.js';
 import type { Clock } from '../ports/clock.js';
+import type { SecretBox, WebhookClient } from '../ports/webhooks.js';
+import { checkerUrlProblem, type CheckerPolicy } from '../domain/ssrf.js';
+import { pushCountChanges, pushView, resolvePush, type PushInput, type PushSettings } from '../domain/push.js';
+import { pushSecretContext } from '../adapters/aws/names.js';
+import { newSigningSecret } from './webhook-signing.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import { ensureDeadLetterTopic } from './lookups.js';
 import { PartitionRaiser, checkPartitionChange, partitionsOfNewTopic } from './partition-raiser.js';
@@ -41,6 +46,23 @@ export interface GroupInput {
   /** Fields not given take their defaults (PUT) or keep their stored values (PATCH). */
   retryPolicy?: Partial<RetryPolicy> | undefined;
   deadLetterTopic: string | undefined;
+  /** Push settings (SPEC §3.9); undefined: none (PUT) or unchanged (PATCH); null (PATCH): back to a pull group. */
+  push?: PushInput | null | undefined;
+}
+
+/** What push groups need of the deployment (without it, push settings are refused). */
+export interface PushAdminOptions {
+  /** Seals push groups' signing secrets. */
+  secrets: SecretBox;
+  /** Resolves push URLs through the SSRF guard. */
+  webhooks: Pick<WebhookClient, 'vet'>;
+  /** The checker URL rules (SPEC §4), which push URLs follow. */
+  policy: CheckerPolicy;
+  /**
+   * The Lambda functions push groups may target (AWS: the construct's
+   * `pushTargets`); undefined on the local runtime, which has no Lambda to invoke.
+   */
+  lambdaArns?: readonly string[] | undefined;
 }
 
 /**
@@ -75,9 +97,22 @@ export const groupView = (group: Group) => ({
   maxDeliveries: group.maxDeliveries,
   retryPolicy: { ...group.retryPolicy },
   deadLetterTopic: group.deadLetterTopic,
+  push: group.push ? pushView(group.push) : null,
   createdAt: iso(group.createdAt),
   updatedAt: iso(group.updatedAt),
 });
+
+/** The topics a group's push settings deliver from (none for a pull group). */
+const pushTopics = (group: Pick<Group, 'push' | 'subscriptions'> | undefined): string[] =>
+  group?.push ? group.subscriptions.map((s) => s.topic) : [];
+
+/** The push input a group's stored settings amount to (PATCH merges the given fields over it). */
+const existingPushInput = (push: PushSettings | undefined): PushInput | null =>
+  push ? { ...push.target, batchSize: push.batchSize, timeoutSeconds: push.timeoutSeconds, maxConcurrency: push.maxConcurrency } : null;
+
+/** A PATCH that names a new target replaces the other kind of target. */
+const withoutOtherTarget = (patch: PushInput): PushInput =>
+  patch.url !== undefined ? { ...patch, lambdaArn: undefined } : patch.lambdaArn !== undefined ? { ...patch, url: undefined } : patch;
 
 export class AdminService {
   private readonly raiser: PartitionRaiser;
@@ -85,6 +120,7 @@ export class AdminService {
   constructor(
     private readonly stores: Stores,
     private readonly clock: Clock,
+    private readonly push?: PushAdminOptions,
   ) {
     this.raiser = new PartitionRaiser(stores, clock);
   }
@@ -239,6 +275,8 @@ export class AdminService {
         // A partial policy changes only the fields it gives.
         retryPolicy: { ...existing.retryPolicy, ...patch.retryPolicy },
         deadLetterTopic: given('deadLetterTopic', existing.deadLetterTopic),
+        // null turns a push group back into a pull group; a partial push changes only the fields it gives.
+        push: patch.push === null ? null : patch.push === undefined ? existingPushInput(existing.push) : { ...existingPushInput(existing.push), ...withoutOtherTarget(patch.push) },
       };
     });
   }
@@ -258,6 +296,7 @@ export class AdminService {
       const input = settingsFor(existing);
       // Checked before anything is written: a bad policy changes nothing.
       const retryPolicy = resolveRetryPolicy(input.retryPolicy);
+      const push = input.push ? await this.checkPush(input.push) : undefined;
       const deadLetterTopic = input.deadLetterTopic ?? `${name}-dlq`;
       if (deadLetterTopic.length > Limits.nameMaxLength) {
         throw new InvalidArgumentError(
@@ -322,6 +361,9 @@ export class AdminService {
           await this.stores.cursors.createIfAbsent(name, stream, await this.startOf(stream, floor), now);
         }),
       );
+      // A push group gets its signing secret with its first push settings (answered once, kept after).
+      const signingSecret = push && !existing?.pushSecret ? newSigningSecret() : undefined;
+      const sealedSecret = signingSecret === undefined || !this.push ? undefined : await this.push.secrets.seal(signingSecret, pushSecretContext(name));
       const group = await this.stores.catalog.putGroup(
         {
           name,
@@ -331,16 +373,76 @@ export class AdminService {
           maxDeliveries: input.maxDeliveries ?? Limits.maxDeliveriesDefault,
           retryPolicy,
           deadLetterTopic,
+          push,
         },
         now,
         existing ? { version: existing.version } : 'absent',
         // New subscriptions to standard topics: the save is conditional on the partition count it
         // created cursors for, and a partition raise on the saves (docs/design.md, Raising partitions).
         [...topics.values()].filter((t) => t.type === 'standard' && !existing?.subscriptions.some((s) => s.topic === t.name)),
+        { sealedSecret, pushCounts: pushCountChanges(pushTopics(existing), pushTopics({ push, subscriptions })) },
       );
-      if (group) return { group: groupView(group), created: existing === undefined };
+      if (group) {
+        return { group: { ...groupView(group), ...(signingSecret === undefined ? {} : { signingSecret }) }, created: existing === undefined };
+      }
     }
     throw new ConflictError(`Consumer group '${name}' kept changing while this request tried to save it; retry.`);
+  }
+
+  /**
+   * Push settings as a save writes them: ranges and defaults, then the
+   * target — a URL by the checker URL rules (SPEC §4: https, no private
+   * address; http on loopback only in the local runtime) resolved through the
+   * SSRF guard, or a Lambda function the deployment allows (none locally).
+   */
+  private async checkPush(input: PushInput): Promise<PushSettings> {
+    const push = resolvePush(input);
+    if (!this.push) throw new InvalidArgumentError('Push groups are not enabled in this deployment.', { issues: [{ path: 'push', message: 'not enabled' }] });
+    const { url, lambdaArn } = push.target;
+    if (url !== undefined) {
+      const problem = url.length > 2048 ? 'must be at most 2048 characters' : checkerUrlProblem(url, this.push.policy);
+      if (problem) throw new InvalidArgumentError(`push.url ${problem}.`, { issues: [{ path: 'push/url', message: problem }] });
+      try {
+        await this.push.webhooks.vet(url);
+      } catch (error) {
+        const reason = (error instanceof Error ? error.message : 'refused').replace(/^checkerUrl/, 'push.url');
+        throw new InvalidArgumentError(`${reason}.`, { issues: [{ path: 'push/url', message: reason }] });
+      }
+    } else if (this.push.lambdaArns === undefined) {
+      throw new InvalidArgumentError('push.lambdaArn needs the AWS runtime: the local runtime has no Lambda functions to invoke; use push.url.', {
+        issues: [{ path: 'push/lambdaArn', message: 'not available on the local runtime' }],
+      });
+    } else if (!this.push.lambdaArns.includes(lambdaArn ?? '')) {
+      throw new InvalidArgumentError(
+        `push.lambdaArn '${lambdaArn}' is not one of the functions this deployment may invoke (the construct's pushTargets).`,
+        { issues: [{ path: 'push/lambdaArn', message: 'not an allowed push target' }] },
+      );
+    }
+    return push;
+  }
+
+  /**
+   * Issues a new signing secret for a push group (POST /v1/groups/{g}/rotate-secret);
+   * the previous one keeps signing next to it for a day. 400 for a group that
+   * never had push settings (it has no secret).
+   */
+  async rotatePushSecret(name: string) {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const group = await this.stores.catalog.getGroup(name);
+      if (!group) throw new GroupNotFoundError(name);
+      if (!group.pushSecret || !this.push) {
+        throw new InvalidArgumentError(`Consumer group '${name}' is not a push group: it has no signing secret.`, {
+          issues: [{ path: 'group', message: 'not a push group' }],
+        });
+      }
+      const secret = newSigningSecret();
+      const now = this.clock.now();
+      const sealed = await this.push.secrets.seal(secret, pushSecretContext(name));
+      if (await this.stores.catalog.rotatePushSecret(name, group.pushSecret.sealed, sealed, now + Limits.secretRotationGraceSeconds * 1000, now)) {
+        return { ...groupView(group), secretRotatedAt: iso(now), signingSecret: secret };
+      }
+    }
+    throw new ConflictError('The secret was rotated concurrently; retry.');
   }
 
   /**
@@ -366,15 +468,30 @@ export class AdminService {
    * outputs of protected commits are left to their TTL.
    */
   async deleteGroup(name: string): Promise<{ cursorsRemoved: number }> {
-    const now = this.clock.now();
-    await this.stores.catalog.deleteGroup(name, now);
+    let now = this.clock.now();
+    for (let attempt = 0; ; attempt++) {
+      // A push group's topics lose its push count in the same transaction, conditional on the group as read.
+      const group = await this.stores.catalog.getGroup(name);
+      if (!group) throw new GroupNotFoundError(name);
+      now = this.clock.now();
+      if (await this.stores.catalog.deleteGroup(name, now, { version: group.version, topics: pushTopics(group) })) break;
+      if (attempt + 1 >= SAVE_GROUP_ATTEMPTS) throw new ConflictError(`Consumer group '${name}' kept changing while this request tried to delete it; retry.`);
+    }
     return { cursorsRemoved: await this.stores.cursors.removeCreatedUpTo(name, now) };
   }
 
   async getGroup(name: string) {
     const group = await this.stores.catalog.getGroup(name);
     if (!group) throw new GroupNotFoundError(name);
-    return { ...groupView(group), ...(await this.stats(group)) };
+    const view = groupView(group);
+    // A push group's last attempts (one read of its push-state item).
+    const push = view.push
+      ? {
+          ...view.push,
+          lastAttempts: (await this.stores.pushState.lastAttempts(name)).map((a) => ({ ...a, at: iso(a.at) })),
+        }
+      : null;
+    return { ...view, push, ...(await this.stats(group)) };
   }
 
   /**

@@ -5,7 +5,7 @@
  * messages enter their streams through releaser.ts; admin (topics, groups,
  * stats) lives in admin-service.ts.
  */
-import { ConflictError, InvalidArgumentError, MessageNotFoundError } from '../domain/errors.js';
+import { ConflictError, InvalidArgumentError, MessageNotFoundError, PushGroupReceiveError } from '../domain/errors.js';
 import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
 import { Limits, type DeliveredMessage, type Group, type SendInput, type SendResult } from '../domain/model.js';
 import { isDeferredMessageId, ulidOfDeferredMessageId } from '../domain/streams.js';
@@ -162,6 +162,7 @@ export class QueueService {
 
   async receive(groupName: string, request: ReceiveRequest, carried?: CarriedCommits): Promise<DeliveredMessage[]> {
     const group = await requireGroup(this.stores, groupName);
+    if (group.push) throw new PushGroupReceiveError(groupName);
     const subscribed = this.subscribedTopics(group, request.topics);
     const requested = new Set(request.topics ?? subscribed);
     const visibilityMs = (request.visibilityTimeoutSeconds ?? group.visibilityTimeoutSeconds) * 1000;
@@ -192,6 +193,28 @@ export class QueueService {
       if (messages.length > 0 || now >= deadline) return messages;
       await this.notifier.wait([...requested], Math.min(this.pollIntervalMs, deadline - now), mark);
     }
+  }
+
+  /**
+   * One claim for a push worker (no long poll): up to `maxMessages` of a
+   * push group's deliverable messages, leased for `visibilityMs`, by the
+   * normal claim path (delivery mode, retry back-off, dead-lettering).
+   */
+  async claimForPush(group: Group, maxMessages: number, visibilityMs: number, answerBy: number): Promise<DeliveredMessage[]> {
+    const subscribed = new Set(group.subscriptions.map((s) => s.topic));
+    const topics = await this.stores.catalog.topics([...subscribed]);
+    return this.receiver.receiveOnce(
+      {
+        group,
+        topics,
+        requested: subscribed,
+        visibilityMs,
+        deadline: answerBy,
+        budget: new AnswerBudget(Limits.answerMaxBytes, RECEIVE_ENVELOPE_BYTES),
+        cascade: (g, stream) => this.committer.completeProtected(g, stream, []).then(() => undefined),
+      },
+      Math.min(maxMessages, Limits.receiveMaxMessages),
+    );
   }
 
   // ── visibility and commit ─────────────────────────────────────────────

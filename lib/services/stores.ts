@@ -8,6 +8,7 @@ import { Markers } from '../adapters/dynamodb/markers.js';
 import { MessageIdKeys } from '../adapters/dynamodb/message-id-keys.js';
 import { PendingOutputStore } from '../adapters/dynamodb/pending-outputs.js';
 import { ProducerStore } from '../adapters/dynamodb/producers.js';
+import { PushStateStore } from '../adapters/dynamodb/push-state.js';
 import { ReadyIndex } from '../adapters/dynamodb/ready-index.js';
 import { RedriveStore } from '../adapters/dynamodb/redrives.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
@@ -35,6 +36,8 @@ export interface Stores {
   deferred: DeferredStore;
   /** Producer groups. */
   producers: ProducerStore;
+  /** Push groups' last attempts. */
+  pushState: PushStateStore;
   /** Named write batches written without a stream segment. */
   writer: BatchWriter;
   /** A group's dead letters waiting for a redrive, and the redrive's marks. */
@@ -65,6 +68,7 @@ export function createStores(
     markers: new Markers(doc, table),
     deferred: new DeferredStore(doc, table),
     producers: new ProducerStore(doc, table),
+    pushState: new PushStateStore(doc, table),
     writer: new BatchWriter(doc),
     redrives: new RedriveStore(doc, table),
     ids: new MessageIdKeys(doc, table, options.secrets),

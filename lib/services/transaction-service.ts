@@ -11,8 +11,6 @@
  *   check ─▶ lease the check (nc moves, cc + 1, IF nc unchanged) ─▶ signed POST ─▶
  *            record it ─▶ commit | rollback | unknown (→ after maxChecks: onMaxChecks)
  */
-import { randomBytes } from 'node:crypto';
-import { Webhook } from 'standardwebhooks';
 import {
   ProducerGroupNotFoundError,
   ProducerInUseError,
@@ -31,6 +29,7 @@ import type { CheckDispatcher, SecretBox, WebhookClient } from '../ports/webhook
 import type { Timers } from '../ports/timers.js';
 import type { DeferredReleaser } from './releaser.js';
 import type { Stores } from './stores.js';
+import { newSigningSecret as newSecret, openSigningSecrets, signedHeaders } from './webhook-signing.js';
 
 export interface ProducerInput {
   checkerUrl: string;
@@ -61,7 +60,6 @@ const CHECK_RECORD_KEEP_SECONDS = 30 * 86_400;
 const txId = (id: string) => `t${id}`;
 const idOf = (transactionId: string) => (/^t[0-9A-HJKMNP-TV-Z]{26}$/.test(transactionId) ? transactionId.slice(1) : undefined);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
-const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
 export const producerView = (p: ProducerGroup) => ({
   name: p.name,
@@ -285,10 +283,12 @@ export class TransactionService {
     checkCount: number,
   ): Promise<{ status: CheckStatus; httpStatus: number | null; error: string | null }> {
     const now = this.clock.now();
-    const secrets = [await this.secrets.open(producer.sealedSecret, secretContext(producer.name))];
-    if (producer.sealedPrevious && (producer.previousUntil ?? 0) > now) {
-      secrets.push(await this.secrets.open(producer.sealedPrevious, secretContext(producer.name)));
-    }
+    const secrets = await openSigningSecrets(
+      this.secrets,
+      { sealed: producer.sealedSecret, previous: producer.sealedPrevious, previousUntil: producer.previousUntil, rotatedAt: producer.secretRotatedAt },
+      secretContext(producer.name),
+      now,
+    );
     const transactionId = txId(half.id);
     const payload = JSON.stringify({
       type: 'transaction.check',
@@ -304,13 +304,7 @@ export class TransactionService {
       },
     });
     const webhookId = `chk_${this.random.id()}`;
-    const timestamp = new Date(now);
-    const headers = {
-      'webhook-id': webhookId,
-      'webhook-timestamp': String(Math.floor(now / 1000)),
-      'webhook-signature': secrets.map((s) => new Webhook(s).sign(webhookId, timestamp, payload)).join(' '),
-      'user-agent': 'Sluice-Checkback/1',
-    };
+    const headers = signedHeaders(secrets, webhookId, now, payload, 'Sluice-Checkback/1');
     try {
       const res = await this.webhooks.post(producer.checkerUrl, headers, payload, this.timeoutMs);
       if (res.status < 200 || res.status >= 300) {

@@ -38,7 +38,7 @@ interface Invocation {
 }
 
 /** The functions besides the API routes. */
-const backgroundFunctions = ['timer-minute', 'timer-release', 'timer-sweep', 'check-sweep', 'check-worker', 'group-metrics', 'dispatcher'];
+const backgroundFunctions = ['timer-minute', 'timer-release', 'timer-sweep', 'check-sweep', 'check-worker', 'push-worker', 'group-metrics', 'dispatcher'];
 
 const sqsEvent = (...bodies: string[]) => ({
   Records: bodies.map((body, i) => ({

@@ -89,7 +89,7 @@ describe('the dispatcher function', () => {
     expect(built.stateless.service.dispatcher.function.handlerModule).toBe('dispatch/dispatcher');
   });
 
-  it('may read the stream, update topic activity items and report failed batches — nothing else', () => {
+  it('may read the stream, update topic activity items, read the group collection, send push jobs and report failed batches — nothing else', () => {
     const grants = grantsOf(stateless, functionId).filter((g) => !/^(logs|xray):/.test(g.action));
     const byAction = Object.fromEntries(grants.map((g) => [g.action, g]));
     expect(Object.keys(byAction).sort()).toEqual(
@@ -98,13 +98,18 @@ describe('the dispatcher function', () => {
         'dynamodb:GetRecords',
         'dynamodb:GetShardIterator',
         'dynamodb:ListStreams',
+        'dynamodb:Query',
         'dynamodb:UpdateItem',
         'sqs:GetQueueAttributes',
         'sqs:GetQueueUrl',
         'sqs:SendMessage',
       ].sort(),
     );
-    expect(grants).toHaveLength(8);
+    expect(grants).toHaveLength(10);
+    // The push route: which push groups subscribe (GROUP collection only), and their jobs.
+    expect(grants.find((g) => g.action === 'dynamodb:Query')?.condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['GROUP'] } });
+    const pushQueueId = logicalIdOf(built.stateless, built.stateless.service.pushQueue.queue);
+    expect(grants.filter((g) => g.action === 'sqs:SendMessage').map((g) => g.resource)).toContainEqual({ 'Fn::GetAtt': [pushQueueId, 'Arn'] });
     for (const action of ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator']) expect(byAction[action]?.resource).toEqual(tableStreamOutput());
     const tableArnOutput = /GetAttMessagesTable[0-9A-F]+Arn/;
     expect(JSON.stringify(byAction['dynamodb:ListStreams']?.resource)).toMatch(new RegExp(`${tableArnOutput.source}.*/stream/\\*`));
@@ -112,7 +117,8 @@ describe('the dispatcher function', () => {
       resource: expect.objectContaining({ 'Fn::GetStackOutput': expect.objectContaining({ OutputName: expect.stringMatching(tableArnOutput) }) }),
       condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['A#*'] } },
     });
-    for (const action of ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']) expect(byAction[action]?.resource).toEqual({ 'Fn::GetAtt': [queueId, 'Arn'] });
+    for (const action of ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl']) expect(byAction[action]?.resource).toEqual({ 'Fn::GetAtt': [queueId, 'Arn'] });
+    expect(grants.filter((g) => g.action === 'sqs:SendMessage').map((g) => g.resource)).toContainEqual({ 'Fn::GetAtt': [queueId, 'Arn'] });
   });
 
   it('may use the table key when the table has a customer managed one', () => {

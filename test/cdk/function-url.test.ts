@@ -9,12 +9,12 @@ import { AccountRootPrincipal, Role, ServicePrincipal } from 'aws-cdk-lib/aws-ia
 import { beforeAll, describe, expect, it } from 'vitest';
 import { API_FUNCTION, SluiceService } from '../../cdk/index.js';
 import { TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS } from '../../cdk/sluice-function.js';
-import { MESSAGE_ID_KEY_PURPOSE, SECRET_CONTEXT_PURPOSE } from '../../lib/adapters/aws/names.js';
+import { MESSAGE_ID_KEY_PURPOSE, PUSH_SECRET_CONTEXT_PURPOSE, SECRET_CONTEXT_PURPOSE } from '../../lib/adapters/aws/names.js';
 import { Limits } from '../../lib/domain/model.js';
 import { grantsOf, logicalIdOf, resourcesOf, roleGrants, sluiceApp } from './synth.js';
 
 const alarmTopicArn = 'arn:aws:sns:eu-west-1:123456789012:sluice-alarms';
-const background = ['timer-minute', 'timer-release', 'timer-sweep', 'check-sweep', 'check-worker', 'group-metrics', 'dispatcher'];
+const background = ['timer-minute', 'timer-release', 'timer-sweep', 'check-sweep', 'check-worker', 'push-worker', 'group-metrics', 'dispatcher'];
 
 let built: ReturnType<typeof sluiceApp>;
 let template: Template;
@@ -76,7 +76,8 @@ describe('function URL entry point (default)', () => {
     expect(decrypts).toEqual([{ StringEquals: { [`kms:EncryptionContext:${MESSAGE_ID_KEY_PURPOSE.key}`]: MESSAGE_ID_KEY_PURPOSE.value } }]);
     const encrypts = grants.filter((g) => g.action === 'kms:Encrypt').map((g) => JSON.stringify(g.condition)).sort();
     expect(encrypts).toEqual(
-      [MESSAGE_ID_KEY_PURPOSE, SECRET_CONTEXT_PURPOSE].map((p) => JSON.stringify({ StringEquals: { [`kms:EncryptionContext:${p.key}`]: p.value } })).sort(),
+      // Producer and push group secrets are sealed (put-producer / put-group and their rotations), never opened here.
+      [MESSAGE_ID_KEY_PURPOSE, SECRET_CONTEXT_PURPOSE, PUSH_SECRET_CONTEXT_PURPOSE].map((p) => JSON.stringify({ StringEquals: { [`kms:EncryptionContext:${p.key}`]: p.value } })).sort(),
     );
   });
 

@@ -21,6 +21,7 @@ const background = {
   'timer-sweep': 'timers/sweep',
   'check-sweep': 'checks/sweep',
   'check-worker': 'checks/worker',
+  'push-worker': 'push/worker',
   'group-metrics': 'metrics/group-metrics',
   dispatcher: 'dispatch/dispatcher',
 } as const;
@@ -48,6 +49,12 @@ const expectedExtraGrants: Record<string, string[]> = {
   // TransactionService.putProducer / rotateSecret seal a new signing secret
   'put-producer': ['kms:Encrypt'],
   'rotate-secret': ['kms:Encrypt'],
+  // AdminService.putGroup / patchGroup / rotatePushSecret seal a push group's signing secret
+  'put-group': ['kms:Encrypt'],
+  'patch-group': ['kms:Encrypt'],
+  'rotate-group-secret': ['kms:Encrypt'],
+  // opens push secrets; re-queues push jobs (retries, hand-over); invokes no Lambda without pushTargets
+  'push-worker': [...CONSUME, 'kms:Decrypt', 'sqs:SendMessage'],
   // onMinute queues second wake-ups and its minute's check-backs; onRelease re-queues what is not due yet
   'timer-minute': ['sqs:SendMessage'],
   'timer-release': [...CONSUME, 'sqs:SendMessage'],
@@ -55,7 +62,8 @@ const expectedExtraGrants: Record<string, string[]> = {
   // an `unknown` answer arms the next check-back: a delayed check-queue message or a minute schedule
   'check-worker': [...CONSUME, 'iam:PassRole', 'kms:Decrypt', 'scheduler:CreateSchedule', 'sqs:SendMessage'],
   // Lambda's on-failure destination of the table stream mapping (SqsDlq)
-  dispatcher: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+  // (and the push route's jobs on the push queue)
+  dispatcher: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage', 'sqs:SendMessage'],
 };
 const extraGrants = (grants: Grant[]) => grants.filter((g) => !/^(dynamodb|logs|xray):/.test(g.action));
 
@@ -382,12 +390,18 @@ describe('least privilege', () => {
     expect(sendersTo(service.delayQueue.queue)).toEqual(roles('send-message', 'send-batch', 'timer-minute', 'timer-release'));
     expect(sendersTo(service.checkQueue.queue)).toEqual(roles('check-sweep', 'check-worker', 'send-message', 'send-batch', 'timer-minute'));
     expect(sendersTo(service.dispatcher.deadLetterQueue)).toEqual(roles('dispatcher'));
-    expect(grantsOfAction(stateless, 'sqs:SendMessage')).toHaveLength(7); // one statement per role (resources merged)
+    expect(sendersTo(service.pushQueue.queue)).toEqual(roles('dispatcher', 'push-worker'));
+    // One statement per role (resources merged), but two for the dispatcher (its on-failure destination's and the push route's).
+    expect(grantsOfAction(stateless, 'sqs:SendMessage')).toHaveLength(9);
   });
 
   it('lets only the check worker decrypt producer secrets, and only put-producer and rotate-secret encrypt them', () => {
     const context = { StringEquals: { 'kms:EncryptionContext:purpose': 'sluice-producer-signing-secret' } };
     const ids = { StringEquals: { 'kms:EncryptionContext:purpose': 'sluice-message-ids' } };
+    const push = { StringEquals: { 'kms:EncryptionContext:purpose': 'sluice-push-signing-secret' } };
+    const pushSecrets = (action: string) => grantsOfAction(stateless, action).filter((g) => JSON.stringify(g.condition) === JSON.stringify(push));
+    expect(pushSecrets('kms:Decrypt').map((g) => g.role)).toEqual([roleOf(stateless, functionId('push-worker'))]);
+    expect(pushSecrets('kms:Encrypt').map((g) => g.role).sort()).toEqual(['put-group', 'patch-group', 'rotate-group-secret'].map((e) => roleOf(stateless, functionId(e))).sort());
     const secrets = (action: string) => grantsOfAction(stateless, action).filter((g) => JSON.stringify(g.condition) === JSON.stringify(context));
     const decrypts = secrets('kms:Decrypt');
     expect(decrypts.map((g) => g.role)).toEqual([roleOf(stateless, functionId('check-worker'))]);
@@ -395,7 +409,7 @@ describe('least privilege', () => {
     expect(encrypts.map((g) => g.role).sort()).toEqual(['put-producer', 'rotate-secret'].map((e) => roleOf(stateless, functionId(e))).sort());
     // Every other use of the secrets key is the message-id key's, bound to its own context.
     for (const grant of [...grantsOfAction(stateless, 'kms:Decrypt'), ...grantsOfAction(stateless, 'kms:Encrypt')]) {
-      expect([context, ids]).toContainEqual(grant.condition);
+      expect([context, ids, push]).toContainEqual(grant.condition);
       expect(grant.resource).toMatchObject({ 'Fn::GetStackOutput': { StackName: built.stateful.stackName, OutputName: expect.stringMatching(/SecretsKey/) } });
     }
     expect(grantsOfAction(stateless, 'kms:*')).toEqual([]);
@@ -547,13 +561,14 @@ describe('timers and check-back', () => {
     });
   });
 
-  it('invoke no function from any other event source than these schedules, the two queues and the table stream', () => {
+  it('invoke no function from any other event source than these schedules, the three queues and the table stream', () => {
     const invokers = Object.keys(resourcesOf(stateless, 'AWS::IAM::Role')).filter((role) =>
       roleGrants(stateless, role).some((g) => g.action === 'lambda:InvokeFunction'),
     );
     // The minute-schedule role and one role per every-minute schedule (timer-sweep, check-sweep, group-metrics).
     expect(invokers).toHaveLength(4);
-    expect(Object.keys(resourcesOf(stateless, 'AWS::Lambda::EventSourceMapping'))).toHaveLength(3);
+    // delay queue → timer-release, check queue → check-worker, push queue → push-worker, table stream → dispatcher.
+    expect(Object.keys(resourcesOf(stateless, 'AWS::Lambda::EventSourceMapping'))).toHaveLength(4);
   });
 
   it('wire the delay queue to timer-release with partial batch responses', () => {
@@ -586,12 +601,13 @@ describe('timers and check-back', () => {
     expect(() => sluiceApp({ checkConcurrency: 1 })).toThrow(/checkConcurrency/);
   });
 
-  it('encrypt both queues and their DLQs, refuse plain HTTP, and redrive to the DLQ', () => {
-    const { delayQueue, checkQueue, functions } = built.stateless.service;
+  it('encrypt the work queues and their DLQs, refuse plain HTTP, and redrive to the DLQ', () => {
+    const { delayQueue, checkQueue, pushQueue, functions } = built.stateless.service;
     const resources = stateless.toJSON().Resources;
     for (const [work, consumer] of [
       [delayQueue, 'timer-release'],
       [checkQueue, 'check-worker'],
+      [pushQueue, 'push-worker'],
     ] as const) {
       const queue = resources[idOf(work.queue)].Properties;
       const dlqId = idOf(work.deadLetterQueue);
@@ -602,8 +618,8 @@ describe('timers and check-back', () => {
       expect(resources[dlqId].Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
     }
     const policies = Object.values(resourcesOf(stateless, 'AWS::SQS::QueuePolicy'));
-    // The two work queues, their DLQs, and the dispatcher's on-failure queue (test/cdk/dispatcher.test.ts).
-    expect(policies).toHaveLength(5);
+    // The three work queues, their DLQs, and the dispatcher's on-failure queue (test/cdk/dispatcher.test.ts).
+    expect(policies).toHaveLength(7);
     for (const policy of policies) {
       expect(JSON.stringify(policy.Properties?.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
     }

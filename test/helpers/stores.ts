@@ -85,7 +85,7 @@ export interface Harness {
 export function harness(
   doc: DynamoDBDocumentClient,
   table: string,
-  options: { clock?: FakeClock; random?: Random; checkTimeoutMs?: number } = {},
+  options: { clock?: FakeClock; random?: Random; checkTimeoutMs?: number; pushLambdaArns?: readonly string[] } = {},
 ): Harness {
   const clock = options.clock ?? new FakeClock();
   const stores = createStores(doc, table, { clock, secrets: testSecrets });
@@ -127,10 +127,15 @@ export function harness(
     { policy: { allowLoopback: true }, checkTimeoutMs: options.checkTimeoutMs ?? 2000, timers, wait: async (ms) => clock.advance(Math.max(0, ms)) },
   );
   const redriver = new Redriver(stores, clock, notifier);
-  return { doc, table, clock, stores, queue, releaser, admin: new AdminService(stores, clock), timers, recorded, fire, transactions, redriver, dispatched };
+  return { doc, table, clock, stores, queue, releaser, admin: new AdminService(stores, clock, {
+      secrets: testSecrets,
+      webhooks: new HttpWebhookClient({ allowLoopback: true }),
+      policy: { allowLoopback: true },
+      lambdaArns: options.pushLambdaArns,
+    }), timers, recorded, fire, transactions, redriver, dispatched };
 }
 
-export async function newHarness(options: { clock?: FakeClock; random?: Random; checkTimeoutMs?: number } = {}): Promise<Harness> {
+export async function newHarness(options: { clock?: FakeClock; random?: Random; checkTimeoutMs?: number; pushLambdaArns?: readonly string[] } = {}): Promise<Harness> {
   const { doc, table } = await testTable();
   return harness(doc, table, options);
 }

@@ -39,3 +39,13 @@ export const GROUP_METRICS = {
   inFlight: 'InFlight',
   deadLettered: 'DeadLettered',
 } as const;
+
+/**
+ * The KMS encryption context push groups' signing secrets are sealed with
+ * (IAM: kms:Encrypt/Decrypt only with this purpose) plus the consumer group's name.
+ */
+export const PUSH_SECRET_CONTEXT_PURPOSE = { key: 'purpose', value: 'sluice-push-signing-secret' } as const;
+export const pushSecretContext = (group: string): Record<string, string> => ({
+  [PUSH_SECRET_CONTEXT_PURPOSE.key]: PUSH_SECRET_CONTEXT_PURPOSE.value,
+  consumerGroup: group,
+});

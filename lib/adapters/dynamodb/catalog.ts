@@ -9,7 +9,8 @@
  */
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, BatchGetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { DeliveryMode, Group, Subscription, Topic, TopicType } from '../../domain/model.js';
+import type { DeliveryMode, Group, SealedSecret, Subscription, Topic, TopicType } from '../../domain/model.js';
+import type { PushSettings } from '../../domain/push.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../domain/retry-policy.js';
 import {
   ConflictError,
@@ -77,6 +78,33 @@ const toRetryPolicy = (stored: unknown): RetryPolicy => {
   return { initialSeconds: Number(i), multiplier: Number(m), maxSeconds: Number(x) };
 };
 
+/** `ph` {u | la, b, t, c}: url or lambdaArn, batchSize, timeoutSeconds, maxConcurrency; absent: a pull group. */
+const toPush = (stored: unknown): PushSettings | undefined => {
+  if (typeof stored !== 'object' || stored === null) return undefined;
+  const { u, la, b, t, c } = stored as Record<string, unknown>;
+  return {
+    target: la === undefined ? { url: String(u) } : { lambdaArn: String(la) },
+    batchSize: Number(b),
+    timeoutSeconds: Number(t),
+    maxConcurrency: Number(c),
+  };
+};
+const storedPush = (push: PushSettings) => ({
+  ...(push.target.url !== undefined ? { u: push.target.url } : { la: push.target.lambdaArn }),
+  b: push.batchSize,
+  t: push.timeoutSeconds,
+  c: push.maxConcurrency,
+});
+/** `ps` sealed secret, `pp` the previous one until `ppu`, `psa` when it was created or rotated. */
+const toPushSecret = (item: Record<string, unknown>): SealedSecret | undefined =>
+  item.ps === undefined
+    ? undefined
+    : {
+        sealed: String(item.ps),
+        ...(item.pp === undefined ? {} : { previous: String(item.pp), previousUntil: Number(item.ppu) }),
+        rotatedAt: Number(item.psa),
+      };
+
 const toGroup = (item: Record<string, unknown>): Group => ({
   name: String(item.sk),
   subscriptions: (item.subscriptions as Subscription[]).map((s) => ({
@@ -94,6 +122,8 @@ const toGroup = (item: Record<string, unknown>): Group => ({
   version: item.v === undefined ? 0 : Number(item.v),
   ...(item.rd === undefined ? {} : { redriveUntil: Number(item.rd) }),
   ...(item.rv === undefined ? {} : { redriven: Number(item.rv) }),
+  ...(item.ph === undefined ? {} : { push: toPush(item.ph) }),
+  ...(item.ps === undefined ? {} : { pushSecret: toPushSecret(item) }),
 });
 
 /**
@@ -470,12 +500,18 @@ export class Catalog {
    * the group is created anew), or the `version` of the live group it read
    * (PUT and PATCH of an existing group); every save sets `v` one higher. A group deleted or changed meanwhile
    * fails the condition: undefined, nothing written.
+   *
+   * Push groups: `sealedSecret` is written when the save gives the group its
+   * first signing secret; `pushCounts` (topic → ±1) moves each topic's `pu` in
+   * the same transaction, so `pu` always counts the push groups that
+   * subscribe (a topic item that is gone fails the save: undefined).
    */
   async putGroup(
-    group: Omit<Group, 'createdAt' | 'updatedAt' | 'version'>,
+    group: Omit<Group, 'createdAt' | 'updatedAt' | 'version' | 'pushSecret'>,
     now: number,
     expect: 'absent' | { version: number },
     subscribed: readonly Topic[] = [],
+    push: { sealedSecret?: string | undefined; pushCounts?: ReadonlyMap<string, number> | undefined } = {},
   ): Promise<Group | undefined> {
     const created = expect === 'absent';
     const values: Record<string, unknown> = {
@@ -502,78 +538,111 @@ export class Catalog {
       condition = `attribute_exists(pk) AND attribute_not_exists(deleted) AND ${expect.version === 0 ? 'attribute_not_exists(v)' : 'v = :expect'}`;
       if (expect.version !== 0) values[':expect'] = expect.version;
     }
+    const sets = [
+      'subscriptions = :subs, deliveryMode = :mode, visibilityTimeoutSeconds = :vt, maxDeliveries = :md, rp = :rp',
+      `deadLetterTopic = :dlq, updatedAt = :now, v = :v, createdAt = ${created ? ':now' : 'if_not_exists(createdAt, :now)'}`,
+    ];
+    const removes = created ? ['deleted', '#ttl', 'rd', 'rv'] : [];
+    if (group.push) {
+      sets.push('ph = :ph');
+      values[':ph'] = storedPush(group.push);
+    } else removes.push('ph');
+    if (push.sealedSecret !== undefined) {
+      sets.push('ps = :ps, psa = :now');
+      values[':ps'] = push.sealedSecret;
+      removes.push('pp', 'ppu');
+    } else if (created) removes.push('ps', 'psa', 'pp', 'ppu');
     const update = {
       TableName: this.table,
       Key: { pk: GROUP_PK, sk: group.name },
-      UpdateExpression:
-        'SET subscriptions = :subs, deliveryMode = :mode, visibilityTimeoutSeconds = :vt, maxDeliveries = :md, rp = :rp, ' +
-        `deadLetterTopic = :dlq, updatedAt = :now, v = :v, createdAt = ${created ? ':now' : 'if_not_exists(createdAt, :now)'}` +
-        (created ? ' REMOVE deleted, #ttl, rd, rv' : ''),
+      UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
       ConditionExpression: condition,
       ...(created ? { ExpressionAttributeNames: { '#ttl': 'ttl' } } : {}),
       ExpressionAttributeValues: values,
     };
-    if (subscribed.length > 0) return this.putGroupSubscribing(group.name, update, subscribed);
+    const counts = new Map([...(push.pushCounts ?? [])].filter(([, delta]) => delta !== 0));
+    if (subscribed.length > 0 || counts.size > 0) return this.putGroupWithTopics(group.name, update, subscribed, counts);
     try {
       const { Attributes } = await call(() => this.doc.send(new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW' })));
       const saved = toGroup(Attributes ?? {});
       this.remember(this.groupCache, saved.name, saved);
       return saved;
     } catch (error) {
-      if (isConditionalFailure(error)) return undefined;
+      if (isConditionalFailure(error) || cancellationReasons(error)?.includes('ConditionalCheckFailed')) return undefined;
       throw error;
     }
   }
 
   /**
-   * The group write of a save that adds subscriptions to standard topics, in one
-   * transaction with `ADD sv 1` on each of those topic items, conditional on the
-   * partition count (and generation) the save read and created cursors for. A
-   * partition raise is conditional on `sv`: the two are serialized on the topic
-   * item, so either the raise sees this group or this save sees the new count
-   * (docs/design.md, Raising partitions). Undefined when a condition failed or
-   * the transaction met a concurrent one (the caller reads and decides again).
+   * The group write of a save that also changes topic items, in one
+   * transaction: `ADD sv 1` on each standard topic it adds a subscription to,
+   * conditional on the partition count (and generation) the save read and
+   * created cursors for — a partition raise is conditional on `sv`, so the two
+   * are serialized on the topic item: either the raise sees this group or this
+   * save sees the new count (docs/design.md, Raising partitions) — and `pu ± 1`
+   * on each topic that gains or loses this push group (never below 0). A topic
+   * in both gets one update. Undefined when a condition failed or the
+   * transaction met a concurrent one (the caller reads and decides again).
    */
-  private async putGroupSubscribing(
+  private async putGroupWithTopics(
     name: string,
     update: { TableName: string; Key: Record<string, unknown>; UpdateExpression: string; ConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> },
     subscribed: readonly Topic[],
+    pushCounts: ReadonlyMap<string, number>,
   ): Promise<Group | undefined> {
+    const bySv = new Map(subscribed.map((topic) => [topic.name, topic]));
+    const topicUpdates = [...new Set([...bySv.keys(), ...pushCounts.keys()])].map((topicName) => {
+      const topic = bySv.get(topicName);
+      const delta = pushCounts.get(topicName) ?? 0;
+      const conditions = ['attribute_exists(pk)'];
+      const names: Record<string, string> = {};
+      const values: Record<string, unknown> = {};
+      let expression = '';
+      if (delta !== 0) {
+        // A count never goes below 0, even for topics saved before `pu` existed.
+        expression += 'SET pu = if_not_exists(pu, :zero) + :d';
+        Object.assign(values, { ':zero': 0, ':d': delta });
+        if (delta < 0) {
+          conditions.push('pu >= :one');
+          values[':one'] = 1;
+        }
+      }
+      if (topic) {
+        expression += `${expression ? ' ' : ''}ADD sv :svOne`;
+        conditions.push('deleted <> :true', '#generation = :gen', '#partitions = :p');
+        Object.assign(names, { '#generation': 'generation', '#partitions': 'partitions' });
+        Object.assign(values, { ':svOne': 1, ':true': true, ':gen': topic.generation, ':p': topic.partitions });
+      }
+      return {
+        Update: {
+          TableName: this.table,
+          Key: { pk: TOPIC_PK, sk: topicName },
+          UpdateExpression: expression,
+          ConditionExpression: conditions.join(' AND '),
+          ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
+          ExpressionAttributeValues: values,
+        },
+      };
+    });
     try {
-      await call(() =>
-        this.doc.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              { Update: update },
-              ...subscribed.map((topic) => ({
-                Update: {
-                  TableName: this.table,
-                  Key: { pk: TOPIC_PK, sk: topic.name },
-                  UpdateExpression: 'ADD sv :one',
-                  ConditionExpression: 'attribute_exists(pk) AND deleted <> :true AND #generation = :gen AND #partitions = :p',
-                  ExpressionAttributeNames: { '#generation': 'generation', '#partitions': 'partitions' },
-                  ExpressionAttributeValues: { ':one': 1, ':true': true, ':gen': topic.generation, ':p': topic.partitions },
-                },
-              })),
-            ],
-          }),
-        ),
-      );
+      await call(() => this.doc.send(new TransactWriteCommand({ TransactItems: [{ Update: update }, ...topicUpdates] })));
     } catch (error) {
       const reasons = cancellationReasons(error);
       if (reasons?.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) return undefined;
       throw error;
     }
+    for (const topicName of pushCounts.keys()) this.topicCache.delete(topicName);
     const { group } = await this.groupRecord(name);
     if (group) this.remember(this.groupCache, group.name, group);
     return group;
   }
 
   /**
-   * Marks a group deleted (a tombstone that expires by TTL a day after the
-   * re-create window); 404 when there is no live group of that name.
+   * Replaces a push group's signing secret; the old one signs along until
+   * `previousUntil`. Conditional on the secret it replaces (false: rotated
+   * concurrently, or the group is gone).
    */
-  async deleteGroup(name: string, now: number): Promise<void> {
+  async rotatePushSecret(name: string, expectSealed: string, sealed: string, previousUntil: number, now: number): Promise<boolean> {
     this.groupCache.delete(name);
     try {
       await call(() =>
@@ -581,15 +650,75 @@ export class Catalog {
           new UpdateCommand({
             TableName: this.table,
             Key: { pk: GROUP_PK, sk: name },
-            UpdateExpression: 'SET deleted = :true, updatedAt = :now, #ttl = :ttl',
-            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deleted)',
-            ExpressionAttributeNames: { '#ttl': 'ttl' },
-            ExpressionAttributeValues: { ':true': true, ':now': now, ':ttl': Math.ceil((now + this.recreateAfterMs) / 1000) + GROUP_TOMBSTONE_TTL_SECONDS },
+            UpdateExpression: 'SET ps = :new, pp = :old, ppu = :until, psa = :now',
+            ConditionExpression: 'attribute_not_exists(deleted) AND ps = :old',
+            ExpressionAttributeValues: { ':new': sealed, ':old': expectSealed, ':until': previousUntil, ':now': now },
           }),
         ),
       );
+      return true;
     } catch (error) {
-      if (isConditionalFailure(error)) throw new GroupNotFoundError(name);
+      if (isConditionalFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Marks a group deleted (a tombstone that expires by TTL a day after the
+   * re-create window); 404 when there is no live group of that name. With
+   * `expect` (the version read and its push topics, if a push group), the
+   * delete is conditional on that version and each push topic's `pu` is
+   * lowered in the same transaction; false when the group changed meanwhile
+   * (read again and retry).
+   */
+  async deleteGroup(name: string, now: number, expect?: { version: number; topics: readonly string[] }): Promise<boolean> {
+    this.groupCache.delete(name);
+    const tombstone = {
+      TableName: this.table,
+      Key: { pk: GROUP_PK, sk: name },
+      UpdateExpression: 'SET deleted = :true, updatedAt = :now, #ttl = :ttl',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deleted)',
+      ExpressionAttributeNames: { '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':true': true, ':now': now, ':ttl': Math.ceil((now + this.recreateAfterMs) / 1000) + GROUP_TOMBSTONE_TTL_SECONDS } as Record<string, unknown>,
+    };
+    if (expect) {
+      tombstone.ConditionExpression += expect.version === 0 ? ' AND attribute_not_exists(v)' : ' AND v = :v';
+      if (expect.version !== 0) tombstone.ExpressionAttributeValues[':v'] = expect.version;
+    }
+    if (!expect || expect.topics.length === 0) {
+      try {
+        await call(() => this.doc.send(new UpdateCommand(tombstone)));
+        return true;
+      } catch (error) {
+        if (!isConditionalFailure(error)) throw error;
+        if (expect) return false;
+        throw new GroupNotFoundError(name);
+      }
+    }
+    const push = expect;
+    try {
+      await call(() =>
+        this.doc.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Update: tombstone },
+              ...[...new Set(push.topics)].map((topic) => ({
+                Update: {
+                  TableName: this.table,
+                  Key: { pk: TOPIC_PK, sk: topic },
+                  UpdateExpression: 'SET pu = pu - :one',
+                  ConditionExpression: 'attribute_exists(pk) AND pu >= :one',
+                  ExpressionAttributeValues: { ':one': 1 },
+                },
+              })),
+            ],
+          }),
+        ),
+      );
+      for (const topic of push.topics) this.topicCache.delete(topic);
+      return true;
+    } catch (error) {
+      if (cancellationReasons(error)?.includes('ConditionalCheckFailed')) return false;
       throw error;
     }
   }

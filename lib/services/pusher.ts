@@ -1,0 +1,280 @@
+/**
+ * The push worker (SPEC §3.9, docs/design.md "Push groups"): for each push
+ * job it drains the group — claim with the normal claim path, POST signed
+ * batches to the group's target, commit what the answer accepts, fail the
+ * attempt of the rest — until nothing is claimable.
+ *
+ *   job {group} ─▶ claim ≤ free slots × batchSize (lease = timeout + margin)
+ *     ─▶ requests: standard topics in batches; FIFO: consecutive messages of
+ *        one shard, that shard's requests one after another
+ *     ─▶ ≤ maxConcurrency requests in flight (per group, per worker process)
+ *     ─▶ 2xx: commit all but `retry` (FIFO: a listed message and the later
+ *        ones of its shard in that request); otherwise: all failed
+ *     ─▶ failed: release the lease (expiry = now + retry back-off), and a
+ *        push job delayed to that time (the timer; never polling)
+ *     ─▶ claim again … nothing claimable: done. Last attempts: one write per round.
+ *
+ * A slow endpoint holds only its own group: each job drains one group and
+ * groups run side by side. Messages that used up `maxDeliveries` are
+ * dead-lettered by the claim that would deliver them again.
+ */
+import { InvalidArgumentError } from '../domain/errors.js';
+import { iso, type DeliveredMessage, type Group, type Topic } from '../domain/model.js';
+import { PushLimits, type PushSettings } from '../domain/push.js';
+import { retryDelayMs } from '../domain/retry-policy.js';
+import { streamNamespace } from '../domain/streams.js';
+import { pushSecretContext } from '../adapters/aws/names.js';
+import type { PushAttempt } from '../adapters/dynamodb/push-state.js';
+import type { Clock } from '../ports/clock.js';
+import type { PushJob, PushQueue } from '../ports/push-queue.js';
+import type { Random } from '../ports/random.js';
+import type { SecretBox, WebhookClient, WebhookResponse } from '../ports/webhooks.js';
+import type { QueueService } from './queue-service.js';
+import type { Stores } from './stores.js';
+import { openSigningSecrets, signedHeaders } from './webhook-signing.js';
+
+/** Invokes a push group's Lambda target synchronously (AWS); a function error rejects. */
+export interface LambdaInvoker {
+  invoke(functionArn: string, payload: string, timeoutMs: number): Promise<WebhookResponse>;
+}
+
+export interface PusherOptions {
+  /** AWS only: invokes `lambdaArn` targets (without it they fail, as on the local runtime). */
+  lambda?: LambdaInvoker | undefined;
+  /** A job stops claiming after this long (ms) and hands the rest to a new job (the Lambda's own timeout is longer). */
+  maxRunMs?: number;
+  log?: (message: string, details: Record<string, unknown>) => void;
+}
+
+/** A lease outlives the request's timeout by this much (commit after the answer, clock skew). */
+const LEASE_MARGIN_MS = 10_000;
+const DEFAULT_MAX_RUN_MS = 60_000;
+const USER_AGENT = 'Sluice-Push/1';
+
+/** One request's messages and where their order lives (a FIFO shard) or not (standard). */
+interface Lane {
+  fifo: boolean;
+  messages: DeliveredMessage[];
+}
+
+/** A counting semaphore: maxConcurrency per group, shared by the jobs of one process. */
+class Slots {
+  private used = 0;
+  private readonly waiters: Array<() => void> = [];
+  constructor(public limit: number) {}
+  get free(): number {
+    return Math.max(0, this.limit - this.used);
+  }
+  async take(): Promise<void> {
+    if (this.used < this.limit) {
+      this.used++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+  give(): void {
+    const next = this.waiters.shift();
+    if (next) next();
+    else this.used--;
+  }
+}
+
+export class Pusher {
+  private readonly slots = new Map<string, Slots>();
+  private readonly maxRunMs: number;
+
+  constructor(
+    private readonly stores: Stores,
+    private readonly queue: Pick<QueueService, 'claimForPush' | 'commit' | 'changeVisibility'>,
+    private readonly webhooks: Pick<WebhookClient, 'post'>,
+    private readonly secrets: SecretBox,
+    private readonly pushQueue: PushQueue,
+    private readonly clock: Clock,
+    private readonly random: Random,
+    private readonly options: PusherOptions = {},
+  ) {
+    this.maxRunMs = options.maxRunMs ?? DEFAULT_MAX_RUN_MS;
+  }
+
+  /** Runs one batch of jobs: each group once (jobs of one group collapse), groups side by side. */
+  async run(jobs: readonly PushJob[]): Promise<void> {
+    const now = this.clock.now();
+    const early = jobs.filter((j) => (j.notBefore ?? 0) > now);
+    // A back-off longer than the queue's longest delay: send it on until its time.
+    for (const job of early) await this.pushQueue.send([job], (job.notBefore ?? now) - now);
+    const groups = [...new Set(jobs.filter((j) => (j.notBefore ?? 0) <= now).map((j) => j.group))];
+    await Promise.all(groups.map((group) => this.drain(group)));
+  }
+
+  /** Pushes a group's claimable messages until none is left (or the run's time is up: a new job takes over). */
+  async drain(groupName: string): Promise<void> {
+    const group = await this.stores.catalog.group(groupName);
+    if (!group?.push || !group.pushSecret) return;
+    const push = group.push;
+    const slots = this.slotsOf(group);
+    const started = this.clock.now();
+    const attempts: PushAttempt[] = [];
+    const topics = await this.stores.catalog.topics(group.subscriptions.map((s) => s.topic));
+    const secrets = await openSigningSecrets(this.secrets, group.pushSecret, pushSecretContext(group.name), started);
+    let retryAt: number | undefined;
+    for (;;) {
+      if (this.clock.now() - started >= this.maxRunMs) {
+        await this.pushQueue.send([{ group: group.name }]);
+        break;
+      }
+      const free = Math.max(1, slots.free);
+      const leaseMs = push.timeoutSeconds * 1000 + LEASE_MARGIN_MS;
+      const claimed = await this.queue.claimForPush(group, free * push.batchSize, leaseMs, this.clock.now() + leaseMs);
+      if (claimed.length === 0) break;
+      const lanes = this.lanesOf(claimed, topics, push.batchSize);
+      const results = await Promise.all(lanes.map((lane) => this.pushLane(group, push, lane, slots, secrets)));
+      for (const result of results) {
+        attempts.push(...result.attempts);
+        if (result.retryAt !== undefined) retryAt = Math.min(retryAt ?? Infinity, result.retryAt);
+      }
+    }
+    if (retryAt !== undefined) await this.pushQueue.send([{ group: group.name, notBefore: retryAt }], retryAt - this.clock.now());
+    if (attempts.length > 0) await this.recordAttempts(group.name, attempts);
+  }
+
+  private slotsOf(group: Group): Slots {
+    const limit = group.push?.maxConcurrency ?? PushLimits.maxConcurrencyDefault;
+    let slots = this.slots.get(group.name);
+    if (!slots) this.slots.set(group.name, (slots = new Slots(limit)));
+    slots.limit = limit;
+    return slots;
+  }
+
+  /**
+   * Splits a claim into lanes: a FIFO shard's messages (in claim order,
+   * which is the shard's order) form one lane whose requests go one after
+   * another; standard messages form lanes of one request each.
+   */
+  private lanesOf(messages: DeliveredMessage[], topics: Map<string, Topic>, batchSize: number): Lane[] {
+    const shards = new Map<string, DeliveredMessage[]>();
+    const standard: DeliveredMessage[] = [];
+    for (const message of messages) {
+      const topic = topics.get(message.topic);
+      if (topic?.type === 'fifo' && message.shardKey !== null) {
+        const key = `${streamNamespace(topic)}\u0000${message.shardKey}`;
+        shards.set(key, [...(shards.get(key) ?? []), message]);
+      } else standard.push(message);
+    }
+    const lanes: Lane[] = [...shards.values()].map((m) => ({ fifo: true, messages: m }));
+    for (let i = 0; i < standard.length; i += batchSize) lanes.push({ fifo: false, messages: standard.slice(i, i + batchSize) });
+    return lanes;
+  }
+
+  /** Sends one lane's requests in order; after a FIFO request fails, the rest of its shard is released unsent. */
+  private async pushLane(group: Group, push: PushSettings, lane: Lane, slots: Slots, secrets: string[]) {
+    const attempts: PushAttempt[] = [];
+    let retryAt: number | undefined;
+    for (let i = 0; i < lane.messages.length; i += push.batchSize) {
+      const batch = lane.messages.slice(i, i + push.batchSize);
+      await slots.take();
+      let outcome: { attempt: PushAttempt; retry: Set<string> };
+      try {
+        outcome = await this.request(group.name, push, batch, secrets, lane.fifo);
+      } finally {
+        slots.give();
+      }
+      attempts.push(outcome.attempt);
+      const committed = batch.filter((m) => !outcome.retry.has(m.messageId));
+      const failed = batch.filter((m) => outcome.retry.has(m.messageId));
+      if (committed.length > 0) await this.queue.commit(group.name, committed.map((m) => m.receiptHandle));
+      if (failed.length > 0) {
+        // FIFO: the shard waits with its failed message (order first): the rest of the lane goes back unsent.
+        const back = lane.fifo ? [...failed, ...lane.messages.slice(i + push.batchSize)] : failed;
+        retryAt = Math.min(retryAt ?? Infinity, await this.fail(group, back));
+        if (lane.fifo) break;
+      }
+    }
+    return { attempts, retryAt };
+  }
+
+  /**
+   * One signed request; resolves to the messages to retry (all of them for
+   * anything but a 2xx; for a 2xx the `retry` list, extended on FIFO lanes
+   * to the later messages of that request).
+   */
+  private async request(groupName: string, push: PushSettings, batch: DeliveredMessage[], secrets: string[], fifo: boolean) {
+    const at = this.clock.now();
+    const payload = JSON.stringify({
+      type: 'messages',
+      timestamp: iso(at),
+      data: { group: groupName, messages: batch.map(({ receiptHandle: _handle, ...message }) => message) },
+    });
+    const headers = signedHeaders(secrets, `psh_${this.random.id()}`, at, payload, USER_AGENT);
+    const timeoutMs = push.timeoutSeconds * 1000;
+    const all = new Set(batch.map((m) => m.messageId));
+    const started = Date.now();
+    let response: WebhookResponse;
+    try {
+      if (push.target.url !== undefined) response = await this.webhooks.post(push.target.url, headers, payload, timeoutMs);
+      else if (this.options.lambda) response = await this.options.lambda.invoke(push.target.lambdaArn, payload, timeoutMs);
+      else throw new InvalidArgumentError('Lambda push targets are invoked only on AWS');
+    } catch (error) {
+      const reason =
+        error instanceof Error ? (error.name === 'TimeoutError' || error.name === 'AbortError' ? `no answer within ${timeoutMs} ms` : error.message || error.name) : 'call failed';
+      this.options.log?.('push request failed', { group: groupName, reason });
+      return { attempt: this.attempt(at, null, started, reason, batch.length, batch.length), retry: all };
+    }
+    if (response.status < 200 || response.status >= 300) {
+      return { attempt: this.attempt(at, response.status, started, `answered HTTP ${response.status}`, batch.length, batch.length), retry: all };
+    }
+    const listed = retryList(response.body);
+    const retry = new Set<string>();
+    batch.forEach((m, index) => {
+      if (listed.has(m.messageId) || (fifo && batch.slice(0, index).some((earlier) => listed.has(earlier.messageId)))) retry.add(m.messageId);
+    });
+    const error = retry.size > 0 ? `answer asked to retry ${retry.size} of ${batch.length}` : null;
+    return { attempt: this.attempt(at, response.status, started, error, batch.length, retry.size), retry };
+  }
+
+  private attempt(at: number, status: number | null, startedMs: number, error: string | null, messages: number, retried: number): PushAttempt {
+    return { at, status, latencyMs: Math.max(0, Date.now() - startedMs), error, messages, retried };
+  }
+
+  /**
+   * Fails the attempt of `messages`: each lease is released, which sets its
+   * expiry to the retry policy's back-off (the claim dead-letters a message
+   * whose deliveries are used up). Resolves to when the earliest of them is
+   * claimable again (the push job's time).
+   */
+  private async fail(group: Group, messages: DeliveredMessage[]): Promise<number> {
+    const now = this.clock.now();
+    let earliest = Infinity;
+    for (const message of messages) {
+      try {
+        await this.queue.changeVisibility(group.name, message.receiptHandle, 0);
+      } catch (error) {
+        // The lease ended meanwhile (seek, delete, or it expired and was claimed again): nothing to fail.
+        this.options.log?.('push lease release failed', { group: group.name, messageId: message.messageId, error: String(error) });
+        continue;
+      }
+      earliest = Math.min(earliest, now + retryDelayMs(group.retryPolicy, message.deliveryCount, group.maxDeliveries));
+    }
+    return earliest === Infinity ? now : earliest;
+  }
+
+  private async recordAttempts(group: string, attempts: PushAttempt[]): Promise<void> {
+    try {
+      const kept = await this.stores.pushState.lastAttempts(group);
+      const newest = [...attempts].sort((a, b) => b.at - a.at);
+      await this.stores.pushState.record(group, [...newest, ...kept].slice(0, PushLimits.lastAttemptsKept));
+    } catch (error) {
+      // A diagnostic: losing it never loses a message.
+      this.options.log?.('push attempts not recorded', { group, error: String(error) });
+    }
+  }
+}
+
+/** The `retry` list of a 2xx answer (anything else — no JSON, no list — retries nothing). */
+function retryList(body: string): Set<string> {
+  try {
+    const parsed = JSON.parse(body) as { retry?: unknown };
+    return new Set(Array.isArray(parsed.retry) ? parsed.retry.filter((id): id is string => typeof id === 'string') : []);
+  } catch {
+    return new Set();
+  }
+}

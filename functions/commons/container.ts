@@ -37,6 +37,8 @@ import { Dispatcher } from '../../lib/services/dispatcher.js';
 import { Redriver } from '../../lib/services/redriver.js';
 import { LocalPushBus } from '../../lib/adapters/local/push-bus.js';
 import { SqsPushQueue } from '../../lib/adapters/aws/sqs-push-queue.js';
+import { AwsLambdaInvoker } from '../../lib/adapters/aws/lambda-invoker.js';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { PushQueue } from '../../lib/ports/push-queue.js';
 import { Pusher } from '../../lib/services/pusher.js';
 import { PushRoute } from '../../lib/services/push-route.js';
@@ -151,8 +153,11 @@ export function buildContainer(config: Config): Container {
     ? new SqsPushQueue(new SQSClient({ region: config.AWS_REGION }), config.SLUICE_PUSH_QUEUE_URL)
     : (localPush = new LocalPushBus());
   const pushWebhooks = new HttpWebhookClient({ allowLoopback: config.SLUICE_ALLOW_LOOPBACK_CHECKERS === 'true' });
+  // Lambda targets exist only on AWS, and only those the construct allows (`pushTargets`).
+  const pushLambdaArns = config.SLUICE_TIMERS === 'aws' ? config.SLUICE_PUSH_LAMBDA_ARNS.split(',').map((a) => a.trim()).filter((a) => a !== '') : undefined;
   const pusher = new Pusher(stores, queue, pushWebhooks, secrets, pushQueue, systemClock, cryptoRandom, {
     log: (message, details) => logger.warn(message, details),
+    ...(pushLambdaArns?.length ? { lambda: new AwsLambdaInvoker(new LambdaClient({ region: config.AWS_REGION })) } : {}),
   });
   const streamDispatcher = new Dispatcher(
     {
@@ -174,7 +179,7 @@ export function buildContainer(config: Config): Container {
       secrets,
       webhooks: new HttpWebhookClient({ allowLoopback: config.SLUICE_ALLOW_LOOPBACK_CHECKERS === 'true' }),
       policy: { allowLoopback: config.SLUICE_ALLOW_LOOPBACK_CHECKERS === 'true' },
-      lambdaArns: config.SLUICE_TIMERS === 'aws' ? config.SLUICE_PUSH_LAMBDA_ARNS.split(',').map((a) => a.trim()).filter((a) => a !== '') : undefined,
+      lambdaArns: pushLambdaArns,
     }),
     seeker: new Seeker(stores, systemClock),
     timers,

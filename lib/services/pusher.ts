@@ -26,6 +26,7 @@ import { streamNamespace } from '../domain/streams.js';
 import { pushSecretContext } from '../adapters/aws/names.js';
 import type { PushAttempt } from '../adapters/dynamodb/push-state.js';
 import type { Clock } from '../ports/clock.js';
+import type { LambdaInvoker } from '../ports/lambda-invoker.js';
 import type { PushJob, PushQueue } from '../ports/push-queue.js';
 import type { Random } from '../ports/random.js';
 import type { SecretBox, WebhookClient, WebhookResponse } from '../ports/webhooks.js';
@@ -33,10 +34,6 @@ import type { QueueService } from './queue-service.js';
 import type { Stores } from './stores.js';
 import { openSigningSecrets, signedHeaders } from './webhook-signing.js';
 
-/** Invokes a push group's Lambda target synchronously (AWS); a function error rejects. */
-export interface LambdaInvoker {
-  invoke(functionArn: string, payload: string, timeoutMs: number): Promise<WebhookResponse>;
-}
 
 export interface PusherOptions {
   /** AWS only: invokes `lambdaArn` targets (without it they fail, as on the local runtime). */

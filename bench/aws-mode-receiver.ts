@@ -24,6 +24,8 @@ const RECEIVE_PATH = /^\/v1\/groups\/([^/]+)\/receive$/;
 export interface AwsModeReceiver {
   url: string;
   meter: Meter;
+  /** The container's DynamoDB client (the one the meter counts). */
+  dynamo: ReturnType<typeof buildContainer>['dynamo'];
   /** Receives answered so far (a consumer's polls). */
   receives(): number;
   /** Resolves once `n` receives were answered in all. */
@@ -38,7 +40,7 @@ const readAll = async (req: IncomingMessage) => {
 };
 
 /** Starts the endpoint on 127.0.0.1; `runtimeUrl` and `token` are the local runtime's. */
-export async function startAwsModeReceiver(runtimeUrl: string, token: string): Promise<AwsModeReceiver> {
+export async function startAwsModeReceiver(runtimeUrl: string, token: string | undefined): Promise<AwsModeReceiver> {
   const c = buildContainer({ ...loadConfig(process.env), SLUICE_NOTIFIER: 'activity' });
   const meter = new Meter();
   meter.instrumentDynamo(c.dynamo);
@@ -52,7 +54,7 @@ export async function startAwsModeReceiver(runtimeUrl: string, token: string): P
       if (!match) {
         const answer = await fetch(`${runtimeUrl}${req.url ?? '/'}`, {
           method: req.method,
-          headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+          headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
           body: body || undefined,
         });
         res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
@@ -84,6 +86,7 @@ export async function startAwsModeReceiver(runtimeUrl: string, token: string): P
   return {
     url: `http://127.0.0.1:${port}`,
     meter,
+    dynamo: c.dynamo,
     receives: () => answered,
     receivesDone: (n) => (answered >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }))),
     stop: async () => {

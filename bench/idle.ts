@@ -105,6 +105,30 @@ export interface IdleEnv {
   meter: Meter;
   doc: DynamoDBDocumentClient;
   table: string;
+  /** The local runtime's DynamoDB client (watched for calls that name the idle push group or its topic). */
+  dynamo: { middlewareStack: { add: (...args: any[]) => void; remove: (name: string) => boolean } };
+}
+
+/**
+ * Counts, on `client`, the calls whose input names `names` (the push group's
+ * keys: its group item, cursors, ready index, its topic's items): what the
+ * group itself asks of the table, apart from the runtime's sweeps.
+ */
+function watchCalls(client: IdleEnv['dynamo'], names: string[]): { calls: () => Record<string, number>; stop: () => void } {
+  const calls: Record<string, number> = {};
+  const name = `idle-watch-${names.join('-')}`;
+  client.middlewareStack.add(
+    (next: (args: unknown) => Promise<unknown>, context: { commandName?: string }) => async (args: { input: unknown }) => {
+      const text = JSON.stringify(args.input);
+      if (names.some((n) => text.includes(n))) {
+        const command = (context.commandName ?? '?').replace(/Command$/, '');
+        calls[command] = (calls[command] ?? 0) + 1;
+      }
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  return { calls: () => ({ ...calls }), stop: () => void client.middlewareStack.remove(name) };
 }
 
 const WAIT_SECONDS = 20;
@@ -164,13 +188,18 @@ export async function measureIdle(env: IdleEnv, profile: IdleProfile): Promise<I
         await consumer.stop({ abort: true });
       }
     };
-    // The push group: the local runtime's calls over the same span.
+    // The push group: the calls of the local runtime that name it or its topic over the same span.
     const push = async () => {
       await sleep(WAIT_SECONDS * 1000 * profile.warmupPolls);
       const before = env.meter.snapshot();
+      const watch = watchCalls(env.dynamo, ['idle-push']);
       const t0 = performance.now();
-      await sleep(WAIT_SECONDS * 1000 * profile.measuredPolls);
-      return { window: diff(env.meter.snapshot(), before), seconds: (performance.now() - t0) / 1000 };
+      try {
+        await sleep(WAIT_SECONDS * 1000 * profile.measuredPolls);
+      } finally {
+        watch.stop();
+      }
+      return { window: diff(env.meter.snapshot(), before), seconds: (performance.now() - t0) / 1000, own: watch.calls() };
     };
     const [c, s, p] = await Promise.all([curl(), sdk(), push()]);
     const pushStorage = await groupStorageBytes(env.doc, env.table, 'idle-push-g');
@@ -179,8 +208,24 @@ export async function measureIdle(env: IdleEnv, profile: IdleProfile): Promise<I
     rows.push(idleRow('http-long-poll', cc.counts, cc.byCommand, `curl-style: POST receive waitSeconds ${WAIT_SECONDS}, one after the other, SLUICE_NOTIFIER=activity; ${profile.measuredPolls} polls after ${profile.warmupPolls} (the first parks); receive service called in-process behind a plain HTTP server, Lambda billed per request as timed there`));
     const sc = countsOf(s.window, s.seconds, 0);
     rows.push(idleRow('sdk-consumer', sc.counts, sc.byCommand, `no doorbell exists yet: the SDK Consumer long-polls the same receive (waitSeconds ${WAIT_SECONDS}, SLUICE_NOTIFIER=activity), so it costs what the HTTP long poll costs`));
-    const pc = countsOf(p.window, p.seconds, pushStorage);
-    rows.push(idleRow('push-group', pc.counts, pc.byCommand, `every call the local runtime made while the push group idled (${endpoint.requests()} push requests; an upper bound: timer sweeps and check-backs of the whole runtime included), plus its ${pushStorage} B of items`));
+    // Priced: only the calls that name the group or its topic; the runtime's other calls in the window (the timer
+    // and check-back sweeps, run whatever the groups) are listed in the note, not priced.
+    const own = Object.values(p.own).reduce((a, b) => a + b, 0);
+    const runtimeWide = dynamoTotals(p.window);
+    // Calls of its own (none expected) are not told apart by unit: then the whole window is priced, an upper bound.
+    const pc = countsOf(p.window, p.seconds, pushStorage, own > 0 ? undefined : () => false);
+    rows.push(
+      idleRow(
+        'push-group',
+        pc.counts,
+        p.own,
+        `a push group on its own idle topic: ${own} DynamoDB calls named the group or its topic in the window, ${endpoint.requests()} push requests were made; ` +
+          (own > 0
+            ? `priced: every call of the local runtime in the window (${runtimeWide.requests}, ${JSON.stringify(runtimeWide.byCommand)}), an upper bound, plus its ${pushStorage} B of items`
+            : `its cost is its ${pushStorage} B of items. The local runtime made ${runtimeWide.requests} other calls meanwhile (${JSON.stringify(runtimeWide.byCommand)}: ` +
+              `its periodic timer and check-back sweeps, which run whatever the groups; not priced here)`),
+      ),
+    );
     return rows;
   } finally {
     await httpReceiver.stop();

@@ -219,7 +219,7 @@ async function main() {
   const floorTable = 'bench-floor';
   const raw = createDynamoClients({ endpoint: dynamo.endpoint });
   await ensureTable(raw.client, floorTable);
-  const idleEnv: IdleEnv = { ctx, runtimeUrl: runtime.url, token, meter, doc: raw.doc, table: 'bench' };
+  const idleEnv: IdleEnv = { ctx, runtimeUrl: runtime.url, token, meter, doc: raw.doc, table: 'bench', dynamo: c.dynamo };
   if (idleOnly) {
     await idlePhase(idleEnv);
     return;

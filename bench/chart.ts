@@ -56,7 +56,7 @@ export function renderChart(r: BenchResults): Buffer {
     ...(r.scheduled.lateness && (r.scheduled.received ?? 0) > 0
       ? [{ label: `scheduled lateness (${r.scheduled.delays ?? ''})`, p50: Math.max(r.scheduled.lateness.p50, 0.01), p95: Math.max(r.scheduled.lateness.p95, 0.01), p99: Math.max(r.scheduled.lateness.p99, 0.01) }]
       : []),
-    ...(r.wake ?? []).filter((w) => w.samples > 0).map((w) => ({ label: `wake ${w.id}: send → ${w.id === 'push-group' ? 'endpoint called' : 'handler called'} (stream path)`, p50: w.p50, p95: w.p95, p99: w.p99 })),
+    ...(r.wake ?? []).filter((w) => w.samples > 0).map((w) => ({ label: `wake ${w.id}, stream path`, p50: w.p50, p95: w.p95, p99: w.p99 })),
   ];
   const panel1Top = 110;
   const panel1Bottom = panel1Top + cells.length * ROW + 8;
@@ -193,7 +193,7 @@ export function renderChart(r: BenchResults): Buffer {
 
   // ── panel 4: one idle consumer's modelled AWS month ──
   if (idleRows.length > 0) {
-    c.text(20, panel4Title, `ONE IDLE CONSUMER, MODELLED USD PER 30-DAY MONTH (LOG SCALE, FUNCTION URL); TARGET MARKED PER ROW`, INK);
+    c.text(20, panel4Title, 'ONE IDLE CONSUMER, MODELLED USD PER 30-DAY MONTH (LOG SCALE, FUNCTION URL, 512 MB); BLACK TICK: TARGET; RED: MISSED', INK);
     const a4 = axisFor([...idleRows.map((x) => x.usdPerMonth), ...idleRows.map((x) => x.targetUsd)], 1);
     drawAxis(c, a4, panel4Top - 6, panel4Bottom);
     idleRows.forEach((row, i) => {
@@ -206,7 +206,7 @@ export function renderChart(r: BenchResults): Buffer {
       }
       const t = Math.round(xOf(a4, row.targetUsd));
       c.line(t, y - 3, t, y + BAR + 3, INK, 2);
-      c.text(Math.max(xOf(a4, row.usdPerMonth), t) + 8, y + 1, `$${row.usdPerMonth < 0.01 ? row.usdPerMonth.toPrecision(2) : row.usdPerMonth.toFixed(2)} (target $${row.targetUsd}, ${met ? 'met' : 'missed'})`, INK);
+      c.text(Math.max(xOf(a4, row.usdPerMonth), t) + 8, y + 1, `${row.usdPerMonth < 0.01 ? row.usdPerMonth.toPrecision(2) : row.usdPerMonth.toFixed(2)} USD (target ${row.targetUsd})`, INK);
     });
   }
   return c.png();

@@ -222,8 +222,8 @@ export async function measureIdle(env: IdleEnv, profile: IdleProfile): Promise<I
         `a push group on its own idle topic: ${own} DynamoDB calls named the group or its topic in the window, ${endpoint.requests()} push requests were made; ` +
           (own > 0
             ? `priced: every call of the local runtime in the window (${runtimeWide.requests}, ${JSON.stringify(runtimeWide.byCommand)}), an upper bound, plus its ${pushStorage} B of items`
-            : `its cost is its ${pushStorage} B of items. The local runtime made ${runtimeWide.requests} other calls meanwhile (${JSON.stringify(runtimeWide.byCommand)}: ` +
-              `its periodic timer and check-back sweeps, which run whatever the groups; not priced here)`),
+            : `its cost is its ${pushStorage} B of items. The local runtime made ${runtimeWide.requests} other calls meanwhile (${JSON.stringify(runtimeWide.byCommand)}), ` +
+              `none naming the group or its topic: background work such as its periodic timer and check-back sweeps, which run whatever the groups; not priced here)`),
       ),
     );
     return rows;

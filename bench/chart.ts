@@ -56,6 +56,7 @@ export function renderChart(r: BenchResults): Buffer {
     ...(r.scheduled.lateness && (r.scheduled.received ?? 0) > 0
       ? [{ label: `scheduled lateness (${r.scheduled.delays ?? ''})`, p50: Math.max(r.scheduled.lateness.p50, 0.01), p95: Math.max(r.scheduled.lateness.p95, 0.01), p99: Math.max(r.scheduled.lateness.p99, 0.01) }]
       : []),
+    ...(r.wake ?? []).filter((w) => w.samples > 0).map((w) => ({ label: `wake ${w.id}, stream path`, p50: w.p50, p95: w.p95, p99: w.p99 })),
   ];
   const panel1Top = 110;
   const panel1Bottom = panel1Top + cells.length * ROW + 8;
@@ -66,7 +67,11 @@ export function renderChart(r: BenchResults): Buffer {
   const panel3Title = panel2Bottom + 90;
   const panel3Top = panel3Title + 40;
   const panel3Bottom = panel3Top + scaleRows.length * ROW + 8;
-  const height = scaleRows.length > 0 ? panel3Bottom + 110 : panel2Bottom + 110;
+  const idleRows = r.idle ?? [];
+  const panel4Title = (scaleRows.length > 0 ? panel3Bottom : panel2Bottom) + 90;
+  const panel4Top = panel4Title + 40;
+  const panel4Bottom = panel4Top + idleRows.length * ROW + 8;
+  const height = (idleRows.length > 0 ? panel4Bottom : scaleRows.length > 0 ? panel3Bottom : panel2Bottom) + 110;
   const c = new Canvas(WIDTH, height);
 
   c.text(20, 16, `SLUICE BENCHMARK  ${r.mode.toUpperCase()} RUN  ${r.date.slice(0, 16).replace('T', ' ')} UTC`, INK, 3);
@@ -184,6 +189,25 @@ export function renderChart(r: BenchResults): Buffer {
     }
     c.line(lx, ly3 + 7, lx + 24, ly3 + 7, TARGET, 2, 6);
     c.text(lx + 32, ly3 + 1, '10,000 msg/s target (issue 19, unbatched)', INK);
+  }
+
+  // ── panel 4: one idle consumer's modelled AWS month ──
+  if (idleRows.length > 0) {
+    c.text(20, panel4Title, 'ONE IDLE CONSUMER, MODELLED USD PER 30-DAY MONTH (LOG SCALE, FUNCTION URL, 512 MB); BLACK TICK: TARGET; RED: MISSED', INK);
+    const a4 = axisFor([...idleRows.map((x) => x.usdPerMonth), ...idleRows.map((x) => x.targetUsd)], 1);
+    drawAxis(c, a4, panel4Top - 6, panel4Bottom);
+    idleRows.forEach((row, i) => {
+      const y = panel4Top + i * ROW;
+      c.textRight(LABEL_W, y + 1, row.id, INK);
+      const met = row.usdPerMonth <= row.targetUsd + 1e-12;
+      if (row.usdPerMonth > 0) {
+        const x1 = xOf(a4, row.usdPerMonth);
+        c.fillRect(PLOT_X, y, Math.max(1, x1 - PLOT_X), BAR, met ? OP_COLOURS.lifecycle ?? GREY : TARGET);
+      }
+      const t = Math.round(xOf(a4, row.targetUsd));
+      c.line(t, y - 3, t, y + BAR + 3, INK, 2);
+      c.text(Math.max(xOf(a4, row.usdPerMonth), t) + 8, y + 1, `${row.usdPerMonth < 0.01 ? row.usdPerMonth.toPrecision(2) : row.usdPerMonth.toFixed(2)} USD (target ${row.targetUsd})`, INK);
+    });
   }
   return c.png();
 }

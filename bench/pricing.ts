@@ -24,6 +24,8 @@ export const PRICES = {
   sqsFifoPerMillion: 0.5,
   /** EventBridge Scheduler invocations. */
   schedulerPerMillion: 1.0,
+  /** DynamoDB storage, Standard table class (each item's bytes + 100 bytes of overhead). */
+  dynamoStorageGbMonth: 0.25,
 } as const;
 
 /** The Lambda memory size of the deployed API functions (cdk/sluice-function.ts default; receive runs at 256 MB, so pricing it at 512 overstates it). */
@@ -38,6 +40,7 @@ export const PRICE_TABLE: Array<{ item: string; price: string; source: string }>
   { item: 'Lambda function URL requests (entryPoint functionUrl, the default)', price: 'no charge besides Lambda requests and duration', source: 'aws.amazon.com/lambda/pricing; docs.aws.amazon.com/lambda/latest/dg/urls-invocation.html' },
   { item: 'SQS standard requests', price: `$${PRICES.sqsStandardPerMillion} per million (per 64 KiB chunk)`, source: 'aws.amazon.com/sqs/pricing' },
   { item: 'SQS FIFO requests', price: `$${PRICES.sqsFifoPerMillion} per million (per 64 KiB chunk)`, source: 'aws.amazon.com/sqs/pricing' },
+  { item: 'DynamoDB storage (Standard table class)', price: `$${PRICES.dynamoStorageGbMonth} per GB-month (item bytes + 100 B each)`, source: 'aws.amazon.com/dynamodb/pricing/on-demand' },
   { item: 'EventBridge Scheduler invocations', price: `$${PRICES.schedulerPerMillion} per million`, source: 'aws.amazon.com/eventbridge/pricing' },
 ];
 

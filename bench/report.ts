@@ -4,6 +4,8 @@ import type { Snapshot } from './meter.js';
 import type { CellResult, CostResult, FloorResult, LatencyResult, ScheduledResult } from './workloads.js';
 import type { ScaleRow } from './scale.js';
 import { scaleSection } from './scale-report.js';
+import type { IdleRow, WakeRow } from './idle-cost.js';
+import { idleSection, idleTargets } from './idle-report.js';
 
 export interface BenchResults {
   version: 1;
@@ -20,6 +22,10 @@ export interface BenchResults {
   costs: CostResult[];
   /** Contention as producers grow and the modelled AWS ceiling (bench/scale.ts); absent in runs before it existed. */
   scale?: ScaleRow[];
+  /** One idle consumer's modelled AWS month, per kind (bench/idle.ts); absent in runs before it existed. */
+  idle?: IdleRow[];
+  /** Send → delivered latency of a push group and an SDK Consumer through the stream path (ms); absent in runs before it existed. */
+  wake?: WakeRow[];
   /** Size-model cross-check, and how many successful calls came back without ConsumedCapacity. */
   capacityCheck: Snapshot['check'] & { calls: number; unreported: number };
 }
@@ -160,6 +166,7 @@ export function buildReport(r: BenchResults): Report {
       actual: r.scheduled.lateness && (r.scheduled.received ?? 0) > 0 ? `${(r.scheduled.lateness.p99 / 1000).toFixed(2)} s (p50 ${(r.scheduled.lateness.p50 / 1000).toFixed(2)} s)` : `not available (${r.scheduled.reason ?? 'not measured'})`,
       met: r.scheduled.lateness && (r.scheduled.received ?? 0) > 0 ? r.scheduled.lateness.p99 <= 1000 : undefined,
     },
+    ...idleTargets(r.idle, r.wake),
   ];
   return { prices: PRICES, priceTable: PRICE_TABLE, lambdaMemoryMb: LAMBDA_MEMORY_MB, types, targets };
 }
@@ -356,6 +363,7 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
   out.push('');
   const roundTrip = r.config.roundTrip as { minMs: number; maxMs: number } | undefined;
   if (r.scale && r.scale.length > 0 && roundTrip) out.push(...scaleSection(r.scale, roundTrip));
+  out.push(...idleSection(r.idle, r.wake));
   out.push('## Measurement check');
   out.push('');
   const chk = r.capacityCheck;

@@ -29,6 +29,9 @@ import { renderChart } from './chart.js';
 import { RoundTrip } from './round-trip.js';
 import { scaleRows, type ScaleRow } from './scale.js';
 import { buildReport, renderMarkdown, type BenchResults } from './report.js';
+import { measureIdle, measureWake, type IdleEnv } from './idle.js';
+import type { IdleRow, WakeRow } from './idle-cost.js';
+import { usdSmall } from './idle-report.js';
 import {
   FIFO_MODES,
   costOf,
@@ -57,6 +60,7 @@ const { values } = parseArgs({
     out: { type: 'string', default: 'bench/results' },
     'wait-quiet': { type: 'string', default: '0' },
     'cost-only': { type: 'string' },
+    'idle-only': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
   allowPositionals: false,
@@ -66,11 +70,14 @@ if (values.help) {
   console.log('Usage: npm run bench [-- --quick] [-- --concurrency N] [-- --out DIR] [-- --wait-quiet SECONDS]');
   console.log('  --wait-quiet S  wait up to S seconds for other processes to leave the CPUs idle before starting');
   console.log('  --cost-only IDS only the cost rows named (comma-separated row ids, or "all"), printed, no result files: a quick check of a change');
+  console.log('  --idle-only     only the idle and wake rows, printed, no result files');
   process.exit(0);
 }
 
 const quick = values.quick === true;
 /** Cost rows to measure alone (no other phase, no result files), or undefined for a whole run. */
+/** Only the idle and wake rows (no other phase, no result files). */
+const idleOnly = values['idle-only'] === true;
 const costOnly = values['cost-only']?.split(',').map((id) => id.trim()).filter(Boolean);
 const concurrency = Number(values.concurrency);
 if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
@@ -80,8 +87,8 @@ if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
 
 /** Time and counts per mode: quick is about a minute, full a few minutes on 2 cores. */
 const PROFILE = quick
-  ? { shards: 16, fifoBatches: [1], cellSeconds: 1, floorSeconds: 2, floorWarmupSeconds: 2, pairedFloorSeconds: 0.5, latencyStandard: 60, latencyFifo: 40, scheduledCount: 30, scheduledMaxDelay: 8, costRounds: { 1: 10, 10: 2, 100: 1 } as Record<number, number>, costShards: 8, scale: { producers: [1, 16, 64], batches: [1, 10], seconds: 1.5, shardKeys: 256 }, watchdogSeconds: 900 }
-  : { shards: 64, fifoBatches: [1, 10, 100], cellSeconds: 5, floorSeconds: 8, floorWarmupSeconds: 6, pairedFloorSeconds: 2, latencyStandard: 300, latencyFifo: 150, scheduledCount: 150, scheduledMaxDelay: 30, costRounds: { 1: 60, 10: 12, 100: 3 } as Record<number, number>, costShards: 16, scale: { producers: [1, 4, 16, 64], batches: [1, 10], seconds: 4, shardKeys: 1000 }, watchdogSeconds: 2400 };
+  ? { shards: 16, fifoBatches: [1], cellSeconds: 1, floorSeconds: 2, floorWarmupSeconds: 2, pairedFloorSeconds: 0.5, latencyStandard: 60, latencyFifo: 40, scheduledCount: 30, scheduledMaxDelay: 8, costRounds: { 1: 10, 10: 2, 100: 1 } as Record<number, number>, costShards: 8, scale: { producers: [1, 16, 64], batches: [1, 10], seconds: 1.5, shardKeys: 256 }, idle: { warmupPolls: 1, measuredPolls: 2, wakeSamples: 20 }, watchdogSeconds: 900 }
+  : { shards: 64, fifoBatches: [1, 10, 100], cellSeconds: 5, floorSeconds: 8, floorWarmupSeconds: 6, pairedFloorSeconds: 2, latencyStandard: 300, latencyFifo: 150, scheduledCount: 150, scheduledMaxDelay: 30, costRounds: { 1: 60, 10: 12, 100: 3 } as Record<number, number>, costShards: 16, scale: { producers: [1, 4, 16, 64], batches: [1, 10], seconds: 4, shardKeys: 1000 }, idle: { warmupPolls: 1, measuredPolls: 6, wakeSamples: 60 }, watchdogSeconds: 2400 };
 const BATCHES = [1, 10, 100];
 const BODY_BYTES = 1024;
 const SHARDS = PROFILE.shards;
@@ -139,6 +146,33 @@ function describeCell(c: CellResult, floorPut: number) {
   );
 }
 
+/** Idle consumers' modelled month and wake latency (issue 15); a failure is logged and leaves the rows out. */
+async function idlePhase(env: IdleEnv): Promise<{ idle?: IdleRow[]; wake?: WakeRow[] }> {
+  const p = PROFILE.idle;
+  log(`idle: a curl long poll, an SDK Consumer (both SLUICE_NOTIFIER=activity) and a push group, ${p.warmupPolls + p.measuredPolls} × 20 s (${p.measuredPolls} measured)`);
+  let idle: IdleRow[] | undefined;
+  let wake: WakeRow[] | undefined;
+  try {
+    idle = await measureIdle(env, p);
+    for (const row of idle) {
+      log(
+        `idle ${row.id.padEnd(15)} ${usdSmall(row.usdPerMonth).padStart(9)}/month (HTTP API ${usdSmall(row.usdPerMonthHttpApi)}; target $${row.targetUsd})  window ${row.counted.seconds.toFixed(1)} s: ` +
+          `${row.counted.lambdaRequests} Lambda req, ${fmt(row.counted.lambdaBilledMs)} ms, ${row.counted.dynamoCalls} DynamoDB calls ${JSON.stringify(row.byCommand)}, ${row.counted.rru} RRU, ${row.counted.wru} WRU, ${row.counted.storageBytes} B stored`,
+      );
+    }
+  } catch (error) {
+    log(`idle FAILED: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  log(`wake: ${p.wakeSamples} sends each to a push group and an SDK Consumer, one at a time`);
+  try {
+    wake = await measureWake(env, p);
+    for (const w of wake) log(`wake ${w.id.padEnd(15)} p50 ${fmt(w.p50)} p95 ${fmt(w.p95)} p99 ${fmt(w.p99)} max ${fmt(w.max)} ms (${w.samples} sends)`);
+  } catch (error) {
+    log(`wake FAILED: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return { idle, wake };
+}
+
 async function main() {
   const javaVersion = (spawnSync('java', ['-version'], { encoding: 'utf8' }).stderr ?? '').split('\n')[0] ?? '';
   log(`Sluice benchmark, ${mode} mode: concurrency ${concurrency}, ${BODY_BYTES} B bodies, ${SHARDS} FIFO shards, ${cpus().length} CPUs, Node ${process.version}`);
@@ -185,6 +219,11 @@ async function main() {
   const floorTable = 'bench-floor';
   const raw = createDynamoClients({ endpoint: dynamo.endpoint });
   await ensureTable(raw.client, floorTable);
+  const idleEnv: IdleEnv = { ctx, runtimeUrl: runtime.url, token, meter, doc: raw.doc, table: 'bench', dynamo: c.dynamo };
+  if (idleOnly) {
+    await idlePhase(idleEnv);
+    return;
+  }
   const floors: FloorResult[] = [];
   for (const kind of costOnly ? [] : (['PutItem', 'TransactWriteItems(2)'] as const)) {
     await floor(ctx, raw.doc, floorTable, kind, PROFILE.floorWarmupSeconds); // warm-up: DynamoDB Local's JVM speeds up for several seconds
@@ -360,6 +399,8 @@ async function main() {
     ),
   );
 
+  const { idle, wake } = await idlePhase(idleEnv);
+
   raw.client.destroy();
   const finalSnapshot = meter.snapshot();
   const results: BenchResults = {
@@ -376,6 +417,8 @@ async function main() {
     transactional,
     costs,
     scale,
+    ...(idle ? { idle } : {}),
+    ...(wake ? { wake } : {}),
     capacityCheck: {
       ...finalSnapshot.check,
       calls: Object.values(finalSnapshot.dynamo).reduce((n, c) => n + c.calls - c.errors, 0),

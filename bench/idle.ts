@@ -1,0 +1,314 @@
+/**
+ * The `idle` and `wake` rows (issue 15): what one idle consumer costs a month
+ * on AWS, from the calls counted while it idles on the local runtime, and how
+ * long a send takes to reach a push endpoint or an SDK `Consumer`'s handler
+ * through DynamoDB Local's real stream.
+ *
+ * Pull consumers receive from an {@link startAwsModeReceiver} endpoint: the
+ * long poll waits on the activity items as on AWS (`SLUICE_NOTIFIER=activity`),
+ * not on the local runtime's in-process notifier.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { SluiceClient } from '../lib/client/client.js';
+import { Consumer } from '../lib/client/consumer.js';
+import { diff, type Meter, type Snapshot } from './meter.js';
+import { dynamoTotals, httpTotals, type Ctx } from './workloads.js';
+import { idleRow, type IdleCounts, type IdleRow, type WakeRow } from './idle-cost.js';
+import { percentiles, sleep } from './stats.js';
+import { itemBytes, type AttributeMap } from './units.js';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { startAwsModeReceiver } from './aws-mode-receiver.js';
+
+/** What a window of `meter` counted, as idle counts. */
+function countsOf(window: Snapshot, seconds: number, storageBytes: number, tagFilter?: (tag: string) => boolean): { counts: IdleCounts; byCommand: Record<string, number> } {
+  const d = dynamoTotals(window, tagFilter);
+  const h = httpTotals(window, tagFilter);
+  return {
+    counts: {
+      seconds,
+      dynamoCalls: d.requests,
+      rru: d.rru + d.rruMinModel,
+      wru: d.wruTable + d.wruGsi + d.wruFailedModel,
+      lambdaRequests: h.requests,
+      lambdaBilledMs: h.billedMs,
+      storageBytes,
+    },
+    byCommand: d.byCommand,
+  };
+}
+
+/**
+ * Bytes a group keeps in the table, as DynamoDB bills storage (each item's
+ * size + 100 B): the group item and every item whose key names the group
+ * (cursors, ready index, pending outputs, history). A Scan: bench only.
+ */
+export async function groupStorageBytes(doc: DynamoDBDocumentClient, table: string, group: string): Promise<number> {
+  let bytes = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await doc.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start }));
+    for (const item of page.Items ?? []) {
+      const pk = String(item.pk ?? '');
+      const sk = String(item.sk ?? '');
+      if ((pk === 'GROUP' && sk === group) || pk.split('#')[1] === group) bytes += itemBytes(marshall(item, { removeUndefinedValues: true, convertClassInstanceToMap: true }) as AttributeMap) + 100;
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return bytes;
+}
+
+/** A local push endpoint: answers 200 to every request and tells who waits that one arrived. */
+async function startPushEndpoint(): Promise<{ url: string; next(): Promise<number>; requests(): number; stop(): Promise<void> }> {
+  let count = 0;
+  let waiting: ((at: number) => void) | undefined;
+  const server: Server = createServer((req, res) => {
+    const at = Date.now();
+    count++;
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
+    });
+    const w = waiting;
+    waiting = undefined;
+    w?.(at);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    next: () => new Promise<number>((resolve) => (waiting = resolve)),
+    requests: () => count,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export interface IdleProfile {
+  /** 20 s polls before the window (the first one parks). */
+  warmupPolls: number;
+  /** 20 s polls measured. */
+  measuredPolls: number;
+  /** Wake samples per row. */
+  wakeSamples: number;
+}
+
+export interface IdleEnv {
+  ctx: Ctx;
+  runtimeUrl: string;
+  token: string;
+  /** The local runtime's meter (the push group's idle calls). */
+  meter: Meter;
+  doc: DynamoDBDocumentClient;
+  table: string;
+  /** The local runtime's DynamoDB client (watched for calls that name the idle push group or its topic). */
+  dynamo: { middlewareStack: { add: (...args: any[]) => void; remove: (name: string) => boolean } };
+}
+
+/**
+ * Counts, on `client`, the calls whose input names `names` (the push group's
+ * keys: its group item, cursors, ready index, its topic's items): what the
+ * group itself asks of the table, apart from the runtime's sweeps.
+ */
+function watchCalls(client: IdleEnv['dynamo'], names: string[]): { calls: () => Record<string, number>; stop: () => void } {
+  const calls: Record<string, number> = {};
+  const name = `idle-watch-${names.join('-')}`;
+  client.middlewareStack.add(
+    (next: (args: unknown) => Promise<unknown>, context: { commandName?: string }) => async (args: { input: unknown }) => {
+      const text = JSON.stringify(args.input);
+      if (names.some((n) => text.includes(n))) {
+        const command = (context.commandName ?? '?').replace(/Command$/, '');
+        calls[command] = (calls[command] ?? 0) + 1;
+      }
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  return { calls: () => ({ ...calls }), stop: () => void client.middlewareStack.remove(name) };
+}
+
+const WAIT_SECONDS = 20;
+
+/**
+ * The three idle rows, measured at the same time on their own topics: a
+ * curl-style long poll and an SDK `Consumer` against their own AWS-mode
+ * receive endpoints, and a push group whose idle window is everything the
+ * local runtime called meanwhile (an upper bound: timer sweeps included).
+ */
+export async function measureIdle(env: IdleEnv, profile: IdleProfile): Promise<IdleRow[]> {
+  const { api } = env.ctx;
+  for (const t of ['idle-http', 'idle-sdk', 'idle-push']) await api.put(`/v1/topics/${t}`, { type: 'standard' });
+  await api.put('/v1/groups/idle-http-g', { subscriptions: [{ topic: 'idle-http' }], visibilityTimeoutSeconds: 30 });
+  await api.put('/v1/groups/idle-sdk-g', { subscriptions: [{ topic: 'idle-sdk' }], visibilityTimeoutSeconds: 30 });
+  const endpoint = await startPushEndpoint();
+  await api.put('/v1/groups/idle-push-g', { subscriptions: [{ topic: 'idle-push' }], push: { url: endpoint.url } });
+  const httpReceiver = await startAwsModeReceiver(env.runtimeUrl, env.token);
+  const sdkReceiver = await startAwsModeReceiver(env.runtimeUrl, env.token);
+  try {
+    // A curl consumer: one long poll after the other.
+    const curl = async () => {
+      const polls = profile.warmupPolls + profile.measuredPolls;
+      let before: Snapshot | undefined;
+      let t0 = 0;
+      for (let i = 0; i < polls; i++) {
+        if (i === profile.warmupPolls) {
+          before = httpReceiver.meter.snapshot();
+          t0 = performance.now();
+        }
+        const res = await fetch(`${httpReceiver.url}/v1/groups/idle-http-g/receive`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ maxMessages: 10, waitSeconds: WAIT_SECONDS }),
+        });
+        const got = (await res.json()) as { messages?: unknown[] };
+        if (res.status !== 200 || (got.messages?.length ?? 0) > 0) throw new Error(`idle long poll answered ${res.status} with ${got.messages?.length ?? 0} messages`);
+      }
+      return { window: diff(httpReceiver.meter.snapshot(), before as Snapshot), seconds: (performance.now() - t0) / 1000 };
+    };
+    // The SDK Consumer: its own poll loop; the window runs from the end of one receive to the end of another.
+    const sdk = async () => {
+      const client = new SluiceClient({ endpoint: sdkReceiver.url, token: env.token });
+      let handled = 0;
+      const consumer = new Consumer(client, { group: 'idle-sdk-g', handler: () => void handled++, waitSeconds: WAIT_SECONDS, onError: () => undefined });
+      await consumer.start();
+      try {
+        await sdkReceiver.receivesDone(profile.warmupPolls);
+        const before = sdkReceiver.meter.snapshot();
+        const t0 = performance.now();
+        await sdkReceiver.receivesDone(profile.warmupPolls + profile.measuredPolls);
+        const window = diff(sdkReceiver.meter.snapshot(), before);
+        const seconds = (performance.now() - t0) / 1000;
+        if (handled > 0) throw new Error(`the idle SDK consumer handled ${handled} messages`);
+        return { window, seconds };
+      } finally {
+        await consumer.stop({ abort: true });
+      }
+    };
+    // The push group: the calls of the local runtime that name it or its topic over the same span.
+    const push = async () => {
+      await sleep(WAIT_SECONDS * 1000 * profile.warmupPolls);
+      const before = env.meter.snapshot();
+      const watch = watchCalls(env.dynamo, ['idle-push']);
+      const t0 = performance.now();
+      try {
+        await sleep(WAIT_SECONDS * 1000 * profile.measuredPolls);
+      } finally {
+        watch.stop();
+      }
+      return { window: diff(env.meter.snapshot(), before), seconds: (performance.now() - t0) / 1000, own: watch.calls() };
+    };
+    const [c, s, p] = await Promise.all([curl(), sdk(), push()]);
+    const pushStorage = await groupStorageBytes(env.doc, env.table, 'idle-push-g');
+    const rows: IdleRow[] = [];
+    const cc = countsOf(c.window, c.seconds, 0);
+    rows.push(idleRow('http-long-poll', cc.counts, cc.byCommand, `curl-style: POST receive waitSeconds ${WAIT_SECONDS}, one after the other, SLUICE_NOTIFIER=activity; ${profile.measuredPolls} polls after ${profile.warmupPolls} (the first parks); receive service called in-process behind a plain HTTP server, Lambda billed per request as timed there`));
+    const sc = countsOf(s.window, s.seconds, 0);
+    rows.push(idleRow('sdk-consumer', sc.counts, sc.byCommand, `no doorbell exists yet: the SDK Consumer long-polls the same receive (waitSeconds ${WAIT_SECONDS}, SLUICE_NOTIFIER=activity), so it costs what the HTTP long poll costs`));
+    // Priced: only the calls that name the group or its topic; the runtime's other calls in the window (the timer
+    // and check-back sweeps, run whatever the groups) are listed in the note, not priced.
+    const own = Object.values(p.own).reduce((a, b) => a + b, 0);
+    const runtimeWide = dynamoTotals(p.window);
+    // Calls of its own (none expected) are not told apart by unit: then the whole window is priced, an upper bound.
+    const pc = countsOf(p.window, p.seconds, pushStorage, own > 0 ? undefined : () => false);
+    rows.push(
+      idleRow(
+        'push-group',
+        pc.counts,
+        p.own,
+        `a push group on its own idle topic: ${own} DynamoDB calls named the group or its topic in the window, ${endpoint.requests()} push requests were made; ` +
+          (own > 0
+            ? `priced: every call of the local runtime in the window (${runtimeWide.requests}, ${JSON.stringify(runtimeWide.byCommand)}), an upper bound, plus its ${pushStorage} B of items`
+            : `its cost is its ${pushStorage} B of items. The local runtime made ${runtimeWide.requests} other calls meanwhile (${JSON.stringify(runtimeWide.byCommand)}), ` +
+              `none naming the group or its topic: background work such as its periodic timer and check-back sweeps, which run whatever the groups; not priced here)`),
+      ),
+    );
+    return rows;
+  } finally {
+    await httpReceiver.stop();
+    await sdkReceiver.stop();
+    await endpoint.stop();
+  }
+}
+
+/** A pause of 0.3–2.5 s: the consumer idles between sends, so the activity waiter's back-off is sampled. */
+const idleGap = () => 300 + Math.random() * 2200;
+
+/**
+ * The wake rows, each send alone (the next once the last arrived): send →
+ * push request received by a local http endpoint, and send → an SDK
+ * `Consumer`'s handler called (receiving from an AWS-mode endpoint).
+ */
+export async function measureWake(env: IdleEnv, profile: IdleProfile): Promise<WakeRow[]> {
+  const { api } = env.ctx;
+  const endpoint = await startPushEndpoint();
+  const receiver = await startAwsModeReceiver(env.runtimeUrl, env.token);
+  const limitMs = 15_000;
+  const timeout = () => sleep(limitMs).then(() => -1);
+  try {
+    await api.put('/v1/topics/wake-push', { type: 'standard' });
+    await api.put('/v1/groups/wake-push-g', { subscriptions: [{ topic: 'wake-push' }], push: { url: endpoint.url } });
+    await api.put('/v1/topics/wake-sdk', { type: 'standard' });
+    await api.put('/v1/groups/wake-sdk-g', { subscriptions: [{ topic: 'wake-sdk' }], visibilityTimeoutSeconds: 30 });
+    const send = (topic: string, i: number) => api.must('POST', `/v1/topics/${topic}/messages`, { body: JSON.stringify({ i }) }, 'wake');
+
+    const pushRow = async (): Promise<WakeRow> => {
+      const ms: number[] = [];
+      let lost = 0;
+      for (let i = 0; i < profile.wakeSamples; i++) {
+        await sleep(idleGap());
+        const arrived = Promise.race([endpoint.next(), timeout()]);
+        const sentAt = Date.now();
+        await send('wake-push', i);
+        const at = await arrived;
+        if (at < 0) lost++;
+        else ms.push(at - sentAt);
+      }
+      const p = percentiles(ms);
+      return { id: 'push-group', samples: ms.length, p50: p.p50, p95: p.p95, p99: p.p99, max: p.max, note: `send → request at a local http endpoint (dispatcher on DynamoDB Local's stream → push queue → worker), one send at a time after 0.3–2.5 s idle${lost ? `; ${lost} not arrived within ${limitMs} ms` : ''}` };
+    };
+
+    const sdkRow = async (): Promise<WakeRow> => {
+      let handled: ((at: number) => void) | undefined;
+      const client = new SluiceClient({ endpoint: receiver.url, token: env.token });
+      const consumer = new Consumer(client, {
+        group: 'wake-sdk-g',
+        waitSeconds: WAIT_SECONDS,
+        onError: () => undefined,
+        handler: () => {
+          const h = handled;
+          handled = undefined;
+          h?.(Date.now());
+        },
+      });
+      await consumer.start();
+      const ms: number[] = [];
+      let lost = 0;
+      try {
+        // Past the park and the sender's catalog cache (5 s): appends carry `w` from here on.
+        await sleep(6000);
+        for (let i = 0; i < profile.wakeSamples; i++) {
+          await sleep(idleGap());
+          const arrived = Promise.race([new Promise<number>((resolve) => (handled = resolve)), timeout()]);
+          const sentAt = Date.now();
+          await send('wake-sdk', i);
+          const at = await arrived;
+          if (at < 0) lost++;
+          else ms.push(at - sentAt);
+        }
+      } finally {
+        await consumer.stop({ abort: true });
+      }
+      const p = percentiles(ms);
+      return { id: 'sdk-consumer', samples: ms.length, p50: p.p50, p95: p.p95, p99: p.p99, max: p.max, note: `send → handler called; the Consumer long-polls an AWS-mode receive (activity items, back-off 250 ms → 2 s), woken by the dispatcher on DynamoDB Local's stream; one send at a time after 0.3–2.5 s idle${lost ? `; ${lost} not handled within ${limitMs} ms` : ''}` };
+    };
+
+    return await Promise.all([pushRow(), sdkRow()]);
+  } finally {
+    await receiver.stop();
+    await endpoint.stop();
+  }
+}

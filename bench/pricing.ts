@@ -28,7 +28,7 @@ export const PRICES = {
   dynamoStorageGbMonth: 0.25,
 } as const;
 
-/** The Lambda memory size of the deployed API functions (cdk/sluice-function.ts default; receive runs at 256 MB, so pricing it at 512 overstates it). */
+/** The Lambda memory size of the deployed API functions (cdk/sluice-function.ts default; with `entryPoint: httpApi` receive runs at 128 MB, so pricing it at 512 overstates that deployment). */
 export const LAMBDA_MEMORY_MB = 512;
 
 export const PRICE_TABLE: Array<{ item: string; price: string; source: string }> = [

@@ -8,10 +8,22 @@
  * `webhook-timestamp` within 5 minutes, `webhook-signature: v1,<base64 HMAC>`)
  * before anything else, then calls your `check`. Serve it from Node's `http`
  * (`requestListener`) or from a Lambda behind API Gateway HTTP API / a
- * function URL (`lambdaHandler`, payload 2.0).
+ * function URL (`lambdaHandler`, payload 2.0). Verification and both
+ * adapters are `webhook-endpoint.ts`, shared with `createPushHandler`.
  */
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { Webhook } from 'standardwebhooks';
+import {
+  headerOf as header,
+  jsonAnswer as answer,
+  readWebhook,
+  secretList,
+  serveWebhook,
+  webhookVerifier,
+  WebhookVerificationError,
+  type WebhookEndpoint,
+  type WebhookLambdaEvent,
+  type WebhookRequest,
+  type WebhookResponse,
+} from './webhook-endpoint.js';
 import type { CheckStatus, TransactionCheck } from './types.js';
 
 export interface CheckerOptions {
@@ -28,56 +40,17 @@ export interface CheckerOptions {
   maxBodyBytes?: number;
 }
 
-export interface CheckerRequest {
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-export interface CheckerResponse {
-  statusCode: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
+export type CheckerRequest = WebhookRequest;
+export type CheckerResponse = WebhookResponse;
 /** The parts of an API Gateway HTTP API (payload 2.0) / function URL event the checker reads. */
-export interface CheckerLambdaEvent {
-  headers?: Record<string, string | undefined>;
-  body?: string;
-  isBase64Encoded?: boolean;
-  requestContext?: { http?: { method?: string } };
-}
+export type CheckerLambdaEvent = WebhookLambdaEvent;
+export type CheckerHandler = WebhookEndpoint;
 
-export interface CheckerHandler {
-  /** For `http.createServer(checker.requestListener)` or to call from your own router. */
-  requestListener: RequestListener;
-  /** A Lambda handler (API Gateway HTTP API or function URL, payload 2.0). */
-  lambdaHandler: (event: CheckerLambdaEvent) => Promise<CheckerResponse>;
-  /** The runtime-neutral core: verify, parse, check, answer. */
-  handle: (request: CheckerRequest) => Promise<CheckerResponse>;
-}
-
-/** The webhook failed verification: unsigned, signed with another secret, altered, or too old. */
-export class CheckerVerificationError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'CheckerVerificationError';
-  }
-}
+/** The webhook failed verification (the same class `createPushHandler` rejects with). */
+export const CheckerVerificationError = WebhookVerificationError;
+export type CheckerVerificationError = WebhookVerificationError;
 
 const STATUSES = new Set<CheckStatus>(['commit', 'rollback', 'unknown']);
-
-const answer = (statusCode: number, body: unknown): CheckerResponse => ({
-  statusCode,
-  headers: { 'content-type': 'application/json' },
-  body: JSON.stringify(body),
-});
-
-function header(headers: CheckerRequest['headers'], name: string): string | undefined {
-  for (const [key, value] of Object.entries(headers)) {
-    if (key.toLowerCase() === name) return Array.isArray(value) ? value.join(' ') : value;
-  }
-  return undefined;
-}
 
 function isCheck(value: unknown): value is { type: 'transaction.check'; data: TransactionCheck } {
   if (typeof value !== 'object' || value === null) return false;
@@ -87,50 +60,15 @@ function isCheck(value: unknown): value is { type: 'transaction.check'; data: Tr
   return typeof d.transactionId === 'string' && typeof d.messageId === 'string' && typeof d.topic === 'string';
 }
 
-export function createCheckerHandler(options: CheckerOptions): CheckerHandler {
-  const secrets = Array.isArray(options.secret) ? options.secret : [options.secret];
-  if (secrets.length === 0) throw new Error('createCheckerHandler needs the producer group signing secret.');
-  // Constructed now, so that a malformed secret fails at start-up rather than on the first check.
-  const verifiers = secrets.map((secret) => new Webhook(secret));
-  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+const CHECK = { is: isCheck, name: 'transaction.check webhook', expected: 'Expected {"type":"transaction.check","data":{transactionId, messageId, topic, …}}.' };
 
-  /** Throws CheckerVerificationError unless one of the secrets signed exactly this body. */
-  const verify = (request: CheckerRequest): unknown => {
-    const headers = {
-      'webhook-id': header(request.headers, 'webhook-id') ?? '',
-      'webhook-timestamp': header(request.headers, 'webhook-timestamp') ?? '',
-      'webhook-signature': header(request.headers, 'webhook-signature') ?? '',
-    };
-    let last: unknown;
-    for (const verifier of verifiers) {
-      try {
-        return verifier.verify(request.body, headers, { jsonParse: false }) ?? null;
-      } catch (error) {
-        last = error;
-      }
-    }
-    const reason = last instanceof Error ? last.message : 'invalid signature';
-    throw new CheckerVerificationError(`Webhook verification failed: ${reason}.`, { cause: last });
-  };
+export function createCheckerHandler(options: CheckerOptions): CheckerHandler {
+  const verify = webhookVerifier(secretList(options.secret, 'createCheckerHandler'));
 
   const handle = async (request: CheckerRequest): Promise<CheckerResponse> => {
-    try {
-      verify(request);
-    } catch (error) {
-      options.onError?.(error);
-      return answer(401, { error: error instanceof Error ? error.message : 'invalid signature' });
-    }
-    let payload: unknown;
-    try {
-      payload = JSON.parse(request.body);
-    } catch (error) {
-      options.onError?.(error);
-      return answer(400, { error: 'The body is not JSON.' });
-    }
-    if (!isCheck(payload)) {
-      options.onError?.(new Error('not a transaction.check webhook'));
-      return answer(400, { error: 'Expected {"type":"transaction.check","data":{transactionId, messageId, topic, …}}.' });
-    }
+    const read = readWebhook(verify, request, CHECK, options.onError);
+    if ('response' in read) return read.response;
+    const payload = read.payload;
     try {
       const status = await options.check(payload.data, header(request.headers, 'webhook-id') ?? '');
       if (!STATUSES.has(status)) throw new Error(`check() returned '${String(status)}'; expected commit, rollback or unknown.`);
@@ -141,50 +79,5 @@ export function createCheckerHandler(options: CheckerOptions): CheckerHandler {
     }
   };
 
-  const readBody = (req: IncomingMessage) =>
-    new Promise<string | undefined>((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > maxBodyBytes) {
-          req.removeAllListeners('data');
-          req.resume();
-          resolve(undefined);
-        } else chunks.push(chunk);
-      });
-      req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      req.on('error', reject);
-    });
-
-  const send = (res: ServerResponse, response: CheckerResponse) => {
-    res.writeHead(response.statusCode, response.headers);
-    res.end(response.body);
-  };
-
-  const requestListener: RequestListener = (req, res) => {
-    if (req.method !== 'POST') {
-      req.resume();
-      res.setHeader('allow', 'POST');
-      return send(res, answer(405, { error: 'Use POST.' }));
-    }
-    readBody(req).then(
-      async (body) => send(res, body === undefined ? answer(413, { error: 'The body is too large.' }) : await handle({ headers: req.headers, body })),
-      (error: unknown) => {
-        options.onError?.(error);
-        if (!res.headersSent) send(res, answer(400, { error: 'The request could not be read.' }));
-      },
-    );
-  };
-
-  const lambdaHandler = async (event: CheckerLambdaEvent): Promise<CheckerResponse> => {
-    const method = event.requestContext?.http?.method;
-    if (method !== undefined && method !== 'POST') return { ...answer(405, { error: 'Use POST.' }), headers: { 'content-type': 'application/json', allow: 'POST' } };
-    const raw = event.body ?? '';
-    const body = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
-    if (Buffer.byteLength(body) > maxBodyBytes) return answer(413, { error: 'The body is too large.' });
-    return handle({ headers: event.headers ?? {}, body });
-  };
-
-  return { requestListener, lambdaHandler, handle };
+  return serveWebhook({ maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024, onError: options.onError, handle });
 }

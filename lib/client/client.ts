@@ -127,6 +127,11 @@ export class SluiceClient {
     return this.call('PATCH', `/v1/groups/${seg(name)}`, { ...options, body: changes });
   }
 
+  /** Issues a new signing secret for a push group (answered once); the previous one keeps signing beside it for 24 h. */
+  rotateGroupSecret(name: string, options?: RequestOptions): Promise<Group> {
+    return this.call('POST', `/v1/groups/${seg(name)}/rotate-secret`, options);
+  }
+
   /** A group with `backlog`, `inFlight`, `pending`, `oldestMessageAgeSeconds`, `deadLettered`, `committed`. */
   getGroup(name: string, options?: RequestOptions): Promise<GroupDetail> {
     return this.call('GET', `/v1/groups/${seg(name)}`, options);

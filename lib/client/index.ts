@@ -1,11 +1,11 @@
 /**
  * The Sluice client SDK: `SluiceClient` (the HTTP API), `Consumer` (a poll
  * loop with concurrency, shard order, lease extension and graceful stop),
- * `TransactionProducer` and `createCheckerHandler` (transactional messages).
+ * `TransactionProducer` and `createCheckerHandler` (transactional messages),
+ * `createPushHandler` (the endpoint of a push group).
  *
  * What this module exports is what the published `@sluice/client` exports
- * (docs/packaging.md): the push-delivery handler belongs beside
- * `createCheckerHandler` below, and a dependency it brings must be added to
+ * (docs/packaging.md); a dependency it brings must be added to
  * packages/client/package.json (the package build refuses undeclared imports).
  */
 export { SluiceClient, decodeBody, type AuthMode, type RequestOptions, type SluiceClientOptions } from './client.js';
@@ -37,4 +37,21 @@ export {
   type CheckerRequest,
   type CheckerResponse,
 } from './checker.js';
+export {
+  createPushHandler,
+  type PushContext,
+  type PushHandler,
+  type PushHandlerOptions,
+  type PushHandlerResult,
+  type PushMessageHandler,
+  type PushedMessage,
+} from './push-handler.js';
+export {
+  DEFAULT_TOLERANCE_SECONDS,
+  WebhookVerificationError,
+  type WebhookEndpoint,
+  type WebhookLambdaEvent,
+  type WebhookRequest,
+  type WebhookResponse,
+} from './webhook-endpoint.js';
 export type * from './types.js';

@@ -107,6 +107,7 @@ describe('sluice commands', () => {
         'maxDeliveries:            5',
         'retryPolicy:              {"initialSeconds":2,"multiplier":1.5,"maxSeconds":90}',
         'deadLetterTopic:          cmd-dead',
+        'push:                     -',
         'createdAt:                <time>',
         'updatedAt:                <time>',
         'backlog:                  0',

@@ -102,6 +102,25 @@ describe('push to a Lambda function', () => {
   });
 });
 
+describe('push requests within Lambda\'s 6 MB synchronous payload', () => {
+  it('batchSize 100 with 30 × 256 KiB messages: every invocation < 5 MB, all delivered and committed', async () => {
+    await h.admin.patchGroup('fn', { push: { batchSize: 100 } });
+    for (let i = 0; i < 30; i += 5) {
+      await h.queue.sendBatch('orders', [0, 1, 2, 3, 4].map((j) => send(`${String(i + j).padStart(3, '0')}:${'x'.repeat(256 * 1024 - 4)}`)));
+    }
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: encode(null) });
+    await pusher.drain('fn');
+
+    const sizes = lambda.commandCalls(InvokeCommand).map((call) => (call.args[0].input.Payload as Uint8Array).byteLength);
+    // One claim answers at most 5 MB of JSON (the receive budget); a request is part of one claim.
+    expect(sizes.length).toBeGreaterThan(1);
+    for (const size of sizes) expect(size).toBeLessThan(5_000_000);
+    const delivered = lambda.commandCalls(InvokeCommand).flatMap((_, i) => eventOf(i).data.messages.map((m) => m.body.slice(0, 3)));
+    expect(new Set(delivered).size).toBe(30);
+    expect(await h.admin.getGroup('fn')).toMatchObject({ committed: 30, inFlight: 0, backlog: 0 });
+  }, 120_000);
+});
+
 describe('AwsLambdaInvoker', () => {
   it('reads at most 64 KiB of the result', async () => {
     lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload('x'.repeat(MAX_ANSWER_BYTES + 10)) });

@@ -25,7 +25,7 @@ import { TOKEN, startRuntime } from '../helpers/local.js';
 import { createSandbox, root, run, tested, userEnv, type Sandbox } from '../helpers/package-sandbox.js';
 
 /** Non-default props, as plain JSON so the user's app and this test pass the same ones (14 = RetentionDays.TWO_WEEKS). */
-const serviceProps = { namePrefix: 'pkgtest', memorySize: 1024, checkConcurrency: 5, logRetention: 14 } as const satisfies SluiceServiceProps;
+const serviceProps = { namePrefix: 'pkgtest', memorySize: 1024, checkConcurrency: 5, pushConcurrency: 7, logRetention: 14 } as const satisfies SluiceServiceProps;
 
 const clientScript = `
 import { SluiceClient } from '@sluice/client';
@@ -239,8 +239,9 @@ describe('@sluice/cdk', () => {
       expect(fn.Properties).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler', MemorySize: 1024 });
       expect(fn.Properties?.FunctionName).toMatch(/^pkgtest-/);
     }
-    const checkWorker = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && r.Properties?.ScalingConfig);
-    expect(checkWorker.map((r) => r.Properties?.ScalingConfig)).toEqual([{ MaximumConcurrency: 5 }]);
+    // The check worker's and the push worker's queues: each mapping bounded by its prop.
+    const workers = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && r.Properties?.ScalingConfig);
+    expect(workers.map((r) => (r.Properties?.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency).sort()).toEqual([5, 7]);
     const logGroups = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Logs::LogGroup');
     expect(new Set(logGroups.map((r) => r.Properties?.RetentionInDays))).toEqual(new Set([14]));
 

@@ -99,6 +99,7 @@ const ANSWERS: Record<string, { status: number; code: string; logged?: true }> =
   TopicRecentlyDeletedError: { status: 409, code: 'TopicRecentlyDeleted' },
   GroupRecentlyDeletedError: { status: 409, code: 'GroupRecentlyDeleted' },
   ProducerInUseError: { status: 409, code: 'ProducerInUse' },
+  PushGroupReceiveError: { status: 409, code: 'PushGroup' },
   TransactionAlreadyResolvedError: { status: 409, code: 'TransactionAlreadyResolved' },
   PayloadTooLargeError: { status: 413, code: 'PayloadTooLarge' },
   ThrottledError: { status: 429, code: 'Throttled' },

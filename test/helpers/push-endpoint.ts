@@ -1,6 +1,7 @@
 /** A real HTTP endpoint on loopback for push tests: records every request, answers as the test says. */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { PushJob, PushQueue } from '../../lib/ports/push-queue.js';
 
 export interface PushedRequest {
   headers: IncomingHttpHeaders;
@@ -59,4 +60,12 @@ export async function pushEndpoint(): Promise<PushEndpoint> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   endpoint.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   return endpoint;
+}
+
+/** A push queue that only records the jobs sent to it (tests drain the worker themselves). */
+export class RecordingPushQueue implements PushQueue {
+  readonly sent: Array<{ job: PushJob; delayMs: number }> = [];
+  async send(jobs: readonly PushJob[], delayMs = 0) {
+    for (const job of jobs) this.sent.push({ job, delayMs });
+  }
 }

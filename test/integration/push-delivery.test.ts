@@ -9,19 +9,11 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { HttpWebhookClient } from '../../lib/adapters/http/webhook-client.js';
 import { cryptoRandom } from '../../lib/ports/random.js';
-import type { PushJob, PushQueue } from '../../lib/ports/push-queue.js';
 import { Pusher } from '../../lib/services/pusher.js';
 import type { DeliveryMode } from '../../lib/domain/model.js';
 import { newHarness, send, testSecrets, type Harness } from '../helpers/stores.js';
 import { group, topic } from '../helpers/builders.js';
-import { pushEndpoint, type PushEndpoint } from '../helpers/push-endpoint.js';
-
-class RecordingPushQueue implements PushQueue {
-  readonly sent: Array<{ job: PushJob; delayMs: number }> = [];
-  async send(jobs: readonly PushJob[], delayMs = 0) {
-    for (const job of jobs) this.sent.push({ job, delayMs });
-  }
-}
+import { RecordingPushQueue, pushEndpoint, type PushEndpoint } from '../helpers/push-endpoint.js';
 
 let h: Harness;
 let endpoint: PushEndpoint;

@@ -10,10 +10,10 @@ import { InvokeCommand, LambdaClient, type InvokeCommandOutput } from '@aws-sdk/
 import { HttpWebhookClient } from '../../lib/adapters/http/webhook-client.js';
 import { AwsLambdaInvoker, MAX_ANSWER_BYTES } from '../../lib/adapters/aws/lambda-invoker.js';
 import { cryptoRandom } from '../../lib/ports/random.js';
-import type { PushJob, PushQueue } from '../../lib/ports/push-queue.js';
 import { Pusher } from '../../lib/services/pusher.js';
 import { newHarness, send, testSecrets, type Harness } from '../helpers/stores.js';
 import { group, topic } from '../helpers/builders.js';
+import { RecordingPushQueue } from '../helpers/push-endpoint.js';
 
 const FUNCTION = 'arn:aws:lambda:eu-west-1:123456789012:function:orders-handler';
 const lambda = mockClient(LambdaClient);
@@ -24,13 +24,6 @@ const eventOf = (call: number) => JSON.parse(new TextDecoder().decode(lambda.com
   type: string;
   data: { group: string; messages: Array<{ messageId: string; body: string; deliveryCount: number }> };
 };
-
-class RecordingPushQueue implements PushQueue {
-  readonly sent: Array<{ job: PushJob; delayMs: number }> = [];
-  async send(jobs: readonly PushJob[], delayMs = 0) {
-    for (const job of jobs) this.sent.push({ job, delayMs });
-  }
-}
 
 let h: Harness;
 let queue: RecordingPushQueue;

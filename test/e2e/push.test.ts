@@ -52,9 +52,10 @@ describe.skipIf(REMOTE)('push groups on the local runtime', () => {
     for (const request of endpoint.requests) expect(() => new Webhook(secret).verify(request.body, request.headers as Record<string, string>)).not.toThrow();
     expect(endpoint.requests.map((r) => r.messages[0]?.body)).toEqual(Array.from({ length: count }, (_, i) => `m${i}`));
 
-    // The last commit follows the endpoint's answer: wait for it (bounded) before reading the figures.
+    // The last commit follows the endpoint's answer, and the worker records its attempts after the claim
+    // that finds nothing left: wait for both (bounded) before reading the figures.
     let detail = await api.get('/v1/groups/hooks');
-    for (let i = 0; i < 50 && detail.body.committed < count; i++) {
+    for (let i = 0; i < 100 && (detail.body.committed < count || detail.body.push.lastAttempts.length === 0); i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       detail = await api.get('/v1/groups/hooks');
     }

@@ -1,5 +1,6 @@
 /**
- * A setup file that gives each test file its own in-memory DynamoDB Local (the reliability suite).
+ * A setup file that gives each test file its own in-memory DynamoDB Local (the reliability suite and
+ * the main suite's files that use tables; DYNAMODB_ENDPOINT points them all at one instance instead).
  * DynamoDB Local's GetRecords costs time in proportion to every stream record the instance holds —
  * of every table, deleted ones included, for 24 hours — and it answers one request at a time. A
  * shared instance that the crash and FIFO tests filled made every later stream read of the suite
@@ -13,8 +14,9 @@ import { PER_FILE_ENDPOINT } from './dynamo-endpoint.js';
 let dynamo: LocalDynamo | undefined;
 
 beforeAll(async () => {
-  dynamo = await startDynamoLocal();
-  process.env[PER_FILE_ENDPOINT] = dynamo.endpoint;
+  const shared = process.env.DYNAMODB_ENDPOINT;
+  if (!shared) dynamo = await startDynamoLocal();
+  process.env[PER_FILE_ENDPOINT] = shared || dynamo!.endpoint;
 }, 120_000);
 
 afterAll(async () => {

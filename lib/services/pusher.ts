@@ -256,9 +256,7 @@ export class Pusher {
 
   private async recordAttempts(group: string, attempts: PushAttempt[]): Promise<void> {
     try {
-      const kept = await this.stores.pushState.lastAttempts(group);
-      const newest = [...attempts].sort((a, b) => b.at - a.at);
-      await this.stores.pushState.record(group, [...newest, ...kept].slice(0, PushLimits.lastAttemptsKept));
+      await this.stores.pushState.record(group, attempts);
     } catch (error) {
       // A diagnostic: losing it never loses a message.
       this.options.log?.('push attempts not recorded', { group, error: String(error) });

@@ -48,6 +48,9 @@ const LEASE_MARGIN_MS = 10_000;
 const DEFAULT_MAX_RUN_MS = 60_000;
 const USER_AGENT = 'Sluice-Push/1';
 
+/** How long a push claim leases its messages: the request's timeout plus {@link LEASE_MARGIN_MS}. */
+export const pushLeaseMs = (push: Pick<PushSettings, 'timeoutSeconds'>): number => push.timeoutSeconds * 1000 + LEASE_MARGIN_MS;
+
 /** One request's messages and where their order lives (a FIFO shard) or not (standard). */
 interface Lane {
   fifo: boolean;
@@ -120,7 +123,7 @@ export class Pusher {
         break;
       }
       const free = Math.max(1, slots.free);
-      const leaseMs = push.timeoutSeconds * 1000 + LEASE_MARGIN_MS;
+      const leaseMs = pushLeaseMs(push);
       const claimed = await this.queue.claimForPush(group, free * push.batchSize, leaseMs, this.clock.now() + leaseMs);
       if (claimed.length === 0) break;
       const lanes = this.lanesOf(claimed, topics, push.batchSize);

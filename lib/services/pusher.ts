@@ -41,6 +41,12 @@ export interface PusherOptions {
   /** A job stops claiming after this long (ms) and hands the rest to a new job (the Lambda's own timeout is longer). */
   maxRunMs?: number;
   log?: (message: string, details: Record<string, unknown>) => void;
+  /**
+   * Called once at the end of a drain that had failed requests (no answer, or not a 2xx),
+   * with how many: never per message, never for a drain without failures (on AWS the worker
+   * turns it into the group's `PushFailures` metric; docs/design.md, Push groups).
+   */
+  failures?: (group: string, figures: { failedRequests: number; requests: number }) => void;
 }
 
 /** A lease outlives the request's timeout by this much (commit after the answer, clock skew). */
@@ -135,6 +141,8 @@ export class Pusher {
     }
     if (retryAt !== undefined) await this.pushQueue.send([{ group: group.name, notBefore: retryAt }], retryAt - this.clock.now());
     if (attempts.length > 0) await this.recordAttempts(group.name, attempts);
+    const failedRequests = attempts.filter((a) => a.status === null || a.status < 200 || a.status >= 300).length;
+    if (failedRequests > 0) this.options.failures?.(group.name, { failedRequests, requests: attempts.length });
   }
 
   private slotsOf(group: Group): Slots {

@@ -31,6 +31,11 @@
  * own (crash-operations.ts, which states what it checks): nothing acknowledged is lost, nothing
  * committed comes back except through a seek or a redrive, redriven messages come back once,
  * purged ones never.
+ *
+ * Push (issue 15): a push group on a standard and a FIFO topic of its own pushes to a real HTTP
+ * endpoint in this process meanwhile (crash-push.ts, which states what it checks): every
+ * acknowledged send pushed at least once, FIFO order of first pushes per shard, signatures
+ * verify, nothing left in flight.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -43,6 +48,7 @@ import { startChecker } from '../helpers/checker.js';
 import { spawnRuntime, type RuntimeProcess } from '../helpers/process.js';
 import { tableName } from '../helpers/stores.js';
 import { operationsWorkload } from './crash-operations.js';
+import { pushWorkload } from './crash-push.js';
 import { Http, SCALE, scaled, seeded, sleep, type Reply } from './support.js';
 
 const TOKEN = 'reliability-token-7f3a';
@@ -106,6 +112,8 @@ describe(`crash test (${SCALE}: ${N} messages, ${CRASHES} SIGKILLs)`, () => {
     const database = new Map<string, 'commit' | 'rollback'>();
     const checker = await startChecker((check) => database.get(check.message.body) ?? 'unknown');
     const report: Record<string, unknown> = { seed: SEED, scale: SCALE };
+    // Push (crash-push.ts): its endpoint lives in this process and outlasts every SIGKILL.
+    const push = pushWorkload(http, random, { std: scaled(1000, 300), fifo: scaled(1000, 300), shards: scaled(32, 12), produceSeconds: PRODUCE_SECONDS });
 
     try {
       // ── topology ───────────────────────────────────────────────────────
@@ -131,6 +139,7 @@ describe(`crash test (${SCALE}: ${N} messages, ${CRASHES} SIGKILLs)`, () => {
         visibility: VISIBILITY,
       });
       await ops.setup(setup);
+      await push.setup(setup);
       const producer = await setup('PUT', '/v1/producers/shop', { checkerUrl: checker.url, checkIntervalSeconds: 1, maxChecks: 100, onMaxChecks: 'keep' });
       checker.secrets = [producer.body.signingSecret];
 
@@ -388,6 +397,7 @@ describe(`crash test (${SCALE}: ${N} messages, ${CRASHES} SIGKILLs)`, () => {
         timed('delayed', produceDelayed()),
         timed('transactional', produceTx()),
         timed('operations', ops.produce()),
+        timed('push', push.produce()),
       ]);
       await producers;
       report.producedInSeconds = (Date.now() - started) / 1000;
@@ -410,11 +420,12 @@ describe(`crash test (${SCALE}: ${N} messages, ${CRASHES} SIGKILLs)`, () => {
           ([g, n]) => stats[g].committed + stats[g].deadLettered === n && stats[g].backlog === 0 && stats[g].inFlight === 0 && stats[g].pending === 0,
         );
         const dlqDone = stats['g-dlq'].committed === stats['g-std'].deadLettered && stats['g-dlq'].inFlight === 0 && stats['g-dlq'].backlog === 0;
-        if (settled && dlqDone && (await ops.settled())) break;
+        if (settled && dlqDone && (await ops.settled()) && (await push.settled())) break;
         if (round % 15 === 0) {
           console.log(
             `crash test: ${Math.round((Date.now() - started) / 1000)} s`,
             Object.entries(expectations()).map(([g, n]) => `${g} ${stats[g].committed + stats[g].deadLettered}/${n} (in flight ${stats[g].inFlight}, pending ${stats[g].pending}, backlog ${stats[g].backlog})`).join('; '),
+            await push.progress(),
           );
         }
         await sleep(2000);
@@ -561,6 +572,9 @@ describe(`crash test (${SCALE}: ${N} messages, ${CRASHES} SIGKILLs)`, () => {
       // 8. Operations: seeks, redrives and the purge (crash-operations.ts).
       report.operations = await ops.check();
 
+      // 9. Push: at least once, FIFO order of first pushes, signatures, nothing in flight (crash-push.ts).
+      report.push = await push.check();
+
       report.groups = analysis;
       report.serialOrderViolations = serialViolations.length;
       report.protectedOutputViolations = outputViolations.length;
@@ -569,6 +583,7 @@ describe(`crash test (${SCALE}: ${N} messages, ${CRASHES} SIGKILLs)`, () => {
     } finally {
       await proc?.kill('SIGKILL');
       await checker.close();
+      await push.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

@@ -738,6 +738,37 @@ export class SluiceService extends Construct {
   }
 
   /**
+   * Push requests of a push group that failed (no answer within its timeout, refused, or not a
+   * 2xx), summed per period. The push worker emits it (EMF) once per drain that had failures,
+   * so a period without failures has no data point.
+   */
+  metricPushFailures(group: string, options?: MetricOptions): Metric {
+    return this.metricForGroup(group, GROUP_METRICS.pushFailures, { statistic: 'Sum', ...options });
+  }
+
+  /**
+   * An alarm (notifying the service's alarm actions) when the push group's failed requests
+   * reach `threshold` (default 1) within a period (default 5 minutes) for `evaluationPeriods`
+   * periods (default 1). Missing data (no failures) does not breach.
+   */
+  alarmOnPushFailures(group: string, options: { readonly threshold?: number; readonly period?: Duration; readonly evaluationPeriods?: number } = {}): Alarm {
+    const period = options.period ?? Duration.minutes(5);
+    const threshold = options.threshold ?? 1;
+    const alarm = new Alarm(this, `PushFailures${pascalCase(group.replace(/[^A-Za-z0-9]/g, '-'))}Alarm`, {
+      ...(this.props.namePrefix ? { alarmName: `${this.props.namePrefix}-push-failures-${group}` } : {}),
+      alarmDescription: `Push group '${group}' had ${threshold} or more failed push requests in ${period.toHumanString()}: its endpoint is down, slow or refusing.`,
+      metric: this.metricPushFailures(group, { period }),
+      threshold,
+      evaluationPeriods: options.evaluationPeriods ?? 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    if (this.alarmActions.length > 0) alarm.addAlarmAction(...this.alarmActions);
+    this.alarms.push(alarm);
+    return alarm;
+  }
+
+  /**
    * An alarm (notifying the service's alarm actions) when the group's oldest message is
    * `seconds` old or older for `evaluationPeriods` minutes (default 5). Missing data (no
    * figures, e.g. the group was deleted) does not breach.

@@ -112,17 +112,28 @@ async function startTimers(sweepEverySeconds: number): Promise<() => void> {
 /**
  * The local push queue (SQS on AWS): the in-process bus invokes the push
  * worker's handler with the SQS event shape. Jobs that waited in timers
- * before a stop are gone, so a start enqueues one job per push group (one
- * Query of the group collection): what was leased, released or waiting is
- * pushed again.
+ * before a stop (or a crash) are gone, so a start enqueues, per push group
+ * (one Query of the group collection), a job now — what is claimable is
+ * pushed again — and jobs at the two times by which everything the previous
+ * process left behind is claimable again: when the longest lease it can have
+ * taken has expired (a crash between claim and answer), and when the longest
+ * retry back-off of a message it released has run out (its retry job was
+ * in the bus). On AWS the push queue keeps those jobs (docs/design.md, Push
+ * groups, Known limits).
  */
 async function startPush(): Promise<() => void> {
   const { container } = await import('../functions/commons/container.js');
   const worker = (await import('../functions/push/worker.js')).handler;
+  const { pushLeaseMs } = await import('../lib/services/pusher.js');
   const { localPush, stores } = container();
   localPush?.setTarget((event) => worker(event as never, lambdaContext('push-worker', randomUUID())));
   const groups = (await stores.catalog.allGroups()).filter((g) => g.push !== undefined);
   await localPush?.send(groups.map((g) => ({ group: g.name })));
+  const now = Date.now();
+  for (const group of groups) {
+    const delays = new Set([pushLeaseMs(group.push!), group.retryPolicy.maxSeconds * 1000]);
+    for (const delayMs of delays) if (delayMs > 0) await localPush?.send([{ group: group.name, notBefore: now + delayMs }], delayMs);
+  }
   return () => {
     localPush?.setTarget(undefined);
     localPush?.clear();

@@ -41,6 +41,7 @@ import { AwsLambdaInvoker } from '../../lib/adapters/aws/lambda-invoker.js';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { PushQueue } from '../../lib/ports/push-queue.js';
 import { Pusher } from '../../lib/services/pusher.js';
+import { emitPushFailures } from './push-failure-metrics.js';
 import { PushRoute } from '../../lib/services/push-route.js';
 
 export interface Container {
@@ -158,6 +159,8 @@ export function buildContainer(config: Config): Container {
   const pusher = new Pusher(stores, queue, pushWebhooks, secrets, pushQueue, systemClock, cryptoRandom, {
     log: (message, details) => logger.warn(message, details),
     ...(pushLambdaArns?.length ? { lambda: new AwsLambdaInvoker(new LambdaClient({ region: config.AWS_REGION })) } : {}),
+    // On AWS (the push queue is SQS) failed requests become the group's PushFailures metric (EMF).
+    ...(config.SLUICE_PUSH_QUEUE_URL ? { failures: emitPushFailures } : {}),
   });
   const streamDispatcher = new Dispatcher(
     {

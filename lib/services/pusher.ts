@@ -41,12 +41,21 @@ export interface PusherOptions {
   /** A job stops claiming after this long (ms) and hands the rest to a new job (the Lambda's own timeout is longer). */
   maxRunMs?: number;
   log?: (message: string, details: Record<string, unknown>) => void;
+  /**
+   * Called once at the end of a drain that had failed requests (no answer, or not a 2xx),
+   * with how many: never per message, never for a drain without failures (on AWS the worker
+   * turns it into the group's `PushFailures` metric; docs/design.md, Push groups).
+   */
+  failures?: (group: string, figures: { failedRequests: number; requests: number }) => void;
 }
 
 /** A lease outlives the request's timeout by this much (commit after the answer, clock skew). */
 const LEASE_MARGIN_MS = 10_000;
 const DEFAULT_MAX_RUN_MS = 60_000;
 const USER_AGENT = 'Sluice-Push/1';
+
+/** How long a push claim leases its messages: the request's timeout plus {@link LEASE_MARGIN_MS}. */
+export const pushLeaseMs = (push: Pick<PushSettings, 'timeoutSeconds'>): number => push.timeoutSeconds * 1000 + LEASE_MARGIN_MS;
 
 /** One request's messages and where their order lives (a FIFO shard) or not (standard). */
 interface Lane {
@@ -120,7 +129,7 @@ export class Pusher {
         break;
       }
       const free = Math.max(1, slots.free);
-      const leaseMs = push.timeoutSeconds * 1000 + LEASE_MARGIN_MS;
+      const leaseMs = pushLeaseMs(push);
       const claimed = await this.queue.claimForPush(group, free * push.batchSize, leaseMs, this.clock.now() + leaseMs);
       if (claimed.length === 0) break;
       const lanes = this.lanesOf(claimed, topics, push.batchSize);
@@ -132,6 +141,8 @@ export class Pusher {
     }
     if (retryAt !== undefined) await this.pushQueue.send([{ group: group.name, notBefore: retryAt }], retryAt - this.clock.now());
     if (attempts.length > 0) await this.recordAttempts(group.name, attempts);
+    const failedRequests = attempts.filter((a) => a.status === null || a.status < 200 || a.status >= 300).length;
+    if (failedRequests > 0) this.options.failures?.(group.name, { failedRequests, requests: attempts.length });
   }
 
   private slotsOf(group: Group): Slots {
@@ -256,9 +267,7 @@ export class Pusher {
 
   private async recordAttempts(group: string, attempts: PushAttempt[]): Promise<void> {
     try {
-      const kept = await this.stores.pushState.lastAttempts(group);
-      const newest = [...attempts].sort((a, b) => b.at - a.at);
-      await this.stores.pushState.record(group, [...newest, ...kept].slice(0, PushLimits.lastAttemptsKept));
+      await this.stores.pushState.record(group, attempts);
     } catch (error) {
       // A diagnostic: losing it never loses a message.
       this.options.log?.('push attempts not recorded', { group, error: String(error) });

@@ -9,6 +9,7 @@ import { logicalIdOf, resourcesOf, roleGrants, sluiceApp } from './synth.js';
 
 let stateless: Template;
 let alarmLogicalId: string;
+let pushAlarmLogicalId: string;
 
 beforeAll(() => {
   const built = sluiceApp({ namePrefix: 'gm', alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops' });
@@ -16,6 +17,9 @@ beforeAll(() => {
   const alarm = service.alarmOnOldestMessage('billing.eu', 300);
   service.alarmOnOldestMessage('audit', 60, { evaluationPeriods: 2 });
   alarmLogicalId = built.stateless.getLogicalId(alarm.node.defaultChild as never);
+  const pushAlarm = service.alarmOnPushFailures('hooks', { threshold: 3 });
+  pushAlarmLogicalId = built.stateless.getLogicalId(pushAlarm.node.defaultChild as never);
+  expect(service.metricPushFailures('hooks').toMetricConfig().metricStat).toMatchObject({ metricName: 'PushFailures', statistic: 'Sum', dimensions: [{ name: 'Group', value: 'hooks' }] });
   expect(service.metricBacklog('billing.eu').toMetricConfig().metricStat).toMatchObject({
     namespace: GROUP_METRICS.namespace,
     metricName: 'Backlog',
@@ -61,5 +65,22 @@ describe('group metrics', () => {
     });
     const other = Object.values(resourcesOf(stateless, 'AWS::CloudWatch::Alarm')).find((a) => a.Properties?.AlarmName === 'gm-oldest-message-audit');
     expect(other?.Properties).toMatchObject({ Threshold: 60, EvaluationPeriods: 2 });
+  });
+
+  it('alarmOnPushFailures sums the push group’s failed requests per 5 minutes and notifies the alarm topic', () => {
+    const alarm = stateless.toJSON().Resources[pushAlarmLogicalId] as { Properties: Record<string, unknown> };
+    expect(alarm.Properties).toMatchObject({
+      AlarmName: 'gm-push-failures-hooks',
+      Namespace: 'Sluice',
+      MetricName: 'PushFailures',
+      Dimensions: [{ Name: 'Group', Value: 'hooks' }],
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 3,
+      EvaluationPeriods: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: ['arn:aws:sns:eu-west-1:123456789012:ops'],
+    });
   });
 });

@@ -114,6 +114,23 @@ describe('push to an HTTP endpoint', () => {
     expect((await h.admin.getTopic('hooks-dlq')).approximateMessages).toBe(1);
   });
 
+  it('reports failed requests once per drain (the PushFailures metric), nothing for a drain without failures', async () => {
+    const reports: Array<{ group: string; failedRequests: number; requests: number }> = [];
+    const reporting = new Pusher(h.stores, h.queue, new HttpWebhookClient({ allowLoopback: true }), testSecrets, queue, h.clock, cryptoRandom, {
+      failures: (group, figures) => reports.push({ group, ...figures }),
+    });
+    await pushGroup('hooks', 'orders', { push: { url: endpoint.url } });
+    for (const body of ['a', 'b', 'c']) await h.queue.send('orders', send(body));
+    endpoint.answer = (r) => (r.messages[0]?.body === 'b' ? { status: 200 } : { status: 503 });
+    await reporting.drain('hooks');
+    expect(reports).toEqual([{ group: 'hooks', failedRequests: 2, requests: 3 }]);
+    // A 2xx with a retry list is an answer, not a failed request; a drain with only 2xx reports nothing.
+    h.clock.advance(1000);
+    endpoint.answer = (r) => ({ status: 200, body: { retry: r.messages[0]?.body === 'a' ? [r.messages[0].messageId] : [] } });
+    await reporting.drain('hooks');
+    expect(reports).toHaveLength(1);
+  });
+
   it('no answer within timeoutSeconds fails the attempt', async () => {
     await pushGroup('hooks', 'orders', { push: { url: endpoint.url, timeoutSeconds: 1 } });
     await h.queue.send('orders', send('slow'));

@@ -38,6 +38,8 @@ export const GROUP_METRICS = {
   oldestMessageAge: 'OldestMessageAgeSeconds',
   inFlight: 'InFlight',
   deadLettered: 'DeadLettered',
+  /** Push requests that failed (no 2xx answer), emitted by the push worker per drain that had any. */
+  pushFailures: 'PushFailures',
 } as const;
 
 /**

@@ -2,8 +2,9 @@
  * The local stand-in for the push queue: hands jobs to the push worker's
  * handler in-process, with the SQS event shape (one record per job, as the
  * event source mapping would batch them), after the delay SQS would apply.
- * Jobs waiting in timers are lost on stop; the next start enqueues a job for
- * every push group (local/runtime.ts), so nothing waits for them.
+ * Jobs waiting in timers are lost on stop or crash; the next start enqueues,
+ * per push group, a job now, one after the longest lease and one after the
+ * longest retry back-off (local/runtime.ts), so nothing waits for them.
  */
 import { randomUUID } from 'node:crypto';
 import { PUSH_QUEUE_MAX_DELAY_MS, type PushJob, type PushQueue } from '../../ports/push-queue.js';

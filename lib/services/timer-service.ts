@@ -239,8 +239,8 @@ export class TimerService implements Timers {
   /**
    * Runs `append` after every release round of this container started before
    * it has ended: flights of neighbouring seconds (a round of second s still
-   * running when s + 1 fires) do not append side by side and lose races to
-   * each other.
+   * running when s + 1 fires), the sweep's pages and id-less wake-ups do not
+   * append side by side and lose races to each other.
    */
   private async oneAtATime<T>(append: () => Promise<T>): Promise<T> {
     const before = this.appending;
@@ -297,7 +297,7 @@ export class TimerService implements Timers {
           const page = await this.deferred.duePage(minute, until, this.bounds.pageSize, start);
           if (page.ids.length > 0) {
             pages++;
-            released += (await this.release(page.ids)).released;
+            released += (await this.oneAtATime(() => this.release(page.ids))).released;
           }
           start = page.next;
         } while (start && pages < this.bounds.pages);
@@ -348,7 +348,7 @@ export class TimerService implements Timers {
     for (let page = 0; page < 1000; page++) {
       const ids = await this.deferred.due(minute, now, RELEASE_PAGE);
       if (ids.length === 0) break;
-      const count = (await this.release(ids)).released;
+      const count = (await this.oneAtATime(() => this.release(ids))).released;
       released += count;
       if (ids.length < RELEASE_PAGE || count === 0) break;
     }

@@ -193,7 +193,7 @@ export function renderChart(r: BenchResults): Buffer {
 
   // ── panel 4: one idle consumer's modelled AWS month ──
   if (idleRows.length > 0) {
-    c.text(20, panel4Title, 'ONE IDLE CONSUMER, MODELLED USD PER 30-DAY MONTH (LOG SCALE, FUNCTION URL, 512 MB); BLACK TICK: TARGET; RED: MISSED', INK);
+    c.text(20, panel4Title, 'ONE IDLE CONSUMER, MODELLED USD PER 30-DAY MONTH (LOG SCALE, FUNCTION URL, RECEIVE AT 128 MB); BLACK TICK: TARGET; RED: MISSED', INK);
     const a4 = axisFor([...idleRows.map((x) => x.usdPerMonth), ...idleRows.map((x) => x.targetUsd)], 1);
     drawAxis(c, a4, panel4Top - 6, panel4Bottom);
     idleRows.forEach((row, i) => {

@@ -66,8 +66,11 @@ export function idleMonth(counts: IdleCounts, memoryMb: number, httpApi = false)
   };
 }
 
-/** The receive function's memory in an HTTP API deployment (cdk/sluice-service.ts route overrides). */
-export const RECEIVE_MEMORY_MB_HTTP_API = 128;
+/**
+ * The `receive` function's memory with either entry point (cdk/sluice-service.ts route overrides):
+ * its own function URL (`ReceiveUrl`) in the default deployment, the receive route behind the HTTP API.
+ */
+export const RECEIVE_MEMORY_MB = 128;
 
 export type IdleId = 'http-long-poll' | 'sdk-consumer' | 'push-group';
 export type WakeId = 'push-group' | 'sdk-consumer';
@@ -79,10 +82,12 @@ export const WAKE_TARGET_P99_MS = 1000;
 
 export interface IdleRow {
   id: IdleId;
-  /** Modelled AWS cost of one idle consumer for a 30-day month, default deployment (function URL, `api` at 512 MB). */
+  /** Modelled AWS cost of one idle consumer for a 30-day month, default deployment (function URLs: receives to `ReceiveUrl`, the `receive` function at 128 MB). */
   usdPerMonth: number;
-  /** The same with the HTTP API in front (receive its own function at 128 MB, plus the request fee). */
+  /** The same with the HTTP API in front (its receive route's function at 128 MB, plus the request fee). */
   usdPerMonthHttpApi: number;
+  /** The default deployment when receives go to `ApiUrl` instead (no `receiveEndpoint`): the `api` function at 512 MB holds them. */
+  usdPerMonthViaApi: number;
   targetUsd: number;
   /** What the window counted. */
   counted: IdleCounts;
@@ -104,12 +109,14 @@ export interface WakeRow {
 }
 
 export function idleRow(id: IdleId, counts: IdleCounts, byCommand: Record<string, number>, note: string): IdleRow {
-  const month = idleMonth(counts, LAMBDA_MEMORY_MB);
-  const httpApi = idleMonth(counts, RECEIVE_MEMORY_MB_HTTP_API, true);
+  const month = idleMonth(counts, RECEIVE_MEMORY_MB);
+  const httpApi = idleMonth(counts, RECEIVE_MEMORY_MB, true);
+  const viaApi = idleMonth(counts, LAMBDA_MEMORY_MB);
   return {
     id,
     usdPerMonth: month.usdPerMonth,
     usdPerMonthHttpApi: httpApi.usdPerMonth,
+    usdPerMonthViaApi: viaApi.usdPerMonth,
     targetUsd: IDLE_TARGETS[id],
     counted: counts,
     perMonth: { lambdaRequests: month.lambdaRequests, lambdaGbSeconds: month.lambdaGbSeconds, dynamoCalls: month.dynamoCalls, rru: month.rru, wru: month.wru, usd: month.usd },

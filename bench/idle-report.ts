@@ -1,5 +1,5 @@
 /** The Markdown section and the target verdicts of the idle and wake rows (issue 15). */
-import { MONTH_SECONDS, RECEIVE_MEMORY_MB_HTTP_API, WAKE_TARGET_P99_MS, type IdleRow, type WakeRow } from './idle-cost.js';
+import { MONTH_SECONDS, RECEIVE_MEMORY_MB, WAKE_TARGET_P99_MS, type IdleRow, type WakeRow } from './idle-cost.js';
 import { LAMBDA_MEMORY_MB } from './pricing.js';
 
 /** Same shape as report.ts's Target (kept here so that report.ts only imports this file). */
@@ -18,9 +18,9 @@ export function idleTargets(idle: IdleRow[] | undefined, wake: WakeRow[] | undef
   const out: IdleTarget[] = [];
   for (const row of idle ?? []) {
     out.push({
-      name: `Idle ${row.id}: modelled USD per month (function URL, ${LAMBDA_MEMORY_MB} MB)`,
+      name: `Idle ${row.id}: modelled USD per month (function URL, receive at ${RECEIVE_MEMORY_MB} MB)`,
       target: `≤ $${row.targetUsd}`,
-      actual: `${usdSmall(row.usdPerMonth)} (HTTP API, receive at ${RECEIVE_MEMORY_MB_HTTP_API} MB: ${usdSmall(row.usdPerMonthHttpApi)})`,
+      actual: `${usdSmall(row.usdPerMonth)} (HTTP API: ${usdSmall(row.usdPerMonthHttpApi)}; receives sent to ApiUrl, api at ${LAMBDA_MEMORY_MB} MB: ${usdSmall(row.usdPerMonthViaApi)})`,
       met: row.usdPerMonth <= row.targetUsd + 1e-12,
     });
   }
@@ -43,17 +43,18 @@ export function idleSection(idle: IdleRow[] | undefined, wake: WakeRow[] | undef
   if (idle?.length) {
     out.push(
       `One idle consumer for a 30-day month (${f(MONTH_SECONDS)} s) at list prices, arm64: the calls counted over a measured window, scaled linearly. ` +
-        `*function URL*: the default deployment, where receive runs in the \`api\` function at ${LAMBDA_MEMORY_MB} MB; *HTTP API*: receive is its own function at ${RECEIVE_MEMORY_MB_HTTP_API} MB, plus $1 per million requests.`,
+        `*function URL*: the default deployment, receives sent to the \`receive\` function's own URL (\`ReceiveUrl\`, ${RECEIVE_MEMORY_MB} MB); *HTTP API*: the receive route's function at ${RECEIVE_MEMORY_MB} MB, plus $1 per million requests; ` +
+          `*via ApiUrl*: the default deployment with receives sent to the \`api\` function (${LAMBDA_MEMORY_MB} MB), when a consumer is not given \`ReceiveUrl\`.`,
     );
     out.push('');
     out.push(
       [
-        '| consumer | window | Lambda req / month | GB-s / month | DynamoDB calls / month | RRU / month | WRU / month | storage | USD / month, function URL | USD / month, HTTP API | target | met |',
-        '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+        '| consumer | window | Lambda req / month | GB-s / month | DynamoDB calls / month | RRU / month | WRU / month | storage | USD / month, function URL | USD / month, HTTP API | USD / month, via ApiUrl | target | met |',
+        '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
         ...idle.map(
           (r) =>
             `| ${r.id} | ${f(r.counted.seconds, 1)} s | ${f(r.perMonth.lambdaRequests)} | ${f(r.perMonth.lambdaGbSeconds)} | ${f(r.perMonth.dynamoCalls)} | ${f(r.perMonth.rru)} | ${f(r.perMonth.wru)} | ${f(r.counted.storageBytes)} B | ` +
-            `**${usdSmall(r.usdPerMonth)}** | ${usdSmall(r.usdPerMonthHttpApi)} | ≤ $${r.targetUsd} | ${r.usdPerMonth <= r.targetUsd + 1e-12 ? 'yes' : 'no'} |`,
+            `**${usdSmall(r.usdPerMonth)}** | ${usdSmall(r.usdPerMonthHttpApi)} | ${usdSmall(r.usdPerMonthViaApi)} | ≤ $${r.targetUsd} | ${r.usdPerMonth <= r.targetUsd + 1e-12 ? 'yes' : 'no'} |`,
         ),
       ].join('\n'),
     );

@@ -156,7 +156,7 @@ async function idlePhase(env: IdleEnv): Promise<{ idle?: IdleRow[]; wake?: WakeR
     idle = await measureIdle(env, p);
     for (const row of idle) {
       log(
-        `idle ${row.id.padEnd(15)} ${usdSmall(row.usdPerMonth).padStart(9)}/month (HTTP API ${usdSmall(row.usdPerMonthHttpApi)}; target $${row.targetUsd})  window ${row.counted.seconds.toFixed(1)} s: ` +
+        `idle ${row.id.padEnd(15)} ${usdSmall(row.usdPerMonth).padStart(9)}/month (HTTP API ${usdSmall(row.usdPerMonthHttpApi)}; via ApiUrl ${usdSmall(row.usdPerMonthViaApi)}; target $${row.targetUsd})  window ${row.counted.seconds.toFixed(1)} s: ` +
           `${row.counted.lambdaRequests} Lambda req, ${fmt(row.counted.lambdaBilledMs)} ms, ${row.counted.dynamoCalls} DynamoDB calls ${JSON.stringify(row.byCommand)}, ${row.counted.rru} RRU, ${row.counted.wru} WRU, ${row.counted.storageBytes} B stored`,
       );
     }

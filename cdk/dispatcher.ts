@@ -13,7 +13,7 @@ import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption, type IQueue } from 'aws-cdk-lib/aws-sqs';
 import { DISPATCH_FILTERS, DISPATCH_SOURCE } from '../lib/adapters/dynamodb/dispatch-source.js';
-import { activityKey, GROUP_PK } from '../lib/adapters/dynamodb/keys.js';
+import { activityKey, GROUP_PK, TOPIC_PK } from '../lib/adapters/dynamodb/keys.js';
 import { nagResourceName } from './background.js';
 import { KEY_READ_ACTIONS, KEY_WRITE_ACTIONS, TableAccess, type SluiceFunction } from './sluice-function.js';
 import type { SluiceFunctionOptions } from './sluice-service.js';
@@ -74,9 +74,16 @@ export function addDispatcher(host: DispatcherHost, options: { readonly queueNam
       conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${activityPrefix}*`] } },
     }),
   );
-  // Push jobs: the push route reads which push groups subscribe (Query of the GROUP collection only)
-  // and sends jobs to the push queue.
+  // Push jobs: the push route reads which push groups subscribe — from topic items (`pg`), or, for
+  // a topic saved before `pg` existed, a Query of the GROUP collection — and sends jobs to the push queue.
   if (options.pushQueue) {
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
+        resources: [table.tableArn],
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [TOPIC_PK] } },
+      }),
+    );
     fn.addToRolePolicy(
       new PolicyStatement({
         actions: ['dynamodb:Query'],

@@ -1,5 +1,5 @@
 /** Sluice's infrastructure as a library: the L3 construct and its parts. */
-export { SluiceService, API_FUNCTION, type EntryPoint, type SluiceServiceProps, type SluiceFunctionOptions } from './sluice-service.js';
+export { SluiceService, API_FUNCTION, RECEIVE_FUNCTION, type EntryPoint, type SluiceServiceProps, type SluiceFunctionOptions } from './sluice-service.js';
 export {
   SluiceFunction,
   TableAccess,

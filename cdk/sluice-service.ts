@@ -173,6 +173,11 @@ const routeOverrides: Partial<Record<string, RouteOverride>> = {
 
 /** The name of the function behind the function URL (`entryPoint: 'functionUrl'`). */
 export const API_FUNCTION = 'api';
+/**
+ * The name of the function that serves receive (the long poll) with either entry point: its
+ * own function URL (`api/receive-url`) or the HTTP API's receive route (`api/receive`).
+ */
+export const RECEIVE_FUNCTION = 'receive';
 
 function checkOverrides(defs: readonly RouteDef[]): void {
   const unknown = Object.keys(routeOverrides).filter((entry) => !defs.some((route) => route.entry === entry));
@@ -275,6 +280,19 @@ export class SluiceService extends Construct {
   readonly functionUrl?: FunctionUrl;
   /** The function behind `functionUrl`, serving every route (`entryPoint: 'functionUrl'` only). */
   readonly apiFunction?: SluiceFunction;
+  /**
+   * The `receive` function's own function URL (`entryPoint: 'functionUrl'` only): receive at
+   * 128 MB instead of the `api` function's memory, which answers receive too.
+   */
+  readonly receiveFunctionUrl?: FunctionUrl;
+  /** The function behind `receiveFunctionUrl` (`entryPoint: 'functionUrl'` only). */
+  readonly receiveFunction?: SluiceFunction;
+  /**
+   * Where receives go: the `receive` function's URL (function URL entry point), or `url`
+   * (HTTP API, whose receive route already runs the `receive` function). The stack output
+   * `ReceiveUrl`; the SDK's and CLI's `receiveEndpoint` / `SLUICE_RECEIVE_ENDPOINT`.
+   */
+  readonly receiveUrl: string;
   /** The API's base URL: the function URL, or the HTTP API's `$default` stage. */
   readonly url: string;
   /** The signing name of SigV4 requests to `url`: `lambda` for the function URL, `execute-api` for the HTTP API. */
@@ -405,6 +423,7 @@ export class SluiceService extends Construct {
         accessLogSettings: { destination: new LogGroupLogDestination(accessLogs), format: accessLogFormat },
       });
       this.url = this.stage.url;
+      this.receiveUrl = this.url;
       this.signingService = 'execute-api';
       this.addRoutes(this.api, routes);
       this.addAlarm('Api5xx', this.api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }), 'The API answered with 5xx.');
@@ -413,12 +432,16 @@ export class SluiceService extends Construct {
       this.functionUrl = this.apiFunction.addFunctionUrl({ authType: FunctionUrlAuthType.AWS_IAM });
       this.url = this.functionUrl.url;
       this.signingService = 'lambda';
-      this.addAlarm(
-        'Api5xx',
+      const receive = (this.receiveFunction = this.addReceiveFunction(routes));
+      this.receiveFunctionUrl = receive.addFunctionUrl({ authType: FunctionUrlAuthType.AWS_IAM });
+      this.receiveUrl = this.receiveFunctionUrl.url;
+      for (const [id, fn, what] of [
+        ['Api5xx', this.apiFunction, 'The API answered with 5xx.'],
+        ['Receive5xx', receive, "The receive function's URL answered with 5xx."],
+      ] as const) {
         // Lambda's own count of function-URL answers with a 5xx status (AWS/Lambda, per function).
-        this.apiFunction.metric('Url5xxCount', { period: Duration.minutes(5), statistic: 'Sum' }),
-        'The API answered with 5xx.',
-      );
+        this.addAlarm(id, fn.metric('Url5xxCount', { period: Duration.minutes(5), statistic: 'Sum' }), what);
+      }
     }
     this.addBackground(minuteName);
     this.dispatcher = addDispatcher(this, {
@@ -673,6 +696,26 @@ export class SluiceService extends Construct {
     return fn;
   }
 
+  /**
+   * Receive in a function of its own behind its own function URL (AWS_IAM), with the
+   * receive route's settings (128 MB, its timeout and grants): a long poll mostly waits,
+   * and Lambda bills the wait by GB-s.
+   */
+  private addReceiveFunction(defs: readonly RouteDef[]): SluiceFunction {
+    const route = defs.find((def) => def.entry === RECEIVE_FUNCTION);
+    if (!route) throw new Error('The route table has no receive route');
+    const { capabilities = [], ...overrides } = routeOverrides[route.entry] ?? {};
+    const fn = this.addFunction({
+      name: RECEIVE_FUNCTION,
+      handlerModule: 'api/receive-url',
+      description: `${route.method} ${route.path} alone behind its own function URL: SigV4 with service lambda`,
+      tableAccess: defaultAccess(route),
+      ...overrides,
+    });
+    this.grantCapabilities(fn, capabilities, overrides.tableAccess ?? defaultAccess(route));
+    return fn;
+  }
+
   private grantCapabilities(fn: SluiceFunction, capabilities: readonly Capability[], access: TableAccess): void {
     if (capabilities.includes('arm-timers')) this.grantArmTimers(fn);
     if (capabilities.includes('seal-secrets')) this.grantSealSecrets(fn);
@@ -683,12 +726,15 @@ export class SluiceService extends Construct {
   /**
    * Lets `grantee` call the v1 API: with the function URL, `lambda:InvokeFunctionUrl`
    * (auth type AWS_IAM only) and `lambda:InvokeFunction` (through the function URL only) on
-   * the `api` function — both are needed for function URLs created since October 2025
+   * the `api` and `receive` functions — both are needed for function URLs created since October 2025
    * (https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html); with the HTTP API,
    * `execute-api:Invoke` on every route of its `$default` stage.
    */
   grantInvoke(grantee: IGrantable): Grant {
-    if (this.functionUrl) return this.functionUrl.grantInvokeUrl(grantee);
+    if (this.functionUrl) {
+      const api = this.functionUrl.grantInvokeUrl(grantee);
+      return this.receiveFunctionUrl ? api.combine(this.receiveFunctionUrl.grantInvokeUrl(grantee)) : api;
+    }
     if (!this.api) throw new Error('SluiceService has neither a function URL nor an HTTP API');
     return IamGrant.addToPrincipal({ grantee, actions: ['execute-api:Invoke'], resourceArns: [this.invokeArn] });
   }

@@ -33,6 +33,18 @@ export class SluiceStatelessStack extends Stack {
         ? 'Resource for the lambda:InvokeFunctionUrl and lambda:InvokeFunction permissions of API callers (SluiceService.grantInvoke)'
         : 'Resource for the execute-api:Invoke permission of API callers (SluiceService.grantInvoke)',
     });
+    new CfnOutput(this, 'ReceiveUrl', {
+      value: service.receiveUrl,
+      description: viaUrl
+        ? "Base URL of the receive function's own function URL (128 MB; SigV4, service lambda): SLUICE_RECEIVE_ENDPOINT / --receive-endpoint / receiveEndpoint. ApiUrl answers receive too, at the api function's memory"
+        : 'Base URL for receives: the HTTP API (its receive route runs its own 128 MB function)',
+    });
+    if (service.receiveFunction) {
+      new CfnOutput(this, 'ReceiveInvokeArn', {
+        value: service.receiveFunction.functionArn,
+        description: 'Resource for the lambda:InvokeFunctionUrl and lambda:InvokeFunction permissions of consumers (SluiceService.grantInvoke grants both functions)',
+      });
+    }
     new CfnOutput(this, 'ScheduleGroupName', {
       value: this.service.scheduleGroup.scheduleGroupName,
       description: 'EventBridge Scheduler group of the timer schedules',

@@ -7,6 +7,8 @@ import { createOut, type Out } from './output.js';
 /** The options `sluice` takes before its command. */
 export interface GlobalOptions {
   endpoint: string;
+  /** Where receives go (`--receive-endpoint`), when not `endpoint`. */
+  receiveEndpoint?: string;
   token?: string;
   json?: boolean;
   auth: AuthMode;
@@ -40,6 +42,7 @@ function contextOf(command: Command): CommandContext {
 export function connectionOptions(options: GlobalOptions): SluiceClientOptions {
   return {
     endpoint: options.endpoint,
+    receiveEndpoint: options.receiveEndpoint || undefined,
     token: options.token || undefined,
     auth: options.auth,
     region: options.region || undefined,

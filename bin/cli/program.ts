@@ -24,6 +24,7 @@ export function buildProgram(): Command {
     .description('Command line for Sluice, the serverless message queue.')
     .version('0.1.0')
     .addOption(new Option('--endpoint <url>', 'Sluice base URL').env('SLUICE_ENDPOINT').default(DEFAULT_ENDPOINT))
+    .addOption(new Option('--receive-endpoint <url>', "where receives go: a deployed stack's ReceiveUrl (default: --endpoint)").env('SLUICE_RECEIVE_ENDPOINT'))
     .addOption(new Option('--token <token>', 'bearer token of the local runtime').env('SLUICE_API_TOKEN'))
     .addOption(new Option('--auth <mode>', 'authentication').choices(['auto', 'bearer', 'sigv4', 'none']).default('auto'))
     .addOption(new Option('--region <region>', 'AWS region for SigV4 (default: from the endpoint)').env('AWS_REGION'))

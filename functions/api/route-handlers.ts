@@ -3,8 +3,7 @@
  * (functions/api/function-url.ts) holds them all. test/integration/function-url.test.ts checks
  * that it names exactly the entries of the route table.
  */
-import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import type { HttpResult } from '../commons/http.js';
+import type { RouteHandler } from '../commons/function-url-router.js';
 import { handler as health } from './health.js';
 import { handler as openapi } from './openapi.js';
 import { handler as listTopics } from './list-topics.js';
@@ -38,7 +37,7 @@ import { handler as visibility } from './visibility.js';
 import { handler as redrive } from './redrive.js';
 import { handler as commit } from './commit.js';
 
-export type RouteHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<HttpResult>;
+export type { RouteHandler };
 
 export const routeHandlers: Readonly<Record<string, RouteHandler>> = {
   health: health,

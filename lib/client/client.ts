@@ -57,12 +57,18 @@ export function decodeBody(message: { body: string; encoding: 'utf8' | 'base64' 
 
 export class SluiceClient {
   readonly endpoint: string;
+  /** Where receives go (`receiveEndpoint`, else `endpoint`). */
+  readonly receiveEndpoint: string;
   private readonly transport: HttpTransport;
+  /** The transport of receives: `transport` itself unless `receiveEndpoint` names another URL. */
+  private readonly receiveTransport: HttpTransport;
   private readonly newId: () => string;
 
   constructor(options: SluiceClientOptions) {
     this.transport = new HttpTransport(options);
     this.endpoint = this.transport.endpoint;
+    this.receiveTransport = options.receiveEndpoint ? new HttpTransport({ ...options, endpoint: options.receiveEndpoint }) : this.transport;
+    this.receiveEndpoint = this.receiveTransport.endpoint;
     this.newId = options.newId ?? (() => globalThis.crypto.randomUUID());
   }
 
@@ -252,10 +258,10 @@ export class SluiceClient {
 
   /** Leases up to `maxMessages` messages; `waitSeconds > 0` long-polls. */
   async receive(group: string, input: ReceiveInput = {}, options?: RequestOptions): Promise<Delivered[]> {
-    const result = await this.call<{ messages: Delivered[] }>('POST', `/v1/groups/${seg(group)}/receive`, {
+    const result = await this.receiveTransport.call<{ messages: Delivered[] }>('POST', `/v1/groups/${seg(group)}/receive`, {
       ...options,
       body: input,
-      timeoutMs: this.transport.timeoutMs + (input.waitSeconds ?? 0) * 1000,
+      timeoutMs: this.receiveTransport.timeoutMs + (input.waitSeconds ?? 0) * 1000,
     });
     return result.messages;
   }
@@ -272,10 +278,10 @@ export class SluiceClient {
     input: ReceiveInput = {},
     options?: RequestOptions,
   ): Promise<{ messages: Delivered[]; commitResults: CommitEntryResult[] }> {
-    const result = await this.call<ReceiveResult>('POST', `/v1/groups/${seg(group)}/receive`, {
+    const result = await this.receiveTransport.call<ReceiveResult>('POST', `/v1/groups/${seg(group)}/receive`, {
       ...options,
       body: receiptHandles.length > 0 ? { ...input, commit: receiptHandles } : input,
-      timeoutMs: this.transport.timeoutMs + (input.waitSeconds ?? 0) * 1000,
+      timeoutMs: this.receiveTransport.timeoutMs + (input.waitSeconds ?? 0) * 1000,
     });
     return { messages: result.messages, commitResults: result.commitResults ?? [] };
   }

@@ -21,6 +21,13 @@ export interface SluiceClientOptions {
    * `https://<url-id>.lambda-url.<region>.on.aws/` or its HTTP API `https://<api-id>.execute-api.<region>.amazonaws.com`.
    */
   endpoint: string;
+  /**
+   * Where receives go, when not `endpoint`: a deployed stack's `ReceiveUrl` output — the
+   * `receive` function's own function URL, at 128 MB instead of the `api` function's memory.
+   * Signed and retried as `endpoint` (same `auth`, `region`, `signingService`, `credentials`).
+   * @default endpoint (it answers receive too)
+   */
+  receiveEndpoint?: string | undefined;
   /** Bearer token (the local runtime's SLUICE_API_TOKEN). */
   token?: string | undefined;
   /**

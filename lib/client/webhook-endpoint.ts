@@ -10,6 +10,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { Webhook } from 'standardwebhooks';
+import { readBody } from '../http/read-body.js';
 
 /** A request as the endpoint sees it, whatever served it. */
 export interface WebhookRequest {
@@ -160,22 +161,6 @@ export interface ServeOptions {
 export function serveWebhook(options: ServeOptions): WebhookEndpoint {
   const { maxBodyBytes, handle } = options;
 
-  const readBody = (req: IncomingMessage) =>
-    new Promise<string | undefined>((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > maxBodyBytes) {
-          req.removeAllListeners('data');
-          req.resume();
-          resolve(undefined);
-        } else chunks.push(chunk);
-      });
-      req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      req.on('error', reject);
-    });
-
   /**
    * The raw body: read from the stream, or — under Express with
    * `express.raw()` / `express.text()` in front — the Buffer or string the
@@ -188,7 +173,7 @@ export function serveWebhook(options: ServeOptions): WebhookEndpoint {
     if (req.body !== undefined && req.readableEnded) {
       return Promise.reject(new Error('The request body was already parsed by another middleware; mount this handler with express.raw({ type: "*/*" }) or before any body parser.'));
     }
-    return readBody(req);
+    return readBody(req, maxBodyBytes).then((body) => (body === 'too-large' ? undefined : body.toString('utf8')));
   };
 
   const send = (res: ServerResponse, response: WebhookResponse) => {

@@ -116,6 +116,13 @@ export interface Topic {
    * `w` flag of appended segments (domain/wake-flag.ts).
    */
   pushSubscriptions?: number | undefined;
+  /**
+   * `pg`: the names of the push groups subscribed to the topic, kept with `pu`
+   * in the same transactions; what the dispatcher's push route reads instead
+   * of every group. Absent on topics saved before it existed (the route then
+   * reads the groups, as it used to).
+   */
+  pushGroups?: readonly string[] | undefined;
   /** `wu` (ms): a parked pull consumer waits for the topic until then. Absent: nobody parked. */
   parkedUntil?: number | undefined;
   /**

@@ -1,4 +1,4 @@
-/** A request's body, read whole up to a limit (the local gateway, `sluice console`). */
+/** A request's body, read whole up to a limit (the local gateway, `sluice console`, the SDK's webhook endpoints). */
 import type { IncomingMessage } from 'node:http';
 
 /**

@@ -4,42 +4,43 @@
  * push group subscribed to one of its topics and per stream — once per
  * invocation, however many segments came — onto the push queue.
  *
- * Which push groups subscribe to a topic is read from the group collection
- * (one Query of `GROUP`), kept per container for `cacheMs`; a topic whose
- * segment carries `w` but that no cached push group subscribes to reads it
- * again (a push group created moments ago), at most once a second.
+ * Which push groups subscribe to a topic is on the topic item (`pg`, written
+ * with `pu` in the group-save and group-delete transactions): the catalog's
+ * cached topic reads, not a read of every group. A flagged topic whose cached
+ * item names no push group is read again (a push group created moments ago;
+ * or the flag was for a parked pull consumer), at most once a second per
+ * topic. Only a topic saved before `pg` existed, counting push groups it does
+ * not name, makes the route read the groups (kept for `cacheMs`).
  */
-import type { Group } from '../domain/model.js';
 import type { SegmentChange } from '../adapters/dynamodb/segment-changes.js';
 import type { Catalog } from '../adapters/dynamodb/catalog.js';
+import type { Topic } from '../domain/model.js';
 import type { PushJob, PushQueue } from '../ports/push-queue.js';
 import type { DispatchLog, DispatchRoute } from './dispatcher.js';
 
-/** An unknown topic reads the groups again only if the cached read is older than this (ms). */
+/** A topic whose cached item names no push group is read again only if its last read is older than this (ms). */
 const REREAD_AFTER_MS = 1000;
 
 export class PushRoute implements DispatchRoute {
   readonly name = 'push-jobs';
-  private cached: { groups: Group[]; readAt: number } | undefined;
+  private readonly freshReadAt = new Map<string, number>();
+  private legacy: { byTopic: Map<string, string[]>; readAt: number } | undefined;
 
   constructor(
-    private readonly catalog: Pick<Catalog, 'allGroups'>,
+    private readonly catalog: Pick<Catalog, 'topics' | 'getTopics' | 'allGroups'>,
     private readonly queue: PushQueue,
     private readonly cacheMs = 5000,
     private readonly log?: DispatchLog,
   ) {}
 
   async handle(segments: readonly SegmentChange[], now: number): Promise<readonly string[]> {
-    let groups = await this.pushGroups(now, false);
-    const topics = new Set(segments.flatMap((s) => s.topics));
-    const known = (t: string) => groups.some((g) => g.subscriptions.some((s) => s.topic === t));
-    if ([...topics].some((t) => !known(t))) groups = await this.pushGroups(now, true);
+    const pushGroups = await this.pushGroupsOf([...new Set(segments.flatMap((s) => s.topics))], now);
     const jobs = new Map<string, { job: PushJob; segments: string[] }>();
     for (const segment of segments) {
+      const groups = new Set(segment.topics.flatMap((topic) => pushGroups.get(topic) ?? []));
       for (const group of groups) {
-        if (!group.subscriptions.some((s) => segment.topics.includes(s.topic))) continue;
-        const key = `${group.name}\u0000${segment.stream}`;
-        const entry = jobs.get(key) ?? { job: { group: group.name, stream: segment.stream }, segments: [] };
+        const key = `${group}\u0000${segment.stream}`;
+        const entry = jobs.get(key) ?? { job: { group, stream: segment.stream }, segments: [] };
         entry.segments.push(segment.id);
         jobs.set(key, entry);
       }
@@ -54,13 +55,36 @@ export class PushRoute implements DispatchRoute {
     }
   }
 
-  private async pushGroups(now: number, fresh: boolean): Promise<Group[]> {
-    const age = this.cached ? now - this.cached.readAt : Infinity;
-    // A read again for an unknown topic at most once a second: segments flagged for parked pull
-    // consumers (not push groups) must not cost a read of the groups each.
-    if (this.cached && (fresh ? age < REREAD_AFTER_MS : age < this.cacheMs)) return this.cached.groups;
-    const groups = (await this.catalog.allGroups()).filter((g) => g.push !== undefined);
-    this.cached = { groups, readAt: now };
-    return groups;
+  /** Push group names per topic, from the topic items (cached; re-read when they name none). */
+  private async pushGroupsOf(names: readonly string[], now: number): Promise<Map<string, readonly string[]>> {
+    const cached = await this.catalog.topics(names);
+    const stale = names.filter((name) => {
+      if ((cached.get(name)?.pushGroups?.length ?? 0) > 0) return false;
+      if (now - (this.freshReadAt.get(name) ?? -Infinity) < REREAD_AFTER_MS) return false;
+      this.freshReadAt.set(name, now);
+      return true;
+    });
+    const topics = new Map(cached);
+    if (stale.length > 0) for (const [name, topic] of await this.catalog.getTopics(stale)) topics.set(name, topic);
+    const out = new Map<string, readonly string[]>();
+    for (const [name, topic] of topics) out.set(name, this.isLegacy(topic) ? await this.legacyPushGroups(name, now) : (topic.pushGroups ?? []));
+    return out;
+  }
+
+  /** A topic saved before `pg` existed: it counts push groups (`pu`) that it does not name. */
+  private isLegacy(topic: Topic): boolean {
+    return (topic.pushSubscriptions ?? 0) > (topic.pushGroups?.length ?? 0);
+  }
+
+  private async legacyPushGroups(topic: string, now: number): Promise<readonly string[]> {
+    if (!this.legacy || now - this.legacy.readAt >= this.cacheMs) {
+      const byTopic = new Map<string, string[]>();
+      for (const group of await this.catalog.allGroups()) {
+        if (!group.push) continue;
+        for (const s of group.subscriptions) byTopic.set(s.topic, [...(byTopic.get(s.topic) ?? []), group.name]);
+      }
+      this.legacy = { byTopic, readAt: now };
+    }
+    return this.legacy.byTopic.get(topic) ?? [];
   }
 }

@@ -7,7 +7,9 @@
  *   send (due in ≤ 10 min)  → that SQS delay message directly, carrying the ids of the send
  *   release handler         → reads the ids it carries (strongly consistent BatchGet, never the
  *                             due index), releases what is due (idempotent), sleeps out the last
- *                             fraction of a second, re-queues what is not due yet
+ *                             fraction of a second, re-queues what is not due yet; wake-ups of one
+ *                             second in a container join one flight, and release rounds of the
+ *                             container run one at a time (no appends racing each other)
  *   check-back due ≤ 10 min → the check queue with DelaySeconds (second precision)
  *
  * Minute wake markers (`WAKE`/`m…` items) make each minute's schedule armed once,
@@ -29,6 +31,8 @@ const NEAR_MS = 10 * 60_000;
 const MINUTE_LEAD_MS = 2 * 60_000;
 /** The release handler waits in-process for items due this soon instead of re-queueing them. */
 const SLEEP_MAX_MS = 1500;
+/** Rounds of one release flight before what is still waiting is armed again instead (a bound, not a tuning). */
+const MAX_FLIGHT_ROUNDS = 100;
 /** Due messages released per page of the due index. */
 const RELEASE_PAGE = 100;
 /** A wake marker outlives its bucket by a day (then TTL removes it). */
@@ -62,9 +66,19 @@ export type TimerLog = (message: string, details: Record<string, unknown>) => vo
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
+/** The release of one due second running in this container, and the ids waiting for its next round. */
+interface Flight {
+  waiting: Set<string>;
+  done: Promise<number>;
+}
+
 export class TimerService implements Timers {
   /** Buckets this container already armed (saves the marker write for every message of a busy second). */
   private readonly armed = new Set<string>();
+  /** Release flights running in this container, by due second (one release path per second). */
+  private readonly flights = new Map<number, Flight>();
+  /** The last release round of this container (rounds run one at a time). */
+  private appending: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly deferred: DeferredStore,
@@ -155,25 +169,89 @@ export class TimerService implements Timers {
    * Release handler: releases the ids the wake-up carries (read by key,
    * strongly consistent); those not due yet are waited for when they are due
    * within {@link SLEEP_MAX_MS}, else armed again.
+   *
+   * One release path per due second in a container: a wake-up whose second
+   * is being released here hands its ids to that release (the flight) and
+   * waits for it, instead of appending alongside it. Concurrent appends to
+   * the same partition lose races (a failed transaction billed on AWS per
+   * lost race); one flight appends the ids of its second together, one
+   * transaction per round, in as few segments as their partitions allow.
+   * Returns how many this call's flight released (0 for a wake-up that
+   * joined a flight: the flight counts them).
    */
   async onRelease(wake: ReleaseWake): Promise<number> {
     if (wake.ids === undefined) return this.onReleaseWithoutIds(wake);
-    let ids = wake.ids;
-    let released = 0;
-    for (let round = 0; round < 100 && ids.length > 0; round++) {
-      const outcome = await this.release(ids);
-      released += outcome.released;
-      if (outcome.pending.length === 0) break;
-      const now = this.clock.now();
-      const next = Math.min(...outcome.pending.map((p) => p.dueAt));
-      if (next - now > SLEEP_MAX_MS) {
-        await this.sendReleases(outcome.pending, now);
-        break;
-      }
-      await this.wait(next - now);
-      ids = outcome.pending.map((p) => p.id);
+    const running = this.flights.get(wake.second);
+    if (running) {
+      for (const id of wake.ids) running.waiting.add(id);
+      await running.done;
+      return 0;
     }
-    return released;
+    const flight: Flight = { waiting: new Set(wake.ids), done: Promise.resolve(0) };
+    this.flights.set(wake.second, flight);
+    flight.done = this.fly(wake.second, flight);
+    return flight.done;
+  }
+
+  /**
+   * Releases a flight's waiting ids in rounds until none are left. Ids that
+   * join while a round runs go in the next round. The flight leaves the map
+   * in the same synchronous step that finds nothing waiting, so no id can
+   * join a flight that has ended. An error rejects every wake-up that joined
+   * (SQS retries their records; the sweep is the safety net).
+   */
+  private async fly(second: number, flight: Flight): Promise<number> {
+    let released = 0;
+    try {
+      // Wake-ups delivered together (one SQS batch, timers of one tick) join before the first round.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      for (let round = 0; flight.waiting.size > 0; round++) {
+        if (round >= MAX_FLIGHT_ROUNDS) {
+          // Not due after this many rounds (a clock far behind the wake-up): armed again, not dropped.
+          const ids = [...flight.waiting];
+          flight.waiting.clear();
+          await this.sendReleases(ids.map((id) => ({ id, dueAt: this.clock.now() + 1000 })), this.clock.now());
+          continue;
+        }
+        // The ids are taken when the round may append: what joined while it waited goes with it.
+        const outcome = await this.oneAtATime(() => {
+          const ids = [...flight.waiting];
+          flight.waiting.clear();
+          return this.release(ids);
+        });
+        released += outcome.released;
+        if (outcome.pending.length === 0) continue;
+        const now = this.clock.now();
+        const next = Math.min(...outcome.pending.map((p) => p.dueAt));
+        if (next - now > SLEEP_MAX_MS) {
+          await this.sendReleases(outcome.pending, now);
+          continue;
+        }
+        await this.wait(next - now);
+        for (const p of outcome.pending) flight.waiting.add(p.id);
+      }
+      return released;
+    } finally {
+      this.flights.delete(second);
+    }
+  }
+
+  /**
+   * Runs `append` after every release round of this container started before
+   * it has ended: flights of neighbouring seconds (a round of second s still
+   * running when s + 1 fires), the sweep's pages and id-less wake-ups do not
+   * append side by side and lose races to each other.
+   */
+  private async oneAtATime<T>(append: () => Promise<T>): Promise<T> {
+    const before = this.appending;
+    let done!: () => void;
+    this.appending = new Promise<void>((resolve) => (done = resolve));
+    try {
+      await before;
+      return await append();
+    } finally {
+      done();
+    }
   }
 
   /** A wake-up queued before wake-ups carried ids: what the due index shows due in its minute, up to its second. */
@@ -219,7 +297,7 @@ export class TimerService implements Timers {
           const page = await this.deferred.duePage(minute, until, this.bounds.pageSize, start);
           if (page.ids.length > 0) {
             pages++;
-            released += (await this.release(page.ids)).released;
+            released += (await this.oneAtATime(() => this.release(page.ids))).released;
           }
           start = page.next;
         } while (start && pages < this.bounds.pages);
@@ -270,7 +348,7 @@ export class TimerService implements Timers {
     for (let page = 0; page < 1000; page++) {
       const ids = await this.deferred.due(minute, now, RELEASE_PAGE);
       if (ids.length === 0) break;
-      const count = (await this.release(ids)).released;
+      const count = (await this.oneAtATime(() => this.release(ids))).released;
       released += count;
       if (ids.length < RELEASE_PAGE || count === 0) break;
     }

@@ -73,7 +73,9 @@ beforeAll(async () => {
     const manifest = JSON.parse(readFileSync(join(out, `${stateless.artifactId}.assets.json`), 'utf8')) as {
       files: Record<string, { source: { path: string; packaging?: string } }>;
     };
-    for (const [entry, fn] of stateless.service.functions) {
+    for (const [name, fn] of stateless.service.functions) {
+      // Both entry points have a `receive` function: the route's own handler, or receive alone behind a function URL.
+      const entry = fn.handlerModule === 'api/receive-url' ? 'receive-url' : name;
       if (bundles.has(entry)) continue;
       const code = (fn.node.defaultChild as CfnFunction).code as CfnFunction.CodeProperty;
       const hash = stateless.resolve(code.s3Key).replace(/\.zip$/, '');
@@ -85,7 +87,7 @@ beforeAll(async () => {
       bundles.set(entry, copy);
     }
   }
-  // esbuild runs once per function (38 for the HTTP API, 8 for the function URL), through npx: minutes on a busy machine.
+  // esbuild runs once per function (38 for the HTTP API, 9 for the function URL), through npx: minutes on a busy machine.
 }, 900_000);
 
 afterAll(() => {
@@ -146,7 +148,7 @@ const httpEvent = (method: string, path: string, routeKey: string, extra: { path
 
 describe('Lambda bundles', () => {
   it('are one ESM file per function, with a source map, for every route, background and function-URL function', () => {
-    expect([...bundles.keys()].sort()).toEqual([...routes.map((r) => r.entry), ...backgroundFunctions, 'api'].sort());
+    expect([...bundles.keys()].sort()).toEqual([...routes.map((r) => r.entry), ...backgroundFunctions, 'api', 'receive-url'].sort());
     for (const dir of bundles.values()) {
       expect(existsSync(join(dir, 'index.mjs'))).toBe(true);
       expect(existsSync(join(dir, 'index.mjs.map'))).toBe(true);
@@ -154,7 +156,7 @@ describe('Lambda bundles', () => {
     }
   });
 
-  it.each([...routes.map((r) => r.entry), ...backgroundFunctions, 'api'])('%s loads outside the repository and exports a handler', async (entry) => {
+  it.each([...routes.map((r) => r.entry), ...backgroundFunctions, 'api', 'receive-url'])('%s loads outside the repository and exports a handler', async (entry) => {
     expect(await invoke(entry)).toEqual({ loaded: true, result: null });
   });
 
@@ -219,5 +221,14 @@ describe('Lambda bundles', () => {
     expect(JSON.parse(get.result?.body ?? '{}')).toMatchObject({ name: topic });
     const missing = await invoke('api', urlEvent('GET', '/v1/nothing'));
     expect(missing.result).toMatchObject({ statusCode: 404, headers: { 'content-type': 'application/problem+json' } });
+
+    // The receive function's own URL: receive runs (an empty group answers no messages), every other route is 404.
+    const group = 'bundled-url-g';
+    expect((await invoke('api', urlEvent('PUT', `/v1/groups/${group}`, { subscriptions: [{ topic }] }))).result?.statusCode).toBe(200);
+    const received = await invoke('receive-url', urlEvent('POST', `/v1/groups/${group}/receive`, { maxMessages: 1 }));
+    expect(received.result?.statusCode).toBe(200);
+    expect(JSON.parse(received.result?.body ?? '{}')).toEqual({ messages: [] });
+    const other = await invoke('receive-url', urlEvent('GET', `/v1/topics/${topic}`));
+    expect(other.result).toMatchObject({ statusCode: 404, headers: { 'content-type': 'application/problem+json' } });
   });
 });

@@ -89,12 +89,14 @@ describe('the dispatcher function', () => {
     expect(built.stateless.service.dispatcher.function.handlerModule).toBe('dispatch/dispatcher');
   });
 
-  it('may read the stream, update topic activity items, read the group collection, send push jobs and report failed batches — nothing else', () => {
+  it('may read the stream, update topic activity items, read topic items and the group collection, send push jobs and report failed batches — nothing else', () => {
     const grants = grantsOf(stateless, functionId).filter((g) => !/^(logs|xray):/.test(g.action));
     const byAction = Object.fromEntries(grants.map((g) => [g.action, g]));
     expect(Object.keys(byAction).sort()).toEqual(
       [
+        'dynamodb:BatchGetItem',
         'dynamodb:DescribeStream',
+        'dynamodb:GetItem',
         'dynamodb:GetRecords',
         'dynamodb:GetShardIterator',
         'dynamodb:ListStreams',
@@ -105,9 +107,13 @@ describe('the dispatcher function', () => {
         'sqs:SendMessage',
       ].sort(),
     );
-    expect(grants).toHaveLength(10);
-    // The push route: which push groups subscribe (GROUP collection only), and their jobs.
+    expect(grants).toHaveLength(12);
+    // The push route: which push groups subscribe (topic items; the GROUP collection only for topics
+    // saved before they named them), and their jobs.
     expect(grants.find((g) => g.action === 'dynamodb:Query')?.condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['GROUP'] } });
+    for (const action of ['dynamodb:GetItem', 'dynamodb:BatchGetItem']) {
+      expect(grants.find((g) => g.action === action)?.condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['TOPIC'] } });
+    }
     const pushQueueId = logicalIdOf(built.stateless, built.stateless.service.pushQueue.queue);
     expect(grants.filter((g) => g.action === 'sqs:SendMessage').map((g) => g.resource)).toContainEqual({ 'Fn::GetAtt': [pushQueueId, 'Arn'] });
     for (const action of ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator']) expect(byAction[action]?.resource).toEqual(tableStreamOutput());

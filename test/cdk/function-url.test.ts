@@ -7,7 +7,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AccountRootPrincipal, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { API_FUNCTION, SluiceService } from '../../cdk/index.js';
+import { API_FUNCTION, RECEIVE_FUNCTION, SluiceService } from '../../cdk/index.js';
 import { TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS } from '../../cdk/sluice-function.js';
 import { MESSAGE_ID_KEY_PURPOSE, PUSH_SECRET_CONTEXT_PURPOSE, SECRET_CONTEXT_PURPOSE } from '../../lib/adapters/aws/names.js';
 import { Limits } from '../../lib/domain/model.js';
@@ -19,6 +19,7 @@ const background = ['timer-minute', 'timer-release', 'timer-sweep', 'check-sweep
 let built: ReturnType<typeof sluiceApp>;
 let template: Template;
 let apiId: string;
+let receiveId: string;
 
 beforeAll(() => {
   built = sluiceApp({ namePrefix: 'sluice-url', alarmTopicArn });
@@ -26,19 +27,25 @@ beforeAll(() => {
   const fn = built.stateless.service.functions.get(API_FUNCTION);
   if (!fn) throw new Error('no api function');
   apiId = logicalIdOf(built.stateless, fn);
+  const receive = built.stateless.service.functions.get(RECEIVE_FUNCTION);
+  if (!receive) throw new Error('no receive function');
+  receiveId = logicalIdOf(built.stateless, receive);
 });
 
 const getAtt = (logicalId: string, attribute = 'Arn') => ({ 'Fn::GetAtt': [logicalId, attribute] });
 
 describe('function URL entry point (default)', () => {
-  it('is the default: one api function with one function URL, AWS_IAM auth, buffered (6 MB), no HTTP API', () => {
+  it('is the default: one api function and a receive function, each with one function URL, AWS_IAM auth, buffered (6 MB), no HTTP API', () => {
     expect(built.stateless.service.entryPoint).toBe('functionUrl');
     const urls = Object.values(resourcesOf(template, 'AWS::Lambda::Url'));
-    expect(urls.map((u) => u.Properties)).toEqual([{ AuthType: 'AWS_IAM', TargetFunctionArn: getAtt(apiId) }]);
+    expect(urls.map((u) => u.Properties)).toEqual([
+      { AuthType: 'AWS_IAM', TargetFunctionArn: getAtt(apiId) },
+      { AuthType: 'AWS_IAM', TargetFunctionArn: getAtt(receiveId) },
+    ]);
     for (const type of ['AWS::ApiGatewayV2::Api', 'AWS::ApiGatewayV2::Route', 'AWS::ApiGatewayV2::Stage', 'AWS::ApiGatewayV2::Integration']) {
       expect({ type, count: Object.keys(resourcesOf(template, type)).length }).toEqual({ type, count: 0 });
     }
-    expect([...built.stateless.service.functions.keys()].sort()).toEqual([API_FUNCTION, ...background].sort());
+    expect([...built.stateless.service.functions.keys()].sort()).toEqual([API_FUNCTION, RECEIVE_FUNCTION, ...background].sort());
     expect(template.toJSON().Resources[apiId].Properties).toMatchObject({
       FunctionName: 'sluice-url-api',
       Runtime: 'nodejs22.x',
@@ -49,9 +56,23 @@ describe('function URL entry point (default)', () => {
     expect(built.stateless.service.functions.get(API_FUNCTION)?.handlerModule).toBe('api/function-url');
   });
 
-  it('allows no public invoke: no resource-based permission on the api function at all', () => {
-    const permissions = Object.values(resourcesOf(template, 'AWS::Lambda::Permission')).filter(
-      (p) => JSON.stringify(p.Properties?.FunctionName) === JSON.stringify(getAtt(apiId)) || JSON.stringify(p.Properties?.FunctionName) === JSON.stringify({ Ref: apiId }),
+  it('runs receive alone at 128 MB with the long poll\'s timeout and only what receive needs', () => {
+    expect(built.stateless.service.receiveFunction?.handlerModule).toBe('api/receive-url');
+    expect(template.toJSON().Resources[receiveId].Properties).toMatchObject({ FunctionName: 'sluice-url-receive', MemorySize: 128, Timeout: 28, Architectures: ['arm64'] });
+    const grants = grantsOf(template, receiveId);
+    const actions = new Set(grants.map((g) => g.action));
+    for (const action of [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS, 'kms:Decrypt', 'kms:Encrypt']) {
+      expect({ action, granted: actions.has(action) }).toEqual({ action, granted: true });
+    }
+    // No timers, no queues, no producer or push secrets: only the message-id key (receipt handles, dead-letter copies).
+    expect([...actions].filter((a) => /^(scheduler|iam|sqs):/.test(a))).toEqual([]);
+    const keyConditions = grants.filter((g) => g.action.startsWith('kms:')).map((g) => JSON.stringify(g.condition));
+    expect(new Set(keyConditions)).toEqual(new Set([JSON.stringify({ StringEquals: { [`kms:EncryptionContext:${MESSAGE_ID_KEY_PURPOSE.key}`]: MESSAGE_ID_KEY_PURPOSE.value } })]));
+  });
+
+  it('allows no public invoke: no resource-based permission on the api or receive function at all', () => {
+    const permissions = Object.values(resourcesOf(template, 'AWS::Lambda::Permission')).filter((p) =>
+      [apiId, receiveId].some((id) => JSON.stringify(p.Properties?.FunctionName) === JSON.stringify(getAtt(id)) || JSON.stringify(p.Properties?.FunctionName) === JSON.stringify({ Ref: id })),
     );
     expect(permissions).toEqual([]);
     expect(JSON.stringify(resourcesOf(template, 'AWS::Lambda::Permission'))).not.toContain('"FunctionUrlAuthType":"NONE"');
@@ -81,11 +102,14 @@ describe('function URL entry point (default)', () => {
     );
   });
 
-  it('gives the stack outputs ApiUrl (the function URL) and ApiInvokeArn (the api function)', () => {
+  it('gives the stack outputs ApiUrl and ReceiveUrl (the two function URLs), ApiInvokeArn and ReceiveInvokeArn (their functions)', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown; Description: string }>;
-    expect(Object.keys(outputs).sort()).toEqual(['ApiInvokeArn', 'ApiUrl', 'CheckDeadLetterQueueUrl', 'DelayDeadLetterQueueUrl', 'ScheduleGroupName']);
-    const [urlId] = Object.keys(resourcesOf(template, 'AWS::Lambda::Url'));
-    expect(outputs.ApiUrl?.Value).toEqual(getAtt(urlId ?? '', 'FunctionUrl'));
+    expect(Object.keys(outputs).sort()).toEqual(['ApiInvokeArn', 'ApiUrl', 'CheckDeadLetterQueueUrl', 'DelayDeadLetterQueueUrl', 'ReceiveInvokeArn', 'ReceiveUrl', 'ScheduleGroupName']);
+    const urlOf = (fnId: string) => Object.entries(resourcesOf(template, 'AWS::Lambda::Url')).find(([, u]) => JSON.stringify(u.Properties?.TargetFunctionArn) === JSON.stringify(getAtt(fnId)))?.[0] ?? '';
+    expect(outputs.ApiUrl?.Value).toEqual(getAtt(urlOf(apiId), 'FunctionUrl'));
+    expect(outputs.ReceiveUrl?.Value).toEqual(getAtt(urlOf(receiveId), 'FunctionUrl'));
+    expect(outputs.ReceiveUrl?.Description).toMatch(/SLUICE_RECEIVE_ENDPOINT/);
+    expect(outputs.ReceiveInvokeArn?.Value).toEqual(getAtt(receiveId));
     expect(outputs.ApiUrl?.Description).toMatch(/service lambda/);
     expect(outputs.ApiInvokeArn?.Value).toEqual(getAtt(apiId));
     expect(built.stateless.service.signingService).toBe('lambda');
@@ -114,16 +138,18 @@ describe('grantInvoke', () => {
     return { stack, service, caller };
   };
 
-  it('lets a caller invoke the function URL (AWS_IAM only) and the function through it, nothing else', () => {
+  it('lets a caller invoke the two function URLs (AWS_IAM only) and their functions through them, nothing else', () => {
     const { stack, service, caller } = oneStack();
     service.grantInvoke(caller);
     const t = Template.fromStack(stack);
-    const fnId = logicalIdOf(stack, service.apiFunction!);
     const grants = roleGrants(t, stack.getLogicalId(caller.node.defaultChild as never));
-    expect(grants).toEqual([
-      { action: 'lambda:InvokeFunctionUrl', resource: getAtt(fnId), condition: { StringEquals: { 'lambda:FunctionUrlAuthType': 'AWS_IAM' } } },
-      { action: 'lambda:InvokeFunction', resource: getAtt(fnId), condition: { Bool: { 'lambda:InvokedViaFunctionUrl': true } } },
-    ]);
+    expect(grants).toEqual(
+      [service.apiFunction!, service.receiveFunction!].flatMap((fn) => [
+        { action: 'lambda:InvokeFunctionUrl', resource: getAtt(logicalIdOf(stack, fn)), condition: { StringEquals: { 'lambda:FunctionUrlAuthType': 'AWS_IAM' } } },
+        { action: 'lambda:InvokeFunction', resource: getAtt(logicalIdOf(stack, fn)), condition: { Bool: { 'lambda:InvokedViaFunctionUrl': true } } },
+      ]),
+    );
+    expect(service.receiveUrl).toBe(service.receiveFunctionUrl?.url);
   });
 
   it('puts a caller of another account in the function policy, still AWS_IAM only', () => {
@@ -145,5 +171,8 @@ describe('grantInvoke', () => {
     expect(JSON.stringify(grants[0]?.resource)).toContain(':execute-api:');
     expect(service.signingService).toBe('execute-api');
     expect(Object.keys(resourcesOf(t, 'AWS::Lambda::Url'))).toEqual([]);
+    // Receives go to the HTTP API, whose receive route runs the receive function (at 128 MB).
+    expect(service.receiveUrl).toBe(service.url);
+    expect(service.functions.get(RECEIVE_FUNCTION)?.handlerModule).toBe('api/receive');
   });
 });

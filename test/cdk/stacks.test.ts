@@ -625,9 +625,11 @@ describe('timers and check-back', () => {
     }
   });
 
-  it('give the stack outputs the README names: API URL and invoke ARN, schedule group, dead-letter queues', () => {
+  it('give the stack outputs the README names: API URL and invoke ARN, receive URL, schedule group, dead-letter queues', () => {
     const outputs = stateless.toJSON().Outputs as Record<string, { Value: unknown }>;
-    expect(Object.keys(outputs).sort()).toEqual(['ApiInvokeArn', 'ApiUrl', 'CheckDeadLetterQueueUrl', 'DelayDeadLetterQueueUrl', 'ScheduleGroupName']);
+    expect(Object.keys(outputs).sort()).toEqual(['ApiInvokeArn', 'ApiUrl', 'CheckDeadLetterQueueUrl', 'DelayDeadLetterQueueUrl', 'ReceiveUrl', 'ScheduleGroupName']);
+    // Behind the HTTP API receives go to the API itself: its receive route runs a function of its own.
+    expect(outputs.ReceiveUrl?.Value).toEqual(outputs.ApiUrl?.Value);
     expect(JSON.stringify(outputs.ApiInvokeArn?.Value)).toContain(':execute-api:');
     expect(Object.keys(stateful.toJSON().Outputs ?? {})).toEqual(expect.arrayContaining(['SecretsKeyArn', 'TableName']));
   });

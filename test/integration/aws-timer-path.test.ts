@@ -13,6 +13,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { minuteOf } from '../../lib/adapters/dynamodb/keys.js';
 import * as build from '../helpers/builders.js';
 import { startChecker, type TestChecker } from '../helpers/checker.js';
+import { recordCalls, type CallRecorder } from '../helpers/call-recorder.js';
 import { send, testTable } from '../helpers/stores.js';
 
 const DELAY_QUEUE = 'https://sqs.us-east-1.amazonaws.com/123456789012/sluice-delay';
@@ -25,8 +26,7 @@ let container: Container['container'];
 let release: (event: SQSEvent, context: Context) => Promise<{ batchItemFailures: Array<{ itemIdentifier: string }> }>;
 let worker: typeof release;
 let checker: TestChecker;
-let indexQueries: string[] = [];
-let recording = false;
+let calls: CallRecorder;
 
 const context = {} as Context;
 /** The SQS event the Lambda event source mapping hands the function for these bodies. */
@@ -66,14 +66,7 @@ beforeAll(async () => {
   container = (await import('../../functions/commons/container.js')).container;
   release = (await import('../../functions/timers/release.js')).handler as never;
   worker = (await import('../../functions/checks/worker.js')).handler as never;
-  container().dynamo.middlewareStack.add(
-    (next, ctx) => async (args) => {
-      const input = args.input as { IndexName?: string };
-      if (recording && input.IndexName !== undefined) indexQueries.push(`${ctx.commandName} ${input.IndexName}`);
-      return next(args);
-    },
-    { step: 'initialize', name: 'recordIndexQueries' },
-  );
+  calls = recordCalls(container().dynamo);
   checker = await startChecker(() => 'unknown');
   await container().admin.putTopic('jobs', build.topic());
   await container().admin.putGroup('g', build.group('jobs', { visibilityTimeoutSeconds: 30 }));
@@ -87,7 +80,7 @@ beforeEach(() => {
   sqs.on(SendMessageCommand).resolves({ MessageId: 'sqs-1' });
   sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
   scheduler.on(CreateScheduleCommand).resolves({ ScheduleArn: 'arn' });
-  indexQueries = [];
+  calls.reset();
 });
 
 describe('scheduled delivery on AWS: the delay message carries the ids due in its second', () => {
@@ -100,14 +93,31 @@ describe('scheduled delivery on AWS: the delay message carries the ids due in it
     expect(input).toMatchObject({ QueueUrl: DELAY_QUEUE, DelaySeconds: 1 });
     expect(JSON.parse(input!.MessageBody!)).toEqual({ kind: 'release', minute: minuteOf(due), second: Math.floor(due / 1000), ids: [sent.messageId.slice(1)] });
     await sleep(Math.max(0, due - Date.now()));
-    recording = true;
+    calls.recording = true;
     const result = await release(sqsEvent(DELAY_QUEUE, [input!.MessageBody!]), context);
-    recording = false;
+    calls.recording = false;
     expect(result).toEqual({ batchItemFailures: [] });
-    expect(indexQueries).toEqual([]);
+    expect(calls.indexQueries).toEqual([]);
     const got = await container().queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
     expect(got.map((m) => m.body)).toEqual(['soon']);
     expect(Date.now() - due).toBeLessThan(2000);
+  });
+
+  it('wake-ups of one second in one SQS event are released by one flight: one transaction, none failed', async () => {
+    const due = (Math.floor(Date.now() / 1000) + 2) * 1000 + 100;
+    const sent = [];
+    for (const body of ['s-0', 's-1', 's-2']) sent.push(await container().queue.send('jobs', send(body, { deliverAt: due })));
+    const bodies = sentBodies().map((input) => input.MessageBody!);
+    expect(bodies.map((b) => JSON.parse(b).ids)).toEqual(sent.map((s) => [s.messageId.slice(1)])); // one wake-up per send
+    await sleep(Math.max(0, due - Date.now()));
+    calls.recording = true;
+    const result = await release(sqsEvent(DELAY_QUEUE, bodies), context);
+    calls.recording = false;
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(calls.transactions).toEqual({ sent: 1, failed: 0 });
+    const got = await container().queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    expect(got.map((m) => m.body).sort()).toEqual(['s-0', 's-1', 's-2']);
+    for (const s of sent) expect(await container().queue.getMessage('jobs', s.messageId)).toMatchObject({ state: 'deliverable' });
   });
 
   it('a release event with a malformed body fails that record alone (partial batch response)', async () => {

@@ -15,6 +15,7 @@ type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<{ st
 
 const saved = { ...process.env };
 let handler: Handler;
+let receiveHandler: Handler;
 
 beforeAll(async () => {
   const { table, endpoint } = await testTable('fnurl');
@@ -25,6 +26,7 @@ beforeAll(async () => {
     SLUICE_SECRETS_KEY: randomBytes(32).toString('base64'),
   });
   ({ handler } = (await import('../../functions/api/function-url.js')) as { handler: Handler });
+  ({ handler: receiveHandler } = (await import('../../functions/api/receive-url.js')) as { handler: Handler });
 });
 afterAll(() => {
   process.env = saved;
@@ -154,5 +156,35 @@ describe('function-URL entry point', () => {
     const doc = await call('GET', '/v1/openapi.json');
     expect(doc.status).toBe(200);
     expect(doc.body?.openapi).toMatch(/^3\.1/);
+  });
+});
+
+describe("the receive function's own function URL (functions/api/receive-url.ts)", () => {
+  async function callReceive(method: string, path: string, options: Parameters<typeof urlEvent>[2] = {}) {
+    const result = await receiveHandler(urlEvent(method, path, options), lambdaContext('receive', 'req'));
+    return { status: result.statusCode, headers: result.headers ?? {}, body: result.body ? (JSON.parse(result.body) as Record<string, unknown>) : undefined };
+  }
+
+  it('receives and carries commits as the api function does, on the same table', async () => {
+    expect((await call('PUT', '/v1/topics/small', { body: { type: 'standard' } })).status).toBe(200);
+    expect((await call('PUT', '/v1/groups/small-g', { body: { subscriptions: [{ topic: 'small' }] } })).status).toBe(200);
+    const sent = await call('POST', '/v1/topics/small/messages', { body: { body: 'via receive-url' } });
+    expect(sent.status).toBe(201);
+    const first = await callReceive('POST', '/v1/groups/small-g/receive', { body: { maxMessages: 10, waitSeconds: 0 } });
+    expect(first.status).toBe(200);
+    const messages = first.body?.messages as Array<{ messageId: string; body: string; receiptHandle: string }>;
+    expect(messages.map((m) => [m.messageId, m.body])).toEqual([[sent.body?.messageId, 'via receive-url']]);
+    const second = await callReceive('POST', '/v1/groups/small-g/receive', { body: { maxMessages: 10, waitSeconds: 0, commit: [messages[0]!.receiptHandle] } });
+    expect(second).toMatchObject({ status: 200, body: { messages: [], commitResults: [{ receiptHandle: messages[0]!.receiptHandle, status: 'committed' }] } });
+  });
+
+  it('answers every other route 404, another method on the receive path 405, bad input 400, as problem+json', async () => {
+    expect(await callReceive('GET', '/v1/topics')).toMatchObject({ status: 404, headers: { 'content-type': 'application/problem+json' }, body: { code: 'NotFound' } });
+    expect(await callReceive('POST', '/v1/topics/small/messages', { body: { body: 'no' } })).toMatchObject({ status: 404, body: { code: 'NotFound' } });
+    expect(await callReceive('GET', '/v1/groups/small-g/receive')).toMatchObject({ status: 405, headers: { allow: 'POST' }, body: { code: 'MethodNotAllowed' } });
+    expect(await callReceive('POST', '/v1/groups/small-g/receive', { body: { maxMessages: 0 } })).toMatchObject({ status: 400, body: { code: 'InvalidArgument' } });
+    // Nothing was sent through it: the topic still has no message for the group.
+    const after = await call('POST', '/v1/groups/small-g/receive', { body: { maxMessages: 10, waitSeconds: 0 } });
+    expect(after.body?.messages).toEqual([]);
   });
 });

@@ -6,37 +6,30 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { minuteOf } from '../../lib/adapters/dynamodb/keys.js';
+import { ThrottledError } from '../../lib/domain/errors.js';
+import { TimerService } from '../../lib/services/timer-service.js';
 import * as build from '../helpers/builders.js';
 import { startChecker, type TestChecker } from '../helpers/checker.js';
+import { recordCalls, type CallRecorder } from '../helpers/call-recorder.js';
 import { harness, send, testTable, type Harness } from '../helpers/stores.js';
 
 let h: Harness;
 let checker: TestChecker;
-/** Index queries (IndexName set) sent to DynamoDB while `recording` is on. */
-let indexQueries: string[];
-let recording = false;
+let calls: CallRecorder;
 
 const receive = () => h.queue.receive('g', { maxMessages: 100, waitSeconds: 0 });
 const bodies = (ms: Array<{ body: string }>) => ms.map((m) => m.body).sort();
 
 beforeEach(async () => {
   const { client, doc, table } = await testTable();
-  indexQueries = [];
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const input = args.input as { IndexName?: string };
-      if (recording && input.IndexName !== undefined) indexQueries.push(`${context.commandName} ${input.IndexName}`);
-      return next(args);
-    },
-    { step: 'initialize', name: 'recordIndexQueries' },
-  );
+  calls = recordCalls(client);
   h = harness(doc, table, { checkTimeoutMs: 1000 });
   checker = await startChecker(() => 'unknown');
   await h.admin.putTopic('jobs', build.topic());
   await h.admin.putGroup('g', build.group('jobs', { visibilityTimeoutSeconds: 30 }));
 });
 afterEach(async () => {
-  recording = false;
+  calls.recording = false;
   await checker.close();
 });
 
@@ -53,10 +46,10 @@ describe('release wake-ups carry their ids', () => {
       ids: [sent.messageId.slice(1)],
     });
     h.clock.advance(1000);
-    recording = true;
+    calls.recording = true;
     await h.fire();
-    recording = false;
-    expect(indexQueries).toEqual([]);
+    calls.recording = false;
+    expect(calls.indexQueries).toEqual([]);
     expect(bodies(await receive())).toEqual(['soon']);
     expect(await h.queue.getMessage('jobs', sent.messageId)).toMatchObject({ state: 'deliverable' });
   });
@@ -75,14 +68,56 @@ describe('release wake-ups carry their ids', () => {
       { at: (second + 1) * 1000, second: second + 1, ids: [ids[2]] },
     ]);
     h.clock.t = second * 1000 + 100;
-    recording = true;
+    calls.recording = true;
     await h.fire(); // 'a' now; 'b' 800 ms later: the release waits it out (the injected wait moves the clock)
-    recording = false;
-    expect(indexQueries).toEqual([]);
+    calls.recording = false;
+    expect(calls.indexQueries).toEqual([]);
     expect(bodies(await receive())).toEqual(['a', 'b']);
     h.clock.t = (second + 1) * 1000;
     await h.fire();
     expect(bodies(await receive())).toEqual(['c']);
+  });
+
+  it('concurrent wake-ups of one second join one flight: each message released once, no transaction lost a race', async () => {
+    const due = h.clock.now() + 1000;
+    const sent = [];
+    for (let i = 0; i < 6; i++) sent.push(await h.queue.send('jobs', send(`m-${i}`, { deliverAt: due })));
+    const wakes = h.recorded.releases.splice(0).map((w) => w.payload);
+    expect(wakes.map((w) => w.ids)).toEqual(sent.map((s) => [s.messageId.slice(1)])); // one wake-up per send
+    h.clock.t = due;
+    calls.recording = true;
+    // All fire together (as SQS delivers them at once), one of them twice; one more of the same second comes later.
+    const first = Promise.all([...wakes.slice(0, 5), wakes[0]!].map((w) => h.timers.onRelease(w)));
+    await new Promise((resolve) => setTimeout(resolve, 50)); // later: it joins the running flight, or starts the next one
+    const late = h.timers.onRelease(wakes[5]!);
+    const counts = [...(await first), await late];
+    calls.recording = false;
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(6); // the flight counts them all, joiners 0
+    expect(calls.transactions.failed).toBe(0);
+    expect(calls.transactions.sent).toBe(2); // the wake-ups delivered together in one round, the one that came later in the next
+    expect(bodies(await receive())).toEqual(['m-0', 'm-1', 'm-2', 'm-3', 'm-4', 'm-5']);
+    for (const s of sent) expect(await h.queue.getMessage('jobs', s.messageId)).toMatchObject({ state: 'deliverable' });
+    // The flight has ended: a wake-up delivered again releases nothing and appends nothing.
+    calls.recording = true;
+    expect(await h.timers.onRelease(wakes[0]!)).toBe(0);
+    calls.recording = false;
+    expect(calls.transactions.sent).toBe(2);
+  });
+
+  it('a flight that fails rejects every wake-up that joined it (SQS retries their records), and the next one releases them', async () => {
+    const due = h.clock.now() + 1000;
+    const sent = [];
+    for (let i = 0; i < 3; i++) sent.push(await h.queue.send('jobs', send(`f-${i}`, { deliverAt: due })));
+    const wakes = h.recorded.releases.splice(0).map((w) => w.payload);
+    h.clock.t = due;
+    const failing = new TimerService(h.stores.deferred, h.recorded, h.recorded, h.clock, async () => {
+      throw new ThrottledError('busy');
+    });
+    const outcomes = await Promise.allSettled(wakes.map((w) => failing.onRelease(w)));
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(bodies(await receive())).toEqual([]);
+    await Promise.all(wakes.map((w) => h.timers.onRelease(w))); // the records again, as SQS redelivers them
+    expect(bodies(await receive())).toEqual(['f-0', 'f-1', 'f-2']);
   });
 
   it('a wake-up that comes early re-arms the ids not yet due, and releases a message once however often it fires', async () => {
@@ -107,10 +142,10 @@ describe('release wake-ups carry their ids', () => {
     await h.fire();
     expect(h.recorded.releases.map((w) => w.payload.ids)).toEqual(sent.map((s) => [s.messageId.slice(1)]));
     h.clock.t = due + 2000;
-    recording = true;
+    calls.recording = true;
     await h.fire();
-    recording = false;
-    expect(indexQueries).toEqual([]);
+    calls.recording = false;
+    expect(calls.indexQueries).toEqual([]);
     expect(bodies(await receive())).toEqual(['far-0', 'far-1', 'far-2']);
   });
 
@@ -118,10 +153,10 @@ describe('release wake-ups carry their ids', () => {
     await h.queue.send('jobs', send('old', { delaySeconds: 2 }));
     const { kind, minute, second } = h.recorded.releases.splice(0)[0]!.payload;
     h.clock.advance(2000);
-    recording = true;
+    calls.recording = true;
     expect(await h.timers.onRelease({ kind, minute, second })).toBe(1);
-    recording = false;
-    expect(indexQueries[0]).toBe('QueryCommand gsi1'); // the recorder sees index reads (the id-carrying tests above see none)
+    calls.recording = false;
+    expect(calls.indexQueries[0]).toBe('QueryCommand gsi1'); // the recorder sees index reads (the id-carrying tests above see none)
     expect(bodies(await receive())).toEqual(['old']);
   });
 });

@@ -67,6 +67,7 @@ const toTopic = (item: Record<string, unknown>): Topic => ({
   ...(item.pa === undefined ? {} : { purgedAt: Number(item.pa) }),
   ...(Array.isArray(item.pw) ? { purgeStarts: (item.pw as unknown[]).map(Number) } : {}),
   ...(item.pu === undefined ? {} : { pushSubscriptions: Number(item.pu) }),
+  ...(item.pg === undefined ? {} : { pushGroups: [...(item.pg as Iterable<unknown>)].map(String).sort() }),
   ...(item.wu === undefined ? {} : { parkedUntil: Number(item.wu) }),
   ...(item.sv === undefined ? {} : { subscriptionSaves: Number(item.sv) }),
 });
@@ -579,7 +580,7 @@ export class Catalog {
    * conditional on the partition count (and generation) the save read and
    * created cursors for — a partition raise is conditional on `sv`, so the two
    * are serialized on the topic item: either the raise sees this group or this
-   * save sees the new count (docs/design.md, Raising partitions) — and `pu ± 1`
+   * save sees the new count (docs/design.md, Raising partitions) — and `pu ± 1` (and the group's name added to or deleted from `pg`)
    * on each topic that gains or loses this push group (never below 0). A topic
    * in both gets one update. Undefined when a condition failed or the
    * transaction met a concurrent one (the caller reads and decides again).
@@ -597,27 +598,31 @@ export class Catalog {
       const conditions = ['attribute_exists(pk)'];
       const names: Record<string, string> = {};
       const values: Record<string, unknown> = {};
-      let expression = '';
+      const set: string[] = [];
+      const add: string[] = [];
+      const remove: string[] = [];
       if (delta !== 0) {
-        // A count never goes below 0, even for topics saved before `pu` existed.
-        expression += 'SET pu = if_not_exists(pu, :zero) + :d';
-        Object.assign(values, { ':zero': 0, ':d': delta });
+        // A count never goes below 0, even for topics saved before `pu` existed; `pg` names the groups counted.
+        set.push('pu = if_not_exists(pu, :zero) + :d');
+        Object.assign(values, { ':zero': 0, ':d': delta, ':pg': new Set([name]) });
+        (delta > 0 ? add : remove).push('pg :pg');
         if (delta < 0) {
           conditions.push('pu >= :one');
           values[':one'] = 1;
         }
       }
       if (topic) {
-        expression += `${expression ? ' ' : ''}ADD sv :svOne`;
+        add.push('sv :svOne');
         conditions.push('deleted <> :true', '#generation = :gen', '#partitions = :p');
         Object.assign(names, { '#generation': 'generation', '#partitions': 'partitions' });
         Object.assign(values, { ':svOne': 1, ':true': true, ':gen': topic.generation, ':p': topic.partitions });
       }
+      const clauses = [set.length > 0 ? `SET ${set.join(', ')}` : '', add.length > 0 ? `ADD ${add.join(', ')}` : '', remove.length > 0 ? `DELETE ${remove.join(', ')}` : ''];
       return {
         Update: {
           TableName: this.table,
           Key: { pk: TOPIC_PK, sk: topicName },
-          UpdateExpression: expression,
+          UpdateExpression: clauses.filter(Boolean).join(' '),
           ConditionExpression: conditions.join(' AND '),
           ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
           ExpressionAttributeValues: values,
@@ -706,9 +711,9 @@ export class Catalog {
                 Update: {
                   TableName: this.table,
                   Key: { pk: TOPIC_PK, sk: topic },
-                  UpdateExpression: 'SET pu = pu - :one',
+                  UpdateExpression: 'SET pu = pu - :one DELETE pg :pg',
                   ConditionExpression: 'attribute_exists(pk) AND pu >= :one',
-                  ExpressionAttributeValues: { ':one': 1 },
+                  ExpressionAttributeValues: { ':one': 1, ':pg': new Set([name]) },
                 },
               })),
             ],

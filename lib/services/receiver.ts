@@ -114,6 +114,11 @@ export class Receiver {
     const redrive = redriveStreamToRead(group, requested, this.clock.now());
     if (redrive !== undefined) partitions.push(redrive);
     const folding = new Set(carried ? partitions.filter((p) => carried.of(p).length > 0) : []);
+    // FIFO shards of the namespaces asked for: their carried commits fold into the shard's claim too
+    // (not in protected mode, whose commits complete in sequence through the committer).
+    const foldingShards =
+      group.deliveryMode === 'protected' ? [] : carriedStreams.filter((s) => isShardStream(s) && namespaces.has(namespaceOf(s)));
+    for (const stream of foldingShards) folding.add(stream);
     const noticeStreams = [...namespaces].flatMap((ns) => Array.from({ length: NOTICE_BUCKETS }, (_, b) => noticeStream(ns, b)));
     // Only the cursors this receive starts from: O(subscriptions), never O(shards). Partition cursors
     // are read eventually consistently (half price): a stale one only makes its conditional claim
@@ -138,10 +143,13 @@ export class Receiver {
       const announced = new Map(absorbed.flatMap((bucket) => bucket.raises.map((raise) => [raise.stream, raise] as const)));
       const looks = Math.max(READY_READ_MIN, max * READY_READ_PER_MESSAGE);
       const ready = (await this.stores.readyIndex.ready(group.name, this.clock.now(), looks, this.random.fraction())).filter(
-        (stream) => namespaces.has(namespaceOf(stream)) && !announced.has(stream),
+        (stream) => namespaces.has(namespaceOf(stream)) && !announced.has(stream) && !folding.has(stream),
       );
       // O(batch): as many shards as the ready index is read for; announced shards left out are raised on their own.
-      const candidates = shuffle([...announced.keys(), ...ready], this.random).slice(0, looks);
+      // Shards with carried commits lead (their claims write the commits) but share each wave's room like
+      // any other, so a busy shard a consumer keeps committing does not crowd out the others.
+      const others = shuffle([...announced.keys()].filter((s) => !folding.has(s)).concat(ready), this.random);
+      const candidates = [...foldingShards, ...others.slice(0, looks)];
       // Shards are claimed a few at a time, the request's room split between them, so that
       // one receive never leases more than it returns and a busy store costs latency, not time-outs.
       for (let i = 0; i < candidates.length && out.length < max && this.clock.now() < scope.deadline; ) {
@@ -161,6 +169,7 @@ export class Receiver {
     // then every other partition stream, starting at a random one.
     for (const stream of folding) {
       if (this.clock.now() >= scope.deadline) break;
+      if (isShardStream(stream)) continue;
       out.push(...(await this.claim(scope, stream, 'unordered', cursors.get(stream), max - out.length)));
     }
     const others = partitions.filter((p) => !folding.has(p));
@@ -435,7 +444,8 @@ export class Receiver {
             ? {
                 shard: {
                   expectKnown: held.known,
-                  expectInFlight: read.leases.size,
+                  // As stored: folded commits' leases are still there when the condition is evaluated.
+                  expectInFlight: held.leases.size,
                   known,
                   now,
                   ...(index ? { index } : {}),

@@ -92,6 +92,28 @@ describe('carried commits on FIFO shards', () => {
     expect(after.messages.map((m) => m.body)).toEqual(['b']);
   });
 
+  it('concurrent consumers carrying their commits: nothing lost, each shard in order, each message committed once', async () => {
+    await subscribe('serialized');
+    const shards = ['A', 'B', 'C', 'D', 'E', 'F'];
+    const perShard = 6;
+    for (let i = 0; i < perShard; i++) await h.queue.sendBatch('ledger', shards.map((k) => send(`${k}-${i}`, { shardKey: k })));
+    const delivered: string[] = [];
+    const consumer = async () => {
+      let held: DeliveredMessage[] = [];
+      for (let round = 0, empty = 0; round < 200 && empty < 3; round++) {
+        const got = await receive(3, held);
+        expect(statuses(got.commitResults)).toEqual(held.map(() => 'committed'));
+        delivered.push(...got.messages.map((m) => m.body));
+        held = got.messages;
+        empty = got.messages.length === 0 ? empty + 1 : 0;
+      }
+    };
+    await Promise.all([consumer(), consumer(), consumer(), consumer()]);
+    // Serialized: a shard's next message is leased only after the previous one was committed.
+    for (const k of shards) expect(delivered.filter((b) => b.startsWith(`${k}-`))).toEqual(Array.from({ length: perShard }, (_, i) => `${k}-${i}`));
+    expect(await h.admin.getGroup('g')).toMatchObject({ committed: shards.length * perShard, inFlight: 0, backlog: 0 });
+  });
+
   it('protected: carried commits are committed on their own, in sequence, and the next message still comes', async () => {
     await subscribe('protected');
     await h.queue.sendBatch('ledger', ['a', 'b'].map((b) => send(b, { shardKey: 'A' })));

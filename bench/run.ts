@@ -330,6 +330,7 @@ async function main() {
       { id: `fifo-${m}-10`, label: `ordered (FIFO, ${m}), batches of 10 over 10 shards`, topicType: 'fifo', mode: m, batch: 10 },
     ]),
     { id: 'fifo-concurrent-10-one-shard', label: 'ordered (FIFO, concurrent), batches of 10 of one shard', topicType: 'fifo', mode: 'concurrent', batch: 10, shardKeys: 'per-batch' },
+    { id: 'fifo-serialized-1-carry-one-shard', label: 'ordered (FIFO, serialized), unbatched, one shard, commit carried by the next receive', topicType: 'fifo', mode: 'serialized', batch: 1, variant: 'carry', shardKeys: 'one' },
     { id: 'fifo-concurrent-1-new-shard', label: 'ordered (FIFO, concurrent), unbatched, a new shard key per message', topicType: 'fifo', mode: 'concurrent', batch: 1, shardKeys: 'fresh' },
     ...(scheduledProbe.available ? [{ id: 'scheduled-1', label: 'scheduled (delaySeconds 1), unbatched', topicType: 'standard', mode: 'standard', batch: 1, variant: 'scheduled' } as CostType] : []),
     ...(transactional.available ? [{ id: 'transactional-1', label: 'transactional (send, commit, receive, commit)', topicType: 'standard', mode: 'standard', batch: 1, variant: 'transactional' } as CostType] : []),

@@ -542,9 +542,10 @@ export interface CostType {
   /**
    * FIFO shard keys (default: message n goes to shard n mod shards, so a batch of 10 spans 10 shards):
    * `per-batch` — all messages of one send share a shard (the next send the next shard);
-   * `fresh` — every message a shard key never used before (prices creating a shard cursor).
+   * `fresh` — every message a shard key never used before (prices creating a shard cursor);
+   * `one` — every message on one shard key (a consumer carrying its commits folds them into that shard's claims).
    */
-  shardKeys?: 'per-batch' | 'fresh';
+  shardKeys?: 'per-batch' | 'fresh' | 'one';
 }
 
 export interface CostResult {
@@ -572,7 +573,13 @@ export async function costOf(ctx: Ctx, type: CostType, rounds: number, names: { 
   let n = 0;
   const run = Math.random().toString(36).slice(2, 8);
   const shardKey = (i: number) =>
-    type.shardKeys === 'per-batch' ? shardOf(ctx, Math.floor(i / type.batch)) : type.shardKeys === 'fresh' ? `new-${run}-${i}` : undefined;
+    type.shardKeys === 'per-batch'
+      ? shardOf(ctx, Math.floor(i / type.batch))
+      : type.shardKeys === 'fresh'
+        ? `new-${run}-${i}`
+        : type.shardKeys === 'one'
+          ? shardOf(ctx, 0)
+          : undefined;
   const makeEntry = (i: number) => {
     const key = type.topicType === 'fifo' ? shardKey(i) : undefined;
     const base = { ...entry(ctx, type.topicType, i, {}, type.body), ...(key !== undefined ? { shardKey: key } : {}) };

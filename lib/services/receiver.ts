@@ -114,6 +114,11 @@ export class Receiver {
     const redrive = redriveStreamToRead(group, requested, this.clock.now());
     if (redrive !== undefined) partitions.push(redrive);
     const folding = new Set(carried ? partitions.filter((p) => carried.of(p).length > 0) : []);
+    // FIFO shards of the namespaces asked for: their carried commits fold into the shard's claim too
+    // (not in protected mode, whose commits complete in sequence through the committer).
+    const foldingShards =
+      group.deliveryMode === 'protected' ? [] : carriedStreams.filter((s) => isShardStream(s) && namespaces.has(namespaceOf(s)));
+    for (const stream of foldingShards) folding.add(stream);
     const noticeStreams = [...namespaces].flatMap((ns) => Array.from({ length: NOTICE_BUCKETS }, (_, b) => noticeStream(ns, b)));
     // Only the cursors this receive starts from: O(subscriptions), never O(shards). Partition cursors
     // are read eventually consistently (half price): a stale one only makes its conditional claim
@@ -126,32 +131,45 @@ export class Receiver {
     ]);
     const cursors = new Map([...noticeCursors, ...partitionCursors]);
 
-    // FIFO: absorb notices of the namespaces asked for, then serve shards from the ready index,
-    // in random order so that concurrent receivers spread over the ready shards.
+    // FIFO: read the notices of the namespaces asked for, then claim from the announced shards and
+    // the ready index's shards together, in random order so that concurrent receivers spread over
+    // them. A claim on an announced shard raises its known head in the same write (one update of
+    // the shard cursor instead of a raise and a claim, and the ready-index key written once); every
+    // announced shard no claim wrote is raised on its own before a notice cursor moves past it.
     if (namespaces.size > 0) {
-      await Promise.all([...namespaces].map((namespace) => this.absorbNotices(group, namespace, cursors, fromEarliest(scope, namespace))));
-      const ready = shuffle(
-        await this.stores.readyIndex.ready(group.name, this.clock.now(), Math.max(READY_READ_MIN, max * READY_READ_PER_MESSAGE), this.random.fraction()),
-        this.random,
-      ).filter(
-        (stream) => namespaces.has(namespaceOf(stream)),
+      const absorbed = (
+        await Promise.all([...namespaces].map((namespace) => this.readNotices(group, namespace, cursors, fromEarliest(scope, namespace))))
+      ).flat();
+      const announced = new Map(absorbed.flatMap((bucket) => bucket.raises.map((raise) => [raise.stream, raise] as const)));
+      const looks = Math.max(READY_READ_MIN, max * READY_READ_PER_MESSAGE);
+      const ready = (await this.stores.readyIndex.ready(group.name, this.clock.now(), looks, this.random.fraction())).filter(
+        (stream) => namespaces.has(namespaceOf(stream)) && !announced.has(stream) && !folding.has(stream),
       );
+      // O(batch): as many shards as the ready index is read for; announced shards left out are raised on their own.
+      // Shards with carried commits lead (their claims write the commits) but share each wave's room like
+      // any other, so a busy shard a consumer keeps committing does not crowd out the others.
+      const others = shuffle([...announced.keys()].filter((s) => !folding.has(s)).concat(ready), this.random);
+      const candidates = [...foldingShards, ...others.slice(0, looks)];
       // Shards are claimed a few at a time, the request's room split between them, so that
       // one receive never leases more than it returns and a busy store costs latency, not time-outs.
-      for (let i = 0; i < ready.length && out.length < max && this.clock.now() < scope.deadline; ) {
+      for (let i = 0; i < candidates.length && out.length < max && this.clock.now() < scope.deadline; ) {
         const room = max - out.length;
-        const wave = ready.slice(i, i + Math.min(CLAIM_WAVE, room));
+        const wave = candidates.slice(i, i + Math.min(CLAIM_WAVE, room));
         i += wave.length;
         const shares = wave.map((_, k) => Math.floor(room / wave.length) + (k < room % wave.length ? 1 : 0));
-        const claimed = await Promise.all(wave.map((stream, k) => this.claim(scope, stream, group.deliveryMode, undefined, shares[k] ?? 1)));
+        const claimed = await Promise.all(
+          wave.map((stream, k) => this.claim(scope, stream, group.deliveryMode, undefined, shares[k] ?? 1, announced.get(stream))),
+        );
         for (const messages of claimed) out.push(...messages);
       }
+      await Promise.all(absorbed.map((bucket) => this.finishNotices(group, bucket)));
     }
 
     // Streams with carried commits first (their claims write the commits, with no room left too),
     // then every other partition stream, starting at a random one.
     for (const stream of folding) {
       if (this.clock.now() >= scope.deadline) break;
+      if (isShardStream(stream)) continue;
       out.push(...(await this.claim(scope, stream, 'unordered', cursors.get(stream), max - out.length)));
     }
     const others = partitions.filter((p) => !folding.has(p));
@@ -169,21 +187,29 @@ export class Receiver {
   }
 
   /**
-   * Reads the notices of a FIFO namespace that this group has not seen yet,
-   * raises the known head of each announced shard (creating its cursor), then
-   * moves the group's notice cursors past them. Re-reading a notice is harmless.
+   * Reads the notices of a FIFO namespace that this group has not seen yet (every notice stream
+   * with news: where its cursor moves to, and one raise per announced shard). Nothing is written
+   * here but a missing notice cursor; re-reading a notice is harmless.
    */
-  private async absorbNotices(group: Group, namespace: string, cursors: Map<string, CursorState>, earliest: boolean) {
+  private async readNotices(group: Group, namespace: string, cursors: Map<string, CursorState>, earliest: boolean): Promise<AbsorbedNotices[]> {
     const now = this.clock.now();
-    await Promise.all(Array.from({ length: NOTICE_BUCKETS }, (_, bucket) => this.absorbBucket(group, namespace, bucket, cursors, now, earliest)));
+    const buckets = await Promise.all(Array.from({ length: NOTICE_BUCKETS }, (_, bucket) => this.readBucket(group, namespace, bucket, cursors, now, earliest)));
+    return buckets.filter((b): b is AbsorbedNotices => b !== undefined);
   }
 
-  private async absorbBucket(group: Group, namespace: string, bucket: number, cursors: Map<string, CursorState>, now: number, earliest: boolean) {
+  private async readBucket(
+    group: Group,
+    namespace: string,
+    bucket: number,
+    cursors: Map<string, CursorState>,
+    now: number,
+    earliest: boolean,
+  ): Promise<AbsorbedNotices | undefined> {
     const stream = noticeStream(namespace, bucket);
     const cursor = cursors.get(stream);
     if (!cursor) {
       await this.stores.cursors.createIfAbsent(group.name, stream, StreamLog.nextAfter(await this.stores.log.head(stream)), now);
-      return;
+      return undefined;
     }
     const segments = await this.stores.log.readNotices(stream, cursor.segmentStart, NOTICE_SEGMENTS_PER_RECEIVE);
     const shards = new Map<string, { from: number; to: number; epoch?: number }>();
@@ -206,7 +232,7 @@ export class Receiver {
       next = end;
       segmentStart = end;
     }
-    if (next === cursor.next) return;
+    if (next === cursor.next) return undefined;
     // After a seek, new shard cursors start where the seek put the namespace (the notice cursor says
     // where), and are created only while no later seek moved it (else the notices are read again).
     const sought = cursor.seek;
@@ -216,20 +242,36 @@ export class Receiver {
         : earliest
           ? this.firstRetained(shard, from)
           : this.shardStart(group, shard, from);
-    const raised = await Promise.all(
-      [...shards].map(([shardKey, range]) =>
-        this.stores.cursors.raiseKnown(
-          group.name,
-          `${namespace}/k:${shardKey}`,
-          () => starts(`${namespace}/k:${shardKey}`, range.from, range.to),
-          range.to,
-          now,
-          { noticeStream: stream, version: sought?.version },
-          range.epoch,
-        ),
-      ),
-    );
-    if (raised.every(Boolean)) await this.stores.cursors.advance(group.name, stream, cursor.next, next, segmentStart);
+    const raises = [...shards].map(([shardKey, range]): AnnouncedShard => {
+      const shard = `${namespace}/k:${shardKey}`;
+      return {
+        stream: shard,
+        to: range.to,
+        ...(range.epoch === undefined ? {} : { epoch: range.epoch }),
+        applied: false,
+        apply: () =>
+          this.stores.cursors.raiseKnown(
+            group.name,
+            shard,
+            () => starts(shard, range.from, range.to),
+            range.to,
+            this.clock.now(),
+            { noticeStream: stream, version: sought?.version },
+            range.epoch,
+          ),
+      };
+    });
+    return { stream, cursor, next, segmentStart, raises };
+  }
+
+  /**
+   * Raises every announced shard of a notice stream that no claim of this receive raised, then moves
+   * the group's notice cursor past the notices read — only when all of them took effect (a seek that
+   * raced a new cursor's creation leaves the notices to be read again).
+   */
+  private async finishNotices(group: Group, bucket: AbsorbedNotices): Promise<void> {
+    const raised = await Promise.all(bucket.raises.map(async (raise) => raise.applied || (await raise.apply())));
+    if (raised.every(Boolean)) await this.stores.cursors.advance(group.name, bucket.stream, bucket.cursor.next, bucket.next, bucket.segmentStart);
   }
 
   /**
@@ -278,8 +320,19 @@ export class Receiver {
     return first ? Math.min(first.seq, from) : from;
   }
 
-  /** Plans and writes one claim on one stream; retries when another receiver got there first. */
-  private async claim(scope: ReceiveScope, stream: string, mode: ClaimMode, hint: CursorState | undefined, want: number): Promise<DeliveredMessage[]> {
+  /**
+   * Plans and writes one claim on one stream; retries when another receiver got there first. With
+   * `announced` (a FIFO shard a notice of this receive announced), the claim also raises the shard's
+   * known head in its one write and marks the raise applied once a write or the cursor read shows it.
+   */
+  private async claim(
+    scope: ReceiveScope,
+    stream: string,
+    mode: ClaimMode,
+    hint: CursorState | undefined,
+    want: number,
+    announced?: AnnouncedShard,
+  ): Promise<DeliveredMessage[]> {
     const { group } = scope;
     const ids = await this.stores.ids.codec();
     let cursor = hint;
@@ -288,6 +341,11 @@ export class Receiver {
       const now = this.clock.now();
       cursor ??= await this.stores.cursors.get(group.name, stream, now);
       if (!cursor) {
+        // A new shard (or one whose cursor expired): the notice's raise creates its cursor, then claim.
+        if (isShardStream(stream) && announced && !announced.applied && (await announced.apply())) {
+          announced.applied = true;
+          continue;
+        }
         if (isShardStream(stream)) return [];
         // Subscriptions create their cursors; this only repairs one interrupted half-way.
         await this.stores.cursors.createIfAbsent(group.name, stream, StreamLog.nextAfter(await this.stores.log.head(stream)), now);
@@ -302,6 +360,9 @@ export class Receiver {
       // Carried commits whose leases the cursor shows as ours fold into this claim; the others
       // (repeats, stale handles) are committed on their own, which classifies them.
       const held = cursor;
+      // A notice raise this claim writes: only while the cursor (read consistently) knows less than it announced.
+      const raise = announced && !announced.applied && (held.known ?? 0) < announced.to ? announced : undefined;
+      if (announced && !raise) announced.applied = true;
       const carried = scope.carried?.of(stream) ?? [];
       const foldable = carried.filter((c) => foldsInto(held, c));
       if (stale && foldable.length < carried.length) {
@@ -314,8 +375,13 @@ export class Receiver {
       }
       stale = false;
       if (foldable.length < carried.length) await scope.carried?.separate(stream, carried.filter((c) => !foldable.includes(c)));
-      // The claim is planned as if the folded commits had taken effect (never renewing their leases).
-      const read: CursorState = foldable.length === 0 ? held : { ...held, leases: withoutLeases(held.leases, foldable) };
+      // The claim is planned as if the folded commits had taken effect (never renewing their leases),
+      // and as if the raise had (the announced messages count as known: the shard stays ready for them).
+      const read: CursorState = {
+        ...held,
+        ...(foldable.length === 0 ? {} : { leases: withoutLeases(held.leases, foldable) }),
+        ...(raise ? { known: raise.to } : {}),
+      };
       const limit = mode === 'serialized' ? 1 : want;
       const expired = [...read.leases.values()].filter((l) => !l.pending && l.expiresAt <= now);
       // Completions past the cursor's memory go to history items first; the claim then removes
@@ -374,7 +440,19 @@ export class Receiver {
           forgetDone: spilled?.remove ?? [],
           ...(fold.length > 0 ? { commit: { entries: fold.map(({ seq, token }) => ({ seq, token })), now } } : {}),
           ...(spilled ? { history: { expectMark: spilled.expectMark, mark: spilled.mark } } : {}),
-          ...(shard ? { shard: { expectKnown: read.known, expectInFlight: read.leases.size, known, now, ...(index ? { index } : {}) } } : {}),
+          ...(shard
+            ? {
+                shard: {
+                  expectKnown: held.known,
+                  // As stored: folded commits' leases are still there when the condition is evaluated.
+                  expectInFlight: held.leases.size,
+                  known,
+                  now,
+                  ...(index ? { index } : {}),
+                  ...(raise?.epoch !== undefined ? { epochStart: raise.epoch } : {}),
+                },
+              }
+            : {}),
         };
         const changed =
           fold.length > 0 ||
@@ -382,7 +460,7 @@ export class Receiver {
           plan.grant.length > 0 ||
           plan.close.length > 0 ||
           plan.next !== read.next ||
-          (shard && (index !== undefined || known !== read.known));
+          (shard && (index !== undefined || known !== held.known));
         return { plan, change, changed };
       };
       // Limits by construction: a claim whose expressions or resulting item would pass their
@@ -408,6 +486,7 @@ export class Receiver {
           continue;
         }
         if (fold.length > 0) scope.carried?.folded(stream, fold);
+        if (raise) raise.applied = true;
       }
       await this.deadLetter(group, stream, plan.dead, now);
       const delivered = plan.deliveries.map((d) => this.deliver(d, stream, scope.topics, ids));
@@ -508,6 +587,29 @@ export class Receiver {
       }
     }
   }
+}
+
+/** A FIFO shard a notice announced to this receive: its raise, written by a claim or on its own. */
+interface AnnouncedShard {
+  /** The shard stream. */
+  stream: string;
+  /** The highest sequence number announced. */
+  to: number;
+  /** The start of an epoch a notice announced (`ke`). */
+  epoch?: number;
+  /** Whether the group's cursor is known to hold the raise (a claim wrote it, or it knew as much). */
+  applied: boolean;
+  /** The raise on its own (`CursorStore.raiseKnown`: update, or create the cursor); false when a seek raced it. */
+  apply: () => Promise<boolean>;
+}
+
+/** What one receive read from one notice stream: where its cursor moves once every announced shard is raised. */
+interface AbsorbedNotices {
+  stream: string;
+  cursor: CursorState;
+  next: number;
+  segmentStart: number;
+  raises: AnnouncedShard[];
 }
 
 /**

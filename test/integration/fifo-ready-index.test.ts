@@ -8,6 +8,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
+import { countWrites } from '../helpers/index-units.js';
 import * as build from '../helpers/builders.js';
 import { readyAtKey, readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
 import { GSI1 } from '../../lib/adapters/dynamodb/table.js';
@@ -41,21 +42,9 @@ const indexed = async (g: string): Promise<string[]> => {
 beforeEach(async () => {
   h = await newHarness();
   gsiUnits = 0;
-  h.doc.middlewareStack.add(
-    (next, context) => async (args) => {
-      // Writes only: a Query of the index reports its read units there too.
-      if (/Query|Get|Scan/.test(context.commandName ?? '')) return next(args);
-      (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'INDEXES';
-      const result = await next(args);
-      const output = result.output as { ConsumedCapacity?: unknown };
-      const list = (Array.isArray(output.ConsumedCapacity) ? output.ConsumedCapacity : [output.ConsumedCapacity]) as Array<
-        { GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }> } | undefined
-      >;
-      for (const c of list) gsiUnits += c?.GlobalSecondaryIndexes?.[GSI1]?.CapacityUnits ?? 0;
-      return result;
-    },
-    { step: 'initialize', name: 'countIndexUnits' },
-  );
+  countWrites(h.doc, (_, units) => {
+    gsiUnits += units;
+  });
   await topic('ledger');
 });
 

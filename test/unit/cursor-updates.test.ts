@@ -122,6 +122,12 @@ describe('claimUpdate', () => {
     expect(update).toBe('SET nx = 6, ns = 5, kn = 7, ttl = 1297000');
     expect(condition).toBe('nx = 5 AND kn = 7 AND size(fl) = 2 AND (attribute_not_exists(ttl) OR ttl > 1000)');
   });
+
+  it('raises kn to what a notice announced and notes its epoch start, under the kn it read', () => {
+    const { update, condition } = claim({ shard: { expectKnown: 3, expectInFlight: 1, known: 9, epochStart: 8, now: 1_000_000 } });
+    expect(update).toBe('SET nx = 5, ns = 5, kn = 9, ke = 8, ttl = 1297000');
+    expect(condition).toBe('nx = 5 AND kn = 3 AND size(fl) = 1 AND (attribute_not_exists(ttl) OR ttl > 1000)');
+  });
 });
 
 describe('completionUpdate', () => {

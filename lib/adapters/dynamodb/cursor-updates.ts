@@ -133,6 +133,11 @@ export interface ClaimChange {
     index?: ReadyKeyChange;
     /** When the claim is written (ms): the cursor must be live then, and its `ttl` moves on from it. */
     now: number;
+    /**
+     * A notice this claim absorbs announced a new epoch starting here (`ke`, for statistics), as
+     * {@link raiseKnownUpdate} would note it: set only with a `known` above `expectKnown`.
+     */
+    epochStart?: number;
   };
 }
 
@@ -174,6 +179,7 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
   if (change.shard) {
     const { shard } = change;
     sets.push(`kn = ${x.value(shard.known)}`);
+    if (shard.epochStart !== undefined) sets.push(`ke = ${x.value(shard.epochStart)}`);
     if (shard.index) {
       const { from, to } = shard.index;
       if (to === undefined) removes.push('g1pk', 'g1sk');
@@ -231,6 +237,7 @@ export function cursorAfterClaim(cursor: CursorState, change: ClaimChange): Curs
     leases,
     done,
     ...(change.shard ? { known: change.shard.known } : {}),
+    ...(change.shard?.epochStart !== undefined ? { epochStart: change.shard.epochStart } : {}),
     readyKey,
     ...(historyMark !== undefined ? { historyMark } : {}),
   };

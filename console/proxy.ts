@@ -10,7 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { HttpTransport } from '../lib/client/transport.js';
-import { readBody } from '../lib/http/read-body.js';
+import { readBody } from '../lib/client/read-body.js';
 import type { ConsoleAssets } from './asset-set.js';
 import { isConsolePath, serveConsole } from './serve.js';
 

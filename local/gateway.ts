@@ -12,7 +12,7 @@ import { routes } from '../functions/api/routes.js';
 import { compileRoutes, matchRoute, routesOfPath, type CompiledRoute as CompiledRouteDef } from '../functions/commons/route-table.js';
 import { Limits } from '../lib/domain/model.js';
 import { problemType } from '../lib/http/problem.js';
-import { readBody } from '../lib/http/read-body.js';
+import { readBody } from '../lib/client/read-body.js';
 import type { ConsoleAssets } from '../console/asset-set.js';
 import { isConsolePath, serveConsole } from '../console/serve.js';
 

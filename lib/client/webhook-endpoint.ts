@@ -10,7 +10,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import { readBody } from '../http/read-body.js';
+import { readBody } from './read-body.js';
 
 /** A request as the endpoint sees it, whatever served it. */
 export interface WebhookRequest {

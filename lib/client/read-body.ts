@@ -1,4 +1,4 @@
-/** A request's body, read whole up to a limit (the local gateway, `sluice console`, the SDK's webhook endpoints). */
+/** A request's body, read whole up to a limit: the SDK's webhook endpoints, and (imported from here, the one copy) the local gateway and `sluice console`. */
 import type { IncomingMessage } from 'node:http';
 
 /**

@@ -21,13 +21,27 @@ export type SeparateCommit = (handles: string[]) => Promise<CommitResult[]>;
 export class CarriedCommits {
   private readonly open = new Map<string, CarriedCommit[]>();
   private readonly results: Array<CommitResult | undefined>;
+  /** Request positions that repeat an earlier carried commit (same stream, sequence and lease), by the first's. */
+  private readonly repeats = new Map<number, number[]>();
+  private readonly handles: string[];
 
   constructor(
     receipts: Array<{ handle: string; receipt: Receipt }>,
     private readonly separately: SeparateCommit,
   ) {
     this.results = receipts.map(() => undefined);
+    this.handles = receipts.map((r) => r.handle);
+    const first = new Map<string, number>();
     receipts.forEach(({ handle, receipt }, index) => {
+      // A handle listed twice is one commit (written once: two writes of one lease in one update
+      // would overlap), and every copy gets its answer.
+      const key = `${receipt.stream}\u0000${receipt.seq}\u0000${receipt.token}`;
+      const earlier = first.get(key);
+      if (earlier !== undefined) {
+        this.repeats.set(earlier, [...(this.repeats.get(earlier) ?? []), index]);
+        return;
+      }
+      first.set(key, index);
       const entry = { index, handle, seq: receipt.seq, token: receipt.token };
       this.open.set(receipt.stream, [...(this.open.get(receipt.stream) ?? []), entry]);
     });
@@ -45,7 +59,7 @@ export class CarriedCommits {
 
   /** These commits took effect inside their stream's claim. */
   folded(stream: string, entries: CarriedCommit[]): void {
-    for (const entry of entries) this.results[entry.index] = { receiptHandle: entry.handle, status: 'committed' };
+    for (const entry of entries) this.answer(entry, { receiptHandle: entry.handle, status: 'committed' });
     this.forget(stream, entries);
   }
 
@@ -79,8 +93,13 @@ export class CarriedCommits {
     if (entries.length === 0) return;
     const results = await this.separately(entries.map((e) => e.handle));
     entries.forEach((entry, i) => {
-      this.results[entry.index] = results[i];
+      const result = results[i];
+      if (result !== undefined) this.answer(entry, result);
     });
+  }
+
+  private answer(entry: CarriedCommit, result: CommitResult): void {
+    for (const index of [entry.index, ...(this.repeats.get(entry.index) ?? [])]) this.results[index] = { ...result, receiptHandle: this.handles[index] ?? entry.handle };
   }
 
   private forget(stream: string, entries: CarriedCommit[]): void {

@@ -59,6 +59,20 @@ describe('carried commits', () => {
     expect(await h.admin.getGroup('billing')).toMatchObject({ committed: 2, inFlight: 0, backlog: 0 });
   });
 
+  it('a handle listed twice is one commit, answered committed twice (two writes of one lease would overlap in one update)', async () => {
+    await h.queue.sendBatch('orders', [send('a'), send('b')]);
+    const [a] = await h.queue.receive('billing', { maxMessages: 1, waitSeconds: 0 });
+    calls = [];
+    const next = await receive(1, [a as DeliveredMessage, a as DeliveredMessage]);
+    expect(next.commitResults).toEqual([
+      { receiptHandle: a?.receiptHandle, status: 'committed' },
+      { receiptHandle: a?.receiptHandle, status: 'committed' },
+    ]);
+    expect(next.messages.map((m) => m.body)).toEqual(['b']);
+    expect(writes()).toEqual(['UpdateItemCommand']);
+    expect(await h.admin.getGroup('billing')).toMatchObject({ committed: 1, inFlight: 1 });
+  });
+
   it('fold also when the receive\'s eventually consistent read predates the carried lease (read again, consistently)', async () => {
     await h.queue.sendBatch('orders', [send('a'), send('b')]);
     const orders = (await h.stores.catalog.topics(['orders'])).get('orders');

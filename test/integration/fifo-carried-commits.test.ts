@@ -62,6 +62,19 @@ describe('carried commits on FIFO shards', () => {
     });
   }
 
+  it('a handle carried twice in one receive is one commit, answered committed twice; the next message is leased', async () => {
+    await subscribe('serialized');
+    await h.queue.sendBatch('ledger', ['a', 'b'].map((b) => send(b, { shardKey: 'A' })));
+    const [a] = (await receive(1)).messages;
+    writes = [];
+    const next = await receive(1, [a as DeliveredMessage, a as DeliveredMessage]);
+    expect(next.commitResults.map((r) => r.receiptHandle)).toEqual([a?.receiptHandle, a?.receiptHandle]);
+    expect(statuses(next.commitResults)).toEqual(['committed', 'committed']);
+    expect(next.messages.map((m) => m.body)).toEqual(['b']);
+    expect(writes).toEqual(['UpdateItemCommand']);
+    expect(await h.admin.getGroup('g')).toMatchObject({ committed: 1, inFlight: 1, backlog: 0 });
+  });
+
   it('serialized, no room left: the carried commit is written and the shard stays ready for the next message', async () => {
     await subscribe('serialized');
     await h.queue.sendBatch('ledger', ['a', 'b'].map((b) => send(b, { shardKey: 'A' })));

@@ -20,9 +20,12 @@ import { eventually } from '../helpers/fake-streams.js';
 
 const table = tableName('e2e-dispatch');
 let runtime: LocalRuntime;
-const { doc, client: raw } = createDynamoClients({ endpoint: dynamoEndpoint() });
+let doc: ReturnType<typeof createDynamoClients>['doc'];
+let raw: ReturnType<typeof createDynamoClients>['client'];
 
 beforeAll(async () => {
+  // The file's DynamoDB Local is known once the setup file's beforeAll ran, not at import.
+  ({ doc, client: raw } = createDynamoClients({ endpoint: dynamoEndpoint() }));
   runtime = await startLocal({ host: '127.0.0.1', port: 0, token: TOKEN, tableName: table, endpoint: dynamoEndpoint(), dataDir: undefined, dispatchPollIntervalMs: 20 });
 });
 afterAll(async () => {

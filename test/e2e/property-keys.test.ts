@@ -78,11 +78,15 @@ function expectRefused(res: Reply, path: string) {
   expect(res.body.detail).toContain(path);
 }
 
-const key = fc.oneof(
-  { weight: 2, arbitrary: fc.constantFrom(...SPECIAL) },
-  { weight: 3, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 64 }) },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 16 }) },
-);
+// fast-check's strings include `__proto__` now and then (its "dangerous strings"): Sluice refuses that
+// key with a 400 (the next test), so the round trip leaves it out.
+const key = fc
+  .oneof(
+    { weight: 2, arbitrary: fc.constantFrom(...SPECIAL) },
+    { weight: 3, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 64 }) },
+    { weight: 1, arbitrary: fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 16 }) },
+  )
+  .filter((k) => k !== '__proto__');
 const entries = fc.uniqueArray(fc.tuple(key, fc.string({ unit: 'binary', maxLength: 32 })), { minLength: 1, maxLength: 8, selector: ([k]) => k });
 
 describe('property keys', () => {

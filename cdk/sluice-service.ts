@@ -800,18 +800,12 @@ export class SluiceService extends Construct {
   alarmOnPushFailures(group: string, options: { readonly threshold?: number; readonly period?: Duration; readonly evaluationPeriods?: number } = {}): Alarm {
     const period = options.period ?? Duration.minutes(5);
     const threshold = options.threshold ?? 1;
-    const alarm = new Alarm(this, `PushFailures${pascalCase(group.replace(/[^A-Za-z0-9]/g, '-'))}Alarm`, {
-      ...(this.props.namePrefix ? { alarmName: `${this.props.namePrefix}-push-failures-${group}` } : {}),
+    return this.notifyingAlarm(`PushFailures${pascalCase(group.replace(/[^A-Za-z0-9]/g, '-'))}Alarm`, `push-failures-${group}`, {
       alarmDescription: `Push group '${group}' had ${threshold} or more failed push requests in ${period.toHumanString()}: its endpoint is down, slow or refusing.`,
       metric: this.metricPushFailures(group, { period }),
       threshold,
       evaluationPeriods: options.evaluationPeriods ?? 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
     });
-    if (this.alarmActions.length > 0) alarm.addAlarmAction(...this.alarmActions);
-    this.alarms.push(alarm);
-    return alarm;
   }
 
   /**
@@ -820,18 +814,12 @@ export class SluiceService extends Construct {
    * figures, e.g. the group was deleted) does not breach.
    */
   alarmOnOldestMessage(group: string, seconds: number, options: { readonly evaluationPeriods?: number } = {}): Alarm {
-    const alarm = new Alarm(this, `OldestMessage${pascalCase(group.replace(/[^A-Za-z0-9]/g, '-'))}Alarm`, {
-      ...(this.props.namePrefix ? { alarmName: `${this.props.namePrefix}-oldest-message-${group}` } : {}),
+    return this.notifyingAlarm(`OldestMessage${pascalCase(group.replace(/[^A-Za-z0-9]/g, '-'))}Alarm`, `oldest-message-${group}`, {
       alarmDescription: `Consumer group '${group}' has a message ${seconds} s old or older: its consumers are behind or stopped.`,
       metric: this.metricOldestMessageAge(group),
       threshold: seconds,
       evaluationPeriods: options.evaluationPeriods ?? 5,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
     });
-    if (this.alarmActions.length > 0) alarm.addAlarmAction(...this.alarmActions);
-    this.alarms.push(alarm);
-    return alarm;
   }
 
   /**
@@ -839,12 +827,17 @@ export class SluiceService extends Construct {
    * period, notifying the service's alarm actions.
    */
   addAlarm(id: string, metric: IMetric, description: string, options: { readonly threshold?: number } = {}): Alarm {
-    const alarm = new Alarm(this, `${id}Alarm`, {
-      ...(this.props.namePrefix ? { alarmName: `${this.props.namePrefix}-${id}` } : {}),
-      alarmDescription: description,
-      metric,
-      threshold: options.threshold ?? 1,
-      evaluationPeriods: 1,
+    return this.notifyingAlarm(`${id}Alarm`, id, { alarmDescription: description, metric, threshold: options.threshold ?? 1, evaluationPeriods: 1 });
+  }
+
+  /**
+   * The one way this construct makes an alarm: ≥ threshold breaches, missing data does not,
+   * named `<namePrefix>-<name>` when there is a prefix, notifying the service's alarm actions.
+   */
+  private notifyingAlarm(id: string, name: string, props: { alarmDescription: string; metric: IMetric; threshold: number; evaluationPeriods: number }): Alarm {
+    const alarm = new Alarm(this, id, {
+      ...(this.props.namePrefix ? { alarmName: `${this.props.namePrefix}-${name}` } : {}),
+      ...props,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });

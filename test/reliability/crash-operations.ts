@@ -23,7 +23,7 @@
  * ended: the checks count a cut-off attempt as an operation that may have taken effect.
  */
 import { expect } from 'vitest';
-import { ConnectionError, sleep, type Http, type Reply } from './support.js';
+import { ConnectionError, paced as pacedOver, sendUntilAccepted, sleep, type BatchEntry, type Http, type Reply } from './support.js';
 
 interface Attempt {
   start: number;
@@ -79,30 +79,13 @@ export function operationsWorkload(http: Http, random: { next(): number; int(min
     }
   };
 
-  const sendAll = async (topic: string, entries: Array<{ body: string; shardKey?: string; keys?: string[] }>) => {
+  const sendAll = (topic: string, entries: BatchEntry[]) => {
     const startedAt = Date.now();
-    for (let pending = entries; pending.length > 0; ) {
-      const res = await http.call('POST', `/v1/topics/${topic}/messages/batch`, { entries: pending.map((e) => ({ ...e, dedupId: e.body })) }, { deadlineMs: 300_000, timeoutMs: 60_000 });
-      expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(200);
-      const failed: typeof entries = [];
-      for (const r of res.body.results as Array<{ index: number; messageId?: string; error?: { status: number } }>) {
-        const entry = pending[r.index]!;
-        if (r.messageId) sent.set(entry.body, { topic, startedAt: sent.get(entry.body)?.startedAt ?? startedAt, ackedAt: res.at });
-        else if (r.error && (r.error.status === 429 || r.error.status === 503)) failed.push(entry);
-        else throw new Error(`entry refused: ${JSON.stringify(r)}`);
-      }
-      pending = failed;
-      if (pending.length) await sleep(100);
-    }
+    return sendUntilAccepted(http, topic, entries, (entry, _messageId, at) =>
+      sent.set(entry.body, { topic, startedAt: sent.get(entry.body)?.startedAt ?? startedAt, ackedAt: at }),
+    );
   };
-
-  const paced = async (batches: number, send: (b: number) => Promise<void>) => {
-    const t0 = Date.now();
-    for (let b = 0; b < batches; b++) {
-      await send(b);
-      await sleep(t0 + ((b + 1) * sizes.produceSeconds * 1000) / batches - Date.now());
-    }
-  };
+  const paced = (batches: number, send: (b: number) => Promise<void>) => pacedOver(batches, sizes.produceSeconds, send);
 
   const ids = (topic: string) => [...sent].filter(([, s]) => s.topic === topic).map(([id]) => id);
 

@@ -19,7 +19,7 @@
 import { Webhook } from 'standardwebhooks';
 import { expect } from 'vitest';
 import { pushEndpoint, type PushEndpoint } from '../helpers/push-endpoint.js';
-import { sleep, type Http } from './support.js';
+import { paced as pacedOver, sendUntilAccepted, sleep, type BatchEntry, type Http } from './support.js';
 
 const GROUP = 'g-push';
 
@@ -33,29 +33,9 @@ export function pushWorkload(http: Http, random: { next(): number; int(min: numb
   let endpoint: PushEndpoint | undefined;
   let verifier: Webhook | undefined;
 
-  const sendAll = async (topic: string, entries: Array<{ body: string; shardKey?: string }>) => {
-    for (let pending = entries, round = 0; pending.length > 0 && round < 200; round++) {
-      const res = await http.call('POST', `/v1/topics/${topic}/messages/batch`, { entries: pending.map((e) => ({ ...e, dedupId: e.body })) }, { deadlineMs: 300_000, timeoutMs: 60_000 });
-      expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(200);
-      const failed: typeof entries = [];
-      for (const r of res.body.results as Array<{ index: number; messageId?: string; error?: { status: number } }>) {
-        const entry = pending[r.index]!;
-        if (r.messageId) acked.set(entry.body, { topic, messageId: r.messageId });
-        else if (r.error && (r.error.status === 429 || r.error.status === 503)) failed.push(entry);
-        else throw new Error(`entry refused: ${JSON.stringify(r)}`);
-      }
-      pending = failed;
-      if (pending.length) await sleep(100);
-    }
-  };
-
-  const paced = async (batches: number, send: (b: number) => Promise<void>) => {
-    const t0 = Date.now();
-    for (let b = 0; b < batches; b++) {
-      await send(b);
-      await sleep(t0 + ((b + 1) * sizes.produceSeconds * 1000) / batches - Date.now());
-    }
-  };
+  const sendAll = (topic: string, entries: BatchEntry[]) =>
+    sendUntilAccepted(http, topic, entries, (entry, messageId) => acked.set(entry.body, { topic, messageId }), 200);
+  const paced = (batches: number, send: (b: number) => Promise<void>) => pacedOver(batches, sizes.produceSeconds, send);
 
   return {
     async setup(setup: (method: string, path: string, body: unknown) => Promise<{ body: any }>) {

@@ -1,4 +1,5 @@
-/** Shared pieces of the reliability suite: scale, seeded randomness, a retrying HTTP client, storage snapshots. */
+/** Shared pieces of the reliability suite: scale, seeded randomness, a retrying HTTP client, storage snapshots, batch sends. */
+import { expect } from 'vitest';
 
 /** `full` (npm run test:reliability) or `ci` (the shortened run inside npm test). */
 export const SCALE: 'full' | 'ci' = process.env.SLUICE_RELIABILITY_SCALE === 'ci' ? 'ci' : 'full';
@@ -24,6 +25,49 @@ export function seeded(seed: number) {
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+/** One entry of a workload's batch send (its body doubles as its `dedupId`). */
+export interface BatchEntry {
+  body: string;
+  shardKey?: string;
+  keys?: string[];
+}
+
+/**
+ * Sends `entries` to `topic` as batches (`dedupId` = body), sending again the ones answered 429/503,
+ * until every one is accepted (or `maxRounds` passed); `accepted` hears each acknowledgement with
+ * the answer's time. Any other refusal fails the workload.
+ */
+export async function sendUntilAccepted<E extends BatchEntry>(
+  http: Http,
+  topic: string,
+  entries: E[],
+  accepted: (entry: E, messageId: string, at: number) => void,
+  maxRounds = Infinity,
+): Promise<void> {
+  for (let pending = entries, round = 0; pending.length > 0 && round < maxRounds; round++) {
+    const res = await http.call('POST', `/v1/topics/${topic}/messages/batch`, { entries: pending.map((e) => ({ ...e, dedupId: e.body })) }, { deadlineMs: 300_000, timeoutMs: 60_000 });
+    expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(200);
+    const failed: E[] = [];
+    for (const r of res.body.results as Array<{ index: number; messageId?: string; error?: { status: number } }>) {
+      const entry = pending[r.index]!;
+      if (r.messageId) accepted(entry, r.messageId, res.at);
+      else if (r.error && (r.error.status === 429 || r.error.status === 503)) failed.push(entry);
+      else throw new Error(`entry refused: ${JSON.stringify(r)}`);
+    }
+    pending = failed;
+    if (pending.length) await sleep(100);
+  }
+}
+
+/** Runs `send(0 … batches − 1)` spread evenly over `seconds`. */
+export async function paced(batches: number, seconds: number, send: (batch: number) => Promise<void>): Promise<void> {
+  const t0 = Date.now();
+  for (let b = 0; b < batches; b++) {
+    await send(b);
+    await sleep(t0 + ((b + 1) * seconds * 1000) / batches - Date.now());
+  }
+}
 
 export interface Reply<T = any> {
   status: number;

@@ -10,6 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGateway, lambdaContext } from './gateway.js';
+import { PUSH_WORKER_TIMEOUT_MS } from '../lib/ports/push-queue.js';
 import { startDynamoLocal, type LocalDynamo } from './dynamo.js';
 import { startDispatcher, type LocalDispatcher } from './dispatcher.js';
 import { loadConsoleAssets } from '../console/assets.js';
@@ -127,7 +128,9 @@ async function startPush(): Promise<() => void> {
   const worker = (await import('../functions/push/worker.js')).handler;
   const { pushLeaseMs } = await import('../lib/services/pusher.js');
   const { localPush, stores } = container();
-  localPush?.setTarget((event) => worker(event as never, lambdaContext('push-worker', randomUUID())));
+  // The push worker's own timeout (120 s on AWS): a drain runs up to 60 s, and middy ends the run early
+  // at the context's deadline (the drain going on unseen, its job counted failed).
+  localPush?.setTarget((event) => worker(event as never, lambdaContext('push-worker', randomUUID(), PUSH_WORKER_TIMEOUT_MS)));
   const groups = (await stores.catalog.allGroups()).filter((g) => g.push !== undefined);
   await localPush?.send(groups.map((g) => ({ group: g.name })));
   const now = Date.now();

@@ -582,7 +582,10 @@ describe(`crash test (${SCALE}: ${N} messages, ${CRASHES} SIGKILLs)`, () => {
       console.log(`crash test report: ${JSON.stringify(report, null, 1)}`);
     } finally {
       // The runtime's own log, kept for a failure's diagnosis when asked (SLUICE_CRASH_OUTPUT=file).
-      if (process.env.SLUICE_CRASH_OUTPUT) writeFileSync(process.env.SLUICE_CRASH_OUTPUT, [...outputs, proc?.output() ?? ''].join('\n=== next ===\n'));
+      if (process.env.SLUICE_CRASH_OUTPUT) {
+        const last = proc?.output();
+        writeFileSync(process.env.SLUICE_CRASH_OUTPUT, [...outputs, ...(last !== undefined && !outputs.includes(last) ? [last] : [])].join('\n=== next ===\n'));
+      }
       await proc?.kill('SIGKILL');
       await checker.close();
       await push.close();

@@ -24,6 +24,7 @@ import { Construct } from 'constructs';
 import { routes, type RouteDef } from '../functions/api/routes.js';
 import { GROUP_METRICS, MINUTE_SCHEDULE_PREFIX, SECRET_CONTEXT_PURPOSE, MESSAGE_ID_KEY_PURPOSE, PUSH_SECRET_CONTEXT_PURPOSE } from '../lib/adapters/aws/names.js';
 import { Limits } from '../lib/domain/model.js';
+import { PUSH_JOB_VISIBILITY_MS, PUSH_WORKER_TIMEOUT_MS } from '../lib/ports/push-queue.js';
 import { allowInvoke, InvokeEveryTick, nagResourceName, schedulerRole, WorkQueue } from './background.js';
 import { DEFAULT_TIMEOUT, SluiceFunction, TableAccess, type PowertoolsLogLevel, type SluiceFunctionProps } from './sluice-function.js';
 import { SluiceTable } from './sluice-table.js';
@@ -189,8 +190,7 @@ const MAX_DELAY_SECONDS = 900;
 
 const RELEASE_TIMEOUT = Duration.seconds(60);
 const CHECK_WORKER_TIMEOUT = Duration.seconds(30);
-/** A push job drains its groups for at most 60 s (Pusher), plus a last round of 30 s requests and commits. */
-const PUSH_WORKER_TIMEOUT = Duration.seconds(120);
+const PUSH_WORKER_TIMEOUT = Duration.millis(PUSH_WORKER_TIMEOUT_MS);
 
 /** The functions that are not API routes: targets of schedules and consumers of queues. */
 const backgroundFunctions = {
@@ -378,7 +378,7 @@ export class SluiceService extends Construct {
     });
     this.pushQueue = new WorkQueue(this, 'PushQueue', {
       ...(props.namePrefix ? { queueName: `${props.namePrefix}-push` } : {}),
-      visibilityTimeout: Duration.seconds(PUSH_WORKER_TIMEOUT.toSeconds() * 6),
+      visibilityTimeout: Duration.millis(PUSH_JOB_VISIBILITY_MS),
     });
     // timer-minute needs its own ARN in its environment (every function gets the same one), so
     // its name is fixed before it exists: an attribute reference to itself would be a cycle.

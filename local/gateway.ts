@@ -57,8 +57,9 @@ function problem(res: ServerResponse, status: number, code: string, title: strin
   res.end(JSON.stringify({ type: problemType(code), title, status, detail, code }));
 }
 
-export function lambdaContext(name: string, requestId: string): Context {
-  const deadline = Date.now() + 30_000;
+/** A Lambda context for a local invocation; `timeoutMs`: the function's timeout on AWS (middy ends a run early at it). */
+export function lambdaContext(name: string, requestId: string, timeoutMs = 30_000): Context {
+  const deadline = Date.now() + timeoutMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName: `sluice-${name}`,

@@ -10,6 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGateway, lambdaContext } from './gateway.js';
+import { PUSH_WORKER_TIMEOUT_MS } from '../lib/ports/push-queue.js';
 import { startDynamoLocal, type LocalDynamo } from './dynamo.js';
 import { startDispatcher, type LocalDispatcher } from './dispatcher.js';
 import { loadConsoleAssets } from '../console/assets.js';
@@ -115,10 +116,11 @@ async function startTimers(sweepEverySeconds: number): Promise<() => void> {
  * before a stop (or a crash) are gone, so a start enqueues, per push group
  * (one Query of the group collection), a job now — what is claimable is
  * pushed again — and jobs at the two times by which everything the previous
- * process left behind is claimable again: when the longest lease it can have
- * taken has expired (a crash between claim and answer), and when the longest
- * retry back-off of a message it released has run out (its retry job was
- * in the bus). On AWS the push queue keeps those jobs (docs/design.md, Push
+ * process left behind is claimable again: when the longest retry back-off of
+ * a message it released has run out (its retry job was in the bus), and when
+ * the longest lease it can have taken has expired (a crash between claim and
+ * answer: a claim leases for the request's lease plus the back-off a failure
+ * would earn). On AWS the push queue keeps those jobs (docs/design.md, Push
  * groups, Known limits).
  */
 async function startPush(): Promise<() => void> {
@@ -126,12 +128,17 @@ async function startPush(): Promise<() => void> {
   const worker = (await import('../functions/push/worker.js')).handler;
   const { pushLeaseMs } = await import('../lib/services/pusher.js');
   const { localPush, stores } = container();
-  localPush?.setTarget((event) => worker(event as never, lambdaContext('push-worker', randomUUID())));
+  // The push worker's own timeout (120 s on AWS): a drain runs up to 60 s, and middy ends the run early
+  // at the context's deadline (the drain going on unseen, its job counted failed).
+  localPush?.setTarget((event) => worker(event as never, lambdaContext('push-worker', randomUUID(), PUSH_WORKER_TIMEOUT_MS)));
   const groups = (await stores.catalog.allGroups()).filter((g) => g.push !== undefined);
   await localPush?.send(groups.map((g) => ({ group: g.name })));
   const now = Date.now();
   for (const group of groups) {
-    const delays = new Set([pushLeaseMs(group.push!), group.retryPolicy.maxSeconds * 1000]);
+    // A released message is claimable by the longest back-off; a lease left by a crash by the
+    // longest lease plus the back-off its failure earns (the claim sets both: domain/claims.ts).
+    const longestBackoffMs = group.retryPolicy.maxSeconds * 1000;
+    const delays = new Set([longestBackoffMs, pushLeaseMs(group.push!) + longestBackoffMs]);
     for (const delayMs of delays) if (delayMs > 0) await localPush?.send([{ group: group.name, notBefore: now + delayMs }], delayMs);
   }
   return () => {

@@ -17,6 +17,15 @@ export interface PushJob {
 /** The longest delay of one SQS message (DelaySeconds ≤ 900). */
 export const PUSH_QUEUE_MAX_DELAY_MS = 900_000;
 
+/** The push worker's Lambda timeout: a job drains for at most 60 s (Pusher), plus a last round of 30 s requests and commits. */
+export const PUSH_WORKER_TIMEOUT_MS = 120_000;
+
+/**
+ * The push queue's visibility timeout: a job whose run failed comes back after it
+ * (AWS recommends six times the consumer's timeout, so retries cannot overlap).
+ */
+export const PUSH_JOB_VISIBILITY_MS = 6 * PUSH_WORKER_TIMEOUT_MS;
+
 export interface PushQueue {
   /** Enqueues `jobs`, each delivered after `delayMs` (capped at {@link PUSH_QUEUE_MAX_DELAY_MS}; longer waits carry `notBefore`). */
   send(jobs: readonly PushJob[], delayMs?: number): Promise<void>;

@@ -99,8 +99,9 @@ export class Committer {
    * Extends a lease to `seconds` from now, or releases it with 0: a failed attempt, so the message
    * is claimable again after the group's retry back-off for the delivery the handle names (the
    * lease's expiry becomes that moment). An explicit `seconds` > 0 is taken as given, without back-off.
+   * Resolves to the new expiry (ms): when the message is claimable again.
    */
-  async changeVisibility(group: Group, receiptHandle: string, seconds: number): Promise<void> {
+  async changeVisibility(group: Group, receiptHandle: string, seconds: number): Promise<number> {
     const receipt = (await this.stores.ids.codec()).openReceipt(receiptHandle);
     const now = this.clock.now();
     const released = seconds === 0;
@@ -114,6 +115,7 @@ export class Committer {
     }
     // Claimable at once: wake waiting receivers (a back-off's end is found by their next look).
     if (released && backoff === 0) this.notifier.notify(receipt.topic);
+    return expiresAt;
   }
 
   async commit(group: Group, entries: CommitEntry[]): Promise<CommitResult[]> {

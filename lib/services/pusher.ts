@@ -52,6 +52,8 @@ export interface PusherOptions {
 /** A lease outlives the request's timeout by this much (commit after the answer, clock skew). */
 const LEASE_MARGIN_MS = 10_000;
 const DEFAULT_MAX_RUN_MS = 60_000;
+/** Expiries within this long of a retry job's first share that job (which waits for the last of them). */
+const RETRY_JOB_SPAN_MS = 100;
 const USER_AGENT = 'Sluice-Push/1';
 
 /** How long a push claim leases its messages: the request's timeout plus {@link LEASE_MARGIN_MS}. */
@@ -122,25 +124,39 @@ export class Pusher {
     const attempts: PushAttempt[] = [];
     const topics = await this.stores.catalog.topics(group.subscriptions.map((s) => s.topic));
     const secrets = await openSigningSecrets(this.secrets, group.pushSecret, pushSecretContext(group.name), started);
-    let retryAt: number | undefined;
-    for (;;) {
-      if (this.clock.now() - started >= this.maxRunMs) {
-        await this.pushQueue.send([{ group: group.name }]);
-        break;
+    const leaseMs = pushLeaseMs(push);
+    /** When messages this drain failed are claimable again: each gets a job at or after its time. */
+    const retryTimes: number[] = [];
+    /** What the last claim leased (undefined while a claim is under way: it may have leased without answering). */
+    let inHand: DeliveredMessage[] | undefined = [];
+    try {
+      for (;;) {
+        if (this.clock.now() - started >= this.maxRunMs) {
+          await this.pushQueue.send([{ group: group.name }]);
+          break;
+        }
+        const free = Math.max(1, slots.free);
+        inHand = undefined;
+        const claimed = await this.queue.claimForPush(group, free * push.batchSize, leaseMs, this.clock.now() + leaseMs);
+        inHand = claimed;
+        if (claimed.length === 0) break;
+        const lanes = this.lanesOf(claimed, topics, push.batchSize);
+        const results = await Promise.all(lanes.map((lane) => this.pushLane(group, push, lane, leaseMs, slots, secrets)));
+        for (const result of results) {
+          attempts.push(...result.attempts);
+          retryTimes.push(...result.retryTimes);
+        }
       }
-      const free = Math.max(1, slots.free);
-      const leaseMs = pushLeaseMs(push);
-      const claimed = await this.queue.claimForPush(group, free * push.batchSize, leaseMs, this.clock.now() + leaseMs);
-      if (claimed.length === 0) break;
-      const lanes = this.lanesOf(claimed, topics, push.batchSize);
-      const results = await Promise.all(lanes.map((lane) => this.pushLane(group, push, lane, slots, secrets)));
-      for (const result of results) {
-        attempts.push(...result.attempts);
-        if (result.retryAt !== undefined) retryAt = Math.min(retryAt ?? Infinity, result.retryAt);
-      }
+    } catch (error) {
+      // A claim, commit or release failed: what this drain leased is claimable again when its
+      // leases end, and a job then drains it (on AWS the failed job also comes back after the
+      // push queue's visibility timeout; the local bus redelivers it the same way): never stranded.
+      await this.sendRetryJobs(group.name, this.leaseEnds(group, inHand, leaseMs));
+      throw error;
+    } finally {
+      if (attempts.length > 0) await this.recordAttempts(group.name, attempts);
     }
-    if (retryAt !== undefined) await this.pushQueue.send([{ group: group.name, notBefore: retryAt }], retryAt - this.clock.now());
-    if (attempts.length > 0) await this.recordAttempts(group.name, attempts);
+    await this.sendRetryJobs(group.name, retryTimes);
     const failedRequests = attempts.filter((a) => a.status === null || a.status < 200 || a.status >= 300).length;
     if (failedRequests > 0) this.options.failures?.(group.name, { failedRequests, requests: attempts.length });
   }
@@ -174,9 +190,9 @@ export class Pusher {
   }
 
   /** Sends one lane's requests in order; after a FIFO request fails, the rest of its shard is released unsent. */
-  private async pushLane(group: Group, push: PushSettings, lane: Lane, slots: Slots, secrets: string[]) {
+  private async pushLane(group: Group, push: PushSettings, lane: Lane, leaseMs: number, slots: Slots, secrets: string[]) {
     const attempts: PushAttempt[] = [];
-    let retryAt: number | undefined;
+    const retryTimes: number[] = [];
     for (let i = 0; i < lane.messages.length; i += push.batchSize) {
       const batch = lane.messages.slice(i, i + push.batchSize);
       await slots.take();
@@ -193,11 +209,11 @@ export class Pusher {
       if (failed.length > 0) {
         // FIFO: the shard waits with its failed message (order first): the rest of the lane goes back unsent.
         const back = lane.fifo ? [...failed, ...lane.messages.slice(i + push.batchSize)] : failed;
-        retryAt = Math.min(retryAt ?? Infinity, await this.fail(group, back));
+        retryTimes.push(...(await this.fail(group, back, leaseMs)));
         if (lane.fifo) break;
       }
     }
-    return { attempts, retryAt };
+    return { attempts, retryTimes };
   }
 
   /**
@@ -246,23 +262,58 @@ export class Pusher {
   /**
    * Fails the attempt of `messages`: each lease is released, which sets its
    * expiry to the retry policy's back-off (the claim dead-letters a message
-   * whose deliveries are used up). Resolves to when the earliest of them is
-   * claimable again (the push job's time).
+   * whose deliveries are used up). Resolves to when each of them is claimable
+   * again: the expiry each release wrote (not a time computed here, which
+   * would be earlier by the release's own round trip), or, where the release
+   * failed, when its lease ends anyway.
    */
-  private async fail(group: Group, messages: DeliveredMessage[]): Promise<number> {
-    const now = this.clock.now();
-    let earliest = Infinity;
+  private async fail(group: Group, messages: DeliveredMessage[], leaseMs: number): Promise<number[]> {
+    const times: number[] = [];
     for (const message of messages) {
       try {
-        await this.queue.changeVisibility(group.name, message.receiptHandle, 0);
+        times.push(await this.queue.changeVisibility(group.name, message.receiptHandle, 0));
       } catch (error) {
-        // The lease ended meanwhile (seek, delete, or it expired and was claimed again): nothing to fail.
+        // The lease ended meanwhile (seek, delete, or it expired and was claimed again), or the
+        // release itself failed: either way the message is claimable once its lease ends.
         this.options.log?.('push lease release failed', { group: group.name, messageId: message.messageId, error: String(error) });
-        continue;
+        times.push(...this.leaseEnds(group, [message], leaseMs));
       }
-      earliest = Math.min(earliest, now + retryDelayMs(group.retryPolicy, message.deliveryCount, group.maxDeliveries));
     }
-    return earliest === Infinity ? now : earliest;
+    return times;
+  }
+
+  /**
+   * When leases a claim took end at the latest: a claim leases for `leaseMs`
+   * plus the back-off its failure would earn (domain/claims.ts), so a lease
+   * that ends without an answer keeps the retry policy's spacing. Unknown
+   * messages (a claim that failed may still have leased): the longest back-off.
+   */
+  private leaseEnds(group: Group, claimed: readonly DeliveredMessage[] | undefined, leaseMs: number): number[] {
+    const now = this.clock.now();
+    if (claimed === undefined) return [now + leaseMs + group.retryPolicy.maxSeconds * 1000];
+    return claimed.map((m) => now + leaseMs + retryDelayMs(group.retryPolicy, m.deliveryCount, group.maxDeliveries));
+  }
+
+  /**
+   * Jobs for messages claimable again at `times`: each job runs after the
+   * latest of the times it covers (a drain that starts before a message's
+   * expiry does not see it, and would end without it); times within
+   * {@link RETRY_JOB_SPAN_MS} of a job's first share it (a job per message
+   * would cost a request per message). `notBefore` is checked and the lease
+   * compared on the same worker's clock, so clocks of workers never race.
+   */
+  private async sendRetryJobs(group: string, times: readonly number[]): Promise<void> {
+    const sorted = [...times].sort((a, b) => a - b);
+    const jobs: number[] = [];
+    let first: number | undefined;
+    for (const t of sorted) {
+      if (first === undefined || t > first + RETRY_JOB_SPAN_MS) {
+        first = t;
+        jobs.push(t);
+      } else jobs[jobs.length - 1] = t;
+    }
+    // A lease is claimable from its expiry on (`expiresAt <= now`, domain/cursor.ts).
+    for (const at of jobs) await this.pushQueue.send([{ group, notBefore: at }], at - this.clock.now());
   }
 
   private async recordAttempts(group: string, attempts: PushAttempt[]): Promise<void> {

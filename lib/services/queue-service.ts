@@ -225,9 +225,10 @@ export class QueueService {
 
   // ── visibility and commit ─────────────────────────────────────────────
 
-  async changeVisibility(groupName: string, receiptHandle: string, visibilityTimeoutSeconds: number): Promise<void> {
+  /** Extends or releases a lease; resolves to when the message is claimable again (ms). */
+  async changeVisibility(groupName: string, receiptHandle: string, visibilityTimeoutSeconds: number): Promise<number> {
     (await this.stores.ids.codec()).openReceipt(receiptHandle);
-    await this.committer.changeVisibility(await requireGroup(this.stores, groupName), receiptHandle, visibilityTimeoutSeconds);
+    return this.committer.changeVisibility(await requireGroup(this.stores, groupName), receiptHandle, visibilityTimeoutSeconds);
   }
 
   /** Commits receipt handles; each entry may publish messages atomically with its commit. */

@@ -45,6 +45,8 @@ const keyItem = (entry: { index: number }, key: number) => `key:${entry.index}:$
 /** A notice written again for a message a dedup hit found already in its FIFO shard. */
 interface Reannounce {
   stream: string;
+  /** The topic of the message it announces (decides the notice segment's wake flag). */
+  topic: string;
   notice: Notice;
   ttl: number;
 }
@@ -142,13 +144,15 @@ export class Sender {
     // Written after the segments: a notice never announces a message that does not exist.
     // Dedup hits re-announce their originals in the same notice segments (one append per notice stream, not per entry).
     const notices = WritePlanner.notices(landed);
-    for (const { stream, notice, ttl } of reannounce) {
-      const entry = notices.get(stream) ?? { notices: [], ttl: 0 };
+    for (const { stream, topic, notice, ttl } of reannounce) {
+      const entry = notices.get(stream) ?? { notices: [], ttl: 0, topics: new Set<string>() };
+      entry.topics.add(topic);
       entry.notices.push(notice);
       entry.ttl = Math.max(entry.ttl, ttl);
       notices.set(stream, entry);
     }
-    await Promise.all([...notices].map(([stream, { notices, ttl }]) => this.stores.log.appendNotices(stream, notices, ttl)));
+    // The notice, not the FIFO segment, wakes push groups and parked consumers: a wake-up before it would find nothing.
+    await Promise.all([...notices].map(([stream, { notices, ttl, topics }]) => this.stores.log.appendNotices(stream, notices, ttl, [...topics])));
     this.notifier.notify(topic.name);
     return results.sort((a, b) => a.index - b.index);
   }
@@ -222,7 +226,7 @@ export class Sender {
             return record;
           });
           return { records, extras };
-        }, local ? { attempts: 1 } : {});
+        }, local ? { attempts: 1 } : { wake: pending[0]?.local.kind !== 'shard' });
         outcome = 'won';
         pending.forEach((entry, i) => out.push({ index: entry.index, result: sendResult(topic, records[i]!, seq + i) }));
         const first = pending[0]!;
@@ -256,7 +260,7 @@ export class Sender {
           // Re-announce the original: its first send may have died before writing its notice.
           if (owner.local.kind === 'shard' && original.sequence !== undefined) {
             const { stream: noticeStream, notice } = WritePlanner.noticeFor(topic, owner.local.shardKey, original.sequence);
-            reannounce.push({ stream: noticeStream, notice, ttl: Math.ceil(now / 1000) + topic.retentionSeconds });
+            reannounce.push({ stream: noticeStream, topic: topic.name, notice, ttl: Math.ceil(now / 1000) + topic.retentionSeconds });
           }
         }
       } finally {

@@ -192,12 +192,13 @@ export class WritePlanner {
   }
 
   /** Notices announcing FIFO segments that landed (written after them when not inline). */
-  static notices(landed: Landed[]): Map<string, { notices: Notice[]; ttl: number }> {
-    const out = new Map<string, { notices: Notice[]; ttl: number }>();
+  static notices(landed: Landed[]): Map<string, { notices: Notice[]; ttl: number; topics: Set<string> }> {
+    const out = new Map<string, { notices: Notice[]; ttl: number; topics: Set<string> }>();
     for (const l of landed) {
       if (l.local.kind !== 'shard') continue;
       const stream = noticeStream(streamNamespace(l.topic), noticeBucket(l.local.shardKey));
-      const entry = out.get(stream) ?? { notices: [], ttl: 0 };
+      const entry = out.get(stream) ?? { notices: [], ttl: 0, topics: new Set<string>() };
+      entry.topics.add(l.topic.name);
       entry.notices.push({
         shardKey: l.local.shardKey,
         from: l.firstSeq,

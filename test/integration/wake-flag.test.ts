@@ -8,9 +8,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { WAKE_FLAG } from '../../lib/adapters/dynamodb/dispatch-source.js';
+import { WAKE_FLAG, WAKE_TOPICS } from '../../lib/adapters/dynamodb/dispatch-source.js';
 import { SENTINEL_SK, TOPIC_PK, streamPk } from '../../lib/adapters/dynamodb/keys.js';
-import { redriveStream, streamId } from '../../lib/domain/streams.js';
+import { noticeBucket, noticeStream, redriveStream, streamId, streamNamespace } from '../../lib/domain/streams.js';
 import { activityKey } from '../../lib/adapters/dynamodb/keys.js';
 import { startDispatchPoller } from '../helpers/dispatch-poller.js';
 import { eventually } from '../helpers/fake-streams.js';
@@ -103,6 +103,35 @@ describe('the w flag', () => {
     const redriven = await streamSegments([redriveStream('g')]);
     expect(redriven).toHaveLength(1);
     expect(redriven.map((s) => s[WAKE_FLAG])).toEqual([1]);
+  });
+
+  it('on a FIFO send, flags the notice segment (naming its topic in `wt`) and not the shard segment it announces', async () => {
+    // A wake-up is worth something only once the message can be found, and a FIFO message is found
+    // through its notice, written after its segment: a push drain woken by the segment could run
+    // before the notice exists, find nothing and end with the message left behind.
+    const { endpoint, client, doc, table, h, setTopic, streamSegments } = await setup();
+    await h.admin.putTopic('orders', topic({ type: 'fifo' }));
+    await h.admin.putTopic('quiet-fifo', topic({ type: 'fifo' }));
+    await setTopic('orders', { pu: 1 });
+    const { poller, routed, stop } = await startDispatchPoller(endpoint, client, doc, table);
+    cleanups.push(stop);
+
+    await h.queue.sendBatch('orders', [send('a', { shardKey: 'k' }), send('b', { shardKey: 'k' })]);
+    await h.queue.send('quiet-fifo', send('q', { shardKey: 'k' }));
+    const orders = (await h.stores.catalog.getTopic('orders'))!;
+    const shard = await streamSegments([streamId(orders, { kind: 'shard', shardKey: 'k' })]);
+    expect(shard.map((s) => (s.m as Array<{ b?: string }>).map((m) => m.b))).toEqual([['a', 'b']]);
+    expect(shard.map((s) => s[WAKE_FLAG])).toEqual([undefined]);
+    const notices = await streamSegments([noticeStream(streamNamespace(orders), noticeBucket('k'))]);
+    expect(notices.map((s) => [s[WAKE_FLAG], s[WAKE_TOPICS]])).toEqual([[1, ['orders']]]);
+    const quiet = (await h.stores.catalog.getTopic('quiet-fifo'))!;
+    const quietNotices = await streamSegments([noticeStream(streamNamespace(quiet), noticeBucket('k'))]);
+    expect(quietNotices.map((s) => [s[WAKE_FLAG], s[WAKE_TOPICS]])).toEqual([[undefined, undefined]]);
+
+    poller.nudge();
+    await eventually(() => routed.length > 0, 3000, 'the wake route');
+    await eventually(() => poller.stats.recordsRead >= 1, 3000, 'the notice segment read');
+    expect(routed.flat()).toEqual(['orders']);
   });
 
   it('takes a flagged send through the local stream poller to the wake route, and an unflagged one nowhere', async () => {

@@ -38,7 +38,7 @@
  * verify, nothing left in flight.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -581,6 +581,11 @@ describe(`crash test (${SCALE}: ${N} messages, ${CRASHES} SIGKILLs)`, () => {
       report.http = { ...http.counters, serverErrors: http.counters.serverErrors.length };
       console.log(`crash test report: ${JSON.stringify(report, null, 1)}`);
     } finally {
+      // The runtime's own log, kept for a failure's diagnosis when asked (SLUICE_CRASH_OUTPUT=file).
+      if (process.env.SLUICE_CRASH_OUTPUT) {
+        const last = proc?.output();
+        writeFileSync(process.env.SLUICE_CRASH_OUTPUT, [...outputs, ...(last !== undefined && !outputs.includes(last) ? [last] : [])].join('\n=== next ===\n'));
+      }
       await proc?.kill('SIGKILL');
       await checker.close();
       await push.close();

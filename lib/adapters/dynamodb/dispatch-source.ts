@@ -19,6 +19,12 @@ import type { EventPattern } from '../../domain/event-pattern.js';
 export const NOTICE_FLAG = 'nf';
 /** Segment attribute: set (to 1) when a waiter or push group of the topic needs to hear of it (number). */
 export const WAKE_FLAG = 'w';
+/**
+ * Segment attribute: the topics a flagged segment is for, when its entries do not name
+ * them (a FIFO notice segment the sender writes after the segments it announces: the
+ * announcement, not the message segment, makes the messages findable, so it wakes).
+ */
+export const WAKE_TOPICS = 'wt';
 
 /** Partition keys of stream items start with this (sentinels and segments; keys.ts when it lands). */
 export const STREAM_PK_PREFIX = 'S#';

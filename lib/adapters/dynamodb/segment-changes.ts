@@ -4,7 +4,7 @@
  * the flags that asked for the dispatcher (see dispatch-source.ts).
  */
 import type { ChangeRecord } from '../../ports/change-stream.js';
-import { NOTICE_FLAG, SENTINEL_SK, STREAM_PK_PREFIX, WAKE_FLAG } from './dispatch-source.js';
+import { NOTICE_FLAG, SENTINEL_SK, STREAM_PK_PREFIX, WAKE_FLAG, WAKE_TOPICS } from './dispatch-source.js';
 import type { StoredRecord } from './records.js';
 import { imageOf } from './stream-records.js';
 
@@ -16,7 +16,7 @@ export interface SegmentChange {
   /** First sequence number and number of messages of the segment. */
   seq: number;
   count: number;
-  /** The distinct topics of its messages (a time-order group's shard streams carry several). */
+  /** The distinct topics of its messages (a time-order group's shard streams carry several; a notice segment's `wt`). */
   topics: string[];
   /** `nf`: the FIFO notice lane to announce the segment on. */
   noticeLane: number | undefined;
@@ -37,7 +37,9 @@ export function segmentChangeOf(record: ChangeRecord): SegmentChange | undefined
   const seq = Number(item.sk);
   if (!Number.isSafeInteger(seq)) return undefined;
   const messages = Array.isArray(item.m) ? (item.m as Array<Partial<StoredRecord>>) : [];
-  const topics = [...new Set(messages.map((m) => m.t).filter((t): t is string => typeof t === 'string'))];
+  // A notice segment names its messages' topics in `wt` (its entries' `t` is a sequence number).
+  const named = Array.isArray(item[WAKE_TOPICS]) ? (item[WAKE_TOPICS] as unknown[]) : messages.map((m) => m.t);
+  const topics = [...new Set(named.filter((t): t is string => typeof t === 'string'))];
   const lane = item[NOTICE_FLAG];
   return {
     id,

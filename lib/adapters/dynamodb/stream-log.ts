@@ -47,7 +47,7 @@ import { ThrottledError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import { cancellationReasons, isConditionalFailure, translateDynamoError } from './errors.js';
 import { call } from './call.js';
-import { WAKE_FLAG } from './dispatch-source.js';
+import { WAKE_FLAG, WAKE_TOPICS } from './dispatch-source.js';
 import { SENTINEL_SK, segmentSk, streamOfPk, streamPk } from './keys.js';
 import { fromStored, toStored, type StoredRecord } from './records.js';
 import { ItemConditionFailedError, WriteBatch, failedItem, type TransactItem } from './write-batch.js';
@@ -86,9 +86,15 @@ export interface StreamWrite {
   /**
    * Builds the stored entries of the segment once its first sequence number is known
    * (`opened[i]`: write i's segment opens an epoch of its stream); `topics`: the topics
-   * of its messages (none for notices), whose waiters decide the wake flag.
+   * of its messages, whose waiters decide the wake flag; `announces` (a notice segment
+   * only): the topics of the messages it announces — they decide its wake flag instead and
+   * are stored with it as `wt`, since its entries do not name them.
    */
-  build: (firstSeq: number, allFirstSeqs: number[], opened: boolean[]) => { stored: object[]; ttl: number; topics?: readonly string[] };
+  build: (
+    firstSeq: number,
+    allFirstSeqs: number[],
+    opened: boolean[],
+  ) => { stored: object[]; ttl: number; topics?: readonly string[]; announces?: readonly string[] };
 }
 
 /**
@@ -121,6 +127,13 @@ export class LostRaceError extends Error {
 export interface AppendOptions {
   /** Attempts before giving up: 12 (then 429 Throttled) unless given; 1 throws {@link LostRaceError} on a lost race. */
   attempts?: number;
+  /**
+   * False: the segment never carries the wake flag. The sender's FIFO segments: a receive
+   * finds them only through their notice, written after them, so the notice segment
+   * carries the flag (a wake-up before the notice exists would find nothing, and a push
+   * drain would end without the message).
+   */
+  wake?: boolean;
 }
 
 const MIN_SK = segmentSk(0);
@@ -283,7 +296,7 @@ export class StreamLog {
     this.track(streams, 1);
     try {
       for (let attempt = 0; attempt < attempts; attempt++) {
-        const seqs = await this.tryAppend(writes, extras, hinted);
+        const seqs = await this.tryAppend(writes, extras, hinted, options.wake !== false);
         if (seqs) return seqs;
         if (hinted.some(Boolean)) {
           // The attempt trusted a hint and lost: another writer is active here.
@@ -308,6 +321,7 @@ export class StreamLog {
     writes: StreamWrite[],
     extras: (firstSeqs: number[]) => WriteBatch,
     hinted: Array<Head | undefined>,
+    mayWake: boolean,
   ): Promise<number[] | undefined> {
     const now = this.clock.now();
     const heads = await Promise.all(writes.map((w, i) => hinted[i] ?? this.head(w.stream)));
@@ -353,10 +367,15 @@ export class StreamLog {
       });
     });
     const built = writes.map((write, i) => write.build(seqs[i] ?? 1, seqs, opened));
-    const wake = await Promise.all(built.map(({ topics }) => (topics && topics.length > 0 ? this.wakes(topics, now) : false)));
+    const wake = await Promise.all(
+      built.map(({ topics, announces }) => {
+        const waitedFor = announces ?? topics;
+        return mayWake && waitedFor !== undefined && waitedFor.length > 0 ? this.wakes(waitedFor, now) : false;
+      }),
+    );
     writes.forEach((write, i) => {
       const seq = seqs[i] ?? 1;
-      const { stored, ttl } = built[i] ?? { stored: [], ttl: 0 };
+      const { stored, ttl, announces } = built[i] ?? { stored: [], ttl: 0 };
       counts.push(stored.length);
       if (opened[i] && isShardStream(write.stream)) {
         // The sentinel of a shard lives as long as the epoch's first segment.
@@ -377,7 +396,14 @@ export class StreamLog {
       items.push({
         Put: {
           TableName: this.table,
-          Item: { pk: streamPk(write.stream), sk: segmentSk(seq), n: stored.length, m: stored, ttl, ...(wake[i] ? { [WAKE_FLAG]: 1 } : {}) },
+          Item: {
+            pk: streamPk(write.stream),
+            sk: segmentSk(seq),
+            n: stored.length,
+            m: stored,
+            ttl,
+            ...(wake[i] ? { [WAKE_FLAG]: 1, ...(announces ? { [WAKE_TOPICS]: [...announces] } : {}) } : {}),
+          },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       });
@@ -421,13 +447,23 @@ export class StreamLog {
   }
 
   /** Appends notices (FIFO shard activity) to a notice stream. */
-  async appendNotices(stream: string, notices: Notice[], ttl: number): Promise<void> {
-    await this.appendMany([StreamLog.noticeWrite(stream, () => notices, ttl)]);
+  /**
+   * Appends a notice segment on its own, after the segments it announces were written;
+   * `topics` (those messages' topics) decide its wake flag (see {@link AppendOptions.wake}).
+   */
+  async appendNotices(stream: string, notices: Notice[], ttl: number, topics?: readonly string[]): Promise<void> {
+    await this.appendMany([StreamLog.noticeWrite(stream, () => notices, ttl, topics)]);
   }
 
-  /** A notice segment for {@link appendMany}; `notices` may use the other writes' sequence numbers. */
-  static noticeWrite(stream: string, notices: (allFirstSeqs: number[], opened: boolean[]) => Notice[], ttl: number): StreamWrite {
-    return { stream, build: (_seq, all, opened) => ({ stored: notices(all, opened).map(toStoredNotice), ttl }) };
+  /**
+   * A notice segment for {@link appendMany}; `notices` may use the other writes' sequence numbers.
+   * `topics`: only when it alone must wake (written after its segments, not with them).
+   */
+  static noticeWrite(stream: string, notices: (allFirstSeqs: number[], opened: boolean[]) => Notice[], ttl: number, topics?: readonly string[]): StreamWrite {
+    return {
+      stream,
+      build: (_seq, all, opened) => ({ stored: notices(all, opened).map(toStoredNotice), ttl, ...(topics && topics.length > 0 ? { announces: topics } : {}) }),
+    };
   }
 
   /** A message segment for {@link appendMany}. */

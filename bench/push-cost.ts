@@ -59,9 +59,10 @@ export async function startPushProbe(meter: Meter, bus: PushBusLike, poller: Pol
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.address() as AddressInfo;
 
-  // The push worker as the local bus runs it (local/runtime.ts startPush), timed and counted.
+  // The push worker as the local runtime runs it (local/runtime.ts startPush: its AWS timeout), timed and counted.
   const worker = (await import('../functions/push/worker.js')).handler;
   const { lambdaContext } = await import('../local/gateway.js');
+  const { PUSH_WORKER_TIMEOUT_MS } = await import('../lib/ports/push-queue.js');
   const work = { invocations: 0, billedMs: 0, jobsReceived: 0, inFlight: 0 };
   bus.setTarget(async (event) => {
     work.invocations++;
@@ -69,7 +70,7 @@ export async function startPushProbe(meter: Meter, bus: PushBusLike, poller: Pol
     work.inFlight++;
     const started = performance.now();
     try {
-      return await worker(event as never, lambdaContext('push-worker', randomUUID()));
+      return await worker(event as never, lambdaContext('push-worker', randomUUID(), PUSH_WORKER_TIMEOUT_MS));
     } finally {
       work.billedMs += Math.max(1, Math.ceil(performance.now() - started));
       work.inFlight--;

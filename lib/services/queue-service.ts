@@ -227,8 +227,11 @@ export class QueueService {
 
   /** Extends or releases a lease; resolves to when the message is claimable again (ms). */
   async changeVisibility(groupName: string, receiptHandle: string, visibilityTimeoutSeconds: number): Promise<number> {
-    (await this.stores.ids.codec()).openReceipt(receiptHandle);
-    return this.committer.changeVisibility(await requireGroup(this.stores, groupName), receiptHandle, visibilityTimeoutSeconds);
+    const { topic } = (await this.stores.ids.codec()).openReceipt(receiptHandle);
+    const claimableAt = await this.committer.changeVisibility(await requireGroup(this.stores, groupName), receiptHandle, visibilityTimeoutSeconds);
+    // Claimable again without a send (a release's back-off ends): a waiting receive here looks then.
+    this.notifier.wakeAt?.([topic], claimableAt);
+    return claimableAt;
   }
 
   /** Commits receipt handles; each entry may publish messages atomically with its commit. */

@@ -140,5 +140,20 @@ describe('long poll on activity items (AWS mode)', () => {
     // and before the stale-sender look at park + 6 s.
     expect(tookMs).toBeLessThan(5000);
   });
+
+  it('looks again when a release made in this container ends its back-off', async () => {
+    const { sender, consumer } = await setup();
+    await sender.queue.send('orders', send('released'));
+    const [first] = await consumer.queue.receive('g', { maxMessages: 1, waitSeconds: 5 });
+    expect(first?.body).toBe('released');
+    // Visibility 0: a failed attempt, claimable again after the first retry back-off (1 s).
+    await consumer.queue.changeVisibility('g', first?.receiptHandle ?? '', 0);
+    const started = Date.now();
+    const again = await consumer.queue.receive('g', { maxMessages: 1, waitSeconds: 20 });
+    const tookMs = Date.now() - started;
+    console.log(`released with a 1 s back-off → received again by the waiting receive after ${tookMs} ms`);
+    expect(again.map((m) => m.body)).toEqual(['released']);
+    expect(tookMs).toBeLessThan(5000);
+  });
 });
 

@@ -272,14 +272,26 @@ export class Meter {
     });
   }
 
+  /**
+   * Adds counters kept elsewhere (the dispatcher's stream poller, the push
+   * worker's wrapper, the push endpoint): each snapshot reads them into
+   * `other` as `<label>.<name>`, so a window's diff holds what happened in it.
+   */
+  addSource(label: string, read: () => Record<string, number>): void {
+    this.sources.push({ label, read });
+  }
+  private readonly sources: Array<{ label: string; read: () => Record<string, number> }> = [];
+
   snapshot(): Snapshot {
+    const other = Object.fromEntries(this.other);
+    for (const { label, read } of this.sources) for (const [k, v] of Object.entries(read())) other[`${label}.${k}`] = v;
     const dynamo: Record<string, CallCounter> = {};
     for (const [k, v] of this.dynamo) dynamo[k] = { ...v };
     const http: Record<string, HttpCounter> = {};
     for (const [k, v] of this.http) http[k] = { ...v, status: { ...v.status } };
     const streams: Record<string, StreamKeyCounter> = {};
     for (const [k, v] of this.streams) streams[k] = { ...v };
-    return { dynamo, streams, http, other: Object.fromEntries(this.other), check: { ...this.check, samples: [...this.check.samples] } };
+    return { dynamo, streams, http, other, check: { ...this.check, samples: [...this.check.samples] } };
   }
 
   /**

@@ -31,6 +31,10 @@ export const PRICES = {
 /** The Lambda memory size of the deployed API functions (cdk/sluice-function.ts default; with `entryPoint: httpApi` receive runs at 128 MB, so pricing it at 512 overstates that deployment). */
 export const LAMBDA_MEMORY_MB = 512;
 
+/** Memory of the functions push delivery runs (cdk/dispatcher.ts: the dispatcher 256 MB; push-worker the service default). */
+export const DISPATCHER_MEMORY_MB = 256;
+export const PUSH_WORKER_MEMORY_MB = 512;
+
 export const PRICE_TABLE: Array<{ item: string; price: string; source: string }> = [
   { item: 'DynamoDB on-demand write request unit', price: `$${PRICES.dynamoWruPerMillion} per million WRU`, source: 'aws.amazon.com/dynamodb/pricing/on-demand' },
   { item: 'DynamoDB on-demand read request unit', price: `$${PRICES.dynamoRruPerMillion} per million RRU`, source: 'aws.amazon.com/dynamodb/pricing/on-demand' },
@@ -41,6 +45,7 @@ export const PRICE_TABLE: Array<{ item: string; price: string; source: string }>
   { item: 'SQS standard requests', price: `$${PRICES.sqsStandardPerMillion} per million (per 64 KiB chunk)`, source: 'aws.amazon.com/sqs/pricing' },
   { item: 'SQS FIFO requests', price: `$${PRICES.sqsFifoPerMillion} per million (per 64 KiB chunk)`, source: 'aws.amazon.com/sqs/pricing' },
   { item: 'DynamoDB storage (Standard table class)', price: `$${PRICES.dynamoStorageGbMonth} per GB-month (item bytes + 100 B each)`, source: 'aws.amazon.com/dynamodb/pricing/on-demand' },
+  { item: 'DynamoDB Streams reads by a Lambda trigger (the dispatcher), records its filters drop', price: 'no charge (only the invocations with matching records are billed, as Lambda requests and duration)', source: 'aws.amazon.com/dynamodb/pricing/on-demand; docs.aws.amazon.com/lambda/latest/dg/invocation-eventfiltering.html' },
   { item: 'EventBridge Scheduler invocations', price: `$${PRICES.schedulerPerMillion} per million`, source: 'aws.amazon.com/eventbridge/pricing' },
 ];
 

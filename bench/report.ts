@@ -1,5 +1,5 @@
 /** Turns the measurements into the cost model, the target verdicts and the Markdown report. */
-import { CONDITIONAL, LAMBDA_MEMORY_MB, MONTHLY, PRICES, PRICE_TABLE, costPerMillion, sqsPerMillion, type CostBreakdown, type PerMessage } from './pricing.js';
+import { CONDITIONAL, DISPATCHER_MEMORY_MB, LAMBDA_MEMORY_MB, MONTHLY, PUSH_WORKER_MEMORY_MB, PRICES, PRICE_TABLE, costPerMillion, sqsPerMillion, type CostBreakdown, type PerMessage } from './pricing.js';
 import type { Snapshot } from './meter.js';
 import type { CellResult, CostResult, FloorResult, LatencyResult, ScheduledResult } from './workloads.js';
 import type { ScaleRow } from './scale.js';
@@ -35,7 +35,20 @@ export interface TypeCost {
   label: string;
   batch: number;
   messages: number;
-  perMessage: PerMessage & { wruTable: number; wruGsi: number; wruFailedModel: number; rruMinModel: number; dynamoRequests: number; timerLambdaRequests: number };
+  perMessage: PerMessage & {
+    wruTable: number;
+    wruGsi: number;
+    wruFailedModel: number;
+    rruMinModel: number;
+    dynamoRequests: number;
+    timerLambdaRequests: number;
+    /** Invocations of the dispatcher (stream trigger) and of the push worker (push queue consumer). */
+    pushLambdaRequests: number;
+    /** Push jobs (each an SQS message: sent in a SendMessageBatch of ≤ 10, received, deleted). */
+    pushJobs: number;
+    /** POSTs a push endpoint received. */
+    pushRequests: number;
+  };
   requestsByCommand: Record<string, number>;
   httpByRoute: Record<string, number>;
   other: Record<string, number>;
@@ -76,6 +89,14 @@ export function buildReport(r: BenchResults): Report {
     // firing one check-worker Lambda: armed check-backs carry one id; the minute sweep's batches are not per message.
     const checkMessages = count(/localChecks\.dispatch$/);
     const sqsCalls = count(/^(sqs|delayQueue)\./i);
+    // Push delivery (bench/push-cost.ts): the dispatcher's invocations (stream records its filters pass; the reads are free)
+    // and the push worker's, each billed per request and per ms at its memory; a push job is SendMessageBatch (≤ 10 jobs a
+    // request) + ReceiveMessage + DeleteMessage, counted as one receive and one delete per job (an upper bound: the event
+    // source mapping receives and deletes up to 10 at once).
+    const dispatcherInvocations = count(/^dispatcher\.invocations$/);
+    const workerInvocations = count(/^pushWorker\.invocations$/);
+    const pushGbSeconds = (count(/^dispatcher\.billedMs$/) / 1000) * (DISPATCHER_MEMORY_MB / 1024) + (count(/^pushWorker\.billedMs$/) / 1000) * (PUSH_WORKER_MEMORY_MB / 1024);
+    const pushSqs = count(/^pushQueue\.sendRequests$/) + 2 * count(/^pushQueue\.jobsReceived$/);
     const perMessage = {
       wru: per(c.dynamo.wruTable + c.dynamo.wruGsi + c.dynamo.wruFailedModel, m),
       wruTable: per(c.dynamo.wruTable, m),
@@ -84,12 +105,15 @@ export function buildReport(r: BenchResults): Report {
       rru: per(c.dynamo.rru + c.dynamo.rruMinModel, m),
       rruMinModel: per(c.dynamo.rruMinModel, m),
       dynamoRequests: per(c.dynamo.requests, m),
-      lambdaRequests: per(c.http.requests + schedules + delayMessages + checkMessages, m),
+      lambdaRequests: per(c.http.requests + schedules + delayMessages + checkMessages + dispatcherInvocations + workerInvocations, m),
       timerLambdaRequests: per(schedules + delayMessages + checkMessages, m),
-      lambdaGbSeconds: per((c.http.billedMs / 1000) * (LAMBDA_MEMORY_MB / 1024), m),
+      pushLambdaRequests: per(dispatcherInvocations + workerInvocations, m),
+      pushJobs: per(count(/^pushQueue\.jobsReceived$/), m),
+      pushRequests: per(count(/^pushEndpoint\.requests$/), m),
+      lambdaGbSeconds: per((c.http.billedMs / 1000) * (LAMBDA_MEMORY_MB / 1024) + pushGbSeconds, m),
       apiRequests: per(c.http.apiUnits, m),
       schedulerInvocations: per(schedules, m),
-      sqsRequests: per(3 * (delayMessages + checkMessages) + sqsCalls, m),
+      sqsRequests: per(3 * (delayMessages + checkMessages) + sqsCalls + pushSqs, m),
     };
     const requestsByCommand = Object.fromEntries(Object.entries(c.dynamo.byCommand).map(([k, v]) => [k, per(v, m)]));
     const httpByRoute = Object.fromEntries(Object.entries(c.http.byRoute).map(([k, v]) => [k, per(v, m)]));
@@ -278,10 +302,10 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
   out.push('');
   out.push(
     table(
-      ['message type', 'messages', 'DynamoDB req', 'by command', 'WRU', 'of which GSI', 'failed-cond. WRU', 'RRU', 'of which min. charge', 'HTTP req', 'timer Lambdas', 'Scheduler', 'SQS req', 'Lambda GB-s'],
+      ['message type', 'messages', 'DynamoDB req', 'by command', 'WRU', 'of which GSI', 'failed-cond. WRU', 'RRU', 'of which min. charge', 'HTTP req', 'timer Lambdas', 'dispatcher + push-worker Lambdas', 'Scheduler', 'SQS req', 'Lambda GB-s'],
       rep.types.map((t) =>
         t.skipped
-          ? [t.label, 'failed', '', t.skipped.slice(0, 80), '', '', '', '', '', '', '', '', '', '']
+          ? [t.label, 'failed', '', t.skipped.slice(0, 80), '', '', '', '', '', '', '', '', '', '', '']
           : [
               t.label,
               f(t.messages),
@@ -295,8 +319,9 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
               f(t.perMessage.wruFailedModel, 2),
               f(t.perMessage.rru, 2),
               f(t.perMessage.rruMinModel, 2),
-              f(t.perMessage.lambdaRequests - t.perMessage.timerLambdaRequests, 2),
+              f(t.perMessage.lambdaRequests - t.perMessage.timerLambdaRequests - t.perMessage.pushLambdaRequests, 2),
               f(t.perMessage.timerLambdaRequests, 2),
+              f(t.perMessage.pushLambdaRequests, 2),
               f(t.perMessage.schedulerInvocations, 2),
               f(t.perMessage.sqsRequests, 2),
               t.perMessage.lambdaGbSeconds.toExponential(2),
@@ -309,7 +334,9 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
     'HTTP requests = API Gateway requests = API Lambda invocations. *timer Lambdas*, *Scheduler* and *SQS req* come from counting the local runtime\'s ' +
       'stand-ins: each one-time schedule is one EventBridge Scheduler invocation that runs a timer Lambda; each delay-queue message is an SQS ' +
       'SendMessage + ReceiveMessage + DeleteMessage that runs the release Lambda; each check-queue dispatch (a check-back armed to the second, ' +
-      'or a sweep\'s batch) is counted the same way, running the check-worker Lambda. *min. charge*: reads that found nothing, which DynamoDB Local reports as 0 ' +
+      'or a sweep\'s batch) is counted the same way, running the check-worker Lambda. *dispatcher + push-worker Lambdas*: invocations of the stream ' +
+      `trigger (${DISPATCHER_MEMORY_MB} MB) for flagged segments (a push group or a parked consumer on the topic, FIFO notices) and of the push worker (${PUSH_WORKER_MEMORY_MB} MB); ` +
+      'their duration is in *Lambda GB-s* at their memory, and each push job is 1/10 SendMessageBatch + ReceiveMessage + DeleteMessage in *SQS req*. *min. charge*: reads that found nothing, which DynamoDB Local reports as 0 ' +
       'units and AWS bills at the minimum (1 unit strongly consistent, ½ eventually consistent).',
   );
   out.push('');

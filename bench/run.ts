@@ -32,6 +32,7 @@ import { buildReport, renderMarkdown, type BenchResults } from './report.js';
 import { measureIdle, measureWake, type IdleEnv } from './idle.js';
 import type { IdleRow, WakeRow } from './idle-cost.js';
 import { usdSmall } from './idle-report.js';
+import { startPushProbe, type PushProbe } from './push-cost.js';
 import {
   FIFO_MODES,
   costOf,
@@ -212,6 +213,9 @@ async function main() {
   const localChecks = (c as unknown as { localChecks?: Record<string, unknown> }).localChecks;
   if (localChecks && typeof localChecks === 'object') otherClients.push(...meter.instrumentMethods('localChecks', localChecks, ['dispatch']));
   meter.instrumentServer(runtime.server, routeOf);
+  // Push delivery's parts outside the gateway: the dispatcher (stream poller), the push queue and worker, an endpoint.
+  const localPush = (c as unknown as { localPush?: Parameters<typeof startPushProbe>[1] }).localPush;
+  const pushProbe: PushProbe | undefined = localPush && runtime.dispatcher ? await startPushProbe(meter, localPush, runtime.dispatcher.poller) : undefined;
   const api = new Api(runtime.url, token);
   const ctx: Ctx = { api, meter, dynamoPid: dynamo.process.pid, concurrency, bodyBytes: BODY_BYTES, shards: SHARDS, log };
 
@@ -333,6 +337,12 @@ async function main() {
     { id: 'fifo-serialized-1-carry-one-shard', label: 'ordered (FIFO, serialized), unbatched, one shard, commit carried by the next receive', topicType: 'fifo', mode: 'serialized', batch: 1, variant: 'carry', shardKeys: 'one' },
     { id: 'fifo-concurrent-1-new-shard', label: 'ordered (FIFO, concurrent), unbatched, a new shard key per message', topicType: 'fifo', mode: 'concurrent', batch: 1, shardKeys: 'fresh' },
     ...(scheduledProbe.available ? [{ id: 'scheduled-1', label: 'scheduled (delaySeconds 1), unbatched', topicType: 'standard', mode: 'standard', batch: 1, variant: 'scheduled' } as CostType] : []),
+    ...(pushProbe
+      ? [
+          { id: 'push-1', label: 'push group (URL endpoint answering 200), unbatched: dispatcher, push queue, worker, signed POST', topicType: 'standard', mode: 'standard', batch: 1, variant: 'push' } as CostType,
+          { id: 'push-10', label: 'push group, sends of 10, batchSize 10', topicType: 'standard', mode: 'standard', batch: 10, variant: 'push' } as CostType,
+        ]
+      : []),
     ...(transactional.available ? [{ id: 'transactional-1', label: 'transactional (send, commit, receive, commit)', topicType: 'standard', mode: 'standard', batch: 1, variant: 'transactional' } as CostType] : []),
   ];
   const costCtx: Ctx = { ...ctx, shards: PROFILE.costShards };
@@ -342,9 +352,14 @@ async function main() {
     const group = `${topic}-g`;
     try {
       await api.put(`/v1/topics/${topic}`, { type: type.topicType });
-      await api.put(`/v1/groups/${group}`, { subscriptions: [{ topic }], ...(type.topicType === 'fifo' ? { deliveryMode: type.mode } : {}), visibilityTimeoutSeconds: 300 });
+      await api.put(`/v1/groups/${group}`, {
+        subscriptions: [{ topic }],
+        ...(type.topicType === 'fifo' ? { deliveryMode: type.mode } : {}),
+        visibilityTimeoutSeconds: 300,
+        ...(type.variant === 'push' && pushProbe ? { push: { url: pushProbe.url, batchSize: type.batch } } : {}),
+      });
       if (type.variant === 'transactional') await api.put(`/v1/producers/${topic}-producer`, { checkerUrl: 'http://127.0.0.1:9/sluice-check' });
-      const result = await costOf(costCtx, type, PROFILE.costRounds[type.batch] ?? 5, { topic, group });
+      const result = await costOf(costCtx, type, PROFILE.costRounds[type.batch] ?? 5, { topic, group, ...(pushProbe ? { push: pushProbe } : {}) });
       costs.push(result);
       const m = result.messages;
       log(
@@ -360,7 +375,19 @@ async function main() {
     }
   }
 
-  if (costOnly) return;
+  if (costOnly) {
+    // Priced as the report prices them (USD per million messages), with the counters outside DynamoDB and HTTP.
+    const priced = buildReport({ version: 1, mode, date: new Date(started).toISOString(), durationSeconds: 0, machine: { cpus: 0, cpuModel: '', node: '', platform: '', java: '' }, config: { bodyBytes: BODY_BYTES }, floor: [], cells: [], latency: [], scheduled: { available: false, reason: 'not measured' }, transactional, costs, capacityCheck: { compared: 0, agreed: 0, samples: [], calls: 0, unreported: 0 } });
+    for (const t of priced.types.filter((x) => !x.skipped)) {
+      const p = t.perMessage;
+      log(
+        `priced ${t.id.padEnd(18)} $${t.cost.totalFunctionUrl.toFixed(2)} per million (function URL), $${t.cost.total.toFixed(2)} (HTTP API): writes $${t.cost.dynamoWrites.toFixed(2)}, reads $${t.cost.dynamoReads.toFixed(2)}, ` +
+          `Lambda requests $${t.cost.lambdaRequests.toFixed(2)} (${p.lambdaRequests.toFixed(2)}/msg, ${p.pushLambdaRequests.toFixed(2)} dispatcher + push worker), duration $${t.cost.lambdaDuration.toFixed(2)} (${(p.lambdaGbSeconds * 1e6).toFixed(0)} GB-µs/msg), ` +
+          `SQS $${t.cost.sqs.toFixed(2)} (${p.sqsRequests.toFixed(2)} req/msg, ${p.pushJobs.toFixed(2)} push jobs/msg), ${p.pushRequests.toFixed(2)} push POSTs/msg; other ${JSON.stringify(t.other)}`,
+      );
+    }
+    return;
+  }
 
   // ── latency, then scheduled lateness (apart, so that neither loads the other) ──
   const latencies: LatencyResult[] = [];

@@ -8,6 +8,7 @@ import { PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@
 import { Api, HttpError, messageBody, sentAt, type BodyKind, type Reply } from './http.js';
 import { diff, type Meter, type Snapshot } from './meter.js';
 import { cpuSeconds, percentiles, sleep, type Percentiles } from './stats.js';
+import type { PushProbe } from './push-cost.js';
 
 export type TopicType = 'standard' | 'fifo';
 export type Mode = 'standard' | 'serialized' | 'concurrent' | 'protected';
@@ -536,7 +537,8 @@ export interface CostType {
   mode: Mode;
   batch: number;
   /** `carry`: each receive carries the commits of the previous batch (`commit` in its body). */
-  variant?: 'dedup+key' | 'scheduled' | 'transactional' | 'carry';
+  /** `push`: the group is a push group (batchSize = `batch`) whose endpoint answers 200: send, then wait until pushed and committed. */
+  variant?: 'dedup+key' | 'scheduled' | 'transactional' | 'carry' | 'push';
   /** The message body (default: a realistic JSON order event). */
   body?: BodyKind;
   /**
@@ -566,10 +568,12 @@ export interface CostResult {
  * epoch transaction of a new stream is not a per-message cost). One worker, so
  * no retries from contention: the per-message protocol cost.
  */
-export async function costOf(ctx: Ctx, type: CostType, rounds: number, names: { topic: string; group: string }): Promise<CostResult> {
+export async function costOf(ctx: Ctx, type: CostType, rounds: number, names: { topic: string; group: string; push?: PushProbe }): Promise<CostResult> {
   const tag = `cost:${type.id}`;
   const errors = new Errors(20);
-  const { topic, group } = names;
+  const { topic, group, push } = names;
+  if (type.variant === 'push' && !push) throw new Error('a push row needs the push probe');
+  let pushed = 0;
   let n = 0;
   const run = Math.random().toString(36).slice(2, 8);
   const shardKey = (i: number) =>
@@ -637,6 +641,7 @@ export async function costOf(ctx: Ctx, type: CostType, rounds: number, names: { 
       for (const s of sent) await ctx.api.must('POST', `/v1/transactions/${s.transactionId ?? ''}/commit`, {}, t, [200]);
     }
     if (type.variant === 'carry') await consumeCarrying(count, t);
+    else if (type.variant === 'push') await push?.delivered((pushed += count));
     else if (type.variant !== 'scheduled') await consume(count, t);
   };
 
@@ -660,6 +665,7 @@ export async function costOf(ctx: Ctx, type: CostType, rounds: number, names: { 
   } else {
     for (let i = 0; i < warm; i++) await lifecycle(1, `${tag}:warmup`);
     await flush(`${tag}:warmup`);
+    await push?.settled();
   }
 
   const { window } = await measured(ctx, async () => {
@@ -671,6 +677,7 @@ export async function costOf(ctx: Ctx, type: CostType, rounds: number, names: { 
     }
     for (let r = 0; r < rounds; r++) await lifecycle(type.batch, tag);
     await flush(tag); // the last batch's commit, counted
+    await push?.settled(); // a push drain's last (empty) claim, counted
   });
   const messages = rounds * type.batch;
   // Everything in the window counts: the type's own requests and any background work it caused.

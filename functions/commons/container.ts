@@ -90,9 +90,9 @@ export function buildContainer(config: Config): Container {
     config.SLUICE_NOTIFIER === 'in-process'
       ? new InProcessNotifier()
       : config.SLUICE_NOTIFIER === 'activity'
-        ? new ActivityWaiter({ activity, catalog: stores.catalog }, systemClock)
+        ? new ActivityWaiter({ activity, catalog: stores.catalog }, systemClock, { senderCacheMs: config.SLUICE_CATALOG_CACHE_MS })
         : pollingNotifier;
-  // The activity waiter ends a wait early when a topic moves; a real look is due only every 5 s.
+  // The activity waiter ends a wait when a topic moves or something may have become claimable without a send (activity-waiter.ts).
   const pollIntervalMs = config.SLUICE_NOTIFIER === 'activity' ? FULL_RECEIVE_EVERY_MS : config.SLUICE_POLL_INTERVAL_MS;
   const logger = new Logger({ serviceName: 'sluice' });
   let localTimers: LocalTimerBus | undefined;

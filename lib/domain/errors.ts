@@ -97,6 +97,20 @@ export class PushGroupReceiveError extends ConflictError {
     super(`Consumer group '${group}' is a push group: Sluice delivers its messages to its push target, so it cannot receive. Remove its push settings (PATCH {"push": null}) to make it a pull group.`);
   }
 }
+/** A topic already has the most push groups it can name (`PushLimits.pushGroupsPerTopicMax`): nothing was saved. */
+export class TooManyPushGroupsError extends ConflictError {
+  override readonly code = 'TooManyPushGroups';
+  constructor(
+    readonly topic: string,
+    readonly max: number,
+    issues?: FieldIssue[],
+  ) {
+    super(
+      `Topic '${topic}' already has ${max} push groups, the most one topic can have; delete one of them or make it a pull group (PATCH {"push": null}) first.`,
+      issues === undefined ? undefined : { issues },
+    );
+  }
+}
 export class TransactionAlreadyResolvedError extends ConflictError {
   override readonly code = 'TransactionAlreadyResolved';
 }

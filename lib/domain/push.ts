@@ -43,6 +43,16 @@ export const PushLimits = {
   maxConcurrencyMin: 1,
   maxConcurrencyMax: 100,
   maxConcurrencyDefault: 10,
+  /**
+   * Push groups one topic can have. The topic item names them (`pg`, a string
+   * set) and DynamoDB bills and bounds an item by all its bytes: 1,000 names
+   * of at most 128 ASCII characters (NAME_PATTERN) are ≤ 128,000 bytes, and
+   * the rest of a topic item is ≤ ~3 KB (name and order group ≤ 128 B each;
+   * `gs` and `pw` ≤ 64 numbers of ≤ 21 B + 1 B each; a dozen small numbers),
+   * so the item stays ≤ ~131 KB, a third of the 400 KB item limit
+   * (docs/design.md, Limits by construction).
+   */
+  pushGroupsPerTopicMax: 1000,
   /** Last attempts kept per group for GET /v1/groups/{g} (`push.lastAttempts`). */
   lastAttemptsKept: 10,
   urlMaxLength: 2048,

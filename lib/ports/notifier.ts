@@ -13,6 +13,12 @@ export interface Notifier {
    * message that lands during a receive's look is not left waiting a poll interval.
    */
   wait(topics: readonly string[], ms: number, since?: number): Promise<void>;
+  /**
+   * A message of `topics` becomes claimable again at `at` without a send (a
+   * lease handed out here expires): a notifier that waits long between real
+   * looks ends a wait then. Optional: the others look often enough.
+   */
+  wakeAt?(topics: readonly string[], at: number): void;
 }
 
 export const pollingNotifier: Notifier = {

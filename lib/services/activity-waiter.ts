@@ -6,17 +6,30 @@
  * topics' activity items — one eventually consistent GetItem each, ½ read
  * unit — backing off while nothing happens (250 ms, doubling, to 2 s). It
  * ends the wait as soon as an activity item moved past the start of the last
- * look. A wait that starts a park (no park of this container in force) ends
- * at once, so the loop looks again and finds what was appended between its
- * look and the park without `w`. The receive loop looks at least every
- * {@link FULL_RECEIVE_EVERY_MS} anyway, which covers senders whose catalog
- * cache (≤ 5 s) predates the park.
+ * look. Besides that, a wait ends — so that the receive loop looks for real —
+ * only when something may have become claimable without a flagged append:
+ *  - at once when it starts a park (no park of this container in force): what
+ *    was appended between the last look and the park carries no `w`;
+ *  - when the senders' catalog caches that predate a park have all expired
+ *    (park + `senderCacheMs` + 1 s): until then they append without `w`;
+ *  - at a lease expiry this container handed out ({@link wakeAt});
+ *  - otherwise every {@link FULL_RECEIVE_EVERY_MS} (the receive loop's poll
+ *    interval in this mode), which bounds how late a lease that expired or a
+ *    back-off that ended elsewhere is seen.
  */
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
 
-/** A real receive happens at least this often while a long poll waits (ms): the catalog cache lifetime. */
-export const FULL_RECEIVE_EVERY_MS = 5000;
+/**
+ * A real receive happens at least this often while a long poll waits (ms):
+ * the longest receive wait, so a waiting call looks for real when it starts
+ * and when it ends, plus what {@link ActivityWaiter} wakes it for. The bound
+ * on how late a lease expiry or a back-off end (they append nothing) is seen
+ * by a waiting receive that was not woken for it.
+ */
+export const FULL_RECEIVE_EVERY_MS = 20_000;
+/** After the senders' catalog caches expired, a look this much later (ms): a write they began before is done. */
+const STALE_SENDER_SLACK_MS = 1000;
 /** A parked topic item says `wu` = park time + this (ms). */
 export const PARK_FOR_MS = 60_000;
 /** A topic item is parked again only when its `wu` ends sooner than this from now (ms): one write per 30 s at most. */
@@ -29,6 +42,8 @@ export interface ActivityWaiterOptions {
   maxLookMs?: number;
   /** Waits `ms` (tests may shorten time). */
   sleep?: (ms: number) => Promise<void>;
+  /** How long a sender's catalog cache may hold a topic item (ms): its appends carry `w` only that long after a park. @default 5000 */
+  senderCacheMs?: number;
 }
 
 /** What the waiter needs of the table: the topics' activity and their park marks. */
@@ -50,6 +65,11 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
 export class ActivityWaiter implements Notifier {
   /** Per topic: until when this container knows the topic item is parked (no write needed before). */
   private readonly parked = new Map<string, number>();
+  /** Per topic: when a real look is due because senders that cached the topic before its park may append without `w`. */
+  private readonly staleSendersUntil = new Map<string, number>();
+  /** Per topic: lease expiries this container handed out (the last {@link FULL_RECEIVE_EVERY_MS}, at most 16). */
+  private readonly wakes = new Map<string, number[]>();
+  private readonly senderCacheMs: number;
   private readonly firstLookMs: number;
   private readonly maxLookMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -62,6 +82,23 @@ export class ActivityWaiter implements Notifier {
     this.firstLookMs = options.firstLookMs ?? 250;
     this.maxLookMs = options.maxLookMs ?? 2000;
     this.sleep = options.sleep ?? realSleep;
+    this.senderCacheMs = options.senderCacheMs ?? 5000;
+  }
+
+  /**
+   * A message of `topics` becomes claimable again at `at` without an append
+   * (a lease this container handed out expires): a wait on one of them ends
+   * then, so the receive looks for real. Per container; a lease handed out
+   * elsewhere is seen by {@link FULL_RECEIVE_EVERY_MS}.
+   */
+  wakeAt(topics: readonly string[], at: number): void {
+    // Expiries older than a full-receive interval were looked past by any wait since (or never will be).
+    const covered = this.clock.now() - FULL_RECEIVE_EVERY_MS;
+    for (const topic of topics) {
+      const due = [...(this.wakes.get(topic) ?? []).filter((t) => t > covered), at].sort((a, b) => a - b);
+      this.wakes.set(topic, due.slice(0, 16));
+    }
+    if (this.wakes.size > 1000) for (const [topic, due] of this.wakes) if (due.every((t) => t <= covered)) this.wakes.delete(topic);
   }
 
   /** Sends in other containers cannot be heard here; they reach waiters through the activity items. */
@@ -77,10 +114,14 @@ export class ActivityWaiter implements Notifier {
    * `ms` passed.
    */
   async wait(topics: readonly string[], ms: number, since = this.clock.now()): Promise<void> {
-    const end = this.clock.now() + ms;
+    let end = this.clock.now() + ms;
     // Just parked (this container knew of no park in force): what was appended between the last
     // look and the park carries no `w`, so look for real once more at once.
     if (await this.park(topics)) return;
+    // A look is due at any of these the last look did not already cover (it began before them).
+    for (const topic of topics) {
+      for (const due of [this.staleSendersUntil.get(topic), ...(this.wakes.get(topic) ?? [])]) if (due !== undefined && due > since) end = Math.min(end, due);
+    }
     let pause = this.firstLookMs;
     for (;;) {
       const remaining = end - this.clock.now();
@@ -108,13 +149,18 @@ export class ActivityWaiter implements Notifier {
       topics
         .filter((topic) => (this.parked.get(topic) ?? 0) < keep)
         .map(async (topic) => {
-          const until = await this.stores.catalog.parkTopic(topic, now + PARK_FOR_MS, keep);
+          const known = this.parked.get(topic) ?? 0;
+          const until = (await this.stores.catalog.parkTopic(topic, now + PARK_FOR_MS, keep)) ?? now + PARK_FOR_MS;
           // A topic that is gone: try again after a refresh interval, not on every look.
-          this.parked.set(topic, until ?? now + PARK_FOR_MS);
+          this.parked.set(topic, until);
+          // A park this container did not know in force: senders may hold the topic item from before it
+          // (written at `until - PARK_FOR_MS` at the latest; a refresh of it only makes this look early).
+          if (known <= now) this.staleSendersUntil.set(topic, until - PARK_FOR_MS + this.senderCacheMs + STALE_SENDER_SLACK_MS);
         }),
     );
     if (this.parked.size > 1000) {
       for (const [topic, until] of this.parked) if (until < now) this.parked.delete(topic);
+      for (const [topic, until] of this.staleSendersUntil) if (until < now) this.staleSendersUntil.delete(topic);
     }
     return fresh;
   }

@@ -7,6 +7,7 @@ import {
   GroupNotFoundError,
   GroupRecentlyDeletedError,
   InvalidArgumentError,
+  TooManyPushGroupsError,
   TopicNotFoundError,
 } from '../domain/errors.js';
 import { Limits, countedFrom, generationStart, iso, type DeliveryMode, type Group, type Subscription, type Topic, type TopicType } from '../domain/model.js';
@@ -15,7 +16,7 @@ import { resolveRetryPolicy, type RetryPolicy } from '../domain/retry-policy.js'
 import type { Clock } from '../ports/clock.js';
 import type { SecretBox, WebhookClient } from '../ports/webhooks.js';
 import { checkerUrlProblem, type CheckerPolicy } from '../domain/ssrf.js';
-import { pushCountChanges, pushView, resolvePush, type PushInput, type PushSettings } from '../domain/push.js';
+import { PushLimits, pushCountChanges, pushView, resolvePush, type PushInput, type PushSettings } from '../domain/push.js';
 import { pushSecretContext } from '../adapters/aws/names.js';
 import { newSigningSecret } from './webhook-signing.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
@@ -105,6 +106,20 @@ export const groupView = (group: Group) => ({
 /** The topics a group's push settings deliver from (none for a pull group). */
 const pushTopics = (group: Pick<Group, 'push' | 'subscriptions'> | undefined): string[] =>
   group?.push ? group.subscriptions.map((s) => s.topic) : [];
+
+/**
+ * Refuses, before anything is written, a save that would add a push group to
+ * a topic that has the most it can have (the consistent read of the save);
+ * the save's transaction keeps the bound against concurrent saves (`pu < :max`,
+ * catalog.ts).
+ */
+const refuseFullPushTopics = (pushCounts: ReadonlyMap<string, number>, topics: ReadonlyMap<string, Topic>, names: readonly string[]) => {
+  for (const [topic, delta] of pushCounts) {
+    if (delta <= 0 || (topics.get(topic)?.pushSubscriptions ?? 0) < PushLimits.pushGroupsPerTopicMax) continue;
+    const max = PushLimits.pushGroupsPerTopicMax;
+    throw new TooManyPushGroupsError(topic, max, [{ path: `subscriptions/${names.indexOf(topic)}/topic`, message: `has ${max} push groups already` }]);
+  }
+};
 
 /** The push input a group's stored settings amount to (PATCH merges the given fields over it). */
 const existingPushInput = (push: PushSettings | undefined): PushInput | null =>
@@ -327,6 +342,8 @@ export class AdminService {
         const startFrom = kept ? kept.startFrom : s.startFrom;
         return { topic: s.topic, tags: s.tags, ...(startFrom === 'earliest' ? { startFrom } : {}) };
       });
+      const pushCounts = pushCountChanges(pushTopics(existing), pushTopics({ push, subscriptions }));
+      refuseFullPushTopics(pushCounts, topics, names);
       const earliest = new Set(subscriptions.filter((s) => s.startFrom === 'earliest').map((s) => s.topic));
       const deliveryMode = input.deliveryMode ?? existing?.deliveryMode ?? 'serialized';
       if (existing && existing.deliveryMode !== deliveryMode && (await this.hasInFlight(existing))) {
@@ -380,7 +397,7 @@ export class AdminService {
         // New subscriptions to standard topics: the save is conditional on the partition count it
         // created cursors for, and a partition raise on the saves (docs/design.md, Raising partitions).
         [...topics.values()].filter((t) => t.type === 'standard' && !existing?.subscriptions.some((s) => s.topic === t.name)),
-        { sealedSecret, pushCounts: pushCountChanges(pushTopics(existing), pushTopics({ push, subscriptions })) },
+        { sealedSecret, pushCounts },
       );
       if (group) {
         return { group: { ...groupView(group), ...(signingSecret === undefined ? {} : { signingSecret }) }, created: existing === undefined };

@@ -11,6 +11,7 @@ import { Limits, type DeliveredMessage, type Group, type SendInput, type SendRes
 import { isDeferredMessageId, ulidOfDeferredMessageId } from '../domain/streams.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
+import { retryDelayMs } from '../domain/retry-policy.js';
 import type { Random } from '../ports/random.js';
 import type { Timers } from '../ports/timers.js';
 import { CarriedCommits } from './carried-commits.js';
@@ -190,6 +191,11 @@ export class QueueService {
       );
       first = false;
       const now = this.clock.now();
+      // A lease that runs out uncommitted makes its message claimable again without a send: after the
+      // visibility and the retry back-off the claim added (docs/design.md, Retry policy).
+      for (const m of messages) {
+        this.notifier.wakeAt?.([m.topic], now + visibilityMs + retryDelayMs(group.retryPolicy, m.deliveryCount, group.maxDeliveries));
+      }
       if (messages.length > 0 || now >= deadline) return messages;
       await this.notifier.wait([...requested], Math.min(this.pollIntervalMs, deadline - now), mark);
     }
@@ -221,8 +227,11 @@ export class QueueService {
 
   /** Extends or releases a lease; resolves to when the message is claimable again (ms). */
   async changeVisibility(groupName: string, receiptHandle: string, visibilityTimeoutSeconds: number): Promise<number> {
-    (await this.stores.ids.codec()).openReceipt(receiptHandle);
-    return this.committer.changeVisibility(await requireGroup(this.stores, groupName), receiptHandle, visibilityTimeoutSeconds);
+    const { topic } = (await this.stores.ids.codec()).openReceipt(receiptHandle);
+    const claimableAt = await this.committer.changeVisibility(await requireGroup(this.stores, groupName), receiptHandle, visibilityTimeoutSeconds);
+    // Claimable again without a send (a release's back-off ends): a waiting receive here looks then.
+    this.notifier.wakeAt?.([topic], claimableAt);
+    return claimableAt;
   }
 
   /** Commits receipt handles; each entry may publish messages atomically with its commit. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ActivityWaiter, PARK_FOR_MS, PARK_REFRESH_BEFORE_MS } from '../../lib/services/activity-waiter.js';
+import { ActivityWaiter, FULL_RECEIVE_EVERY_MS, PARK_FOR_MS, PARK_REFRESH_BEFORE_MS } from '../../lib/services/activity-waiter.js';
 
 /** A clock that only moves when the waiter sleeps, and stores that record every call. */
-function setup(options: { activityAt?: (topic: string, now: number) => number; parkedBy?: number } = {}) {
+function setup(options: { activityAt?: (topic: string, now: number) => number; parkedBy?: number; senderCacheMs?: number } = {}) {
   let now = 1_000_000;
   const sleeps: number[] = [];
   const reads: Array<{ topic: string; at: number }> = [];
@@ -24,6 +24,7 @@ function setup(options: { activityAt?: (topic: string, now: number) => number; p
   };
   const clock = { now: () => now };
   const waiter = new ActivityWaiter(stores, clock, {
+    ...(options.senderCacheMs === undefined ? {} : { senderCacheMs: options.senderCacheMs }),
     sleep: async (ms) => {
       sleeps.push(ms);
       now += ms;
@@ -104,5 +105,48 @@ describe('ActivityWaiter', () => {
     advance(1_500);
     await waiter.wait(['t'], 1000, waiter.mark());
     expect(parks).toHaveLength(2);
+  });
+
+  it('after a park it started, looks again once the senders\' catalog caches from before it expired (park + cache + 1 s)', async () => {
+    const { waiter, sleeps, reads, clock } = setup({ senderCacheMs: 5000 });
+    const parkedAt = clock.now();
+    await parked(waiter, ['t']);
+    await waiter.wait(['t'], FULL_RECEIVE_EVERY_MS, waiter.mark());
+    expect(clock.now()).toBe(parkedAt + 6000);
+    expect(sleeps).toEqual([250, 500, 1000, 2000, 2000, 250]);
+    expect(reads).toHaveLength(5);
+    // The look that followed covered it: the next wait lasts its full length.
+    const next = clock.now();
+    await waiter.wait(['t'], FULL_RECEIVE_EVERY_MS, waiter.mark());
+    expect(clock.now()).toBe(next + FULL_RECEIVE_EVERY_MS);
+  });
+
+  it('a park another waiter wrote long enough ago needs no such look', async () => {
+    // Written 15 s ago (wu = then + 60 s): every sender's 5 s cache has seen it.
+    const { waiter, clock } = setup({ parkedBy: 1_000_000 + 45_000 });
+    await parked(waiter, ['t']);
+    const start = clock.now();
+    await waiter.wait(['t'], FULL_RECEIVE_EVERY_MS, waiter.mark());
+    expect(clock.now()).toBe(start + FULL_RECEIVE_EVERY_MS);
+  });
+
+  it('ends a wait when a lease it was told of expires, not for other topics or for expiries the last look covered', async () => {
+    const { waiter, clock, advance } = setup();
+    await parked(waiter, ['t', 'u']);
+    advance(10_000); // past the stale-sender look
+    waiter.wakeAt(['t'], clock.now() + 3000);
+    let start = clock.now();
+    await waiter.wait(['u'], 5000, waiter.mark());
+    expect(clock.now()).toBe(start + 5000);
+    start = clock.now();
+    waiter.wakeAt(['t'], start + 4000);
+    await waiter.wait(['t', 'u'], FULL_RECEIVE_EVERY_MS, start - 3000);
+    // The earlier wake (at start − 2 s, after the look began at start − 3 s) is due: at once.
+    expect(clock.now()).toBe(start);
+    await waiter.wait(['t'], FULL_RECEIVE_EVERY_MS, waiter.mark());
+    expect(clock.now()).toBe(start + 4000);
+    const last = clock.now();
+    await waiter.wait(['t'], FULL_RECEIVE_EVERY_MS, waiter.mark());
+    expect(clock.now()).toBe(last + FULL_RECEIVE_EVERY_MS);
   });
 });

@@ -1,27 +1,13 @@
 /** The idle and wake rows (issue 15): the month model, the Markdown section, the target verdicts and the chart panel. */
 import { describe, expect, it } from 'vitest';
 import { MONTH_SECONDS, idleMonth, idleRow, type IdleCounts, type WakeRow } from '../../bench/idle-cost.js';
-import { buildReport, renderMarkdown, type BenchResults } from '../../bench/report.js';
+import { buildReport, renderMarkdown } from '../../bench/report.js';
+import { benchResults } from '../helpers/bench-results.js';
 import { renderChart } from '../../bench/chart.js';
 
 const counts = (over: Partial<IdleCounts>): IdleCounts => ({ seconds: 40, dynamoCalls: 0, rru: 0, wru: 0, lambdaRequests: 0, lambdaBilledMs: 0, storageBytes: 0, ...over });
 
-const results = (over: Partial<BenchResults>): BenchResults => ({
-  version: 1,
-  mode: 'quick',
-  date: '2026-12-01T10:00:00.000Z',
-  durationSeconds: 1,
-  machine: { cpus: 2, cpuModel: 'test', node: 'v20', platform: 'linux x64', java: 'java 17' },
-  config: { concurrency: 8, bodyBytes: 1024 },
-  floor: [],
-  cells: [],
-  latency: [],
-  scheduled: { available: false, reason: 'not measured' },
-  transactional: { available: false, reason: 'not measured' },
-  costs: [],
-  capacityCheck: { compared: 0, agreed: 0, samples: [], calls: 0, unreported: 0 },
-  ...over,
-});
+const results = benchResults;
 
 describe('idleMonth', () => {
   it('scales a window to 30 days and prices Lambda at the given memory, DynamoDB units and storage', () => {

@@ -100,6 +100,7 @@ const ANSWERS: Record<string, { status: number; code: string; logged?: true }> =
   GroupRecentlyDeletedError: { status: 409, code: 'GroupRecentlyDeleted' },
   ProducerInUseError: { status: 409, code: 'ProducerInUse' },
   PushGroupReceiveError: { status: 409, code: 'PushGroup' },
+  TooManyPushGroupsError: { status: 409, code: 'TooManyPushGroups' },
   TransactionAlreadyResolvedError: { status: 409, code: 'TransactionAlreadyResolved' },
   PayloadTooLargeError: { status: 413, code: 'PayloadTooLarge' },
   ThrottledError: { status: 429, code: 'Throttled' },

@@ -9,13 +9,16 @@
  */
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, BatchGetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DeliveryMode, Group, SealedSecret, Subscription, Topic, TopicType } from '../../domain/model.js';
-import type { PushSettings } from '../../domain/push.js';
+import { PushLimits, type PushSettings } from '../../domain/push.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../domain/retry-policy.js';
 import {
   ConflictError,
   GroupNotFoundError,
   InvalidArgumentError,
+  TooManyPushGroupsError,
   TopicNotFoundError,
   TopicRecentlyDeletedError,
 } from '../../domain/errors.js';
@@ -96,6 +99,22 @@ const storedPush = (push: PushSettings) => ({
   t: push.timeoutSeconds,
   c: push.maxConcurrency,
 });
+/**
+ * The topic whose push-group count failed a group save: the first item of a
+ * cancelled transaction (items `first`… are the topics, in order) whose
+ * condition failed and whose old image is a live topic at the maximum.
+ */
+const fullTopic = (error: unknown, topics: readonly string[], first: number): string | undefined => {
+  if (cancellationReasons(error) === undefined) return undefined;
+  const reasons = (error as { CancellationReasons?: Array<{ Code?: string; Item?: Record<string, AttributeValue> }> }).CancellationReasons ?? [];
+  return topics.find((_, i) => {
+    const reason = reasons[first + i];
+    if (reason?.Code !== 'ConditionalCheckFailed' || !reason.Item) return false;
+    const old = unmarshall(reason.Item);
+    return old.deleted !== true && Number(old.pu ?? 0) >= PushLimits.pushGroupsPerTopicMax;
+  });
+};
+
 /** `ps` sealed secret, `pp` the previous one until `ppu`, `psa` when it was created or rotated. */
 const toPushSecret = (item: Record<string, unknown>): SealedSecret | undefined =>
   item.ps === undefined
@@ -582,8 +601,13 @@ export class Catalog {
    * are serialized on the topic item: either the raise sees this group or this
    * save sees the new count (docs/design.md, Raising partitions) — and `pu ± 1` (and the group's name added to or deleted from `pg`)
    * on each topic that gains or loses this push group (never below 0). A topic
-   * in both gets one update. Undefined when a condition failed or the
-   * transaction met a concurrent one (the caller reads and decides again).
+   * in both gets one update. A topic that gains the group must count fewer
+   * than `PushLimits.pushGroupsPerTopicMax` push groups (`pu < :max`, so `pg`
+   * stays bounded): a topic at the maximum fails the save with
+   * {@link TooManyPushGroupsError}, told by the topic's old image that the
+   * failed condition returns (no read). Undefined when another condition
+   * failed or the transaction met a concurrent one (the caller reads and
+   * decides again).
    */
   private async putGroupWithTopics(
     name: string,
@@ -609,6 +633,9 @@ export class Catalog {
         if (delta < 0) {
           conditions.push('pu >= :one');
           values[':one'] = 1;
+        } else {
+          conditions.push('(attribute_not_exists(pu) OR pu < :maxPush)');
+          values[':maxPush'] = PushLimits.pushGroupsPerTopicMax;
         }
       }
       if (topic) {
@@ -626,12 +653,15 @@ export class Catalog {
           ConditionExpression: conditions.join(' AND '),
           ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
           ExpressionAttributeValues: values,
+          ...(delta > 0 ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
         },
       };
     });
     try {
       await call(() => this.doc.send(new TransactWriteCommand({ TransactItems: [{ Update: update }, ...topicUpdates] })));
     } catch (error) {
+      const full = fullTopic(error, topicUpdates.map((u) => String(u.Update.Key.sk)), 1);
+      if (full !== undefined) throw new TooManyPushGroupsError(full, PushLimits.pushGroupsPerTopicMax);
       const reasons = cancellationReasons(error);
       if (reasons?.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) return undefined;
       throw error;

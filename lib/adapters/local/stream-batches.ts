@@ -36,6 +36,8 @@ export interface PollerLog {
 export interface BatchStats {
   recordsPassed: number;
   invocations: number;
+  /** The handler's time, each invocation rounded up to 1 ms as Lambda bills it (the benchmark prices it). */
+  handlerBilledMs: number;
   failedInvocations: number;
   retries: number;
   bisections: number;
@@ -156,10 +158,13 @@ export class BatchInvoker {
   private async call(batch: Entry[]): Promise<{ failedFrom: number | undefined; error: string | undefined }> {
     this.runtime.stats.invocations++;
     let response: ChangeBatchResponse | void;
+    const started = performance.now();
     try {
       response = await this.settings.handler({ Records: batch.map((e) => e.record) });
     } catch (error) {
       return { failedFrom: 0, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+    } finally {
+      this.runtime.stats.handlerBilledMs += Math.max(1, Math.ceil(performance.now() - started));
     }
     const failures = response?.batchItemFailures ?? [];
     if (failures.length === 0) return { failedFrom: undefined, error: undefined };

@@ -139,6 +139,7 @@ export class StreamPoller {
     recordsRead: 0,
     recordsPassed: 0,
     invocations: 0,
+    handlerBilledMs: 0,
     failedInvocations: 0,
     retries: 0,
     bisections: 0,

@@ -49,6 +49,7 @@ import { TopicDoorbellGroups } from '../../lib/adapters/dynamodb/doorbell-groups
 import { InProcessDoorbell } from '../../lib/adapters/local/in-process-doorbell.js';
 import { SqsDoorbell } from '../../lib/adapters/aws/sqs-doorbell.js';
 import { SqsDoorbellQueues } from '../../lib/adapters/aws/sqs-doorbell-queues.js';
+import type { DoorbellQueues } from '../../lib/ports/doorbell.js';
 
 export interface Container {
   config: Config;
@@ -80,7 +81,13 @@ export interface Container {
 
 let instance: Container | undefined;
 
-export function buildContainer(config: Config): Container {
+/** What a caller may put in place of the AWS adapters the configuration would choose (the benchmark's stand-ins). */
+export interface ContainerOverrides {
+  /** Pull groups' doorbell queues (instead of SQS from SLUICE_DOORBELL_PREFIX): parking receives answer doorbells. */
+  doorbellQueues?: DoorbellQueues;
+}
+
+export function buildContainer(config: Config, overrides: ContainerOverrides = {}): Container {
   const { client, doc } = createDynamoClients({ endpoint: config.DYNAMODB_ENDPOINT, region: config.AWS_REGION });
   const table = config.SLUICE_TABLE_NAME;
   // Seals producer signing secrets and the message-id key.
@@ -138,7 +145,7 @@ export function buildContainer(config: Config): Container {
     dispatcher,
   );
   // Doorbells (docs/design.md, "Waking SDK consumers"): SQS queues per group on AWS, in-process locally.
-  const sqsDoorbells = config.SLUICE_DOORBELL_PREFIX ? new SqsDoorbellQueues(new SQSClient({ region: config.AWS_REGION }), config.SLUICE_DOORBELL_PREFIX) : undefined;
+  const sqsDoorbells = overrides.doorbellQueues ?? (config.SLUICE_DOORBELL_PREFIX ? new SqsDoorbellQueues(new SQSClient({ region: config.AWS_REGION }), config.SLUICE_DOORBELL_PREFIX) : undefined);
   const localDoorbell = sqsDoorbells ? undefined : new InProcessDoorbell();
   const queue = new QueueService(stores, systemClock, cryptoRandom, notifier, timers, {
     pollIntervalMs,

@@ -9,7 +9,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { buildContainer } from '../functions/commons/container.js';
+import { buildContainer, type ContainerOverrides } from '../functions/commons/container.js';
 import { loadConfig } from '../functions/commons/config.js';
 import { commitResultsOf } from '../functions/api/convert.js';
 import { ReceiveBody } from '../functions/api/schemas.js';
@@ -39,9 +39,12 @@ const readAll = async (req: IncomingMessage) => {
   return Buffer.concat(chunks).toString('utf8');
 };
 
-/** Starts the endpoint on 127.0.0.1; `runtimeUrl` and `token` are the local runtime's. */
-export async function startAwsModeReceiver(runtimeUrl: string, token: string | undefined): Promise<AwsModeReceiver> {
-  const c = buildContainer({ ...loadConfig(process.env), SLUICE_NOTIFIER: 'activity' });
+/**
+ * Starts the endpoint on 127.0.0.1; `runtimeUrl` and `token` are the local runtime's. With
+ * `doorbellQueues`, parking receives answer doorbells (queues of the bench's SQS stand-in).
+ */
+export async function startAwsModeReceiver(runtimeUrl: string, token: string | undefined, overrides: ContainerOverrides = {}): Promise<AwsModeReceiver> {
+  const c = buildContainer({ ...loadConfig(process.env), SLUICE_NOTIFIER: 'activity' }, overrides);
   const meter = new Meter();
   meter.instrumentDynamo(c.dynamo);
   let answered = 0;
@@ -66,8 +69,10 @@ export async function startAwsModeReceiver(runtimeUrl: string, token: string | u
       const group = decodeURIComponent(match[1] ?? '');
       const request = { ...rest, answerBy: Date.now() + FUNCTION_TIMEOUT_MS - RECEIVE_ANSWER_MARGIN_MS };
       const out = commit
-        ? await c.queue.commitAndReceive(group, commit, request).then((r) => ({ messages: r.messages, commitResults: commitResultsOf(r.commitResults) }))
-        : { messages: await c.queue.receive(group, request) };
+        ? await c.queue
+            .commitAndReceive(group, commit, request)
+            .then((r) => ({ messages: r.messages, commitResults: commitResultsOf(r.commitResults), ...(r.doorbell ? { doorbell: r.doorbell } : {}) }))
+        : await c.queue.receiveOrPark(group, request).then((r) => ({ messages: r.messages, ...(r.doorbell ? { doorbell: r.doorbell } : {}) }));
       const text = JSON.stringify(out);
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
       res.end(text, () => {

@@ -23,6 +23,8 @@ export interface IdleCounts {
   lambdaBilledMs: number;
   /** Bytes the idle consumer keeps in the table (each item + 100 B overhead), 0 when not measured. */
   storageBytes: number;
+  /** SQS requests (an SDK consumer's doorbell long polls and rings), standard queue. */
+  sqsRequests?: number;
 }
 
 /** One idle row: the counts scaled to a month and priced. */
@@ -32,7 +34,7 @@ export interface IdleMonth {
   dynamoCalls: number;
   rru: number;
   wru: number;
-  usd: { lambdaRequests: number; lambdaDuration: number; dynamoReads: number; dynamoWrites: number; storage: number; httpApi: number };
+  usd: { lambdaRequests: number; lambdaDuration: number; dynamoReads: number; dynamoWrites: number; storage: number; httpApi: number; sqs: number };
   /** Everything, with the function URL in front (no request fee). */
   usdPerMonth: number;
 }
@@ -54,6 +56,7 @@ export function idleMonth(counts: IdleCounts, memoryMb: number, httpApi = false)
     dynamoWrites: (wru / 1e6) * PRICES.dynamoWruPerMillion,
     storage: (counts.storageBytes / 1024 ** 3) * PRICES.dynamoStorageGbMonth,
     httpApi: httpApi ? (lambdaRequests / 1e6) * PRICES.httpApiPerMillion : 0,
+    sqs: (((counts.sqsRequests ?? 0) * scale) / 1e6) * PRICES.sqsStandardPerMillion,
   };
   return {
     lambdaRequests,

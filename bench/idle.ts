@@ -20,6 +20,12 @@ import { percentiles, sleep } from './stats.js';
 import { itemBytes, type AttributeMap } from './units.js';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { startAwsModeReceiver } from './aws-mode-receiver.js';
+import { startBenchSqs } from './doorbell-sqs.js';
+import { container } from '../functions/commons/container.js';
+import { DOORBELL_RECEIVE_EVERY_MS } from '../lib/client/consumer.js';
+
+/** The SDK consumer's doorbell on the bench's SQS stand-in: any credentials do. */
+const BENCH_DOORBELL = { credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' }, region: 'us-east-1' };
 
 /** What a window of `meter` counted, as idle counts. */
 function countsOf(window: Snapshot, seconds: number, storageBytes: number, tagFilter?: (tag: string) => boolean): { counts: IdleCounts; byCommand: Record<string, number> } {
@@ -147,7 +153,8 @@ export async function measureIdle(env: IdleEnv, profile: IdleProfile): Promise<I
   const endpoint = await startPushEndpoint();
   await api.put('/v1/groups/idle-push-g', { subscriptions: [{ topic: 'idle-push' }], push: { url: endpoint.url } });
   const httpReceiver = await startAwsModeReceiver(env.runtimeUrl, env.token);
-  const sdkReceiver = await startAwsModeReceiver(env.runtimeUrl, env.token);
+  const sqs = await startBenchSqs();
+  const sdkReceiver = await startAwsModeReceiver(env.runtimeUrl, env.token, { doorbellQueues: sqs.doorbellQueues });
   try {
     // A curl consumer: one long poll after the other.
     const curl = async () => {
@@ -169,21 +176,27 @@ export async function measureIdle(env: IdleEnv, profile: IdleProfile): Promise<I
       }
       return { window: diff(httpReceiver.meter.snapshot(), before as Snapshot), seconds: (performance.now() - t0) / 1000 };
     };
-    // The SDK Consumer: its own poll loop; the window runs from the end of one receive to the end of another.
+    // The SDK Consumer on its group's doorbell: its parking receive (measured alone: what each 5-minute
+    // receive costs, at most), then a window of doorbell long polls.
     const sdk = async () => {
       const client = new SluiceClient({ endpoint: sdkReceiver.url, token: env.token });
       let handled = 0;
-      const consumer = new Consumer(client, { group: 'idle-sdk-g', handler: () => void handled++, waitSeconds: WAIT_SECONDS, onError: () => undefined });
+      const beforePark = sdkReceiver.meter.snapshot();
+      const consumer = new Consumer(client, { group: 'idle-sdk-g', handler: () => void handled++, waitSeconds: WAIT_SECONDS, onError: () => undefined, doorbell: BENCH_DOORBELL });
       await consumer.start();
       try {
-        await sdkReceiver.receivesDone(profile.warmupPolls);
+        while ((sqs.requests().ReceiveMessage ?? 0) < 1) await sleep(20);
+        const park = diff(sdkReceiver.meter.snapshot(), beforePark);
         const before = sdkReceiver.meter.snapshot();
+        const sqsBefore = sqs.requests();
         const t0 = performance.now();
-        await sdkReceiver.receivesDone(profile.warmupPolls + profile.measuredPolls);
+        await sleep(WAIT_SECONDS * 1000 * profile.measuredPolls + 1000);
         const window = diff(sdkReceiver.meter.snapshot(), before);
+        const sqsAfter = sqs.requests();
         const seconds = (performance.now() - t0) / 1000;
         if (handled > 0) throw new Error(`the idle SDK consumer handled ${handled} messages`);
-        return { window, seconds };
+        const sqsRequests = Object.entries(sqsAfter).reduce((sum, [action, n]) => sum + n - (sqsBefore[action] ?? 0), 0);
+        return { window, seconds, park, sqsRequests, sqsByAction: Object.fromEntries(Object.entries(sqsAfter).map(([a, n]) => [a, n - (sqsBefore[a] ?? 0)])) };
       } finally {
         await consumer.stop({ abort: true });
       }
@@ -206,8 +219,33 @@ export async function measureIdle(env: IdleEnv, profile: IdleProfile): Promise<I
     const rows: IdleRow[] = [];
     const cc = countsOf(c.window, c.seconds, 0);
     rows.push(idleRow('http-long-poll', cc.counts, cc.byCommand, `curl-style: POST receive waitSeconds ${WAIT_SECONDS}, one after the other, SLUICE_NOTIFIER=activity; ${profile.measuredPolls} polls after ${profile.warmupPolls} (the first parks); receive service called in-process behind a plain HTTP server, Lambda billed per request as timed there`));
-    const sc = countsOf(s.window, s.seconds, 0);
-    rows.push(idleRow('sdk-consumer', sc.counts, sc.byCommand, `no doorbell exists yet: the SDK Consumer long-polls the same receive (waitSeconds ${WAIT_SECONDS}, SLUICE_NOTIFIER=activity), so it costs what the HTTP long poll costs`));
+    // The window's own calls (doorbell long polls; receives only if one fell in it) plus the real receive
+    // every 5 minutes, priced as the parking receive measured alone (it also created the queue: an upper bound).
+    const sw = countsOf(s.window, s.seconds, 0);
+    const sp = countsOf(s.park, 0, 0);
+    const share = (s.seconds * 1000) / DOORBELL_RECEIVE_EVERY_MS;
+    const sdkCounts: IdleCounts = {
+      seconds: s.seconds,
+      dynamoCalls: sw.counts.dynamoCalls + sp.counts.dynamoCalls * share,
+      rru: sw.counts.rru + sp.counts.rru * share,
+      wru: sw.counts.wru + sp.counts.wru * share,
+      lambdaRequests: sw.counts.lambdaRequests + sp.counts.lambdaRequests * share,
+      lambdaBilledMs: sw.counts.lambdaBilledMs + sp.counts.lambdaBilledMs * share,
+      storageBytes: 0,
+      sqsRequests: s.sqsRequests,
+    };
+    rows.push(
+      idleRow(
+        'sdk-consumer',
+        sdkCounts,
+        sw.byCommand,
+        `the SDK Consumer parked on its group's SQS doorbell (a local stand-in speaking SQS's JSON protocol, requests priced as SQS standard): ` +
+          `${JSON.stringify(s.sqsByAction)} SQS requests in the window; plus a real receive (park: true) every ${DOORBELL_RECEIVE_EVERY_MS / 60_000} min, ` +
+          `priced as the parking receive measured alone (${sp.counts.lambdaRequests} HTTP requests incl. the consumer's GET group, ${Math.round(sp.counts.lambdaBilledMs)} billed ms, ` +
+          `${sp.counts.rru.toFixed(1)} RRU, ${sp.counts.wru.toFixed(1)} WRU, ${JSON.stringify(sp.byCommand)}; it also created the queue and recorded it: an upper bound); ` +
+          `window receives: ${sw.counts.lambdaRequests}`,
+      ),
+    );
     // Priced: only the calls that name the group or its topic; the runtime's other calls in the window (the timer
     // and check-back sweeps, run whatever the groups) are listed in the note, not priced.
     const own = Object.values(p.own).reduce((a, b) => a + b, 0);
@@ -230,6 +268,7 @@ export async function measureIdle(env: IdleEnv, profile: IdleProfile): Promise<I
   } finally {
     await httpReceiver.stop();
     await sdkReceiver.stop();
+    await sqs.stop();
     await endpoint.stop();
   }
 }
@@ -245,7 +284,8 @@ const idleGap = () => 300 + Math.random() * 2200;
 export async function measureWake(env: IdleEnv, profile: IdleProfile): Promise<WakeRow[]> {
   const { api } = env.ctx;
   const endpoint = await startPushEndpoint();
-  const receiver = await startAwsModeReceiver(env.runtimeUrl, env.token);
+  const sqs = await startBenchSqs();
+  const receiver = await startAwsModeReceiver(env.runtimeUrl, env.token, { doorbellQueues: sqs.doorbellQueues });
   const limitMs = 15_000;
   const timeout = () => sleep(limitMs).then(() => -1);
   try {
@@ -274,9 +314,13 @@ export async function measureWake(env: IdleEnv, profile: IdleProfile): Promise<W
     const sdkRow = async (): Promise<WakeRow> => {
       let handled: ((at: number) => void) | undefined;
       const client = new SluiceClient({ endpoint: receiver.url, token: env.token });
+      const { localDoorbell } = container();
+      if (!localDoorbell) throw new Error('the local runtime has no in-process doorbell');
+      const stopForwarding = sqs.forwardRings(localDoorbell, 'wake-sdk-g');
       const consumer = new Consumer(client, {
         group: 'wake-sdk-g',
         waitSeconds: WAIT_SECONDS,
+        doorbell: BENCH_DOORBELL,
         onError: () => undefined,
         handler: () => {
           const h = handled;
@@ -301,14 +345,16 @@ export async function measureWake(env: IdleEnv, profile: IdleProfile): Promise<W
         }
       } finally {
         await consumer.stop({ abort: true });
+        stopForwarding();
       }
       const p = percentiles(ms);
-      return { id: 'sdk-consumer', samples: ms.length, p50: p.p50, p95: p.p95, p99: p.p99, max: p.max, note: `send → handler called; the Consumer long-polls an AWS-mode receive (activity items, back-off 250 ms → 2 s), woken by the dispatcher on DynamoDB Local's stream; one send at a time after 0.3–2.5 s idle${lost ? `; ${lost} not handled within ${limitMs} ms` : ''}` };
+      return { id: 'sdk-consumer', samples: ms.length, p50: p.p50, p95: p.p95, p99: p.p99, max: p.max, note: `send → handler called; the Consumer parked on its group's doorbell (SQS stand-in, long poll 20 s), rung by the dispatcher's DoorbellRoute on DynamoDB Local's stream (in-process, passed on as one SendMessage), then an AWS-mode receive; one send at a time after 0.3–2.5 s idle${lost ? `; ${lost} not handled within ${limitMs} ms` : ''}` };
     };
 
     return await Promise.all([pushRow(), sdkRow()]);
   } finally {
     await receiver.stop();
+    await sqs.stop();
     await endpoint.stop();
   }
 }

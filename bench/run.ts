@@ -150,7 +150,7 @@ function describeCell(c: CellResult, floorPut: number) {
 /** Idle consumers' modelled month and wake latency (issue 15); a failure is logged and leaves the rows out. */
 async function idlePhase(env: IdleEnv): Promise<{ idle?: IdleRow[]; wake?: WakeRow[] }> {
   const p = PROFILE.idle;
-  log(`idle: a curl long poll, an SDK Consumer (both SLUICE_NOTIFIER=activity) and a push group, ${p.warmupPolls + p.measuredPolls} × 20 s (${p.measuredPolls} measured)`);
+  log(`idle: a curl long poll (SLUICE_NOTIFIER=activity), an SDK Consumer on its SQS doorbell (local stand-in) and a push group, ${p.warmupPolls + p.measuredPolls} × 20 s (${p.measuredPolls} measured)`);
   let idle: IdleRow[] | undefined;
   let wake: WakeRow[] | undefined;
   try {

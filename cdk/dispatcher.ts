@@ -45,7 +45,10 @@ export interface Dispatcher {
   readonly deadLetterQueue: Queue;
 }
 
-export function addDispatcher(host: DispatcherHost, options: { readonly queueName?: string; readonly pushQueue?: IQueue } = {}): Dispatcher {
+export function addDispatcher(
+  host: DispatcherHost,
+  options: { readonly queueName?: string; readonly pushQueue?: IQueue; readonly doorbellQueueArn?: string } = {},
+): Dispatcher {
   const { table } = host;
   const { tableStreamArn } = table;
   if (!tableStreamArn) {
@@ -92,6 +95,23 @@ export function addDispatcher(host: DispatcherHost, options: { readonly queueNam
       }),
     );
     fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [options.pushQueue.queueArn] }));
+  }
+  // Doorbells: the doorbell route reads topic items (`wb`) and group items (`bq`, the queue URL)
+  // and sends one message per parked group to its queue, `<prefix>-bell-*`.
+  if (options.doorbellQueueArn) {
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:GetItem'],
+        resources: [table.tableArn],
+        // Topic items are readable already when the push route is there.
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': options.pushQueue ? [GROUP_PK] : [TOPIC_PK, GROUP_PK] } },
+      }),
+    );
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [options.doorbellQueueArn] }));
+    Validations.of(fn.role ?? fn).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${nagResourceName(fn, options.doorbellQueueArn)}]`,
+      reason: "Pull groups' doorbell queues are created at run time by parking receives (one per group, named by a hash), so their names are unknown at deploy time; the grant is SendMessage on the deployment's doorbell prefix only.",
+    });
   }
   // Stream records and items of a table with a customer managed key are read and written through it.
   table.encryptionKey?.grant(fn, ...KEY_READ_ACTIONS, ...KEY_WRITE_ACTIONS);

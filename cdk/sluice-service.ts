@@ -22,7 +22,7 @@ import { Schedule, ScheduleExpression, ScheduleGroup, TimeWindow } from 'aws-cdk
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { routes, type RouteDef } from '../functions/api/routes.js';
-import { GROUP_METRICS, MINUTE_SCHEDULE_PREFIX, SECRET_CONTEXT_PURPOSE, MESSAGE_ID_KEY_PURPOSE, PUSH_SECRET_CONTEXT_PURPOSE } from '../lib/adapters/aws/names.js';
+import { doorbellQueuePrefix, GROUP_METRICS, MINUTE_SCHEDULE_PREFIX, SECRET_CONTEXT_PURPOSE, MESSAGE_ID_KEY_PURPOSE, PUSH_SECRET_CONTEXT_PURPOSE } from '../lib/adapters/aws/names.js';
 import { Limits } from '../lib/domain/model.js';
 import { PUSH_JOB_VISIBILITY_MS, PUSH_WORKER_TIMEOUT_MS } from '../lib/ports/push-queue.js';
 import { allowInvoke, InvokeEveryTick, nagResourceName, schedulerRole, WorkQueue } from './background.js';
@@ -130,9 +130,12 @@ export type SluiceFunctionOptions = Pick<SluiceFunctionProps, 'handlerModule' | 
  * - `message-ids`: open the deployment's message-id key (kms:Decrypt), and with table write
  *   access also create it (kms:Encrypt) — code that seals or opens message ids and receipt
  *   handles (`Stores.ids`: send, receive, commit, visibility, look-ups by id, topic creation).
- *   Releases of deferred messages keep their `d<ULID>` ids and need no key.
+ *   Releases of deferred messages keep their `d<ULID>` ids and need no key;
+ * - `doorbells`: create pull groups' doorbell queues (`<prefix>-bell-*`: CreateQueue, GetQueueUrl,
+ *   TagQueue — a parking receive, `QueueService.receiveOrPark`);
+ * - `delete-doorbells`: delete them (`AdminService.deleteGroup`).
  */
-type Capability = 'arm-timers' | 'seal-secrets' | 'seal-push-secrets' | 'message-ids';
+type Capability = 'arm-timers' | 'seal-secrets' | 'seal-push-secrets' | 'message-ids' | 'doorbells' | 'delete-doorbells';
 
 type RouteOverride = Partial<Pick<SluiceFunctionOptions, 'tableAccess' | 'timeout' | 'memorySize'>> & { readonly capabilities?: readonly Capability[] };
 
@@ -147,7 +150,9 @@ const routeOverrides: Partial<Record<string, RouteOverride>> = {
   // (an idle 20 s long poll: 2.5 GB-s instead of 10; one idle consumer ≈ $4.3 a month of
   // duration at 128 MB, $8.6 at 256: docs/performance.md, "Idle consumers").
   // Receipt handles are sealed; receive also names dead-letter copies.
-  receive: { timeout: Duration.seconds(Math.min(Limits.receiveMaxWaitSeconds + 8, 29)), memorySize: 128, capabilities: ['message-ids'] },
+  // A parking receive creates its group's doorbell queue (docs/design.md, "Waking SDK consumers").
+  receive: { timeout: Duration.seconds(Math.min(Limits.receiveMaxWaitSeconds + 8, 29)), memorySize: 128, capabilities: ['message-ids', 'doorbells'] },
+  'delete-group': { capabilities: ['delete-doorbells'] },
   'send-message': { capabilities: ['arm-timers', 'message-ids'] },
   'send-batch': { capabilities: ['arm-timers', 'message-ids'] },
   // Not commit-transaction: a transactional message cannot be scheduled, its commit appends at once
@@ -314,6 +319,12 @@ export class SluiceService extends Construct {
   readonly secretsKey: IKey;
   /** The table stream's trigger and its on-failure queue (cdk/dispatcher.ts). */
   readonly dispatcher: Dispatcher;
+  /**
+   * Pull groups' doorbell queues, `<doorbellPrefix>-bell-<hash>`: created at run time by parking
+   * receives, so the grants name the prefix (`arn:aws:sqs:<region>:<account>:<doorbellPrefix>-bell-*`).
+   */
+  readonly doorbellPrefix: string;
+  readonly doorbellQueueArn: string;
   /** The environment every Sluice function gets (besides the table name and Powertools settings). */
   readonly environment: Readonly<Record<string, string>>;
 
@@ -385,8 +396,12 @@ export class SluiceService extends Construct {
     const minuteName =
       this.functionName(backgroundFunctions.timerMinute.name) ??
       `${Names.uniqueResourceName(this, { maxLength: 64 - 1 - backgroundFunctions.timerMinute.name.length, separator: '-' })}-${backgroundFunctions.timerMinute.name}`;
+    // SQS queue names are ≤ 80 characters: prefix (≤ 40) + `-bell-` + 32 hex.
+    this.doorbellPrefix = (props.namePrefix ?? Names.uniqueResourceName(this, { maxLength: 40, separator: '-' })).slice(0, 40);
+    this.doorbellQueueArn = Stack.of(this).formatArn({ service: 'sqs', resource: `${doorbellQueuePrefix(this.doorbellPrefix)}*`, arnFormat: ArnFormat.NO_RESOURCE_NAME });
     this.environment = {
       SLUICE_TIMERS: 'aws',
+      SLUICE_DOORBELL_PREFIX: this.doorbellPrefix,
       SLUICE_SCHEDULE_GROUP: this.scheduleGroup.scheduleGroupName,
       SLUICE_SCHEDULER_ROLE_ARN: this.timerSchedulerRole.roleArn,
       SLUICE_TIMER_FUNCTION_ARN: Stack.of(this).formatArn({
@@ -447,6 +462,7 @@ export class SluiceService extends Construct {
     this.dispatcher = addDispatcher(this, {
       ...(props.namePrefix ? { queueName: `${props.namePrefix}-dispatch-failures` } : {}),
       pushQueue: this.pushQueue.queue,
+      doorbellQueueArn: this.doorbellQueueArn,
     });
   }
 
@@ -721,6 +737,28 @@ export class SluiceService extends Construct {
     if (capabilities.includes('seal-secrets')) this.grantSealSecrets(fn);
     if (capabilities.includes('seal-push-secrets')) fn.addToRolePolicy(this.secretsStatement('kms:Encrypt', PUSH_SECRET_CONTEXT_PURPOSE));
     if (capabilities.includes('message-ids')) this.grantMessageIdKey(fn, access);
+    if (capabilities.includes('doorbells')) this.grantDoorbells(fn, ['sqs:CreateQueue', 'sqs:GetQueueUrl', 'sqs:TagQueue'], 'are created by the receive that parks a group\'s first consumer');
+    if (capabilities.includes('delete-doorbells')) this.grantDoorbells(fn, ['sqs:DeleteQueue'], 'are deleted with their group');
+  }
+
+  /** SQS actions on the doorbell queues' name prefix only (the queues exist only at run time). */
+  private grantDoorbells(grantee: IGrantable & Construct, actions: string[], when: string): Grant {
+    const grant = IamGrant.addToPrincipal({ grantee, actions, resourceArns: [this.doorbellQueueArn] });
+    const role = grantee instanceof SluiceFunction ? (grantee.role ?? grantee) : grantee;
+    Validations.of(role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${nagResourceName(this, this.doorbellQueueArn)}]`,
+      reason: `Pull groups' doorbell queues (${doorbellQueuePrefix(this.doorbellPrefix)}<hash of the group>) ${when}, so their names are unknown at deploy time; the grant is ${actions.join(', ')} on that prefix only.`,
+    });
+    return grant;
+  }
+
+  /**
+   * Lets `grantee` (an SDK consumer's role) wait on pull groups' doorbells: sqs:ReceiveMessage and
+   * sqs:DeleteMessage on the doorbell queues' prefix (docs/design.md, "Waking SDK consumers"). Add
+   * it next to {@link grantInvoke}; without it the SDK `Consumer` falls back to the HTTP long poll.
+   */
+  grantConsume(grantee: IGrantable & Construct): Grant {
+    return this.grantDoorbells(grantee, ['sqs:ReceiveMessage', 'sqs:DeleteMessage'], 'are long-polled by SDK consumers with their own credentials');
   }
 
   /**

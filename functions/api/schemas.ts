@@ -156,6 +156,12 @@ export const ReceiveBody = z.strictObject({
     .max(Limits.batchMaxEntries)
     .optional()
     .describe('receipt handles to commit before receiving (saves the separate commit call; use /commit for publish)'),
+  park: z
+    .boolean()
+    .optional()
+    .describe(
+      'park the group on its doorbell when nothing is found: on AWS the answer comes at once with `doorbell.queueUrl`, an SQS queue to long-poll (SDK consumers); on the local runtime the long poll waits on the in-process doorbell',
+    ),
 });
 
 /** Redrive (docs/design.md, Redrive): left out, as many as one request reaches (at most 1000). */
@@ -318,6 +324,10 @@ export const CommitResultSchema = z.object({ results: z.array(CommitEntryResultS
 export const ReceiveResultSchema = z.object({
   messages: z.array(DeliveredSchema),
   commitResults: z.array(CommitEntryResultSchema).optional().describe('when the request carried `commit`: one result per handle, in order'),
+  doorbell: z
+    .object({ queueUrl: z.string() })
+    .optional()
+    .describe('a `park: true` receive that found nothing (AWS): the group\'s SQS doorbell; receive again when it rings'),
 });
 export const MessageSchema = z.object({
   messageId: z.string(),

@@ -37,6 +37,11 @@ const ConfigSchema = z
    * (SLUICE_TIMERS=local) refuses every `lambdaArn`.
    */
   SLUICE_PUSH_LAMBDA_ARNS: z.string().max(20_000).default(''),
+  /**
+   * AWS: the deployment's name prefix; pull groups' doorbell queues are `<prefix>-bell-<hash>`
+   * (docs/design.md, "Waking SDK consumers"). Without it the doorbells are in-process (the local runtime).
+   */
+  SLUICE_DOORBELL_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/).optional(),
   /** The push queue (AWS); without it push jobs run in-process (the local runtime). */
   SLUICE_PUSH_QUEUE_URL: z.url().optional(),
   /** Seals producer signing secrets with KMS (AWS). */

@@ -43,6 +43,13 @@ import type { PushQueue } from '../../lib/ports/push-queue.js';
 import { Pusher } from '../../lib/services/pusher.js';
 import { emitPushFailures } from './push-failure-metrics.js';
 import { PushRoute } from '../../lib/services/push-route.js';
+import { DoorbellRoute } from '../../lib/services/doorbell-route.js';
+import { DoorbellParker } from '../../lib/services/doorbell-parker.js';
+import { TopicDoorbellGroups } from '../../lib/adapters/dynamodb/doorbell-groups.js';
+import { InProcessDoorbell } from '../../lib/adapters/local/in-process-doorbell.js';
+import { SqsDoorbell } from '../../lib/adapters/aws/sqs-doorbell.js';
+import { SqsDoorbellQueues } from '../../lib/adapters/aws/sqs-doorbell-queues.js';
+import type { DoorbellQueues } from '../../lib/ports/doorbell.js';
 
 export interface Container {
   config: Config;
@@ -68,11 +75,19 @@ export interface Container {
   pusher: Pusher;
   /** Local runtime only: the in-process push queue, whose target the runtime sets. */
   localPush: LocalPushBus | undefined;
+  /** Local runtime only: the pull groups' doorbells, rung by the dispatcher, waited on by parking long polls. */
+  localDoorbell: InProcessDoorbell | undefined;
 }
 
 let instance: Container | undefined;
 
-export function buildContainer(config: Config): Container {
+/** What a caller may put in place of the AWS adapters the configuration would choose (the benchmark's stand-ins). */
+export interface ContainerOverrides {
+  /** Pull groups' doorbell queues (instead of SQS from SLUICE_DOORBELL_PREFIX): parking receives answer doorbells. */
+  doorbellQueues?: DoorbellQueues;
+}
+
+export function buildContainer(config: Config, overrides: ContainerOverrides = {}): Container {
   const { client, doc } = createDynamoClients({ endpoint: config.DYNAMODB_ENDPOINT, region: config.AWS_REGION });
   const table = config.SLUICE_TABLE_NAME;
   // Seals producer signing secrets and the message-id key.
@@ -129,7 +144,13 @@ export function buildContainer(config: Config): Container {
     undefined,
     dispatcher,
   );
-  const queue = new QueueService(stores, systemClock, cryptoRandom, notifier, timers, { pollIntervalMs });
+  // Doorbells (docs/design.md, "Waking SDK consumers"): SQS queues per group on AWS, in-process locally.
+  const sqsDoorbells = overrides.doorbellQueues ?? (config.SLUICE_DOORBELL_PREFIX ? new SqsDoorbellQueues(new SQSClient({ region: config.AWS_REGION }), config.SLUICE_DOORBELL_PREFIX) : undefined);
+  const localDoorbell = sqsDoorbells ? undefined : new InProcessDoorbell();
+  const queue = new QueueService(stores, systemClock, cryptoRandom, notifier, timers, {
+    pollIntervalMs,
+    doorbells: { parker: new DoorbellParker(stores.catalog, systemClock), queues: sqsDoorbells, waiter: localDoorbell },
+  });
   const transactions = new TransactionService(
     stores,
     releaser,
@@ -167,6 +188,17 @@ export function buildContainer(config: Config): Container {
       wake: [
         new ActivityRoute(activity, dispatchLog),
         new PushRoute(stores.catalog, pushQueue, Math.max(1000, config.SLUICE_CATALOG_CACHE_MS), dispatchLog),
+        new DoorbellRoute(
+          new TopicDoorbellGroups(stores.catalog),
+          localDoorbell ??
+            new SqsDoorbell(
+              new SQSClient({ region: config.AWS_REGION }),
+              // A cached group item may predate its queue: read it again before giving up on the ring.
+              async (group) => (await stores.catalog.group(group))?.doorbellQueueUrl ?? (await stores.catalog.getGroup(group))?.doorbellQueueUrl,
+              systemClock,
+            ),
+          dispatchLog,
+        ),
       ],
     },
     systemClock,
@@ -183,7 +215,7 @@ export function buildContainer(config: Config): Container {
       webhooks: new HttpWebhookClient({ allowLoopback: config.SLUICE_ALLOW_LOOPBACK_CHECKERS === 'true' }),
       policy: { allowLoopback: config.SLUICE_ALLOW_LOOPBACK_CHECKERS === 'true' },
       lambdaArns: pushLambdaArns,
-    }),
+    }, sqsDoorbells ? { queues: sqsDoorbells, log: (message, details) => logger.warn(message, details) } : undefined),
     seeker: new Seeker(stores, systemClock),
     timers,
     transactions,
@@ -193,6 +225,7 @@ export function buildContainer(config: Config): Container {
     localChecks,
     pusher,
     localPush,
+    localDoorbell,
   };
 }
 

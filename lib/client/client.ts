@@ -11,6 +11,7 @@
  *   `SluiceConnectionError` (no answer).
  */
 import { HttpTransport, type CallOptions, type RequestOptions, type SluiceClientOptions } from './transport.js';
+import type { AwsCredentials, AwsCredentialsProvider } from './sigv4.js';
 import type {
   CommitEntry,
   CommitEntryResult,
@@ -277,13 +278,21 @@ export class SluiceClient {
     receiptHandles: string[],
     input: ReceiveInput = {},
     options?: RequestOptions,
-  ): Promise<{ messages: Delivered[]; commitResults: CommitEntryResult[] }> {
+  ): Promise<{ messages: Delivered[]; commitResults: CommitEntryResult[]; doorbell?: { queueUrl: string } }> {
     const result = await this.receiveTransport.call<ReceiveResult>('POST', `/v1/groups/${seg(group)}/receive`, {
       ...options,
       body: receiptHandles.length > 0 ? { ...input, commit: receiptHandles } : input,
       timeoutMs: this.receiveTransport.timeoutMs + (input.waitSeconds ?? 0) * 1000,
     });
-    return { messages: result.messages, commitResults: result.commitResults ?? [] };
+    return { messages: result.messages, commitResults: result.commitResults ?? [], ...(result.doorbell ? { doorbell: result.doorbell } : {}) };
+  }
+
+  /**
+   * The AWS credentials this client signs with (`credentials`, else the default chain): what
+   * the `Consumer` long-polls its group's SQS doorbell with.
+   */
+  awsCredentials(): Promise<AwsCredentials | AwsCredentialsProvider> {
+    return this.receiveTransport.awsCredentials();
   }
 
   /**

@@ -34,9 +34,22 @@
  * still lease a message to the abandoned request — one that arrives, or one
  * this very stop releases — and it then stays invisible until its visibility
  * timeout.
+ *
+ * Waiting (docs/design.md, "Waking SDK consumers"): receives ask to `park`.
+ * A deployed stack answers a receive that found nothing at once with the
+ * group's SQS doorbell, which the consumer long-polls with its own AWS
+ * credentials (ReceiveMessage, 20 s; its role needs `grantConsume`); a ring
+ * (the dispatcher saw a message for the group) → DeleteMessageBatch and a
+ * receive; and a real receive at least every 5 minutes, which keeps the park
+ * in force and finds what came without a ring. The local runtime answers no
+ * doorbell: its long poll waits on the in-process doorbell instead. With
+ * `doorbell: false`, or after the doorbell failed (no grant?), the consumer
+ * long-polls over HTTP (`waitSeconds`).
  */
 import type { SluiceClient } from './client.js';
 import { SluiceApiError } from './errors.js';
+import type { AwsCredentials, AwsCredentialsProvider } from './sigv4.js';
+import { SqsDoorbellWaiter } from './sqs-doorbell.js';
 import type { CommitEntryResult, Delivered, PublishEntry } from './types.js';
 
 /** What a handler may return: messages to publish atomically with the commit. */
@@ -55,7 +68,22 @@ export interface HandlerContext {
 export type MessageHandler = (message: Delivered, context: HandlerContext) => Promise<HandlerResult | void> | HandlerResult | void;
 
 /** Where something went wrong outside a handler's own result. */
-export type ConsumerErrorKind = 'handler' | 'receive' | 'commit' | 'extend' | 'release';
+export type ConsumerErrorKind = 'handler' | 'receive' | 'commit' | 'extend' | 'release' | 'doorbell';
+
+/** A parked consumer receives for real at least this often (ms), doorbell or not. */
+export const DOORBELL_RECEIVE_EVERY_MS = 5 * 60_000;
+
+/** How the consumer waits on its group's SQS doorbell (AWS). */
+export interface ConsumerDoorbellOptions {
+  /** Default: the client's (`credentials`, else the default chain). */
+  credentials?: AwsCredentials | AwsCredentialsProvider;
+  /** Default: read from the queue URL. */
+  region?: string;
+  /** Defaults to the global `fetch`. */
+  fetch?: typeof fetch;
+  /** A real receive at least this often while parked (ms, default {@link DOORBELL_RECEIVE_EVERY_MS}). */
+  receiveEveryMs?: number;
+}
 
 export interface ConsumerOptions {
   group: string;
@@ -83,6 +111,8 @@ export interface ConsumerOptions {
   onError?: (error: unknown, kind: ConsumerErrorKind, message?: Delivered) => void;
   /** Called after a message was committed (`status` `committed` or `pending`). */
   onCommitted?: (message: Delivered, result: CommitEntryResult) => void;
+  /** Wait on the group's SQS doorbell when the server offers one (default true; see above). `false`: HTTP long polls only. */
+  doorbell?: boolean | ConsumerDoorbellOptions;
 }
 
 interface Held {
@@ -98,7 +128,7 @@ interface Lane {
   running: boolean;
 }
 
-type ConsumerClient = Pick<SluiceClient, 'receive' | 'receiveAndCommit' | 'commit' | 'changeVisibility' | 'getGroup'>;
+type ConsumerClient = Pick<SluiceClient, 'receive' | 'receiveAndCommit' | 'commit' | 'changeVisibility' | 'getGroup'> & Partial<Pick<SluiceClient, 'awsCredentials'>>;
 
 /** A finished message whose commit waits for the next receive; `settle` lets its lane go on. */
 interface Carried {
@@ -139,6 +169,9 @@ export class Consumer {
   private wake: (() => void) | undefined;
   /** Commits waiting for the next receive (only while the poll loop waits for room). */
   private carry: Carried[] = [];
+  /** Receives ask to park (false with `doorbell: false`, or once the doorbell failed). */
+  private park: boolean;
+  private bell: SqsDoorbellWaiter | undefined;
 
   constructor(client: ConsumerClient, options: ConsumerOptions) {
     this.client = client;
@@ -146,6 +179,7 @@ export class Consumer {
     this.group = options.group;
     this.concurrency = Math.max(1, options.concurrency ?? 8);
     this.maxBuffered = Math.max(this.concurrency, options.maxBuffered ?? this.concurrency * 2);
+    this.park = options.doorbell !== false;
   }
 
   /** Messages received and not yet finished (queued or running). */
@@ -213,9 +247,11 @@ export class Consumer {
         waitSeconds: carried.length > 0 ? 0 : (this.options.waitSeconds ?? 10),
         visibilityTimeoutSeconds: this.visibilitySeconds,
         ...(this.options.topics ? { topics: this.options.topics } : {}),
+        ...(this.park ? { park: true } : {}),
       };
+      let doorbell: { queueUrl: string } | undefined;
       try {
-        if (carried.length > 0) {
+        if (carried.length > 0 || this.park) {
           const got = await this.client.receiveAndCommit(
             this.group,
             carried.map((c) => c.message.receiptHandle),
@@ -225,6 +261,7 @@ export class Consumer {
           carried.forEach((c, i) => this.committed(c.message, got.commitResults[i], '/receive'));
           carried.forEach((c) => c.settle());
           messages = got.messages;
+          doorbell = got.doorbell;
         } else messages = await this.client.receive(this.group, input, { signal: this.stopSignal.signal });
         failures = 0;
       } catch (error) {
@@ -238,9 +275,36 @@ export class Consumer {
       }
       for (const message of messages) this.enqueue(message);
       this.pump();
+      if (messages.length === 0 && doorbell && this.park) await this.waitOnDoorbell(doorbell.queueUrl);
     }
     // Commits that found no receive left to carry them.
     this.track(this.commitCarried(this.carry.splice(0)));
+  }
+
+  /**
+   * Long-polls the group's doorbell until it rings, the consumer stops, or the
+   * time for a real receive has come. A doorbell that fails (no grant, no
+   * network) is reported once and given up: the consumer long-polls over HTTP from then on.
+   */
+  private async waitOnDoorbell(queueUrl: string) {
+    const options = typeof this.options.doorbell === 'object' ? this.options.doorbell : {};
+    try {
+      if (this.bell?.queueUrl !== queueUrl) {
+        const credentials = options.credentials ?? (await this.client.awsCredentials?.());
+        if (!credentials) throw new Error('no AWS credentials for the doorbell: pass `doorbell.credentials`');
+        this.bell = new SqsDoorbellWaiter(queueUrl, { credentials, region: options.region, fetch: options.fetch });
+      }
+      const until = Date.now() + (options.receiveEveryMs ?? DOORBELL_RECEIVE_EVERY_MS);
+      // stop() aborts `pause`: a parked consumer stops at once.
+      const signal = AbortSignal.any([this.stopSignal.signal, this.pause.signal]);
+      while (this.state === 'running' && Date.now() < until) {
+        if (await this.bell.wait(signal)) return;
+      }
+    } catch (error) {
+      if (this.state !== 'running') return;
+      this.report(error, 'doorbell');
+      this.park = false;
+    }
   }
 
   /** Commits carried messages on their own, in one request, and lets their lanes go on. */

@@ -15,6 +15,8 @@ export { isAwsEndpoint, regionFromEndpoint, signingServiceOf } from './endpoint.
 export type { AwsCredentials, AwsCredentialsProvider } from './sigv4.js';
 export {
   Consumer,
+  DOORBELL_RECEIVE_EVERY_MS,
+  type ConsumerDoorbellOptions,
   type ConsumerErrorKind,
   type ConsumerOptions,
   type HandlerContext,

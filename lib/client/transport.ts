@@ -273,6 +273,11 @@ export class HttpTransport {
   /** Loads the SigV4 signer and the AWS credential chain only when a client needs them. */
   private async createSigner(): Promise<SigV4Signer> {
     const { SigV4Signer } = await import('./sigv4.js');
+    return new SigV4Signer({ region: this.region ?? '', credentials: await this.awsCredentials(), service: this.signingService });
+  }
+
+  /** The AWS credentials this transport signs with: those given, or the default chain (loaded on first use). */
+  async awsCredentials(): Promise<AwsCredentials | AwsCredentialsProvider> {
     let credentials = this.credentials;
     if (!credentials) {
       // An optional peer of the published SDK (@sluice/client): needed only for this default.
@@ -284,6 +289,6 @@ export class HttpTransport {
       });
       credentials = providers.fromNodeProviderChain();
     }
-    return new SigV4Signer({ region: this.region ?? '', credentials, service: this.signingService });
+    return credentials;
   }
 }

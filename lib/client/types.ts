@@ -199,6 +199,8 @@ export type ReceiveInput = {
   visibilityTimeoutSeconds?: number;
   waitSeconds?: number;
   topics?: string[];
+  /** Park on the group's doorbell when nothing is found (AWS: answered at once with `doorbell`). */
+  park?: boolean;
 };
 /** A message's content, as every view of a message carries it. */
 export type MessageContent = {
@@ -224,6 +226,8 @@ export type ReceiveResult = {
   messages: Delivered[];
   /** When the request carried `commit`: one result per handle, in order. */
   commitResults?: CommitEntryResult[];
+  /** A `park: true` receive that found nothing (AWS): the group's SQS doorbell to long-poll. */
+  doorbell?: { queueUrl: string };
 };
 
 // ── Messages ────────────────────────────────────────────────────────────

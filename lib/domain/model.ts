@@ -125,6 +125,8 @@ export interface Topic {
   pushGroups?: readonly string[] | undefined;
   /** `wu` (ms): a parked pull consumer waits for the topic until then. Absent: nobody parked. */
   parkedUntil?: number | undefined;
+  /** `wb`: group → until when (ms) its consumers wait on its doorbell for this topic. Absent: none ever did. */
+  doorbellGroups?: Readonly<Record<string, number>> | undefined;
   /**
    * Standard topics: saves of groups that added a subscription to the topic (`sv`). A partition
    * raise is conditional on it, so a group that subscribed meanwhile gets its new cursors
@@ -180,6 +182,8 @@ export interface Group {
   push?: PushSettings | undefined;
   /** A push group's signing secret, sealed (created with its first push settings, kept after). */
   pushSecret?: SealedSecret | undefined;
+  /** `bq`: the URL of the group's SQS doorbell (AWS), recorded by the first parking receive; absent: none yet. */
+  doorbellQueueUrl?: string | undefined;
 }
 
 /** A signing secret at rest: the current one and, for a day after a rotation, the previous one. */

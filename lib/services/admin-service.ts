@@ -1,6 +1,7 @@
 /**
  * Topics, consumer groups and their statistics.
  */
+import type { DoorbellQueues } from '../ports/doorbell.js';
 import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
 import {
   ConflictError,
@@ -64,6 +65,13 @@ export interface PushAdminOptions {
    * `pushTargets`); undefined on the local runtime, which has no Lambda to invoke.
    */
   lambdaArns?: readonly string[] | undefined;
+}
+
+/** What deleting a group needs to delete its doorbell queue (AWS; docs/design.md, "Waking SDK consumers"). */
+export interface DoorbellAdminOptions {
+  queues: Pick<DoorbellQueues, 'remove'>;
+  /** A failed delete leaves a queue that costs nothing while idle: it is logged, the group delete still succeeds. */
+  log?: (message: string, details: Record<string, unknown>) => void;
 }
 
 /**
@@ -136,6 +144,7 @@ export class AdminService {
     private readonly stores: Stores,
     private readonly clock: Clock,
     private readonly push?: PushAdminOptions,
+    private readonly doorbells?: DoorbellAdminOptions,
   ) {
     this.raiser = new PartitionRaiser(stores, clock);
   }
@@ -491,10 +500,23 @@ export class AdminService {
       const group = await this.stores.catalog.getGroup(name);
       if (!group) throw new GroupNotFoundError(name);
       now = this.clock.now();
-      if (await this.stores.catalog.deleteGroup(name, now, { version: group.version, topics: pushTopics(group) })) break;
+      if (await this.stores.catalog.deleteGroup(name, now, { version: group.version, topics: pushTopics(group) })) {
+        await this.deleteDoorbell(group.doorbellQueueUrl);
+        break;
+      }
       if (attempt + 1 >= SAVE_GROUP_ATTEMPTS) throw new ConflictError(`Consumer group '${name}' kept changing while this request tried to delete it; retry.`);
     }
     return { cursorsRemoved: await this.stores.cursors.removeCreatedUpTo(name, now) };
+  }
+
+  /** Deletes a deleted group's doorbell queue, after its transaction (a re-created group gets a queue of another name). */
+  private async deleteDoorbell(queueUrl: string | undefined): Promise<void> {
+    if (queueUrl === undefined || !this.doorbells) return;
+    try {
+      await this.doorbells.queues.remove(queueUrl);
+    } catch (error) {
+      this.doorbells.log?.('doorbell queue delete failed', { queueUrl, error });
+    }
   }
 
   async getGroup(name: string) {

@@ -5,16 +5,18 @@
  * messages enter their streams through releaser.ts; admin (topics, groups,
  * stats) lives in admin-service.ts.
  */
-import { ConflictError, InvalidArgumentError, MessageNotFoundError, PushGroupReceiveError } from '../domain/errors.js';
+import { ConflictError, GroupNotFoundError, InvalidArgumentError, MessageNotFoundError, PushGroupReceiveError } from '../domain/errors.js';
 import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
 import { Limits, type DeliveredMessage, type Group, type SendInput, type SendResult } from '../domain/model.js';
 import { isDeferredMessageId, ulidOfDeferredMessageId } from '../domain/streams.js';
 import type { Clock } from '../ports/clock.js';
+import type { DoorbellQueues, DoorbellWaiter } from '../ports/doorbell.js';
 import type { Notifier } from '../ports/notifier.js';
 import { retryDelayMs } from '../domain/retry-policy.js';
 import type { Random } from '../ports/random.js';
 import type { Timers } from '../ports/timers.js';
 import { CarriedCommits } from './carried-commits.js';
+import type { DoorbellParker } from './doorbell-parker.js';
 import { Committer, expiredReceipt, receiptAt, type CommitEntry, type CommitResult } from './committer.js';
 import { requireGroup, requireTopic } from './lookups.js';
 import { MessageQueries } from './message-queries.js';
@@ -30,6 +32,26 @@ export type { CommitEntry, CommitResult, PublishInput } from './committer.js';
 export interface QueueServiceOptions {
   /** How often a long poll looks again when nothing wakes it (ms). */
   pollIntervalMs?: number;
+  /** Receives with `park: true` (docs/design.md, "Waking SDK consumers"); absent: `park` changes nothing. */
+  doorbells?: Doorbells | undefined;
+}
+
+/** What a parking receive uses: AWS has the queues, the local runtime a waiter. */
+export interface Doorbells {
+  parker: DoorbellParker;
+  /** AWS: the group's SQS queue, answered at once to a parking receive that found nothing. */
+  queues?: DoorbellQueues | undefined;
+  /** Local runtime: a parking long poll waits on its group's doorbell instead of its topics. */
+  waiter?: DoorbellWaiter | undefined;
+}
+
+/** A parking long poll on the local runtime looks for real at least this often (ms) while no ring comes. */
+export const PARKED_LOOK_EVERY_MS = 5000;
+
+/** A receive's answer: the messages, and the doorbell to wait on when a parking receive found none. */
+export interface ReceiveAnswer {
+  messages: DeliveredMessage[];
+  doorbell?: { queueUrl: string } | undefined;
 }
 
 /** A long poll looks again this often (ms) when nothing wakes it and no option says otherwise. */
@@ -50,6 +72,8 @@ export interface ReceiveRequest {
   answerBy?: number | undefined;
   /** Bytes the answer holds besides its messages (its envelope, carried commits' results). */
   answerBytesUsed?: number | undefined;
+  /** Park the group on its doorbell when nothing is found (SDK consumers; see {@link Doorbells}). */
+  park?: boolean | undefined;
 }
 
 /** `{"messages":[]}`: the receive answer without messages. */
@@ -72,6 +96,7 @@ const commitResultsMaxBytes = (results: CommitResult[]): number =>
 
 export class QueueService {
   private readonly pollIntervalMs: number;
+  private readonly doorbells: Doorbells | undefined;
   private readonly sender: Sender;
   private readonly receiver: Receiver;
   private readonly committer: Committer;
@@ -86,6 +111,7 @@ export class QueueService {
     options: QueueServiceOptions = {},
   ) {
     this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+    this.doorbells = options.doorbells;
     const planner = new WritePlanner(clock, random);
     this.sender = new Sender(stores, clock, random, notifier, timers, planner);
     this.receiver = new Receiver(stores, clock, random, notifier);
@@ -148,7 +174,7 @@ export class QueueService {
     groupName: string,
     receiptHandles: string[],
     request: ReceiveRequest,
-  ): Promise<{ commitResults: CommitResult[]; messages: DeliveredMessage[] }> {
+  ): Promise<{ commitResults: CommitResult[] } & ReceiveAnswer> {
     const ids = await this.stores.ids.codec();
     const receipts = receiptHandles.map((handle, i) => ({ handle, receipt: receiptAt(ids, handle, `commit/${i}`) }));
     const group = await requireGroup(this.stores, groupName);
@@ -157,11 +183,22 @@ export class QueueService {
     // The results are known only after the claims: the answer keeps room for each as if it failed.
     const worst = receiptHandles.map((receiptHandle) => ({ receiptHandle, error: expiredReceipt() }));
     const answerBytesUsed = (request.answerBytesUsed ?? RECEIVE_ENVELOPE_BYTES) + commitResultsMaxBytes(worst);
-    const messages = await this.receive(groupName, { ...request, answerBytesUsed }, carried);
-    return { commitResults: carried.answers(), messages };
+    const answer = await this.receiveOrPark(groupName, { ...request, answerBytesUsed }, carried);
+    return { commitResults: carried.answers(), ...answer };
   }
 
   async receive(groupName: string, request: ReceiveRequest, carried?: CarriedCommits): Promise<DeliveredMessage[]> {
+    return (await this.receiveOrPark(groupName, request, carried)).messages;
+  }
+
+  /**
+   * A receive; with `park: true` and doorbells configured, the group is parked
+   * on its topics' doorbells before the first look. On AWS a parking receive
+   * that finds nothing answers at once with the group's doorbell queue (created
+   * on first use) instead of long-polling; on the local runtime its long poll
+   * waits on the group's in-process doorbell, rung by the dispatcher.
+   */
+  async receiveOrPark(groupName: string, request: ReceiveRequest, carried?: CarriedCommits): Promise<ReceiveAnswer> {
     const group = await requireGroup(this.stores, groupName);
     if (group.push) throw new PushGroupReceiveError(groupName);
     const subscribed = this.subscribedTopics(group, request.topics);
@@ -171,9 +208,15 @@ export class QueueService {
     const deadline = Math.min(this.clock.now() + request.waitSeconds * 1000, answerBy);
     // One budget for the whole long poll: a look that leased nothing took nothing from it.
     const budget = new AnswerBudget(Limits.answerMaxBytes, request.answerBytesUsed ?? RECEIVE_ENVELOPE_BYTES);
+    const bells = request.park ? this.doorbells : undefined;
+    let queueUrl: string | undefined;
+    if (bells?.queues) queueUrl = group.doorbellQueueUrl ?? (await this.createDoorbell(bells.queues, group));
+    // Before the first look: what is appended after the park carries `w` and rings; what came before, the look finds.
+    if (bells && (bells.queues || bells.waiter)) await bells.parker.park(group.name, [...requested]);
+    const waiter = bells?.queues ? undefined : bells?.waiter;
     let first = true;
     for (;;) {
-      const mark = this.notifier.mark();
+      const mark = waiter ? waiter.mark(group.name) : this.notifier.mark();
       const topics = await this.stores.catalog.topics([...subscribed]);
       const messages = await this.receiver.receiveOnce(
         {
@@ -196,9 +239,27 @@ export class QueueService {
       for (const m of messages) {
         this.notifier.wakeAt?.([m.topic], now + visibilityMs + retryDelayMs(group.retryPolicy, m.deliveryCount, group.maxDeliveries));
       }
-      if (messages.length > 0 || now >= deadline) return messages;
-      await this.notifier.wait([...requested], Math.min(this.pollIntervalMs, deadline - now), mark);
+      if (messages.length > 0) return { messages };
+      if (queueUrl !== undefined) return { messages, doorbell: { queueUrl } };
+      if (now >= deadline) return { messages };
+      if (waiter) await waiter.wait(group.name, Math.min(PARKED_LOOK_EVERY_MS, deadline - now), mark);
+      else await this.notifier.wait([...requested], Math.min(this.pollIntervalMs, deadline - now), mark);
     }
+  }
+
+  /**
+   * Creates the group's doorbell queue and records its URL on the group item
+   * (conditional on the group's creation stamp, which the queue name hashes),
+   * so the dispatcher finds it and delete-group removes it.
+   */
+  private async createDoorbell(queues: DoorbellQueues, group: Group): Promise<string> {
+    const queueUrl = await queues.create(group.name, group.createdAt);
+    if (!(await this.stores.catalog.recordDoorbellQueue(group.name, group.createdAt, queueUrl))) {
+      // Deleted (or deleted and re-created) since it was read: this queue belongs to nobody.
+      await queues.remove(queueUrl);
+      throw new GroupNotFoundError(group.name);
+    }
+    return queueUrl;
   }
 
   /**

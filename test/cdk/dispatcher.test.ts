@@ -89,7 +89,7 @@ describe('the dispatcher function', () => {
     expect(built.stateless.service.dispatcher.function.handlerModule).toBe('dispatch/dispatcher');
   });
 
-  it('may read the stream, update topic activity items, read topic items and the group collection, send push jobs and report failed batches — nothing else', () => {
+  it('may read the stream, update topic activity items, read topic and group items and the group collection, send push jobs, ring doorbells and report failed batches — nothing else', () => {
     const grants = grantsOf(stateless, functionId).filter((g) => !/^(logs|xray):/.test(g.action));
     const byAction = Object.fromEntries(grants.map((g) => [g.action, g]));
     expect(Object.keys(byAction).sort()).toEqual(
@@ -107,15 +107,19 @@ describe('the dispatcher function', () => {
         'sqs:SendMessage',
       ].sort(),
     );
-    expect(grants).toHaveLength(12);
+    expect(grants).toHaveLength(13);
     // The push route: which push groups subscribe (topic items; the GROUP collection only for topics
     // saved before they named them), and their jobs.
     expect(grants.find((g) => g.action === 'dynamodb:Query')?.condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['GROUP'] } });
-    for (const action of ['dynamodb:GetItem', 'dynamodb:BatchGetItem']) {
-      expect(grants.find((g) => g.action === action)?.condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['TOPIC'] } });
-    }
+    expect(grants.find((g) => g.action === 'dynamodb:BatchGetItem')?.condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['TOPIC'] } });
+    // Doorbells: topic items (`wb`) and group items (`bq`, the queue URL), and the doorbell queues' prefix.
+    expect(grants.filter((g) => g.action === 'dynamodb:GetItem').map((g) => g.condition)).toEqual([
+      { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['TOPIC'] } },
+      { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['GROUP'] } },
+    ]);
+    expect(JSON.stringify(grants.filter((g) => g.action === 'sqs:SendMessage').flatMap((g) => [g.resource].flat()))).toContain(':sluice-test-bell-*');
     const pushQueueId = logicalIdOf(built.stateless, built.stateless.service.pushQueue.queue);
-    expect(grants.filter((g) => g.action === 'sqs:SendMessage').map((g) => g.resource)).toContainEqual({ 'Fn::GetAtt': [pushQueueId, 'Arn'] });
+    expect(grants.filter((g) => g.action === 'sqs:SendMessage').flatMap((g) => [g.resource].flat())).toContainEqual({ 'Fn::GetAtt': [pushQueueId, 'Arn'] });
     for (const action of ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator']) expect(byAction[action]?.resource).toEqual(tableStreamOutput());
     const tableArnOutput = /GetAttMessagesTable[0-9A-F]+Arn/;
     expect(JSON.stringify(byAction['dynamodb:ListStreams']?.resource)).toMatch(new RegExp(`${tableArnOutput.source}.*/stream/\\*`));
@@ -124,7 +128,7 @@ describe('the dispatcher function', () => {
       condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['A#*'] } },
     });
     for (const action of ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl']) expect(byAction[action]?.resource).toEqual({ 'Fn::GetAtt': [queueId, 'Arn'] });
-    expect(grants.filter((g) => g.action === 'sqs:SendMessage').map((g) => g.resource)).toContainEqual({ 'Fn::GetAtt': [queueId, 'Arn'] });
+    expect(grants.filter((g) => g.action === 'sqs:SendMessage').flatMap((g) => [g.resource].flat())).toContainEqual({ 'Fn::GetAtt': [queueId, 'Arn'] });
   });
 
   it('may use the table key when the table has a customer managed one', () => {

@@ -64,8 +64,12 @@ describe('function URL entry point (default)', () => {
     for (const action of [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS, 'kms:Decrypt', 'kms:Encrypt']) {
       expect({ action, granted: actions.has(action) }).toEqual({ action, granted: true });
     }
-    // No timers, no queues, no producer or push secrets: only the message-id key (receipt handles, dead-letter copies).
-    expect([...actions].filter((a) => /^(scheduler|iam|sqs):/.test(a))).toEqual([]);
+    // No timers, no producer or push secrets: only the message-id key (receipt handles, dead-letter copies)…
+    expect([...actions].filter((a) => /^(scheduler|iam):/.test(a))).toEqual([]);
+    // …and creating doorbell queues on the deployment's prefix, nothing else of SQS.
+    const sqs = grants.filter((g) => g.action.startsWith('sqs:'));
+    expect(sqs.map((g) => g.action).sort()).toEqual(['sqs:CreateQueue', 'sqs:GetQueueUrl', 'sqs:TagQueue']);
+    for (const g of sqs) expect(JSON.stringify(g.resource)).toMatch(/:sqs:.*:sluice-url-bell-\*"/);
     const keyConditions = grants.filter((g) => g.action.startsWith('kms:')).map((g) => JSON.stringify(g.condition));
     expect(new Set(keyConditions)).toEqual(new Set([JSON.stringify({ StringEquals: { [`kms:EncryptionContext:${MESSAGE_ID_KEY_PURPOSE.key}`]: MESSAGE_ID_KEY_PURPOSE.value } })]));
   });
@@ -150,6 +154,16 @@ describe('grantInvoke', () => {
       ]),
     );
     expect(service.receiveUrl).toBe(service.receiveFunctionUrl?.url);
+  });
+
+  it('grantConsume lets an SDK consumer receive and delete messages of the doorbell queues, on their prefix only', () => {
+    const { stack, service, caller } = oneStack();
+    service.grantConsume(caller);
+    const grants = roleGrants(Template.fromStack(stack), stack.getLogicalId(caller.node.defaultChild as never));
+    expect(grants.map((g) => g.action)).toEqual(['sqs:ReceiveMessage', 'sqs:DeleteMessage']);
+    for (const g of grants) expect(JSON.stringify(g.resource)).toContain(`:${service.doorbellPrefix}-bell-*`);
+    expect(service.doorbellPrefix.length).toBeLessThanOrEqual(40);
+    expect(service.doorbellPrefix).toMatch(/^[A-Za-z0-9_-]+$/);
   });
 
   it('puts a caller of another account in the function policy, still AWS_IAM only', () => {

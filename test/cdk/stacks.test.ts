@@ -38,7 +38,10 @@ const expectedExtraGrants: Record<string, string[]> = {
   // Receipt handles and message ids are sealed (lib/domain/message-ids.ts): these open the key,
   // the writers may create it; put-topic creates it before the first topic exists.
   'put-topic': ['kms:Decrypt', 'kms:Encrypt'],
-  receive: ['kms:Decrypt', 'kms:Encrypt'],
+  // …and a parking receive creates its group's doorbell queue (docs/design.md, "Waking SDK consumers")
+  receive: ['kms:Decrypt', 'kms:Encrypt', 'sqs:CreateQueue', 'sqs:GetQueueUrl', 'sqs:TagQueue'],
+  // AdminService.deleteGroup deletes the group's doorbell queue
+  'delete-group': ['sqs:DeleteQueue'],
   commit: ['kms:Decrypt', 'kms:Encrypt'],
   visibility: ['kms:Decrypt', 'kms:Encrypt'],
   'cancel-message': ['kms:Decrypt', 'kms:Encrypt'],

@@ -3,6 +3,7 @@
  * permissions on them (cdk/sluice-service.ts imports this file), so they are
  * defined once here and cannot drift apart.
  */
+import { createHash } from 'node:crypto';
 
 /** One-time schedules of minute timer buckets are named `sluice-m<minute>` (IAM: CreateSchedule on `sluice-m*`). */
 export const MINUTE_SCHEDULE_PREFIX = 'sluice-m';
@@ -51,3 +52,13 @@ export const pushSecretContext = (group: string): Record<string, string> => ({
   [PUSH_SECRET_CONTEXT_PURPOSE.key]: PUSH_SECRET_CONTEXT_PURPOSE.value,
   consumerGroup: group,
 });
+
+/**
+ * Pull groups' doorbell queues are named `<prefix>-bell-<hash>` (IAM: sqs actions on
+ * `<prefix>-bell-*`): SQS names are at most 80 characters of `[A-Za-z0-9_-]`, so the group
+ * name is hashed, with its creation stamp so a re-created group never gets a deleted queue's
+ * name (SQS refuses it for 60 s). `<prefix>` is the deployment's (at most 40 characters).
+ */
+export const doorbellQueuePrefix = (prefix: string): string => `${prefix}-bell-`;
+export const doorbellQueueName = (prefix: string, group: string, createdAt: number): string =>
+  `${doorbellQueuePrefix(prefix)}${createHash('sha256').update(`${group}\n${createdAt}`).digest('hex').slice(0, 32)}`;

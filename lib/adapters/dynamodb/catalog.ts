@@ -72,6 +72,9 @@ const toTopic = (item: Record<string, unknown>): Topic => ({
   ...(item.pu === undefined ? {} : { pushSubscriptions: Number(item.pu) }),
   ...(item.pg === undefined ? {} : { pushGroups: [...(item.pg as Iterable<unknown>)].map(String).sort() }),
   ...(item.wu === undefined ? {} : { parkedUntil: Number(item.wu) }),
+  ...(typeof item.wb === 'object' && item.wb !== null
+    ? { doorbellGroups: Object.fromEntries(Object.entries(item.wb as Record<string, unknown>).map(([g, until]) => [g, Number(until)])) }
+    : {}),
   ...(item.sv === undefined ? {} : { subscriptionSaves: Number(item.sv) }),
 });
 
@@ -144,6 +147,7 @@ const toGroup = (item: Record<string, unknown>): Group => ({
   ...(item.rv === undefined ? {} : { redriven: Number(item.rv) }),
   ...(item.ph === undefined ? {} : { push: toPush(item.ph) }),
   ...(item.ps === undefined ? {} : { pushSecret: toPushSecret(item) }),
+  ...(item.bq === undefined ? {} : { doorbellQueueUrl: String(item.bq) }),
 });
 
 /**
@@ -444,6 +448,78 @@ export class Catalog {
     return Number(old.wu);
   }
 
+  /**
+   * Parks a pull group on a live topic's doorbell: sets `wb.<group>` and `wu`
+   * to `until` unless `wb.<group>` already reaches `keepIfAtLeast`, so the
+   * item is written at most once per `until - keepIfAtLeast` ms per group
+   * (docs/design.md, "Waking SDK consumers"). `wu` makes appends carry `w`,
+   * which is what reaches the dispatcher's doorbell route. A topic item
+   * without a `wb` map gets one by a second write conditional on its absence.
+   * Answers the group's `wb` after the call (undefined: no live topic).
+   */
+  async parkGroup(name: string, group: string, until: number, keepIfAtLeast: number): Promise<number | undefined> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const common = { TableName: this.table, Key: { pk: TOPIC_PK, sk: name } };
+      const result = await conditionalWithImage(this.doc, {
+        ...common,
+        // `wu` only grows here: a doorbell park is longer than an activity park (10 min against 60 s).
+        UpdateExpression: 'SET wb.#g = :until, wu = :until',
+        ConditionExpression:
+          'attribute_exists(pk) AND deleted <> :true AND attribute_exists(wb) AND (attribute_not_exists(wb.#g) OR wb.#g < :keep) AND (attribute_not_exists(wu) OR wu < :until)',
+        ExpressionAttributeNames: { '#g': group },
+        ExpressionAttributeValues: { ':until': until, ':keep': keepIfAtLeast, ':true': true },
+      });
+      const old = result.ok ? undefined : result.old;
+      if (!result.ok && (!old || old.deleted === true)) return undefined;
+      if (!result.ok && old && typeof old.wb === 'object' && old.wb !== null) {
+        const kept = (old.wb as Record<string, unknown>)[group];
+        if (kept !== undefined && Number(kept) >= keepIfAtLeast) return Number(kept);
+        // `wu` is already later than `until` (another group's park): write `wb.<group>` alone.
+        const alone = await conditionalWithImage(this.doc, {
+          ...common,
+          UpdateExpression: 'SET wb.#g = :until',
+          ConditionExpression: 'attribute_exists(pk) AND deleted <> :true AND attribute_exists(wb) AND (attribute_not_exists(wb.#g) OR wb.#g < :keep) AND wu >= :until',
+          ExpressionAttributeNames: { '#g': group },
+          ExpressionAttributeValues: { ':until': until, ':keep': keepIfAtLeast, ':true': true },
+        });
+        if (alone.ok) return until;
+        continue;
+      }
+      if (!result.ok) {
+        // No `wb` map yet: create it with this group, if nobody else did meanwhile.
+        const created = await conditionalWithImage(this.doc, {
+          ...common,
+          UpdateExpression: 'SET wb = :wb, wu = :wu',
+          ConditionExpression: 'attribute_exists(pk) AND deleted <> :true AND attribute_not_exists(wb)',
+          ExpressionAttributeValues: { ':wb': { [group]: until }, ':wu': Math.max(until, Number(old?.wu ?? 0)), ':true': true },
+        });
+        if (!created.ok) continue;
+      }
+      const cached = this.cachedOf(this.topicCache, name);
+      if (cached) this.remember(this.topicCache, name, { ...cached, parkedUntil: Math.max(until, cached.parkedUntil ?? 0) });
+      return until;
+    }
+    return undefined;
+  }
+
+  /**
+   * Records a group's doorbell queue URL (`bq`), conditional on the group
+   * being the live one created at `createdAt` (the queue's name hashes it). Not
+   * a save: the version does not move, so a concurrent save neither fails this
+   * write nor is failed by it. False: the group is gone or was re-created.
+   */
+  async recordDoorbellQueue(name: string, createdAt: number, queueUrl: string): Promise<boolean> {
+    const result = await conditionalWithImage(this.doc, {
+      TableName: this.table,
+      Key: { pk: GROUP_PK, sk: name },
+      UpdateExpression: 'SET bq = :url',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deleted) AND createdAt = :createdAt',
+      ExpressionAttributeValues: { ':url': queueUrl, ':createdAt': createdAt },
+    });
+    this.groupCache.delete(name);
+    return result.ok;
+  }
+
   /** A conditional update of a topic item; undefined when the condition failed. */
   private async updateTopic(
     name: string,
@@ -562,7 +638,8 @@ export class Catalog {
       'subscriptions = :subs, deliveryMode = :mode, visibilityTimeoutSeconds = :vt, maxDeliveries = :md, rp = :rp',
       `deadLetterTopic = :dlq, updatedAt = :now, v = :v, createdAt = ${created ? ':now' : 'if_not_exists(createdAt, :now)'}`,
     ];
-    const removes = created ? ['deleted', '#ttl', 'rd', 'rv'] : [];
+    // A re-created group gets its own doorbell (its queue name hashes its creation stamp).
+    const removes = created ? ['deleted', '#ttl', 'rd', 'rv', 'bq'] : [];
     if (group.push) {
       sets.push('ph = :ph');
       values[':ph'] = storedPush(group.push);

@@ -1,0 +1,151 @@
+/**
+ * Pull groups' doorbells on DynamoDB Local (docs/design.md, "Waking SDK consumers"): a parking
+ * receive creates the group's queue once and records it, parks the group on its topics (`wb`,
+ * `wu`) at most once per 5 minutes, answers the doorbell instead of long-polling, and answers
+ * messages when there are some; the dispatcher's doorbell route rings each parked group once
+ * per invocation; delete-group deletes the queue. SQS has no local twin: aws-sdk-client-mock.
+ * The local runtime's path (a parking long poll woken by the in-process doorbell) closes the file.
+ */
+import { CreateQueueCommand, DeleteQueueCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqsDoorbell } from '../../lib/adapters/aws/sqs-doorbell.js';
+import { DOORBELL_QUEUE_ATTRIBUTES, SqsDoorbellQueues } from '../../lib/adapters/aws/sqs-doorbell-queues.js';
+import { TopicDoorbellGroups } from '../../lib/adapters/dynamodb/doorbell-groups.js';
+import { GROUP_PK, TOPIC_PK } from '../../lib/adapters/dynamodb/keys.js';
+import type { SegmentChange } from '../../lib/adapters/dynamodb/segment-changes.js';
+import { InProcessDoorbell } from '../../lib/adapters/local/in-process-doorbell.js';
+import { InProcessNotifier } from '../../lib/ports/notifier.js';
+import { cryptoRandom } from '../../lib/ports/random.js';
+import { AdminService } from '../../lib/services/admin-service.js';
+import { DOORBELL_PARK_FOR_MS, DoorbellParker } from '../../lib/services/doorbell-parker.js';
+import { DoorbellRoute } from '../../lib/services/doorbell-route.js';
+import { QueueService } from '../../lib/services/queue-service.js';
+import { group, topic } from '../helpers/builders.js';
+import { newHarness, send, type Harness } from '../helpers/stores.js';
+
+const sqs = mockClient(SQSClient);
+const urlOf = (name: string) => `https://sqs.eu-west-1.amazonaws.com/123456789012/${name}`;
+let h: Harness;
+let aws: QueueService;
+let admin: AdminService;
+const tableCalls: string[] = [];
+
+beforeAll(async () => {
+  sqs.on(CreateQueueCommand).callsFake((input: { QueueName: string }) => ({ QueueUrl: urlOf(input.QueueName) }));
+  sqs.on(SendMessageCommand).resolves({ MessageId: 'm' });
+  sqs.on(DeleteQueueCommand).resolves({});
+  h = await newHarness();
+  h.doc.middlewareStack.add((next, context) => (args) => (tableCalls.push(context.commandName ?? ''), next(args)), { step: 'initialize', name: 'count-calls' });
+  const queues = new SqsDoorbellQueues(new SQSClient({ region: 'eu-west-1' }), 'sluice-test');
+  const doorbells = { parker: new DoorbellParker(h.stores.catalog, h.clock), queues };
+  aws = new QueueService(h.stores, h.clock, cryptoRandom, new InProcessNotifier(), h.timers, { pollIntervalMs: 20, doorbells });
+  admin = new AdminService(h.stores, h.clock, undefined, { queues });
+  await h.admin.putTopic('orders', topic());
+  await h.admin.putTopic('refunds', topic());
+  await h.admin.putGroup('workers', group(['orders', 'refunds']));
+  await h.admin.putGroup('audit', group('orders'));
+});
+afterAll(() => sqs.restore());
+
+const item = async (pk: string, sk: string) => (await h.doc.send(new GetCommand({ TableName: h.table, Key: { pk, sk }, ConsistentRead: true }))).Item ?? {};
+const segment = (topicName: string, id: string): SegmentChange => ({ id, stream: `t:${topicName}/p:0`, seq: 1, count: 1, topics: [topicName], noticeLane: undefined, wake: true });
+
+describe('doorbells on AWS (SQS mocked)', () => {
+  it('a parking receive that finds nothing creates the queue, records it, parks the group on its topics and answers the doorbell at once', async () => {
+    const started = Date.now();
+    const answer = await aws.receiveOrPark('workers', { maxMessages: 10, waitSeconds: 20, park: true });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(answer.messages).toEqual([]);
+    const created = sqs.commandCalls(CreateQueueCommand).map((c) => c.args[0].input);
+    expect(created).toHaveLength(1);
+    expect(created[0]?.QueueName).toMatch(/^sluice-test-bell-[0-9a-f]{32}$/);
+    expect(created[0]?.Attributes).toEqual(DOORBELL_QUEUE_ATTRIBUTES);
+    expect(created[0]?.tags).toEqual({ 'sluice:group': 'workers' });
+    expect(answer.doorbell).toEqual({ queueUrl: urlOf(created[0]?.QueueName ?? '') });
+    expect((await item(GROUP_PK, 'workers')).bq).toBe(answer.doorbell?.queueUrl);
+    for (const name of ['orders', 'refunds']) {
+      const t = await item(TOPIC_PK, name);
+      expect(t.wb).toEqual({ workers: h.clock.now() + DOORBELL_PARK_FOR_MS });
+      expect(t.wu).toBe(h.clock.now() + DOORBELL_PARK_FOR_MS);
+    }
+  });
+
+  it('parks again without creating the queue, and writes the topic items only once 5 minutes have passed', async () => {
+    tableCalls.length = 0;
+    const again = await aws.receiveOrPark('workers', { maxMessages: 10, waitSeconds: 20, park: true });
+    expect(again.doorbell).toBeDefined();
+    expect(sqs.commandCalls(CreateQueueCommand)).toHaveLength(1);
+    expect(tableCalls).not.toContain('UpdateCommand');
+    const before = h.clock.now();
+    h.clock.advance(5 * 60_000 + 1);
+    await aws.receiveOrPark('workers', { maxMessages: 10, waitSeconds: 20, park: true });
+    expect((await item(TOPIC_PK, 'orders')).wb).toEqual({ workers: before + 5 * 60_000 + 1 + DOORBELL_PARK_FOR_MS });
+    expect(sqs.commandCalls(CreateQueueCommand)).toHaveLength(1);
+  });
+
+  it('a second group joins the topic\'s map; `wu` never goes back', async () => {
+    const wu = Number((await item(TOPIC_PK, 'orders')).wu);
+    h.clock.advance(-1000);
+    await aws.receiveOrPark('audit', { maxMessages: 10, waitSeconds: 0, park: true });
+    h.clock.advance(1000);
+    const orders = await item(TOPIC_PK, 'orders');
+    expect(Object.keys(orders.wb as object).sort()).toEqual(['audit', 'workers']);
+    expect(orders.wu).toBe(wu);
+  });
+
+  it('a send after the park is flagged; the route rings each parked group once for all its segments', async () => {
+    sqs.resetHistory();
+    await h.queue.send('orders', send('one'));
+    const bell = new SqsDoorbell(new SQSClient({ region: 'eu-west-1' }), async (g) => (await h.stores.catalog.getGroup(g))?.doorbellQueueUrl, h.clock);
+    const route = new DoorbellRoute(new TopicDoorbellGroups(h.stores.catalog), bell);
+    const failed = await route.handle([segment('orders', '1'), segment('orders', '2'), segment('refunds', '3')], h.clock.now());
+    expect(failed).toEqual([]);
+    const rung = sqs.commandCalls(SendMessageCommand).map((c) => c.args[0].input.QueueUrl);
+    expect(rung.sort()).toEqual([(await item(GROUP_PK, 'audit')).bq, (await item(GROUP_PK, 'workers')).bq].sort());
+    // A park that ended rings nobody.
+    sqs.resetHistory();
+    expect(await route.handle([segment('refunds', '4')], h.clock.now() + DOORBELL_PARK_FOR_MS)).toEqual([]);
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
+  });
+
+  it('a parking receive that finds messages answers them, without a doorbell', async () => {
+    const answer = await aws.receiveOrPark('workers', { maxMessages: 10, waitSeconds: 20, park: true });
+    expect(answer.messages.map((m) => m.body)).toEqual(['one']);
+    expect(answer.doorbell).toBeUndefined();
+  });
+
+  it('deleting a group deletes its queue; a re-created group gets a queue of another name', async () => {
+    const queueUrl = String((await item(GROUP_PK, 'audit')).bq);
+    await admin.deleteGroup('audit');
+    expect(sqs.commandCalls(DeleteQueueCommand).map((c) => c.args[0].input.QueueUrl)).toEqual([queueUrl]);
+    h.clock.advance(60_000);
+    await h.admin.putGroup('audit', group('orders'));
+    expect((await item(GROUP_PK, 'audit')).bq).toBeUndefined();
+    const answer = await aws.receiveOrPark('audit', { maxMessages: 10, waitSeconds: 0, park: true });
+    expect(answer.doorbell?.queueUrl).toBeDefined();
+    expect(answer.doorbell?.queueUrl).not.toBe(queueUrl);
+  });
+});
+
+describe('doorbells on the local runtime', () => {
+  it('a parking long poll waits on its group\'s in-process doorbell and receives when the route rings it', async () => {
+    const bell = new InProcessDoorbell();
+    const local = new QueueService(h.stores, h.clock, cryptoRandom, new InProcessNotifier(), h.timers, {
+      pollIntervalMs: 20,
+      doorbells: { parker: new DoorbellParker(h.stores.catalog, h.clock), waiter: bell },
+    });
+    await h.admin.putTopic('local', topic());
+    await h.admin.putGroup('local-workers', group('local'));
+    // The fake clock does not move by itself: only a ring can end this long poll.
+    const polling = local.receiveOrPark('local-workers', { maxMessages: 10, waitSeconds: 20, park: true });
+    await expect.poll(async () => (await item(TOPIC_PK, 'local')).wb, { timeout: 10_000 }).toEqual({ 'local-workers': h.clock.now() + DOORBELL_PARK_FOR_MS });
+    await h.queue.send('local', send('wake up'));
+    expect(await new DoorbellRoute(new TopicDoorbellGroups(h.stores.catalog), bell).handle([segment('local', '1')], h.clock.now())).toEqual([]);
+    const answer = await polling;
+    expect(answer.messages.map((m) => m.body)).toEqual(['wake up']);
+    expect(answer.doorbell).toBeUndefined();
+    expect(bell.rings.get('local-workers')).toBe(1);
+  });
+});

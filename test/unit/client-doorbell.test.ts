@@ -1,0 +1,218 @@
+/**
+ * The SDK Consumer waits on its group's SQS doorbell (docs/design.md, "Waking SDK consumers"),
+ * against a real local HTTP server speaking SQS's JSON protocol: a receive that answers a doorbell
+ * is followed by signed ReceiveMessage long polls (no HTTP receive while idle); a ring →
+ * DeleteMessageBatch and a receive; a real receive at least every `receiveEveryMs`; a doorbell that
+ * fails is reported and the consumer long-polls over HTTP; `doorbell: false` never parks.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Consumer, type ConsumerErrorKind, type Delivered } from '../../lib/client/index.js';
+
+const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' };
+
+interface SqsCall {
+  target: string;
+  authorization: string;
+  body: Record<string, unknown>;
+}
+
+/** SQS's JSON protocol, enough for a doorbell: ReceiveMessage holds until a ring or WaitTimeSeconds, DeleteMessageBatch. */
+class FakeSqs {
+  readonly calls: SqsCall[] = [];
+  private rings = 0;
+  private waiting: Array<() => void> = [];
+  status = 200;
+  /** Ends an empty long poll after this (ms) instead of WaitTimeSeconds, so tests need not wait 20 s. */
+  holdMs: number | undefined;
+  private server: Server | undefined;
+  url = '';
+
+  async start() {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async stop() {
+    for (const wake of this.waiting) wake();
+    this.server?.closeAllConnections();
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+
+  ring() {
+    this.rings++;
+    for (const wake of this.waiting.splice(0)) wake();
+  }
+
+  count(target: string) {
+    return this.calls.filter((c) => c.target === target).length;
+  }
+
+  private async handle(req: IncomingMessage, res: import('node:http').ServerResponse) {
+    let text = '';
+    for await (const chunk of req) text += chunk;
+    const call = { target: String(req.headers['x-amz-target']), authorization: String(req.headers.authorization), body: JSON.parse(text) as Record<string, unknown> };
+    this.calls.push(call);
+    res.setHeader('content-type', 'application/x-amz-json-1.0');
+    if (this.status !== 200) {
+      res.statusCode = this.status;
+      res.end(JSON.stringify({ __type: 'com.amazonaws.sqs#AccessDenied', message: 'not allowed' }));
+      return;
+    }
+    if (call.target === 'AmazonSQS.ReceiveMessage') {
+      if (this.rings === 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.holdMs ?? Number(call.body.WaitTimeSeconds) * 1000);
+          this.waiting.push(() => (clearTimeout(timer), resolve()));
+        });
+      }
+      const messages = Array.from({ length: this.rings }, (_, i) => ({ MessageId: `r${i}`, ReceiptHandle: `rh${i}`, Body: '{}' }));
+      this.rings = 0;
+      res.end(JSON.stringify(messages.length > 0 ? { Messages: messages } : {}));
+      return;
+    }
+    if (call.target === 'AmazonSQS.DeleteMessageBatch') {
+      res.end(JSON.stringify({ Successful: (call.body.Entries as Array<{ Id: string }>).map((e) => ({ Id: e.Id })), Failed: [] }));
+      return;
+    }
+    res.statusCode = 400;
+    res.end(JSON.stringify({ __type: 'InvalidAction', message: call.target }));
+  }
+}
+
+function message(body: string): Delivered {
+  return {
+    messageId: body,
+    receiptHandle: `h:${body}`,
+    topic: 't',
+    body,
+    encoding: 'utf8',
+    tag: null,
+    keys: [],
+    properties: {},
+    shardKey: null,
+    sequence: null,
+    sentAt: '2026-01-01T00:00:00.000Z',
+    deliverableAt: '2026-01-01T00:00:00.000Z',
+    deliveryCount: 1,
+  };
+}
+
+/** A Sluice client as a deployed stack answers: a parking receive that finds nothing answers the doorbell at once. */
+function fakeClient(queueUrl: string) {
+  const pending: Delivered[] = [];
+  const receives: Array<{ park: boolean | undefined; waitSeconds: number | undefined }> = [];
+  const answer = async (input: { park?: boolean; waitSeconds?: number }) => {
+    receives.push({ park: input.park, waitSeconds: input.waitSeconds });
+    const messages = pending.splice(0);
+    if (messages.length === 0 && !input.park && input.waitSeconds) await new Promise((resolve) => setTimeout(resolve, 20));
+    return { messages, commitResults: [], ...(messages.length === 0 && input.park ? { doorbell: { queueUrl } } : {}) };
+  };
+  return {
+    pending,
+    receives,
+    receive: async (_g: string, input: { park?: boolean; waitSeconds?: number } = {}) => (await answer(input)).messages,
+    receiveAndCommit: async (_g: string, _handles: string[], input: { park?: boolean; waitSeconds?: number } = {}) => answer(input),
+    commit: async (_g: string, entries: Array<string | { receiptHandle: string }>) => ({
+      results: entries.map((e) => ({ receiptHandle: typeof e === 'string' ? e : e.receiptHandle, status: 'committed' as const })),
+    }),
+    changeVisibility: async () => undefined,
+    getGroup: async (name: string) => ({ name, visibilityTimeoutSeconds: 30 }),
+    awsCredentials: async () => credentials,
+  };
+}
+
+async function until(condition: () => boolean, what: string, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+let sqs: FakeSqs;
+let consumer: Consumer | undefined;
+afterEach(async () => {
+  await consumer?.stop();
+  consumer = undefined;
+  await sqs?.stop();
+});
+
+describe('Consumer on an SQS doorbell', () => {
+  it('parks, long-polls the doorbell signed for SQS, and receives when it rings', async () => {
+    sqs = await new FakeSqs().start();
+    const queueUrl = `${sqs.url}/123456789012/sluice-bell-abc`;
+    const client = fakeClient(queueUrl);
+    const handled: string[] = [];
+    consumer = new Consumer(client as never, { group: 'g', handler: (m) => void handled.push(m.body), doorbell: { region: 'eu-west-1' } });
+    await consumer.start();
+    await until(() => sqs.count('AmazonSQS.ReceiveMessage') >= 1, 'the doorbell long poll');
+    expect(client.receives).toEqual([{ park: true, waitSeconds: 10 }]);
+    const poll = sqs.calls[0];
+    expect(poll?.body).toEqual({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 20 });
+    expect(poll?.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/sqs\/aws4_request, SignedHeaders=[^,]*x-amz-target/);
+
+    client.pending.push(message('one'));
+    sqs.ring();
+    await until(() => handled.includes('one'), 'the message after the ring');
+    expect(sqs.calls.find((c) => c.target === 'AmazonSQS.DeleteMessageBatch')?.body).toEqual({ QueueUrl: queueUrl, Entries: [{ Id: '0', ReceiptHandle: 'rh0' }] });
+    // Idle again: back on the doorbell, with no HTTP receive in between but the one after the ring (and the empty one that parks).
+    await until(() => sqs.count('AmazonSQS.ReceiveMessage') >= 2, 'the next doorbell long poll');
+    expect(client.receives.length).toBeLessThanOrEqual(3);
+    expect(client.receives.every((r) => r.park === true)).toBe(true);
+  });
+
+  it('receives for real every receiveEveryMs while the doorbell stays quiet, polling it in between', async () => {
+    sqs = await new FakeSqs().start();
+    sqs.holdMs = 20;
+    const client = fakeClient(`${sqs.url}/123456789012/sluice-bell-abc`);
+    consumer = new Consumer(client as never, { group: 'g', handler: () => undefined, doorbell: { region: 'eu-west-1', receiveEveryMs: 1_000 } });
+    const started = Date.now();
+    await consumer.start();
+    await until(() => client.receives.length >= 3, 'three real receives', 20_000);
+    // No ring: the second and third receive come from the period, each after polls of the doorbell.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
+    expect(sqs.count('AmazonSQS.ReceiveMessage')).toBeGreaterThanOrEqual(2 * 2);
+    expect(sqs.count('AmazonSQS.DeleteMessageBatch')).toBe(0);
+    expect(client.receives.every((r) => r.park === true)).toBe(true);
+  });
+
+  it('reports a doorbell that fails and long-polls over HTTP from then on', async () => {
+    sqs = await new FakeSqs().start();
+    sqs.status = 403;
+    const client = fakeClient(`${sqs.url}/123456789012/sluice-bell-abc`);
+    const errors: Array<{ kind: ConsumerErrorKind; error: unknown }> = [];
+    consumer = new Consumer(client as never, { group: 'g', handler: () => undefined, doorbell: { region: 'eu-west-1' }, onError: (error, kind) => errors.push({ kind, error }) });
+    await consumer.start();
+    await until(() => client.receives.length >= 3, 'HTTP receives after the failure');
+    expect(errors.map((e) => e.kind)).toEqual(['doorbell']);
+    expect(String(errors[0]?.error)).toContain('AccessDenied');
+    expect(client.receives[0]).toEqual({ park: true, waitSeconds: 10 });
+    expect(client.receives.slice(1).every((r) => r.park === undefined)).toBe(true);
+    expect(sqs.count('AmazonSQS.ReceiveMessage')).toBe(1);
+  });
+
+  it('never parks with doorbell: false', async () => {
+    sqs = await new FakeSqs().start();
+    const client = fakeClient(`${sqs.url}/123456789012/sluice-bell-abc`);
+    consumer = new Consumer(client as never, { group: 'g', handler: () => undefined, doorbell: false });
+    await consumer.start();
+    await until(() => client.receives.length >= 2, 'two HTTP receives');
+    expect(client.receives.every((r) => r.park === undefined)).toBe(true);
+    expect(sqs.calls).toEqual([]);
+  });
+
+  it('stops at once while parked on the doorbell', async () => {
+    sqs = await new FakeSqs().start();
+    const client = fakeClient(`${sqs.url}/123456789012/sluice-bell-abc`);
+    const parked = new Consumer(client as never, { group: 'g', handler: () => undefined, doorbell: { region: 'eu-west-1' } });
+    await parked.start();
+    await until(() => sqs.count('AmazonSQS.ReceiveMessage') >= 1, 'the doorbell long poll');
+    const started = Date.now();
+    await parked.stop();
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});

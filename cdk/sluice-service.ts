@@ -131,7 +131,7 @@ export type SluiceFunctionOptions = Pick<SluiceFunctionProps, 'handlerModule' | 
  *   access also create it (kms:Encrypt) — code that seals or opens message ids and receipt
  *   handles (`Stores.ids`: send, receive, commit, visibility, look-ups by id, topic creation).
  *   Releases of deferred messages keep their `d<ULID>` ids and need no key;
- * - `doorbells`: create pull groups' doorbell queues (`<prefix>-bell-*`: CreateQueue, GetQueueUrl,
+ * - `doorbells`: create pull groups' doorbell queues (`<prefix>-bell-*`: CreateQueue,
  *   TagQueue — a parking receive, `QueueService.receiveOrPark`);
  * - `delete-doorbells`: delete them (`AdminService.deleteGroup`).
  */
@@ -737,7 +737,7 @@ export class SluiceService extends Construct {
     if (capabilities.includes('seal-secrets')) this.grantSealSecrets(fn);
     if (capabilities.includes('seal-push-secrets')) fn.addToRolePolicy(this.secretsStatement('kms:Encrypt', PUSH_SECRET_CONTEXT_PURPOSE));
     if (capabilities.includes('message-ids')) this.grantMessageIdKey(fn, access);
-    if (capabilities.includes('doorbells')) this.grantDoorbells(fn, ['sqs:CreateQueue', 'sqs:GetQueueUrl', 'sqs:TagQueue'], 'are created by the receive that parks a group\'s first consumer');
+    if (capabilities.includes('doorbells')) this.grantDoorbells(fn, ['sqs:CreateQueue', 'sqs:TagQueue'], 'are created by the receive that parks a group\'s first consumer');
     if (capabilities.includes('delete-doorbells')) this.grantDoorbells(fn, ['sqs:DeleteQueue'], 'are deleted with their group');
   }
 

@@ -150,8 +150,9 @@ export class Pusher {
     } catch (error) {
       // A claim, commit or release failed: what this drain leased is claimable again when its
       // leases end, and a job then drains it (on AWS the failed job also comes back after the
-      // push queue's visibility timeout; the local bus redelivers it the same way): never stranded.
-      await this.sendRetryJobs(group.name, this.leaseEnds(group, inHand, leaseMs));
+      // push queue's visibility timeout; the local bus redelivers it the same way). Messages the
+      // earlier claims of this drain released keep their own jobs.
+      await this.sendRetryJobs(group.name, [...retryTimes, ...this.leaseEnds(group, inHand, leaseMs)]);
       throw error;
     } finally {
       if (attempts.length > 0) await this.recordAttempts(group.name, attempts);

@@ -68,7 +68,7 @@ describe('function URL entry point (default)', () => {
     expect([...actions].filter((a) => /^(scheduler|iam):/.test(a))).toEqual([]);
     // …and creating doorbell queues on the deployment's prefix, nothing else of SQS.
     const sqs = grants.filter((g) => g.action.startsWith('sqs:'));
-    expect(sqs.map((g) => g.action).sort()).toEqual(['sqs:CreateQueue', 'sqs:GetQueueUrl', 'sqs:TagQueue']);
+    expect(sqs.map((g) => g.action).sort()).toEqual(['sqs:CreateQueue', 'sqs:TagQueue']);
     for (const g of sqs) expect(JSON.stringify(g.resource)).toMatch(/:sqs:.*:sluice-url-bell-\*"/);
     const keyConditions = grants.filter((g) => g.action.startsWith('kms:')).map((g) => JSON.stringify(g.condition));
     expect(new Set(keyConditions)).toEqual(new Set([JSON.stringify({ StringEquals: { [`kms:EncryptionContext:${MESSAGE_ID_KEY_PURPOSE.key}`]: MESSAGE_ID_KEY_PURPOSE.value } })]));

@@ -39,7 +39,7 @@ const expectedExtraGrants: Record<string, string[]> = {
   // the writers may create it; put-topic creates it before the first topic exists.
   'put-topic': ['kms:Decrypt', 'kms:Encrypt'],
   // …and a parking receive creates its group's doorbell queue (docs/design.md, "Waking SDK consumers")
-  receive: ['kms:Decrypt', 'kms:Encrypt', 'sqs:CreateQueue', 'sqs:GetQueueUrl', 'sqs:TagQueue'],
+  receive: ['kms:Decrypt', 'kms:Encrypt', 'sqs:CreateQueue', 'sqs:TagQueue'],
   // AdminService.deleteGroup deletes the group's doorbell queue
   'delete-group': ['sqs:DeleteQueue'],
   commit: ['kms:Decrypt', 'kms:Encrypt'],

@@ -210,6 +210,19 @@ describe('a drain that fails half way', () => {
     expect(await h.admin.getGroup('hooks')).toMatchObject({ inFlight: 0, backlog: 0, committed: 1 });
   });
 
+  it('a drain that throws keeps the retry jobs of what its earlier claims released', async () => {
+    await pushGroup('hooks', 'orders', { push: { url: endpoint.url, batchSize: 1, maxConcurrency: 1, timeoutSeconds: 5 }, retryPolicy: { initialSeconds: 30 } });
+    await h.queue.send('orders', send('a'));
+    await h.queue.send('orders', send('b'));
+    // One message per claim: the first request fails (released for 30 s), the second's commit throws.
+    endpoint.answer = () => (endpoint.requests.length === 1 ? { status: 500 } : { status: 204 });
+    const failing = failingOnce('commit');
+    const at = h.clock.now();
+    await expect(failing.drain('hooks')).rejects.toThrow('injected: commit failed');
+    const leaseMs = pushLeaseMs({ timeoutSeconds: 5 });
+    expect(queue.sent.map((s) => s.job.notBefore).sort((x, y) => x! - y!)).toEqual([at + leaseMs + 30_000, at + 30_000].sort((x, y) => x - y));
+  });
+
   it('a failed release of a failed attempt sends a job for when that lease ends', async () => {
     await pushGroup('hooks', 'orders', { push: { url: endpoint.url, batchSize: 10, timeoutSeconds: 5 }, retryPolicy: { initialSeconds: 1 } });
     await h.queue.send('orders', send('a'));

@@ -6,6 +6,10 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Doorbell } from '../../ports/doorbell.js';
 
+/** SQS's answer for a queue that does not exist (JSON protocol name, and the Query protocol's code). */
+const isMissingQueue = (error: unknown): boolean =>
+  error instanceof Error && (error.name === 'QueueDoesNotExist' || error.name === 'AWS.SimpleQueueService.NonExistentQueue');
+
 export class SqsDoorbell implements Doorbell {
   constructor(
     private readonly client: Pick<SQSClient, 'send'>,
@@ -23,7 +27,10 @@ export class SqsDoorbell implements Doorbell {
           if (!queueUrl) return;
           // The body is only a hint for logs: a consumer receives whatever the ring.
           await this.client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify({ group, at: this.clock.now() }) }));
-        } catch {
+        } catch (error) {
+          // A queue that is gone (its group deleted meanwhile, or the queue deleted by hand) has nobody
+          // to wake: retrying the stream's batch would only hold back the shard's later records.
+          if (isMissingQueue(error)) return;
           failed.push(group);
         }
       }),

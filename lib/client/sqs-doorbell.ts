@@ -47,15 +47,16 @@ export class SqsDoorbellWaiter {
   }
 
   /**
-   * Long-polls the doorbell once (up to 20 s) and deletes the rings it got.
+   * Long-polls the doorbell once (`waitSeconds`, whole seconds 0–20, default 20) and deletes the rings it got.
    * True when it rang; false when the poll ended empty or `signal` aborted it.
    */
-  async wait(signal: AbortSignal): Promise<boolean> {
+  async wait(signal: AbortSignal, waitSeconds: number = DOORBELL_WAIT_SECONDS): Promise<boolean> {
+    const seconds = Math.max(0, Math.min(DOORBELL_WAIT_SECONDS, Math.ceil(waitSeconds)));
     const answer = await this.call<{ Messages?: Array<{ ReceiptHandle: string }> }>(
       'ReceiveMessage',
-      { QueueUrl: this.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: DOORBELL_WAIT_SECONDS },
+      { QueueUrl: this.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: seconds },
       signal,
-      DOORBELL_WAIT_SECONDS * 1000 + 10_000,
+      seconds * 1000 + 10_000,
     );
     if (answer === undefined) return false;
     const rings = answer.Messages ?? [];

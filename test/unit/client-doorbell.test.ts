@@ -125,6 +125,66 @@ function fakeClient(queueUrl: string) {
   };
 }
 
+/**
+ * A Sluice client that keeps leases as the server does: a receive leases what is claimable for
+ * its visibility timeout; a release (visibility 0) makes the message claimable after the group's
+ * retry back-off (initialSeconds × multiplier^(deliveries − 1)); a commit removes it. A parking
+ * receive that finds nothing answers the doorbell. Nothing rings the doorbell: a parked consumer
+ * finds these messages again only by receiving for real.
+ */
+function leasingClient(queueUrl: string, group: { visibilityTimeoutSeconds: number; retryPolicy: { initialSeconds: number; multiplier: number; maxSeconds: number } }) {
+  const stored = new Map<string, { message: Delivered; claimableAt: number; deliveries: number }>();
+  const answered: Delivered[] = [];
+  const released: Array<{ handle: string; at: number }> = [];
+  const receives: Array<{ park: boolean | undefined; at: number; found: number }> = [];
+  const answer = async (input: { park?: boolean; waitSeconds?: number; visibilityTimeoutSeconds?: number }) => {
+    const now = Date.now();
+    const messages: Delivered[] = [];
+    for (const [id, entry] of stored) {
+      if (entry.claimableAt > now) continue;
+      entry.deliveries++;
+      entry.claimableAt = now + (input.visibilityTimeoutSeconds ?? group.visibilityTimeoutSeconds) * 1000;
+      messages.push({ ...entry.message, receiptHandle: `h:${id}:${entry.deliveries}`, deliveryCount: entry.deliveries });
+    }
+    answered.push(...messages);
+    receives.push({ park: input.park, at: now, found: messages.length });
+    if (messages.length === 0 && !input.park && input.waitSeconds) await new Promise((resolve) => setTimeout(resolve, 20));
+    return { messages, commitResults: [], ...(messages.length === 0 && input.park ? { doorbell: { queueUrl } } : {}) };
+  };
+  const entryOf = (handle: string) => {
+    const [, id, deliveries] = handle.split(':');
+    const entry = stored.get(id!);
+    return entry && entry.deliveries === Number(deliveries) ? entry : undefined;
+  };
+  return {
+    answered,
+    released,
+    receives,
+    send(body: string) {
+      stored.set(body, { message: message(body), claimableAt: 0, deliveries: 0 });
+    },
+    receive: async (_g: string, input: { park?: boolean; waitSeconds?: number } = {}) => (await answer(input)).messages,
+    receiveAndCommit: async (_g: string, _handles: string[], input: { park?: boolean; waitSeconds?: number } = {}) => answer(input),
+    commit: async (_g: string, entries: Array<string | { receiptHandle: string }>) => ({
+      results: entries.map((e) => {
+        const receiptHandle = typeof e === 'string' ? e : e.receiptHandle;
+        if (entryOf(receiptHandle)) stored.delete(receiptHandle.split(':')[1]!);
+        return { receiptHandle, status: 'committed' as const };
+      }),
+    }),
+    changeVisibility: async (_g: string, handle: string, seconds: number) => {
+      const entry = entryOf(handle);
+      if (!entry) return;
+      const { initialSeconds, multiplier, maxSeconds } = group.retryPolicy;
+      const backoff = Math.min(maxSeconds, initialSeconds * multiplier ** (entry.deliveries - 1));
+      entry.claimableAt = Date.now() + (seconds === 0 ? backoff : seconds) * 1000;
+      if (seconds === 0) released.push({ handle, at: Date.now() });
+    },
+    getGroup: async (name: string) => ({ name, maxDeliveries: 16, ...group }),
+    awsCredentials: async () => credentials,
+  };
+}
+
 async function until(condition: () => boolean, what: string, timeoutMs = 10_000) {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
@@ -203,6 +263,56 @@ describe('Consumer on an SQS doorbell', () => {
     await until(() => client.receives.length >= 2, 'two HTTP receives');
     expect(client.receives.every((r) => r.park === undefined)).toBe(true);
     expect(sqs.calls).toEqual([]);
+  });
+
+  it('receives for real when a message it released ends its retry back-off, with no ring', async () => {
+    sqs = await new FakeSqs().start();
+    const client = leasingClient(`${sqs.url}/123456789012/sluice-bell-abc`, { visibilityTimeoutSeconds: 30, retryPolicy: { initialSeconds: 1, multiplier: 2, maxSeconds: 600 } });
+    client.send('one');
+    const attempts: number[] = [];
+    consumer = new Consumer(client as never, {
+      group: 'g',
+      handler: (m) => {
+        attempts.push(m.deliveryCount);
+        if (m.deliveryCount === 1) throw new Error('first attempt fails');
+      },
+      doorbell: { region: 'eu-west-1' },
+      onError: () => undefined,
+    });
+    await consumer.start();
+    await until(() => client.released.length === 1, 'the release of the failed attempt');
+    const pollsBefore = sqs.count('AmazonSQS.ReceiveMessage');
+    // The back-off is 1 s; the doorbell's own long poll is 20 s and the periodic receive 5 minutes.
+    await until(() => attempts.length === 2, 'the second attempt, without a ring');
+    expect(attempts).toEqual([1, 2]);
+    expect(sqs.count('AmazonSQS.DeleteMessageBatch')).toBe(0);
+    const redelivery = client.receives.find((r) => r.found > 0 && r.at > client.released[0]!.at);
+    expect(redelivery?.park).toBe(true);
+    expect(redelivery!.at - client.released[0]!.at).toBeGreaterThanOrEqual(1_000);
+    // Polls of the doorbell after the release waited at most until the back-off's end (whole seconds).
+    const after = sqs.calls.filter((c) => c.target === 'AmazonSQS.ReceiveMessage').slice(pollsBefore);
+    const untilRedelivery = after.slice(0, Math.max(0, after.length - 1));
+    expect(untilRedelivery.every((c) => Number(c.body.WaitTimeSeconds) <= 2)).toBe(true);
+  });
+
+  it('receives for real when a lease it held ends uncommitted, with no ring', async () => {
+    sqs = await new FakeSqs().start();
+    const client = leasingClient(`${sqs.url}/123456789012/sluice-bell-abc`, { visibilityTimeoutSeconds: 1, retryPolicy: { initialSeconds: 1, multiplier: 2, maxSeconds: 600 } });
+    client.send('slow');
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    // The handler outlives its 1 s lease (no extensions): the message becomes claimable again when the lease ends.
+    consumer = new Consumer(client as never, { group: 'g', handler: () => finished, extendLeases: false, doorbell: { region: 'eu-west-1' }, onError: () => undefined });
+    try {
+      await consumer.start();
+      await until(() => client.answered.length === 1 && sqs.count('AmazonSQS.ReceiveMessage') >= 1, 'the lease and the park');
+      await until(() => client.answered.length === 2, 'the message again after its lease ended, without a ring');
+      expect(client.answered.map((m) => m.deliveryCount)).toEqual([1, 2]);
+      expect(sqs.count('AmazonSQS.DeleteMessageBatch')).toBe(0);
+    } finally {
+      // Lets stop() in afterEach end, whatever the outcome.
+      finish();
+    }
   });
 
   it('stops at once while parked on the doorbell', async () => {

@@ -47,14 +47,16 @@
  * force and finds what came without a ring (a lease of another consumer that
  * crashed, for one). The local runtime answers no
  * doorbell: its long poll waits on the in-process doorbell instead. With
- * `doorbell: false`, or after the doorbell failed (no grant?), the consumer
- * long-polls over HTTP (`waitSeconds`).
+ * `doorbell: false`, or once the doorbell was denied (no grant, no
+ * credentials), the consumer long-polls over HTTP (`waitSeconds`); after any
+ * other doorbell failure (network, throttling, SQS 5xx) it long-polls over
+ * HTTP until the next period (`receiveEveryMs`, 5 minutes) and then parks again.
  */
 import type { SluiceClient } from './client.js';
-import { SluiceApiError } from './errors.js';
+import { SluiceApiError, SluiceConfigurationError } from './errors.js';
 import type { AwsCredentials, AwsCredentialsProvider } from './sigv4.js';
 import { ClaimableSchedule, retryBackoffMs } from './claimable-schedule.js';
-import { DOORBELL_WAIT_SECONDS, SqsDoorbellWaiter } from './sqs-doorbell.js';
+import { DOORBELL_WAIT_SECONDS, SqsDoorbellError, SqsDoorbellWaiter } from './sqs-doorbell.js';
 import type { CommitEntryResult, Delivered, PublishEntry, RetryPolicy } from './types.js';
 
 /** What a handler may return: messages to publish atomically with the commit. */
@@ -177,8 +179,10 @@ export class Consumer {
   private wake: (() => void) | undefined;
   /** Commits waiting for the next receive (only while the poll loop waits for room). */
   private carry: Carried[] = [];
-  /** Receives ask to park (false with `doorbell: false`, or once the doorbell failed). */
+  /** Receives ask to park (false with `doorbell: false`, once the doorbell was denied, or until {@link parkAgainAt}). */
   private park: boolean;
+  /** After a doorbell failure that was not a denial: when receives ask to park again. */
+  private parkAgainAt: number | undefined;
   private bell: SqsDoorbellWaiter | undefined;
   /** When messages this consumer released or held become claimable again (no ring for them). */
   private readonly claimable = new ClaimableSchedule(() => this.cutDoorbell?.abort());
@@ -253,6 +257,10 @@ export class Consumer {
         this.wake = undefined;
         continue;
       }
+      if (this.parkAgainAt !== undefined && Date.now() >= this.parkAgainAt) {
+        this.parkAgainAt = undefined;
+        this.park = true;
+      }
       let messages: Delivered[];
       const carried = this.carry.splice(0);
       const input = {
@@ -298,18 +306,20 @@ export class Consumer {
 
   /**
    * Long-polls the group's doorbell until it rings, the consumer stops, or the
-   * time for a real receive has come. A doorbell that fails (no grant, no
-   * network) is reported once and given up: the consumer long-polls over HTTP from then on.
+   * time for a real receive has come. A doorbell that fails is reported and the
+   * consumer long-polls over HTTP: for good when it was denied (no grant, no
+   * credentials), else (network, throttling, SQS 5xx) until the next period.
    */
   private async waitOnDoorbell(queueUrl: string) {
     const options = typeof this.options.doorbell === 'object' ? this.options.doorbell : {};
+    const every = options.receiveEveryMs ?? DOORBELL_RECEIVE_EVERY_MS;
     try {
       if (this.bell?.queueUrl !== queueUrl) {
         const credentials = options.credentials ?? (await this.client.awsCredentials?.());
-        if (!credentials) throw new Error('no AWS credentials for the doorbell: pass `doorbell.credentials`');
+        if (!credentials) throw new SluiceConfigurationError('No AWS credentials for the doorbell: pass `doorbell.credentials`.');
         this.bell = new SqsDoorbellWaiter(queueUrl, { credentials, region: options.region, fetch: options.fetch });
       }
-      const until = Date.now() + (options.receiveEveryMs ?? DOORBELL_RECEIVE_EVERY_MS);
+      const until = Date.now() + every;
       // stop() aborts `pause`: a parked consumer stops at once.
       const signal = AbortSignal.any([this.stopSignal.signal, this.pause.signal]);
       while (this.state === 'running') {
@@ -324,6 +334,8 @@ export class Consumer {
       if (this.state !== 'running') return;
       this.report(error, 'doorbell');
       this.park = false;
+      const denied = error instanceof SluiceConfigurationError || (error instanceof SqsDoorbellError && error.denied);
+      if (!denied) this.parkAgainAt = Date.now() + every;
     }
   }
 

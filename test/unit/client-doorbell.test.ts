@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Consumer, type ConsumerErrorKind, type Delivered } from '../../lib/client/index.js';
+import { Consumer, SqsDoorbellError, type ConsumerErrorKind, type Delivered } from '../../lib/client/index.js';
 
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' };
 
@@ -24,6 +24,8 @@ class FakeSqs {
   private rings = 0;
   private waiting: Array<() => void> = [];
   status = 200;
+  /** The `__type` of an error answer (status ≠ 200). */
+  errorType = 'com.amazonaws.sqs#AccessDenied';
   /** Ends an empty long poll after this (ms) instead of WaitTimeSeconds, so tests need not wait 20 s. */
   holdMs: number | undefined;
   private server: Server | undefined;
@@ -59,7 +61,7 @@ class FakeSqs {
     res.setHeader('content-type', 'application/x-amz-json-1.0');
     if (this.status !== 200) {
       res.statusCode = this.status;
-      res.end(JSON.stringify({ __type: 'com.amazonaws.sqs#AccessDenied', message: 'not allowed' }));
+      res.end(JSON.stringify({ __type: this.errorType, message: 'failed' }));
       return;
     }
     if (call.target === 'AmazonSQS.ReceiveMessage') {
@@ -240,19 +242,52 @@ describe('Consumer on an SQS doorbell', () => {
     expect(client.receives.every((r) => r.park === true)).toBe(true);
   });
 
-  it('reports a doorbell that fails and long-polls over HTTP from then on', async () => {
+  it('reports a doorbell that was denied and long-polls over HTTP from then on', async () => {
     sqs = await new FakeSqs().start();
     sqs.status = 403;
     const client = fakeClient(`${sqs.url}/123456789012/sluice-bell-abc`);
     const errors: Array<{ kind: ConsumerErrorKind; error: unknown }> = [];
-    consumer = new Consumer(client as never, { group: 'g', handler: () => undefined, doorbell: { region: 'eu-west-1' }, onError: (error, kind) => errors.push({ kind, error }) });
+    // A short period: a transient failure would park again after 300 ms; a denial never does.
+    consumer = new Consumer(client as never, { group: 'g', handler: () => undefined, doorbell: { region: 'eu-west-1', receiveEveryMs: 300 }, onError: (error, kind) => errors.push({ kind, error }) });
+    const started = Date.now();
     await consumer.start();
-    await until(() => client.receives.length >= 3, 'HTTP receives after the failure');
+    await until(() => client.receives.length >= 3 && Date.now() - started >= 1_500, 'HTTP receives over five periods after the failure');
     expect(errors.map((e) => e.kind)).toEqual(['doorbell']);
+    expect(errors[0]?.error).toBeInstanceOf(SqsDoorbellError);
+    expect((errors[0]?.error as SqsDoorbellError).denied).toBe(true);
     expect(String(errors[0]?.error)).toContain('AccessDenied');
     expect(client.receives[0]).toEqual({ park: true, waitSeconds: 10 });
     expect(client.receives.slice(1).every((r) => r.park === undefined)).toBe(true);
     expect(sqs.count('AmazonSQS.ReceiveMessage')).toBe(1);
+  });
+
+  it('after a transient doorbell failure long-polls over HTTP until the next period, then parks on the doorbell again', async () => {
+    sqs = await new FakeSqs().start();
+    sqs.status = 500;
+    sqs.errorType = 'InternalError';
+    const client = fakeClient(`${sqs.url}/123456789012/sluice-bell-abc`);
+    const errors: Array<{ kind: ConsumerErrorKind; error: unknown }> = [];
+    const handled: string[] = [];
+    consumer = new Consumer(client as never, {
+      group: 'g',
+      handler: (m) => void handled.push(m.body),
+      doorbell: { region: 'eu-west-1', receiveEveryMs: 1_000 },
+      onError: (error, kind) => errors.push({ kind, error }),
+    });
+    await consumer.start();
+    await until(() => errors.length === 1, 'the failed doorbell poll');
+    expect((errors[0]?.error as SqsDoorbellError).status).toBe(500);
+    expect((errors[0]?.error as SqsDoorbellError).denied).toBe(false);
+    // SQS recovers; the consumer long-polls over HTTP meanwhile, then parks and polls the doorbell again.
+    sqs.status = 200;
+    await until(() => sqs.count('AmazonSQS.ReceiveMessage') >= 2, 'the doorbell polled again');
+    const parkAgain = client.receives.findIndex((r, i) => i > 0 && r.park === true);
+    expect(parkAgain).toBeGreaterThan(1);
+    expect(client.receives.slice(1, parkAgain).every((r) => r.park === undefined)).toBe(true);
+    client.pending.push(message('after'));
+    sqs.ring();
+    await until(() => handled.includes('after'), 'the message after a ring');
+    expect(errors).toHaveLength(1);
   });
 
   it('never parks with doorbell: false', async () => {

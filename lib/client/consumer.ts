@@ -40,17 +40,24 @@
  * group's SQS doorbell, which the consumer long-polls with its own AWS
  * credentials (ReceiveMessage, 20 s; its role needs `grantConsume`); a ring
  * (the dispatcher saw a message for the group) → DeleteMessageBatch and a
- * receive; and a real receive at least every 5 minutes, which keeps the park
- * in force and finds what came without a ring. The local runtime answers no
+ * receive; a real receive when a message this consumer released ends its
+ * retry back-off (the group's `retryPolicy`) or a lease it held ends
+ * uncommitted, since neither rings (the doorbell's long poll is cut to that
+ * time); and a real receive at least every 5 minutes, which keeps the park in
+ * force and finds what came without a ring (a lease of another consumer that
+ * crashed, for one). The local runtime answers no
  * doorbell: its long poll waits on the in-process doorbell instead. With
- * `doorbell: false`, or after the doorbell failed (no grant?), the consumer
- * long-polls over HTTP (`waitSeconds`).
+ * `doorbell: false`, or once the doorbell was denied (no grant, no
+ * credentials), the consumer long-polls over HTTP (`waitSeconds`); after any
+ * other doorbell failure (network, throttling, SQS 5xx) it long-polls over
+ * HTTP until the next period (`receiveEveryMs`, 5 minutes) and then parks again.
  */
 import type { SluiceClient } from './client.js';
-import { SluiceApiError } from './errors.js';
+import { SluiceApiError, SluiceConfigurationError } from './errors.js';
 import type { AwsCredentials, AwsCredentialsProvider } from './sigv4.js';
-import { SqsDoorbellWaiter } from './sqs-doorbell.js';
-import type { CommitEntryResult, Delivered, PublishEntry } from './types.js';
+import { ClaimableSchedule, retryBackoffMs } from './claimable-schedule.js';
+import { DOORBELL_WAIT_SECONDS, SqsDoorbellError, SqsDoorbellWaiter } from './sqs-doorbell.js';
+import type { CommitEntryResult, Delivered, PublishEntry, RetryPolicy } from './types.js';
 
 /** What a handler may return: messages to publish atomically with the commit. */
 export interface HandlerResult {
@@ -157,6 +164,9 @@ export class Consumer {
   private held = 0;
   private running = 0;
   private visibilitySeconds = 30;
+  /** The group's, read at start (the server applies it to releases; the consumer wakes when it ends). */
+  private retryPolicy: RetryPolicy = { initialSeconds: 1, multiplier: 2, maxSeconds: 600 };
+  private maxDeliveries = 16;
   private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
   /** Aborts requests in flight (stop with `abort`). */
   private readonly stopSignal = new AbortController();
@@ -169,9 +179,15 @@ export class Consumer {
   private wake: (() => void) | undefined;
   /** Commits waiting for the next receive (only while the poll loop waits for room). */
   private carry: Carried[] = [];
-  /** Receives ask to park (false with `doorbell: false`, or once the doorbell failed). */
+  /** Receives ask to park (false with `doorbell: false`, once the doorbell was denied, or until {@link parkAgainAt}). */
   private park: boolean;
+  /** After a doorbell failure that was not a denial: when receives ask to park again. */
+  private parkAgainAt: number | undefined;
   private bell: SqsDoorbellWaiter | undefined;
+  /** When messages this consumer released or held become claimable again (no ring for them). */
+  private readonly claimable = new ClaimableSchedule(() => this.cutDoorbell?.abort());
+  /** Ends the doorbell's current long poll early: a claimable time earlier than its end was added. */
+  private cutDoorbell: AbortController | undefined;
 
   constructor(client: ConsumerClient, options: ConsumerOptions) {
     this.client = client;
@@ -197,6 +213,8 @@ export class Consumer {
     try {
       const group = await this.client.getGroup(this.group, { signal: this.stopSignal.signal });
       this.visibilitySeconds = this.options.visibilityTimeoutSeconds ?? group.visibilityTimeoutSeconds;
+      if (group.retryPolicy) this.retryPolicy = group.retryPolicy;
+      if (group.maxDeliveries) this.maxDeliveries = group.maxDeliveries;
     } catch (error) {
       this.state = 'stopped';
       throw error;
@@ -239,6 +257,10 @@ export class Consumer {
         this.wake = undefined;
         continue;
       }
+      if (this.parkAgainAt !== undefined && Date.now() >= this.parkAgainAt) {
+        this.parkAgainAt = undefined;
+        this.park = true;
+      }
       let messages: Delivered[];
       const carried = this.carry.splice(0);
       const input = {
@@ -250,6 +272,7 @@ export class Consumer {
         ...(this.park ? { park: true } : {}),
       };
       let doorbell: { queueUrl: string } | undefined;
+      this.claimable.received(Date.now());
       try {
         if (carried.length > 0 || this.park) {
           const got = await this.client.receiveAndCommit(
@@ -283,27 +306,36 @@ export class Consumer {
 
   /**
    * Long-polls the group's doorbell until it rings, the consumer stops, or the
-   * time for a real receive has come. A doorbell that fails (no grant, no
-   * network) is reported once and given up: the consumer long-polls over HTTP from then on.
+   * time for a real receive has come. A doorbell that fails is reported and the
+   * consumer long-polls over HTTP: for good when it was denied (no grant, no
+   * credentials), else (network, throttling, SQS 5xx) until the next period.
    */
   private async waitOnDoorbell(queueUrl: string) {
     const options = typeof this.options.doorbell === 'object' ? this.options.doorbell : {};
+    const every = options.receiveEveryMs ?? DOORBELL_RECEIVE_EVERY_MS;
     try {
       if (this.bell?.queueUrl !== queueUrl) {
         const credentials = options.credentials ?? (await this.client.awsCredentials?.());
-        if (!credentials) throw new Error('no AWS credentials for the doorbell: pass `doorbell.credentials`');
+        if (!credentials) throw new SluiceConfigurationError('No AWS credentials for the doorbell: pass `doorbell.credentials`.');
         this.bell = new SqsDoorbellWaiter(queueUrl, { credentials, region: options.region, fetch: options.fetch });
       }
-      const until = Date.now() + (options.receiveEveryMs ?? DOORBELL_RECEIVE_EVERY_MS);
+      const until = Date.now() + every;
       // stop() aborts `pause`: a parked consumer stops at once.
       const signal = AbortSignal.any([this.stopSignal.signal, this.pause.signal]);
-      while (this.state === 'running' && Date.now() < until) {
-        if (await this.bell.wait(signal)) return;
+      while (this.state === 'running') {
+        // A message this consumer released or held may become claimable before the next ring: receive then.
+        const due = Math.min(until, this.claimable.next() ?? until);
+        const left = due - Date.now();
+        if (left <= 0) return;
+        const cut = (this.cutDoorbell = new AbortController());
+        if (await this.bell.wait(AbortSignal.any([signal, cut.signal]), Math.min(DOORBELL_WAIT_SECONDS, Math.ceil(left / 1000)))) return;
       }
     } catch (error) {
       if (this.state !== 'running') return;
       this.report(error, 'doorbell');
       this.park = false;
+      const denied = error instanceof SluiceConfigurationError || (error instanceof SqsDoorbellError && error.denied);
+      if (!denied) this.parkAgainAt = Date.now() + every;
     }
   }
 
@@ -317,7 +349,10 @@ export class Consumer {
       );
       carried.forEach((c, i) => this.committed(c.message, results[i], '/commit'));
     } catch (error) {
-      for (const c of carried) this.report(error, 'commit', c.message);
+      for (const c of carried) {
+        this.claimable.expire(c.message.receiptHandle);
+        this.report(error, 'commit', c.message);
+      }
     } finally {
       carried.forEach((c) => c.settle());
     }
@@ -325,6 +360,8 @@ export class Consumer {
 
   /** Reports one commit's result: an error to `onError`, success to `onCommitted`. */
   private committed(message: Delivered, result: CommitEntryResult | undefined, path: '/commit' | '/receive') {
+    if (result && !('error' in result)) this.claimable.drop(message.receiptHandle);
+    else this.claimable.expire(message.receiptHandle);
     if (result && 'error' in result) {
       this.report(new SluiceApiError(result.error, { method: 'POST', url: `/v1/groups/${this.group}${path}` }), 'commit', message);
     } else if (result) this.options.onCommitted?.(message, result);
@@ -342,6 +379,7 @@ export class Consumer {
     while (at > 0 && (lane.queue[at - 1]!.message.sequence ?? Number.POSITIVE_INFINITY) > seq) at--;
     lane.queue.splice(at, 0, held);
     this.held++;
+    this.claimable.lease(message.receiptHandle, Date.now() + this.visibilitySeconds * 1000);
     this.armExtension(held);
     // The consumer may have started stopping while this receive was answered: give these back when the poll has ended.
   }
@@ -351,7 +389,7 @@ export class Consumer {
     const every = Math.max(500, (this.visibilitySeconds * 1000) / 2);
     held.timer = setTimeout(() => {
       this.track(
-        this.client.changeVisibility(this.group, held.message.receiptHandle, this.visibilitySeconds).then(
+        this.changeVisibility(held.message, this.visibilitySeconds).then(
           () => {
             if (held.timer !== undefined) this.armExtension(held);
           },
@@ -405,7 +443,7 @@ export class Consumer {
       result = await this.options.handler(message, {
         group: this.group,
         signal: held.abort.signal,
-        extendVisibility: (seconds) => this.client.changeVisibility(this.group, message.receiptHandle, seconds),
+        extendVisibility: (seconds) => this.changeVisibility(message, seconds),
       });
     } catch (error) {
       this.report(error, 'handler', message);
@@ -433,6 +471,7 @@ export class Consumer {
       const committed = await this.client.commit(this.group, [entry]);
       this.committed(message, committed.results[0], '/commit');
     } catch (error) {
+      this.claimable.expire(message.receiptHandle);
       this.report(error, 'commit', message);
     } finally {
       this.held--;
@@ -451,13 +490,30 @@ export class Consumer {
       this.disarm(held);
       if (!held.lost) {
         try {
-          await this.client.changeVisibility(this.group, held.message.receiptHandle, 0);
+          await this.changeVisibility(held.message, 0);
         } catch (error) {
+          this.claimable.expire(held.message.receiptHandle);
           this.report(error, 'release', held.message);
         }
       }
       this.held--;
     }
+  }
+
+  /**
+   * Changes a held message's visibility and notes when it becomes claimable again:
+   * its new lease end, or for a release (0) the end of the group's retry back-off.
+   */
+  private async changeVisibility(message: Delivered, seconds: number) {
+    await this.client.changeVisibility(this.group, message.receiptHandle, seconds);
+    const now = Date.now();
+    if (seconds > 0) {
+      this.claimable.lease(message.receiptHandle, now + seconds * 1000);
+      return;
+    }
+    this.claimable.drop(message.receiptHandle);
+    const backoff = retryBackoffMs(this.retryPolicy, message.deliveryCount, this.maxDeliveries);
+    if (backoff !== undefined) this.claimable.add(now + backoff);
   }
 
   private track(work: Promise<void>) {

@@ -23,6 +23,7 @@ export {
   type HandlerResult,
   type MessageHandler,
 } from './consumer.js';
+export { SqsDoorbellError } from './sqs-doorbell.js';
 export {
   TransactionProducer,
   type HalfMessage,

@@ -5,7 +5,7 @@
  * protocol over `fetch`, signed with the SDK's SigV4 signer (service `sqs`),
  * so `@sluice/client` needs no `@aws-sdk/client-sqs`.
  */
-import { SluiceConfigurationError } from './errors.js';
+import { SluiceClientError, SluiceConfigurationError } from './errors.js';
 import { SigV4Signer, type AwsCredentials, type AwsCredentialsProvider } from './sigv4.js';
 
 /** SQS's longest long poll (s). */
@@ -21,6 +21,32 @@ export interface SqsDoorbellOptions {
 
 /** `sqs.<region>.amazonaws.com` (and the legacy `<region>.queue.amazonaws.com`). */
 const SQS_HOST = /^(?:sqs\.([a-z0-9-]+)|([a-z0-9-]+)\.queue)\.amazonaws\.com(?:\.cn)?$/;
+
+/**
+ * Error types by which SQS (or the AWS auth layer in front of it) says the caller may not do this:
+ * retrying the same credentials will not help. QueueDoesNotExist is not among them, although SQS also
+ * answers it for a queue the caller may not access (SQS Developer Guide, "Troubleshoot Amazon SQS API
+ * errors"): it is what a deleted-and-recreated doorbell answers too, which the next receive repairs.
+ */
+const DENIED = /AccessDenied|InvalidClientTokenId|SignatureDoesNotMatch|UnrecognizedClient|InvalidSecurity|MissingAuthenticationToken|IncompleteSignature|NotAuthorized|KmsAccessDenied/;
+
+/** A doorbell call failed: SQS answered an error (`status`, `code`), or could not be reached (`status` undefined). */
+export class SqsDoorbellError extends SluiceClientError {
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    /** SQS's `__type`, e.g. `com.amazonaws.sqs#AccessDenied`. */
+    readonly code: string | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+
+  /** The caller is not allowed (403 or an authorization error type): retrying the same credentials will not help. */
+  get denied(): boolean {
+    return this.status === 403 || DENIED.test(this.code ?? '');
+  }
+}
 
 interface SqsError {
   __type?: string;
@@ -47,15 +73,16 @@ export class SqsDoorbellWaiter {
   }
 
   /**
-   * Long-polls the doorbell once (up to 20 s) and deletes the rings it got.
+   * Long-polls the doorbell once (`waitSeconds`, whole seconds 0–20, default 20) and deletes the rings it got.
    * True when it rang; false when the poll ended empty or `signal` aborted it.
    */
-  async wait(signal: AbortSignal): Promise<boolean> {
+  async wait(signal: AbortSignal, waitSeconds: number = DOORBELL_WAIT_SECONDS): Promise<boolean> {
+    const seconds = Math.max(0, Math.min(DOORBELL_WAIT_SECONDS, Math.ceil(waitSeconds)));
     const answer = await this.call<{ Messages?: Array<{ ReceiptHandle: string }> }>(
       'ReceiveMessage',
-      { QueueUrl: this.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: DOORBELL_WAIT_SECONDS },
+      { QueueUrl: this.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: seconds },
       signal,
-      DOORBELL_WAIT_SECONDS * 1000 + 10_000,
+      seconds * 1000 + 10_000,
     );
     if (answer === undefined) return false;
     const rings = answer.Messages ?? [];
@@ -78,7 +105,7 @@ export class SqsDoorbellWaiter {
       response = await this.fetchImpl(this.endpoint, { method: 'POST', headers: { ...headers, ...signed }, body, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
     } catch (error) {
       if (signal?.aborted) return undefined;
-      throw new Error(`Cannot reach SQS at ${this.endpoint.href} for ${this.queueUrl}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new SqsDoorbellError(`Cannot reach SQS at ${this.endpoint.href} for ${this.queueUrl}: ${error instanceof Error ? error.message : String(error)}`, undefined, undefined, { cause: error });
     }
     const text = await response.text();
     if (!response.ok) {
@@ -88,7 +115,7 @@ export class SqsDoorbellWaiter {
       } catch {
         // not JSON: reported as text below
       }
-      throw new Error(`SQS ${action} on ${this.queueUrl} answered ${response.status} ${problem.__type ?? ''}: ${problem.message ?? text.slice(0, 300)}`);
+      throw new SqsDoorbellError(`SQS ${action} on ${this.queueUrl} answered ${response.status} ${problem.__type ?? ''}: ${problem.message ?? text.slice(0, 300)}`, response.status, problem.__type);
     }
     return (text ? JSON.parse(text) : {}) as T;
   }

@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Consumer, type ConsumerErrorKind, type Delivered } from '../../lib/client/index.js';
+import { Consumer, SqsDoorbellError, type ConsumerErrorKind, type Delivered } from '../../lib/client/index.js';
 
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' };
 
@@ -24,6 +24,8 @@ class FakeSqs {
   private rings = 0;
   private waiting: Array<() => void> = [];
   status = 200;
+  /** The `__type` of an error answer (status ≠ 200). */
+  errorType = 'com.amazonaws.sqs#AccessDenied';
   /** Ends an empty long poll after this (ms) instead of WaitTimeSeconds, so tests need not wait 20 s. */
   holdMs: number | undefined;
   private server: Server | undefined;
@@ -59,7 +61,7 @@ class FakeSqs {
     res.setHeader('content-type', 'application/x-amz-json-1.0');
     if (this.status !== 200) {
       res.statusCode = this.status;
-      res.end(JSON.stringify({ __type: 'com.amazonaws.sqs#AccessDenied', message: 'not allowed' }));
+      res.end(JSON.stringify({ __type: this.errorType, message: 'failed' }));
       return;
     }
     if (call.target === 'AmazonSQS.ReceiveMessage') {
@@ -125,6 +127,66 @@ function fakeClient(queueUrl: string) {
   };
 }
 
+/**
+ * A Sluice client that keeps leases as the server does: a receive leases what is claimable for
+ * its visibility timeout; a release (visibility 0) makes the message claimable after the group's
+ * retry back-off (initialSeconds × multiplier^(deliveries − 1)); a commit removes it. A parking
+ * receive that finds nothing answers the doorbell. Nothing rings the doorbell: a parked consumer
+ * finds these messages again only by receiving for real.
+ */
+function leasingClient(queueUrl: string, group: { visibilityTimeoutSeconds: number; retryPolicy: { initialSeconds: number; multiplier: number; maxSeconds: number } }) {
+  const stored = new Map<string, { message: Delivered; claimableAt: number; deliveries: number }>();
+  const answered: Delivered[] = [];
+  const released: Array<{ handle: string; at: number }> = [];
+  const receives: Array<{ park: boolean | undefined; at: number; found: number }> = [];
+  const answer = async (input: { park?: boolean; waitSeconds?: number; visibilityTimeoutSeconds?: number }) => {
+    const now = Date.now();
+    const messages: Delivered[] = [];
+    for (const [id, entry] of stored) {
+      if (entry.claimableAt > now) continue;
+      entry.deliveries++;
+      entry.claimableAt = now + (input.visibilityTimeoutSeconds ?? group.visibilityTimeoutSeconds) * 1000;
+      messages.push({ ...entry.message, receiptHandle: `h:${id}:${entry.deliveries}`, deliveryCount: entry.deliveries });
+    }
+    answered.push(...messages);
+    receives.push({ park: input.park, at: now, found: messages.length });
+    if (messages.length === 0 && !input.park && input.waitSeconds) await new Promise((resolve) => setTimeout(resolve, 20));
+    return { messages, commitResults: [], ...(messages.length === 0 && input.park ? { doorbell: { queueUrl } } : {}) };
+  };
+  const entryOf = (handle: string) => {
+    const [, id, deliveries] = handle.split(':');
+    const entry = stored.get(id!);
+    return entry && entry.deliveries === Number(deliveries) ? entry : undefined;
+  };
+  return {
+    answered,
+    released,
+    receives,
+    send(body: string) {
+      stored.set(body, { message: message(body), claimableAt: 0, deliveries: 0 });
+    },
+    receive: async (_g: string, input: { park?: boolean; waitSeconds?: number } = {}) => (await answer(input)).messages,
+    receiveAndCommit: async (_g: string, _handles: string[], input: { park?: boolean; waitSeconds?: number } = {}) => answer(input),
+    commit: async (_g: string, entries: Array<string | { receiptHandle: string }>) => ({
+      results: entries.map((e) => {
+        const receiptHandle = typeof e === 'string' ? e : e.receiptHandle;
+        if (entryOf(receiptHandle)) stored.delete(receiptHandle.split(':')[1]!);
+        return { receiptHandle, status: 'committed' as const };
+      }),
+    }),
+    changeVisibility: async (_g: string, handle: string, seconds: number) => {
+      const entry = entryOf(handle);
+      if (!entry) return;
+      const { initialSeconds, multiplier, maxSeconds } = group.retryPolicy;
+      const backoff = Math.min(maxSeconds, initialSeconds * multiplier ** (entry.deliveries - 1));
+      entry.claimableAt = Date.now() + (seconds === 0 ? backoff : seconds) * 1000;
+      if (seconds === 0) released.push({ handle, at: Date.now() });
+    },
+    getGroup: async (name: string) => ({ name, maxDeliveries: 16, ...group }),
+    awsCredentials: async () => credentials,
+  };
+}
+
 async function until(condition: () => boolean, what: string, timeoutMs = 10_000) {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
@@ -180,19 +242,52 @@ describe('Consumer on an SQS doorbell', () => {
     expect(client.receives.every((r) => r.park === true)).toBe(true);
   });
 
-  it('reports a doorbell that fails and long-polls over HTTP from then on', async () => {
+  it('reports a doorbell that was denied and long-polls over HTTP from then on', async () => {
     sqs = await new FakeSqs().start();
     sqs.status = 403;
     const client = fakeClient(`${sqs.url}/123456789012/sluice-bell-abc`);
     const errors: Array<{ kind: ConsumerErrorKind; error: unknown }> = [];
-    consumer = new Consumer(client as never, { group: 'g', handler: () => undefined, doorbell: { region: 'eu-west-1' }, onError: (error, kind) => errors.push({ kind, error }) });
+    // A short period: a transient failure would park again after 300 ms; a denial never does.
+    consumer = new Consumer(client as never, { group: 'g', handler: () => undefined, doorbell: { region: 'eu-west-1', receiveEveryMs: 300 }, onError: (error, kind) => errors.push({ kind, error }) });
+    const started = Date.now();
     await consumer.start();
-    await until(() => client.receives.length >= 3, 'HTTP receives after the failure');
+    await until(() => client.receives.length >= 3 && Date.now() - started >= 1_500, 'HTTP receives over five periods after the failure');
     expect(errors.map((e) => e.kind)).toEqual(['doorbell']);
+    expect(errors[0]?.error).toBeInstanceOf(SqsDoorbellError);
+    expect((errors[0]?.error as SqsDoorbellError).denied).toBe(true);
     expect(String(errors[0]?.error)).toContain('AccessDenied');
     expect(client.receives[0]).toEqual({ park: true, waitSeconds: 10 });
     expect(client.receives.slice(1).every((r) => r.park === undefined)).toBe(true);
     expect(sqs.count('AmazonSQS.ReceiveMessage')).toBe(1);
+  });
+
+  it('after a transient doorbell failure long-polls over HTTP until the next period, then parks on the doorbell again', async () => {
+    sqs = await new FakeSqs().start();
+    sqs.status = 500;
+    sqs.errorType = 'InternalError';
+    const client = fakeClient(`${sqs.url}/123456789012/sluice-bell-abc`);
+    const errors: Array<{ kind: ConsumerErrorKind; error: unknown }> = [];
+    const handled: string[] = [];
+    consumer = new Consumer(client as never, {
+      group: 'g',
+      handler: (m) => void handled.push(m.body),
+      doorbell: { region: 'eu-west-1', receiveEveryMs: 1_000 },
+      onError: (error, kind) => errors.push({ kind, error }),
+    });
+    await consumer.start();
+    await until(() => errors.length === 1, 'the failed doorbell poll');
+    expect((errors[0]?.error as SqsDoorbellError).status).toBe(500);
+    expect((errors[0]?.error as SqsDoorbellError).denied).toBe(false);
+    // SQS recovers; the consumer long-polls over HTTP meanwhile, then parks and polls the doorbell again.
+    sqs.status = 200;
+    await until(() => sqs.count('AmazonSQS.ReceiveMessage') >= 2, 'the doorbell polled again');
+    const parkAgain = client.receives.findIndex((r, i) => i > 0 && r.park === true);
+    expect(parkAgain).toBeGreaterThan(1);
+    expect(client.receives.slice(1, parkAgain).every((r) => r.park === undefined)).toBe(true);
+    client.pending.push(message('after'));
+    sqs.ring();
+    await until(() => handled.includes('after'), 'the message after a ring');
+    expect(errors).toHaveLength(1);
   });
 
   it('never parks with doorbell: false', async () => {
@@ -203,6 +298,56 @@ describe('Consumer on an SQS doorbell', () => {
     await until(() => client.receives.length >= 2, 'two HTTP receives');
     expect(client.receives.every((r) => r.park === undefined)).toBe(true);
     expect(sqs.calls).toEqual([]);
+  });
+
+  it('receives for real when a message it released ends its retry back-off, with no ring', async () => {
+    sqs = await new FakeSqs().start();
+    const client = leasingClient(`${sqs.url}/123456789012/sluice-bell-abc`, { visibilityTimeoutSeconds: 30, retryPolicy: { initialSeconds: 1, multiplier: 2, maxSeconds: 600 } });
+    client.send('one');
+    const attempts: number[] = [];
+    consumer = new Consumer(client as never, {
+      group: 'g',
+      handler: (m) => {
+        attempts.push(m.deliveryCount);
+        if (m.deliveryCount === 1) throw new Error('first attempt fails');
+      },
+      doorbell: { region: 'eu-west-1' },
+      onError: () => undefined,
+    });
+    await consumer.start();
+    await until(() => client.released.length === 1, 'the release of the failed attempt');
+    const pollsBefore = sqs.count('AmazonSQS.ReceiveMessage');
+    // The back-off is 1 s; the doorbell's own long poll is 20 s and the periodic receive 5 minutes.
+    await until(() => attempts.length === 2, 'the second attempt, without a ring');
+    expect(attempts).toEqual([1, 2]);
+    expect(sqs.count('AmazonSQS.DeleteMessageBatch')).toBe(0);
+    const redelivery = client.receives.find((r) => r.found > 0 && r.at > client.released[0]!.at);
+    expect(redelivery?.park).toBe(true);
+    expect(redelivery!.at - client.released[0]!.at).toBeGreaterThanOrEqual(1_000);
+    // Polls of the doorbell after the release waited at most until the back-off's end (whole seconds).
+    const after = sqs.calls.filter((c) => c.target === 'AmazonSQS.ReceiveMessage').slice(pollsBefore);
+    const untilRedelivery = after.slice(0, Math.max(0, after.length - 1));
+    expect(untilRedelivery.every((c) => Number(c.body.WaitTimeSeconds) <= 2)).toBe(true);
+  });
+
+  it('receives for real when a lease it held ends uncommitted, with no ring', async () => {
+    sqs = await new FakeSqs().start();
+    const client = leasingClient(`${sqs.url}/123456789012/sluice-bell-abc`, { visibilityTimeoutSeconds: 1, retryPolicy: { initialSeconds: 1, multiplier: 2, maxSeconds: 600 } });
+    client.send('slow');
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    // The handler outlives its 1 s lease (no extensions): the message becomes claimable again when the lease ends.
+    consumer = new Consumer(client as never, { group: 'g', handler: () => finished, extendLeases: false, doorbell: { region: 'eu-west-1' }, onError: () => undefined });
+    try {
+      await consumer.start();
+      await until(() => client.answered.length === 1 && sqs.count('AmazonSQS.ReceiveMessage') >= 1, 'the lease and the park');
+      await until(() => client.answered.length === 2, 'the message again after its lease ended, without a ring');
+      expect(client.answered.map((m) => m.deliveryCount)).toEqual([1, 2]);
+      expect(sqs.count('AmazonSQS.DeleteMessageBatch')).toBe(0);
+    } finally {
+      // Lets stop() in afterEach end, whatever the outcome.
+      finish();
+    }
   });
 
   it('stops at once while parked on the doorbell', async () => {

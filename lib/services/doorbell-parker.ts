@@ -23,13 +23,16 @@ export class DoorbellParker {
     private readonly clock: Clock,
   ) {}
 
-  /** Parks `group` on `topics`; true when a park was not known to be in force (it starts now). */
+  /**
+   * Parks `group` on `topics`; true when a park was not known to be in force
+   * (it starts now). Throws when a topic's park failed (the others are kept).
+   */
   async park(group: string, topics: readonly string[]): Promise<boolean> {
     const now = this.clock.now();
     const keep = now + DOORBELL_REFRESH_BEFORE_MS;
     const key = (topic: string) => `${topic}\n${group}`;
     const fresh = topics.some((topic) => (this.parked.get(key(topic)) ?? 0) <= now);
-    await Promise.all(
+    const results = await Promise.allSettled(
       topics
         .filter((topic) => (this.parked.get(key(topic)) ?? 0) < keep)
         .map(async (topic) => {
@@ -40,6 +43,9 @@ export class DoorbellParker {
     if (this.parked.size > 10_000) {
       for (const [k, until] of this.parked) if (until < now) this.parked.delete(k);
     }
+    // A topic whose park failed (e.g. DoorbellParkRefusedError) will not ring: the receive must not wait on the doorbell.
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
     return fresh;
   }
 }

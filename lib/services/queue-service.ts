@@ -215,9 +215,13 @@ export class QueueService {
     const parked = bells && (bells.queues || bells.waiter) ? await this.parkOnDoorbell(bells, group, [...requested]) : undefined;
     const queueUrl = parked?.queueUrl;
     const waiter = parked && !bells?.queues ? bells?.waiter : undefined;
+    // A fresh park: senders with a cached topic item may append without `w` until `ringsFrom`, so the
+    // doorbell is answered only after a look at or past it (a shorter wait answers without a doorbell).
+    const ringsFrom = parked?.ringsFrom ?? -Infinity;
     let first = true;
     for (;;) {
       const mark = waiter ? waiter.mark(group.name) : this.notifier.mark();
+      const lookedAt = this.clock.now();
       const topics = await this.stores.catalog.topics([...subscribed]);
       const messages = await this.receiver.receiveOnce(
         {
@@ -241,10 +245,11 @@ export class QueueService {
         this.notifier.wakeAt?.([m.topic], now + visibilityMs + retryDelayMs(group.retryPolicy, m.deliveryCount, group.maxDeliveries));
       }
       if (messages.length > 0) return { messages };
-      if (queueUrl !== undefined) return { messages, doorbell: { queueUrl } };
+      if (queueUrl !== undefined && lookedAt >= ringsFrom) return { messages, doorbell: { queueUrl } };
       if (now >= deadline) return { messages };
+      const until = queueUrl !== undefined && ringsFrom > now ? Math.min(ringsFrom, deadline) : deadline;
       if (waiter) await waiter.wait(group.name, Math.min(PARKED_LOOK_EVERY_MS, deadline - now), mark);
-      else await this.notifier.wait([...requested], Math.min(this.pollIntervalMs, deadline - now), mark);
+      else await this.notifier.wait([...requested], Math.min(this.pollIntervalMs, until - now), mark);
     }
   }
 
@@ -255,11 +260,11 @@ export class QueueService {
    * `wb` map refused or races kept failing) is logged and answers undefined:
    * the receive long-polls without a doorbell, which would not ring.
    */
-  private async parkOnDoorbell(bells: Doorbells, group: Group, topics: readonly string[]): Promise<{ queueUrl: string | undefined } | undefined> {
+  private async parkOnDoorbell(bells: Doorbells, group: Group, topics: readonly string[]): Promise<{ queueUrl: string | undefined; ringsFrom: number } | undefined> {
     try {
       const queueUrl = bells.queues ? (group.doorbellQueueUrl ?? (await this.createDoorbell(bells.queues, group))) : undefined;
-      await bells.parker.park(group.name, topics);
-      return { queueUrl };
+      const { ringsFrom } = await bells.parker.park(group.name, topics, group.createdAt);
+      return { queueUrl, ringsFrom };
     } catch (error) {
       if (error instanceof GroupNotFoundError) throw error;
       bells.log?.('doorbell park failed: long-polling without a doorbell', { group: group.name, topics, error });

@@ -16,6 +16,7 @@ import { cryptoRandom } from '../../lib/ports/random.js';
 import { DOORBELL_PARK_FOR_MS, DoorbellParker } from '../../lib/services/doorbell-parker.js';
 import { QueueService } from '../../lib/services/queue-service.js';
 import { group, topic } from '../helpers/builders.js';
+import { whileAdvancing } from '../helpers/advancing.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
 
 const sqs = mockClient(SQSClient);
@@ -23,17 +24,6 @@ const urlOf = (name: string) => `https://sqs.eu-west-1.amazonaws.com/12345678901
 let h: Harness;
 let aws: QueueService;
 const warnings: Array<{ message: string; details: Record<string, unknown> }> = [];
-
-/** Runs a receive whose long poll ends by the fake clock: advances it while the receive is pending. */
-async function receiveAdvancing<T>(run: () => Promise<T>): Promise<T> {
-  let done = false;
-  const pending = run().finally(() => (done = true));
-  while (!done) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    h.clock.advance(250);
-  }
-  return pending;
-}
 
 beforeAll(async () => {
   h = await newHarness();
@@ -54,7 +44,7 @@ afterAll(() => sqs.restore());
 describe('a parking receive whose doorbell fails', () => {
   it('CreateQueue throttled: a warning, the plain long poll to its end, no doorbell, nothing recorded', async () => {
     sqs.on(CreateQueueCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'RequestThrottled', $metadata: { httpStatusCode: 403 } }));
-    const answer = await receiveAdvancing(() => aws.receiveOrPark('workers', { maxMessages: 10, waitSeconds: 2, park: true }));
+    const answer = await whileAdvancing(h.clock, () => aws.receiveOrPark('workers', { maxMessages: 10, waitSeconds: 2, park: true }));
     expect(answer).toEqual({ messages: [] });
     expect(sqs.commandCalls(CreateQueueCommand)).toHaveLength(1);
     expect(warnings).toHaveLength(1);
@@ -76,7 +66,7 @@ describe('a parking receive whose doorbell fails', () => {
     const until = h.clock.now() + DOORBELL_PARK_FOR_MS;
     const wb = Object.fromEntries(Array.from({ length: DoorbellLimits.parkedGroupsPerTopicMax }, (_, i) => [`g${i}`, until]));
     await h.doc.send(new UpdateCommand({ TableName: h.table, Key: { pk: TOPIC_PK, sk: 'full' }, UpdateExpression: 'SET wb = :wb, wu = :wu', ExpressionAttributeValues: { ':wb': wb, ':wu': until } }));
-    const answer = await receiveAdvancing(() => aws.receiveOrPark('late', { maxMessages: 10, waitSeconds: 1, park: true }));
+    const answer = await whileAdvancing(h.clock, () => aws.receiveOrPark('late', { maxMessages: 10, waitSeconds: 1, park: true }));
     expect(answer).toEqual({ messages: [] });
     expect(warnings).toHaveLength(1);
     expect(warnings[0]?.details.error).toBeInstanceOf(DoorbellParkRefusedError);

@@ -83,3 +83,33 @@ describe('the wb map cap', () => {
     expect(Object.keys((await topicItem()).item.wb as object)).toHaveLength(max);
   });
 });
+
+describe('creating the wb map', () => {
+  it('does not move `wu` back when a park raised it between the read and the create', async () => {
+    await h.admin.putTopic('fresh', topic());
+    const until = h.clock.now() + DOORBELL_PARK_FOR_MS;
+    const later = until + 60_000;
+    let raced = false;
+    // Just before the create-the-map write, another park raises `wu` past this park's end.
+    h.doc.middlewareStack.add(
+      (next) => async (args) => {
+        const input = args.input as { UpdateExpression?: string; Key?: { sk?: string } };
+        if (!raced && input.UpdateExpression === 'SET wb = :wb, wu = :wu' && input.Key?.sk === 'fresh') {
+          raced = true;
+          await h.doc.send(new UpdateCommand({ TableName: h.table, Key: { pk: TOPIC_PK, sk: 'fresh' }, UpdateExpression: 'SET wu = :w', ExpressionAttributeValues: { ':w': later } }));
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'race-wu' },
+    );
+    try {
+      expect(await h.stores.catalog.parkGroup('fresh', 'workers', until, h.clock.now() + 5 * 60_000)).toBe(until);
+    } finally {
+      h.doc.middlewareStack.remove('race-wu');
+    }
+    expect(raced).toBe(true);
+    const got = await h.doc.send(new GetCommand({ TableName: h.table, Key: { pk: TOPIC_PK, sk: 'fresh' }, ConsistentRead: true }));
+    expect(got.Item?.wb).toEqual({ workers: until });
+    expect(got.Item?.wu).toBe(later);
+  });
+});

@@ -495,12 +495,19 @@ export class Catalog {
         continue;
       }
       if (!result.ok) {
-        // No `wb` map yet: create it with this group, if nobody else did meanwhile.
+        // No `wb` map yet: create it with this group, if nobody else did meanwhile — and only over the
+        // `wu` read, since the new `wu` is computed from it (a park that raised it meanwhile must not be undone).
+        const oldWu = old?.wu === undefined ? undefined : Number(old.wu);
         const created = await conditionalWithImage(this.doc, {
           ...common,
           UpdateExpression: 'SET wb = :wb, wu = :wu',
-          ConditionExpression: 'attribute_exists(pk) AND deleted <> :true AND attribute_not_exists(wb)',
-          ExpressionAttributeValues: { ':wb': { [group]: until }, ':wu': Math.max(until, Number(old?.wu ?? 0)), ':true': true },
+          ConditionExpression: `attribute_exists(pk) AND deleted <> :true AND attribute_not_exists(wb) AND ${oldWu === undefined ? 'attribute_not_exists(wu)' : 'wu = :oldWu'}`,
+          ExpressionAttributeValues: {
+            ':wb': { [group]: until },
+            ':wu': Math.max(until, oldWu ?? 0),
+            ':true': true,
+            ...(oldWu === undefined ? {} : { ':oldWu': oldWu }),
+          },
         });
         if (!created.ok) continue;
       }

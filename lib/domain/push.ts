@@ -49,7 +49,9 @@ export const PushLimits = {
    * of at most 128 ASCII characters (NAME_PATTERN) are ≤ 128,000 bytes, and
    * the rest of a topic item is ≤ ~3 KB (name and order group ≤ 128 B each;
    * `gs` and `pw` ≤ 64 numbers of ≤ 21 B + 1 B each; a dozen small numbers),
-   * so the item stays ≤ ~131 KB, a third of the 400 KB item limit
+   * so the item stays ≤ ~131 KB without its doorbell map; `wb` adds
+   * ≤ 150,000 bytes (`DoorbellLimits.parkedGroupsPerTopicMax`,
+   * lib/domain/doorbell-limits.ts): ≤ ~281 KB, under the 400 KB item limit
    * (docs/design.md, Limits by construction).
    */
   pushGroupsPerTopicMax: 1000,

@@ -502,6 +502,7 @@ export class AdminService {
       now = this.clock.now();
       if (await this.stores.catalog.deleteGroup(name, now, { version: group.version, topics: pushTopics(group) })) {
         await this.deleteDoorbell(group.doorbellQueueUrl);
+        await this.unparkDoorbell(group);
         break;
       }
       if (attempt + 1 >= SAVE_GROUP_ATTEMPTS) throw new ConflictError(`Consumer group '${name}' kept changing while this request tried to delete it; retry.`);
@@ -517,6 +518,21 @@ export class AdminService {
     } catch (error) {
       this.doorbells.log?.('doorbell queue delete failed', { queueUrl, error });
     }
+  }
+
+  /**
+   * Removes a deleted pull group's `wb` entries from its topics, after its
+   * transaction (a topic's map is capped, docs/design.md "Limits by
+   * construction"). A failure is logged and leaves the entry (it rings
+   * nobody: the route finds no group), one slot of the map lost.
+   */
+  private async unparkDoorbell(group: Group): Promise<void> {
+    if (group.push) return;
+    const topics = [...new Set(group.subscriptions.map((s) => s.topic))];
+    const results = await Promise.allSettled(topics.map((topic) => this.stores.catalog.unparkGroup(topic, group.name)));
+    results.forEach((result, i) => {
+      if (result.status === 'rejected') this.doorbells?.log?.('doorbell park entry removal failed', { topic: topics[i], group: group.name, error: result.reason });
+    });
   }
 
   async getGroup(name: string) {

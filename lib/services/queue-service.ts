@@ -43,6 +43,8 @@ export interface Doorbells {
   queues?: DoorbellQueues | undefined;
   /** Local runtime: a parking long poll waits on its group's doorbell instead of its topics. */
   waiter?: DoorbellWaiter | undefined;
+  /** Warnings: a park or queue creation that failed (the receive long-polls without a doorbell). */
+  log?: ((message: string, details: Record<string, unknown>) => void) | undefined;
 }
 
 /** A parking long poll on the local runtime looks for real at least this often (ms) while no ring comes. */
@@ -209,14 +211,17 @@ export class QueueService {
     // One budget for the whole long poll: a look that leased nothing took nothing from it.
     const budget = new AnswerBudget(Limits.answerMaxBytes, request.answerBytesUsed ?? RECEIVE_ENVELOPE_BYTES);
     const bells = request.park ? this.doorbells : undefined;
-    let queueUrl: string | undefined;
-    if (bells?.queues) queueUrl = group.doorbellQueueUrl ?? (await this.createDoorbell(bells.queues, group));
     // Before the first look: what is appended after the park carries `w` and rings; what came before, the look finds.
-    if (bells && (bells.queues || bells.waiter)) await bells.parker.park(group.name, [...requested]);
-    const waiter = bells?.queues ? undefined : bells?.waiter;
+    const parked = bells && (bells.queues || bells.waiter) ? await this.parkOnDoorbell(bells, group, [...requested]) : undefined;
+    const queueUrl = parked?.queueUrl;
+    const waiter = parked && !bells?.queues ? bells?.waiter : undefined;
+    // A fresh park: senders with a cached topic item may append without `w` until `ringsFrom`, so the
+    // doorbell is answered only after a look at or past it (a shorter wait answers without a doorbell).
+    const ringsFrom = parked?.ringsFrom ?? -Infinity;
     let first = true;
     for (;;) {
       const mark = waiter ? waiter.mark(group.name) : this.notifier.mark();
+      const lookedAt = this.clock.now();
       const topics = await this.stores.catalog.topics([...subscribed]);
       const messages = await this.receiver.receiveOnce(
         {
@@ -240,10 +245,30 @@ export class QueueService {
         this.notifier.wakeAt?.([m.topic], now + visibilityMs + retryDelayMs(group.retryPolicy, m.deliveryCount, group.maxDeliveries));
       }
       if (messages.length > 0) return { messages };
-      if (queueUrl !== undefined) return { messages, doorbell: { queueUrl } };
+      if (queueUrl !== undefined && lookedAt >= ringsFrom) return { messages, doorbell: { queueUrl } };
       if (now >= deadline) return { messages };
+      const until = queueUrl !== undefined && ringsFrom > now ? Math.min(ringsFrom, deadline) : deadline;
       if (waiter) await waiter.wait(group.name, Math.min(PARKED_LOOK_EVERY_MS, deadline - now), mark);
-      else await this.notifier.wait([...requested], Math.min(this.pollIntervalMs, deadline - now), mark);
+      else await this.notifier.wait([...requested], Math.min(this.pollIntervalMs, until - now), mark);
+    }
+  }
+
+  /**
+   * Creates the group's doorbell queue if it has none (AWS) and parks the
+   * group on `topics`. A failure other than the group being gone (CreateQueue
+   * throttled or denied, a name in SQS's 60 s reuse wait, a park the full
+   * `wb` map refused or races kept failing) is logged and answers undefined:
+   * the receive long-polls without a doorbell, which would not ring.
+   */
+  private async parkOnDoorbell(bells: Doorbells, group: Group, topics: readonly string[]): Promise<{ queueUrl: string | undefined; ringsFrom: number } | undefined> {
+    try {
+      const queueUrl = bells.queues ? (group.doorbellQueueUrl ?? (await this.createDoorbell(bells.queues, group))) : undefined;
+      const { ringsFrom } = await bells.parker.park(group.name, topics, group.createdAt);
+      return { queueUrl, ringsFrom };
+    } catch (error) {
+      if (error instanceof GroupNotFoundError) throw error;
+      bells.log?.('doorbell park failed: long-polling without a doorbell', { group: group.name, topics, error });
+      return undefined;
     }
   }
 

@@ -19,10 +19,11 @@ import { InProcessDoorbell } from '../../lib/adapters/local/in-process-doorbell.
 import { InProcessNotifier } from '../../lib/ports/notifier.js';
 import { cryptoRandom } from '../../lib/ports/random.js';
 import { AdminService } from '../../lib/services/admin-service.js';
-import { DOORBELL_PARK_FOR_MS, DoorbellParker } from '../../lib/services/doorbell-parker.js';
+import { DOORBELL_PARK_FOR_MS, DoorbellParker, STALE_SENDER_SLACK_MS } from '../../lib/services/doorbell-parker.js';
 import { DoorbellRoute } from '../../lib/services/doorbell-route.js';
 import { QueueService } from '../../lib/services/queue-service.js';
 import { group, topic } from '../helpers/builders.js';
+import { whileAdvancing } from '../helpers/advancing.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
 
 const sqs = mockClient(SQSClient);
@@ -53,9 +54,11 @@ const item = async (pk: string, sk: string) => (await h.doc.send(new GetCommand(
 const segment = (topicName: string, id: string): SegmentChange => ({ id, stream: `t:${topicName}/p:0`, seq: 1, count: 1, topics: [topicName], noticeLane: undefined, wake: true });
 
 describe('doorbells on AWS (SQS mocked)', () => {
-  it('a parking receive that finds nothing creates the queue, records it, parks the group on its topics and answers the doorbell at once', async () => {
+  it('a parking receive that finds nothing creates the queue, records it, parks the group on its topics and answers the doorbell after a look past park + sender cache + 1 s', async () => {
     const started = Date.now();
-    const answer = await aws.receiveOrPark('workers', { maxMessages: 10, waitSeconds: 20, park: true });
+    const startedAt = h.clock.now();
+    const answer = await whileAdvancing(h.clock, () => aws.receiveOrPark('workers', { maxMessages: 10, waitSeconds: 20, park: true }));
+    const answeredAt = h.clock.now();
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(answer.messages).toEqual([]);
     const created = sqs.commandCalls(CreateQueueCommand).map((c) => c.args[0].input);
@@ -65,23 +68,33 @@ describe('doorbells on AWS (SQS mocked)', () => {
     expect(created[0]?.tags).toEqual({ 'sluice:group': 'workers' });
     expect(answer.doorbell).toEqual({ queueUrl: urlOf(created[0]?.QueueName ?? '') });
     expect((await item(GROUP_PK, 'workers')).bq).toBe(answer.doorbell?.queueUrl);
+    const parkedAt = Number((await item(TOPIC_PK, 'orders')).wu) - DOORBELL_PARK_FOR_MS;
+    expect(parkedAt).toBeGreaterThanOrEqual(startedAt);
+    // Senders may hold the topic item from before the park for their catalog cache (5 s by default).
+    expect(answeredAt).toBeGreaterThanOrEqual(parkedAt + 5000 + STALE_SENDER_SLACK_MS);
     for (const name of ['orders', 'refunds']) {
       const t = await item(TOPIC_PK, name);
-      expect(t.wb).toEqual({ workers: h.clock.now() + DOORBELL_PARK_FOR_MS });
-      expect(t.wu).toBe(h.clock.now() + DOORBELL_PARK_FOR_MS);
+      expect(t.wb).toEqual({ workers: parkedAt + DOORBELL_PARK_FOR_MS });
+      expect(t.wu).toBe(parkedAt + DOORBELL_PARK_FOR_MS);
     }
   });
 
-  it('parks again without creating the queue, and writes the topic items only once 5 minutes have passed', async () => {
+  it('parks again without creating the queue, answers the doorbell at once, and writes the topic items only once 3 minutes of the park have passed', async () => {
+    const parkedAt = Number((await item(TOPIC_PK, 'orders')).wu) - DOORBELL_PARK_FOR_MS;
     tableCalls.length = 0;
     const again = await aws.receiveOrPark('workers', { maxMessages: 10, waitSeconds: 20, park: true });
     expect(again.doorbell).toBeDefined();
     expect(sqs.commandCalls(CreateQueueCommand)).toHaveLength(1);
-    expect(tableCalls).not.toContain('UpdateCommand');
-    const before = h.clock.now();
-    h.clock.advance(5 * 60_000 + 1);
+    expect(tableCalls.filter((c) => /^Update/.test(c))).toEqual([]);
+    h.clock.advance(parkedAt + 3 * 60_000 - 1 - h.clock.now());
     await aws.receiveOrPark('workers', { maxMessages: 10, waitSeconds: 20, park: true });
-    expect((await item(TOPIC_PK, 'orders')).wb).toEqual({ workers: before + 5 * 60_000 + 1 + DOORBELL_PARK_FOR_MS });
+    expect(tableCalls.filter((c) => /^Update/.test(c))).toEqual([]);
+    // Less than 7 of the 10 minutes left: written again, and still answered at once (the park never lapsed).
+    h.clock.advance(parkedAt + 3 * 60_000 + 1 - h.clock.now());
+    const refreshed = await aws.receiveOrPark('workers', { maxMessages: 10, waitSeconds: 20, park: true });
+    expect(refreshed.doorbell).toBeDefined();
+    expect(tableCalls.filter((c) => /^Update/.test(c))).not.toEqual([]);
+    expect((await item(TOPIC_PK, 'orders')).wb).toEqual({ workers: parkedAt + 3 * 60_000 + 1 + DOORBELL_PARK_FOR_MS });
     expect(sqs.commandCalls(CreateQueueCommand)).toHaveLength(1);
   });
 
@@ -116,6 +129,31 @@ describe('doorbells on AWS (SQS mocked)', () => {
     expect(answer.doorbell).toBeUndefined();
   });
 
+  it('a fresh park keeps long-polling until past park + sender cache + 1 s, finding what a stale sender appended; a shorter wait answers without a doorbell', async () => {
+    const fresh = new QueueService(h.stores, h.clock, cryptoRandom, new InProcessNotifier(), h.timers, {
+      pollIntervalMs: 20,
+      doorbells: { parker: new DoorbellParker(h.stores.catalog, h.clock), queues: new SqsDoorbellQueues(new SQSClient({ region: 'eu-west-1' }), 'sluice-test') },
+    });
+    // A new container (nothing known of the park): a 2 s wait ends before park + 6 s, so no doorbell.
+    const short = await whileAdvancing(h.clock, () => fresh.receiveOrPark('workers', { maxMessages: 10, waitSeconds: 2, park: true }));
+    expect(short).toEqual({ messages: [] });
+    const second = new QueueService(h.stores, h.clock, cryptoRandom, new InProcessNotifier(), h.timers, {
+      pollIntervalMs: 20,
+      doorbells: { parker: new DoorbellParker(h.stores.catalog, h.clock), queues: new SqsDoorbellQueues(new SQSClient({ region: 'eu-west-1' }), 'sluice-test') },
+    });
+    h.clock.advance(DOORBELL_PARK_FOR_MS);
+    // An append no doorbell would ring for (a sender's cached item without `wu`), made while the fresh park's receive waits.
+    const pending = second.receiveOrPark('workers', { maxMessages: 10, waitSeconds: 20, park: true });
+    const parkedNow = async () => Number(((await item(TOPIC_PK, 'refunds')).wb as Record<string, number> | undefined)?.workers ?? 0);
+    await expect.poll(parkedNow, { timeout: 10_000 }).toBeGreaterThan(h.clock.now());
+    await h.queue.send('refunds', send('stale'));
+    const answer = await whileAdvancing(h.clock, () => pending, 100);
+    // ('one', leased and not committed by the test before, is claimable again after the 10 minutes.)
+    expect(answer.messages.map((m) => m.body)).toContain('stale');
+    expect(answer.doorbell).toBeUndefined();
+    await aws.commit('workers', answer.messages.map((m) => m.receiptHandle));
+  });
+
   it('deleting a group deletes its queue; a re-created group gets a queue of another name', async () => {
     const queueUrl = String((await item(GROUP_PK, 'audit')).bq);
     await admin.deleteGroup('audit');
@@ -123,8 +161,10 @@ describe('doorbells on AWS (SQS mocked)', () => {
     h.clock.advance(60_000);
     await h.admin.putGroup('audit', group('orders'));
     expect((await item(GROUP_PK, 'audit')).bq).toBeUndefined();
-    const answer = await aws.receiveOrPark('audit', { maxMessages: 10, waitSeconds: 0, park: true });
+    const answer = await whileAdvancing(h.clock, () => aws.receiveOrPark('audit', { maxMessages: 10, waitSeconds: 20, park: true }));
     expect(answer.doorbell?.queueUrl).toBeDefined();
+    // The re-created group is parked again (delete-group removed the old entry).
+    expect(Object.keys((await item(TOPIC_PK, 'orders')).wb as object)).toContain('audit');
     expect(answer.doorbell?.queueUrl).not.toBe(queueUrl);
   });
 });

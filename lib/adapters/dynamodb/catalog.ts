@@ -12,6 +12,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DeliveryMode, Group, SealedSecret, Subscription, Topic, TopicType } from '../../domain/model.js';
+import { DoorbellLimits, DoorbellParkRefusedError } from '../../domain/doorbell-limits.js';
 import { PushLimits, type PushSettings } from '../../domain/push.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../domain/retry-policy.js';
 import {
@@ -166,6 +167,9 @@ interface Cached<T> {
   value: T;
   until: number;
 }
+
+/** `wb` takes a new group only below the cap; a group already in it may always refresh its entry. */
+const WB_CAP = '(size(wb) < :max OR attribute_exists(wb.#g))';
 
 export class Catalog {
   private readonly ttlMs: number;
@@ -455,6 +459,9 @@ export class Catalog {
    * (docs/design.md, "Waking SDK consumers"). `wu` makes appends carry `w`,
    * which is what reaches the dispatcher's doorbell route. A topic item
    * without a `wb` map gets one by a second write conditional on its absence.
+   * The map holds at most `DoorbellLimits.parkedGroupsPerTopicMax` groups
+   * (the 400 KB item limit): a new group finding it full, or losing three
+   * races in a row, throws {@link DoorbellParkRefusedError}.
    * Answers the group's `wb` after the call (undefined: no live topic).
    */
   async parkGroup(name: string, group: string, until: number, keepIfAtLeast: number): Promise<number | undefined> {
@@ -465,33 +472,42 @@ export class Catalog {
         // `wu` only grows here: a doorbell park is longer than an activity park (10 min against 60 s).
         UpdateExpression: 'SET wb.#g = :until, wu = :until',
         ConditionExpression:
-          'attribute_exists(pk) AND deleted <> :true AND attribute_exists(wb) AND (attribute_not_exists(wb.#g) OR wb.#g < :keep) AND (attribute_not_exists(wu) OR wu < :until)',
+          `attribute_exists(pk) AND deleted <> :true AND attribute_exists(wb) AND (attribute_not_exists(wb.#g) OR wb.#g < :keep) AND (attribute_not_exists(wu) OR wu < :until) AND ${WB_CAP}`,
         ExpressionAttributeNames: { '#g': group },
-        ExpressionAttributeValues: { ':until': until, ':keep': keepIfAtLeast, ':true': true },
+        ExpressionAttributeValues: { ':until': until, ':keep': keepIfAtLeast, ':true': true, ':max': DoorbellLimits.parkedGroupsPerTopicMax },
       });
       const old = result.ok ? undefined : result.old;
       if (!result.ok && (!old || old.deleted === true)) return undefined;
       if (!result.ok && old && typeof old.wb === 'object' && old.wb !== null) {
-        const kept = (old.wb as Record<string, unknown>)[group];
+        const map = old.wb as Record<string, unknown>;
+        const kept = map[group];
         if (kept !== undefined && Number(kept) >= keepIfAtLeast) return Number(kept);
+        if (kept === undefined && Object.keys(map).length >= DoorbellLimits.parkedGroupsPerTopicMax) throw new DoorbellParkRefusedError(name, group, 'full');
         // `wu` is already later than `until` (another group's park): write `wb.<group>` alone.
         const alone = await conditionalWithImage(this.doc, {
           ...common,
           UpdateExpression: 'SET wb.#g = :until',
-          ConditionExpression: 'attribute_exists(pk) AND deleted <> :true AND attribute_exists(wb) AND (attribute_not_exists(wb.#g) OR wb.#g < :keep) AND wu >= :until',
+          ConditionExpression: `attribute_exists(pk) AND deleted <> :true AND attribute_exists(wb) AND (attribute_not_exists(wb.#g) OR wb.#g < :keep) AND wu >= :until AND ${WB_CAP}`,
           ExpressionAttributeNames: { '#g': group },
-          ExpressionAttributeValues: { ':until': until, ':keep': keepIfAtLeast, ':true': true },
+          ExpressionAttributeValues: { ':until': until, ':keep': keepIfAtLeast, ':true': true, ':max': DoorbellLimits.parkedGroupsPerTopicMax },
         });
         if (alone.ok) return until;
         continue;
       }
       if (!result.ok) {
-        // No `wb` map yet: create it with this group, if nobody else did meanwhile.
+        // No `wb` map yet: create it with this group, if nobody else did meanwhile — and only over the
+        // `wu` read, since the new `wu` is computed from it (a park that raised it meanwhile must not be undone).
+        const oldWu = old?.wu === undefined ? undefined : Number(old.wu);
         const created = await conditionalWithImage(this.doc, {
           ...common,
           UpdateExpression: 'SET wb = :wb, wu = :wu',
-          ConditionExpression: 'attribute_exists(pk) AND deleted <> :true AND attribute_not_exists(wb)',
-          ExpressionAttributeValues: { ':wb': { [group]: until }, ':wu': Math.max(until, Number(old?.wu ?? 0)), ':true': true },
+          ConditionExpression: `attribute_exists(pk) AND deleted <> :true AND attribute_not_exists(wb) AND ${oldWu === undefined ? 'attribute_not_exists(wu)' : 'wu = :oldWu'}`,
+          ExpressionAttributeValues: {
+            ':wb': { [group]: until },
+            ':wu': Math.max(until, oldWu ?? 0),
+            ':true': true,
+            ...(oldWu === undefined ? {} : { ':oldWu': oldWu }),
+          },
         });
         if (!created.ok) continue;
       }
@@ -499,7 +515,30 @@ export class Catalog {
       if (cached) this.remember(this.topicCache, name, { ...cached, parkedUntil: Math.max(until, cached.parkedUntil ?? 0) });
       return until;
     }
-    return undefined;
+    throw new DoorbellParkRefusedError(name, group, 'contended');
+  }
+
+  /**
+   * Removes a deleted group's `wb.<group>` entry from a topic item (one
+   * conditional UpdateItem; nothing written when the entry is absent or the
+   * topic is gone), so parks of deleted groups do not fill the map.
+   */
+  async unparkGroup(name: string, group: string): Promise<void> {
+    try {
+      await call(() =>
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { pk: TOPIC_PK, sk: name },
+            UpdateExpression: 'REMOVE wb.#g',
+            ConditionExpression: 'attribute_exists(wb.#g)',
+            ExpressionAttributeNames: { '#g': group },
+          }),
+        ),
+      );
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw error;
+    }
   }
 
   /**

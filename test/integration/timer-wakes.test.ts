@@ -133,7 +133,9 @@ describe('release wake-ups carry their ids', () => {
   });
 
   it('the minute timer arms far messages with their ids (reading the due index), the release does not read it', async () => {
-    const due = h.clock.now() + 2 * 3600_000 + 30_500;
+    // Three seconds of one minute (hh:mm:30.5–32.5), two hours ahead: one minute timer. (From an unaligned
+    // clock, due + 2 s crossed into the next minute whenever the clock stood at :27.5–:29.5.)
+    const due = Math.floor((h.clock.now() + 2 * 3600_000) / 60_000) * 60_000 + 30_500;
     const sent = [];
     for (let i = 0; i < 3; i++) sent.push(await h.queue.send('jobs', send(`far-${i}`, { deliverAt: due + i * 1000 })));
     expect(h.recorded.releases).toEqual([]);

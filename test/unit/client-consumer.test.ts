@@ -1,27 +1,14 @@
 /** The Consumer's scheduling against a fake client: shard lanes, concurrency, release on error, extension, stop. */
 import { describe, expect, it } from 'vitest';
 import { Consumer, SluiceApiError, type ConsumerOptions, type Delivered } from '../../lib/client/index.js';
+import { deliveredMessage } from '../helpers/delivered.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let counter = 0;
 function message(shardKey: string | null, sequence: number | null, body = `${shardKey}#${sequence}`): Delivered {
   counter++;
-  return {
-    messageId: `m${counter}`,
-    receiptHandle: `h:${body}`,
-    topic: 't',
-    body,
-    encoding: 'utf8',
-    tag: null,
-    keys: [],
-    properties: {},
-    shardKey,
-    sequence,
-    sentAt: '2026-01-01T00:00:00.000Z',
-    deliverableAt: '2026-01-01T00:00:00.000Z',
-    deliveryCount: 1,
-  };
+  return deliveredMessage({ messageId: `m${counter}`, body, shardKey, sequence });
 }
 
 /** A client whose receives hand out the given batches, then nothing (after a short "long poll"). */

@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Consumer, SqsDoorbellError, type ConsumerErrorKind, type Delivered } from '../../lib/client/index.js';
+import { deliveredMessage } from '../helpers/delivered.js';
 
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' };
 
@@ -86,21 +87,7 @@ class FakeSqs {
 }
 
 function message(body: string): Delivered {
-  return {
-    messageId: body,
-    receiptHandle: `h:${body}`,
-    topic: 't',
-    body,
-    encoding: 'utf8',
-    tag: null,
-    keys: [],
-    properties: {},
-    shardKey: null,
-    sequence: null,
-    sentAt: '2026-01-01T00:00:00.000Z',
-    deliverableAt: '2026-01-01T00:00:00.000Z',
-    deliveryCount: 1,
-  };
+  return deliveredMessage({ messageId: body, body });
 }
 
 /** A Sluice client as a deployed stack answers: a parking receive that finds nothing answers the doorbell at once. */

@@ -8,7 +8,6 @@
  * what became claimable, so a lease end already past does not make the
  * consumer receive over and over.
  */
-import { retryDelayMs } from '../domain/retry-policy.js';
 import type { RetryPolicy } from './types.js';
 
 /** Added to every time: the server's clock reads these times, the client's only estimates them (from when an answer arrived). */
@@ -16,11 +15,14 @@ export const CLAIMABLE_MARGIN_MS = 250;
 
 /**
  * The retry back-off after a message's `deliveries`-th delivery failed (ms),
- * as the server applies it (the server's own formula, lib/domain/retry-policy.ts);
+ * as the server applies it (lib/domain/retry-policy.ts; the client package
+ * cannot import it): `min(maxSeconds, initialSeconds × multiplier^(deliveries − 1))`;
  * undefined for the last delivery the group allows (dead-lettered, never claimable again).
  */
 export function retryBackoffMs(policy: RetryPolicy, deliveries: number, maxDeliveries: number): number | undefined {
-  return deliveries >= maxDeliveries ? undefined : retryDelayMs(policy, deliveries, maxDeliveries);
+  if (deliveries >= maxDeliveries) return undefined;
+  if (policy.initialSeconds === 0) return 0;
+  return Math.round(Math.min(policy.maxSeconds, policy.initialSeconds * policy.multiplier ** Math.max(0, deliveries - 1)) * 1000);
 }
 
 export class ClaimableSchedule {

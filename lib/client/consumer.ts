@@ -55,7 +55,6 @@
 import type { SluiceClient } from './client.js';
 import { SluiceApiError, SluiceConfigurationError } from './errors.js';
 import type { AwsCredentials, AwsCredentialsProvider } from './sigv4.js';
-import { DEFAULT_RETRY_POLICY } from '../domain/retry-policy.js';
 import { ClaimableSchedule, retryBackoffMs } from './claimable-schedule.js';
 import { DOORBELL_WAIT_SECONDS, SqsDoorbellError, SqsDoorbellWaiter } from './sqs-doorbell.js';
 import type { CommitEntryResult, Delivered, PublishEntry, RetryPolicy } from './types.js';
@@ -166,7 +165,7 @@ export class Consumer {
   private running = 0;
   private visibilitySeconds = 30;
   /** The group's, read at start (the server applies it to releases; the consumer wakes when it ends). */
-  private retryPolicy: RetryPolicy = DEFAULT_RETRY_POLICY;
+  private retryPolicy: RetryPolicy = { initialSeconds: 1, multiplier: 2, maxSeconds: 600 };
   private maxDeliveries = 16;
   private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
   /** Aborts requests in flight (stop with `abort`). */

@@ -14,6 +14,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { wruOf, rruOf, itemBytes, type AttributeMap } from './units.js';
+import { transactTargets, transactionUnits, type ItemReader, type TransactTarget } from './transaction-units.js';
 
 export interface Attribution {
   tag: string;
@@ -135,10 +136,10 @@ const asAttributes = (item: Record<string, unknown>): AttributeMap => {
 };
 
 interface TransactItemInput {
-  Put?: { Item?: Record<string, unknown> };
-  Update?: unknown;
-  Delete?: unknown;
-  ConditionCheck?: unknown;
+  Put?: { TableName?: string; Item?: Record<string, unknown> };
+  Update?: { TableName?: string; Key?: Record<string, unknown> };
+  Delete?: { TableName?: string; Key?: Record<string, unknown> };
+  ConditionCheck?: { TableName?: string; Key?: Record<string, unknown> };
 }
 
 export class Meter {
@@ -148,6 +149,16 @@ export class Meter {
   private readonly other = new Map<string, number>();
   private readonly check = { compared: 0, agreed: 0, samples: [] as string[] };
   readonly als = new AsyncLocalStorage<Attribution>();
+  private reader: ItemReader | undefined;
+
+  /**
+   * Reads items (uncounted) around each transaction, so that its units are computed from the items'
+   * sizes instead of taken from DynamoDB Local, which under-reports transactions of several items
+   * (transaction-units.ts). Without a reader, DynamoDB Local's figures are used.
+   */
+  readItemsWith(reader: ItemReader): void {
+    this.reader = reader;
+  }
 
   /** Adds the counting middleware to a DynamoDB client (the container's). */
   instrumentDynamo(client: { middlewareStack: { add: (...args: any[]) => void } }): void {
@@ -159,10 +170,13 @@ export class Meter {
         if (injected) args.input.ReturnConsumedCapacity = 'INDEXES';
         const at = this.als.getStore();
         const counter = this.counter(at, command);
-        const started = performance.now();
         counter.calls++;
         counter.itemsWritten += writtenItems(command, args.input);
         counter.bytesPut += putBytes(command, args.input);
+        const reader = command === 'TransactWriteItemsCommand' ? this.reader : undefined;
+        const targets: TransactTarget[] = reader ? transactTargets((args.input.TransactItems as TransactItemInput[] | undefined) ?? [], asAttributes) : [];
+        const before = reader ? await Promise.all(targets.map((t) => reader(t.table, t.key))) : [];
+        const started = performance.now();
         try {
           const result = await next(args);
           counter.ms += performance.now() - started;
@@ -174,16 +188,26 @@ export class Meter {
           const isWrite = /Put|Update|Delete|Write/.test(command);
           let reported = 0;
           let reportedTable = 0;
+          let reportedGsi = 0;
           for (const c of list) {
             const total = c.CapacityUnits ?? 0;
             reported += total;
             // The cross-check compares the table's share (the size rules below know nothing of the GSI).
             reportedTable += c.Table?.CapacityUnits ?? total;
             const gsi = Object.values(c.GlobalSecondaryIndexes ?? {}).reduce((n, g) => n + (g.CapacityUnits ?? 0), 0);
+            reportedGsi += gsi;
             if (isWrite) {
+              if (reader) continue;
               counter.wruGsi += gsi;
               counter.wruTable += c.Table?.CapacityUnits ?? total - gsi;
             } else counter.rru += total;
+          }
+          if (reader) {
+            const after = await Promise.all(targets.map((t) => (t.kind === 'Update' ? reader(t.table, t.key) : Promise.resolve(undefined))));
+            const units = transactionUnits(targets, before, after);
+            counter.wruTable += units.table;
+            counter.wruGsi += units.gsi;
+            this.compare('TransactWriteItemsCommand', reportedTable + reportedGsi, units.table + units.gsi);
           }
           if (!isWrite && consumed !== undefined && reported === 0 && (command === 'QueryCommand' || command === 'GetItemCommand')) {
             counter.rruMinModel += args.input.ConsistentRead === true ? 1 : 0.5;
@@ -362,6 +386,10 @@ export class Meter {
       modelled = rruOf(itemBytes(asAttributes(output.Item as Record<string, unknown>)), input.ConsistentRead === true);
     }
     if (modelled === undefined) return;
+    this.compare(command, reported, modelled);
+  }
+
+  private compare(command: string, reported: number, modelled: number) {
     this.check.compared++;
     if (Math.abs(modelled - reported) < 1e-9) this.check.agreed++;
     else if (this.check.samples.length < 8) this.check.samples.push(`${command}: DynamoDB Local ${reported}, size model ${modelled}`);

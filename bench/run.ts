@@ -24,6 +24,7 @@ import { startDynamoLocal, type LocalDynamo } from '../local/dynamo.js';
 import { startLocal, type LocalRuntime } from '../local/runtime.js';
 import { Api } from './http.js';
 import { Meter } from './meter.js';
+import { itemReader } from './transaction-units.js';
 import { cpuSeconds, sleep } from './stats.js';
 import { renderChart } from './chart.js';
 import { RoundTrip } from './round-trip.js';
@@ -194,6 +195,8 @@ async function main() {
   const meter = new Meter();
   const c = container();
   meter.instrumentDynamo(c.dynamo);
+  const raw = createDynamoClients({ endpoint: dynamo.endpoint });
+  meter.readItemsWith(itemReader(raw.client));
   // Off until the scale rows: every other phase measures DynamoDB Local as it is.
   const roundTrip = new RoundTrip(5, 10);
   roundTrip.install(c.dynamo);
@@ -221,7 +224,6 @@ async function main() {
 
   // ── the floor ──
   const floorTable = 'bench-floor';
-  const raw = createDynamoClients({ endpoint: dynamo.endpoint });
   await ensureTable(raw.client, floorTable);
   const idleEnv: IdleEnv = { ctx, runtimeUrl: runtime.url, token, meter, doc: raw.doc, table: 'bench', dynamo: c.dynamo };
   if (idleOnly) {

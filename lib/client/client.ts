@@ -10,7 +10,9 @@
  * - Errors: `SluiceApiError` (the server's problem+json) or
  *   `SluiceConnectionError` (no answer).
  */
-import { HttpTransport, type CallOptions, type RequestOptions, type SluiceClientOptions } from './transport.js';
+import { HttpTransport, type CallOptions, type RequestOptions, type SendOptions, type SluiceClientOptions } from './transport.js';
+import { SendBatcher } from './send-batcher.js';
+import { DEFAULT_RETRY } from './retry.js';
 import type { AwsCredentials, AwsCredentialsProvider } from './sigv4.js';
 import type {
   CommitEntry,
@@ -47,7 +49,7 @@ import type {
   TransactionResolution,
 } from './types.js';
 
-export type { AuthMode, RequestOptions, SluiceClientOptions } from './transport.js';
+export type { AuthMode, RequestOptions, SendOptions, SluiceClientOptions } from './transport.js';
 
 const seg = (value: string) => encodeURIComponent(value);
 
@@ -64,6 +66,8 @@ export class SluiceClient {
   /** The transport of receives: `transport` itself unless `receiveEndpoint` names another URL. */
   private readonly receiveTransport: HttpTransport;
   private readonly newId: () => string;
+  /** Lingering sends (`sendLingerMs` > 0), or none. */
+  private readonly batcher: SendBatcher | undefined;
 
   constructor(options: SluiceClientOptions) {
     this.transport = new HttpTransport(options);
@@ -71,6 +75,20 @@ export class SluiceClient {
     this.receiveTransport = options.receiveEndpoint ? new HttpTransport({ ...options, endpoint: options.receiveEndpoint }) : this.transport;
     this.receiveEndpoint = this.receiveTransport.endpoint;
     this.newId = options.newId ?? (() => globalThis.crypto.randomUUID());
+    const lingerMs = options.sendLingerMs ?? 5;
+    if (!(Number.isFinite(lingerMs) && lingerMs >= 0)) throw new RangeError(`sendLingerMs must be a number ≥ 0, not ${String(options.sendLingerMs)}`);
+    this.batcher =
+      lingerMs > 0
+        ? new SendBatcher({
+            lingerMs,
+            sendBatch: (topic, entries) => this.call('POST', `/v1/topics/${seg(topic)}/messages/batch`, { body: { entries } }),
+            sendOne: (topic, entry) => this.call('POST', `/v1/topics/${seg(topic)}/messages`, { body: entry }),
+            retry: { ...DEFAULT_RETRY, ...options.retry },
+            sleep: (ms) => (options.sleep ? options.sleep(ms) : new Promise((resolve) => setTimeout(resolve, ms))),
+            random: options.random ?? Math.random,
+            urlOf: (topic) => `${this.endpoint.replace(/\/+$/, '')}/v1/topics/${seg(topic)}/messages/batch`,
+          })
+        : undefined;
   }
 
   // ── health and description ───────────────────────────────────────────
@@ -233,9 +251,22 @@ export class SluiceClient {
 
   // ── send ─────────────────────────────────────────────────────────────
 
-  /** Sends one message (201). A `dedupId` is generated when none is given. */
-  send(topic: string, message: SendInput, options?: RequestOptions): Promise<SendResult> {
-    return this.call('POST', `/v1/topics/${seg(topic)}/messages`, { ...options, body: this.toSendBody(message) });
+  /**
+   * Sends one message. A `dedupId` is generated when none is given. Sends to one topic within the
+   * client's `sendLingerMs` (default 5 ms) go out together as one batch request, in call order, and
+   * each resolves with its own result or rejects with its own error (`send-batcher.ts`);
+   * `{ batch: false }` (or a `signal`) sends this one alone at once.
+   */
+  send(topic: string, message: SendInput, options?: SendOptions): Promise<SendResult> {
+    const body = this.toSendBody(message);
+    if (this.batcher && options?.batch !== false && options?.signal === undefined) return this.batcher.add(topic, body);
+    const { batch: _batch, ...request } = options ?? {};
+    return this.call('POST', `/v1/topics/${seg(topic)}/messages`, { ...request, body });
+  }
+
+  /** Sends every lingering send now; resolves once each of them was answered. */
+  flush(): Promise<void> {
+    return this.batcher?.flush() ?? Promise.resolve();
   }
 
   /**

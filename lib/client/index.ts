@@ -8,7 +8,7 @@
  * (docs/packaging.md); a dependency it brings must be added to
  * packages/client/package.json (the package build refuses undeclared imports).
  */
-export { SluiceClient, decodeBody, type AuthMode, type RequestOptions, type SluiceClientOptions } from './client.js';
+export { SluiceClient, decodeBody, type AuthMode, type RequestOptions, type SendOptions, type SluiceClientOptions } from './client.js';
 export { SluiceApiError, SluiceClientError, SluiceConfigurationError, SluiceConnectionError } from './errors.js';
 export { DEFAULT_RETRY, backoffDelay, parseRetryAfter, retryDelay, type RetryOptions } from './retry.js';
 export { isAwsEndpoint, regionFromEndpoint, signingServiceOf } from './endpoint.js';

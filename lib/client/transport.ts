@@ -53,6 +53,14 @@ export interface SluiceClientOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Randomness of the backoff jitter, in [0, 1). */
   random?: () => number;
+  /**
+   * How long `send` waits for more sends to the same topic before it sends them as one batch
+   * request (`send-batcher.ts`): one request, one Lambda invocation and (on the HTTP API) one API
+   * fee for up to 100 messages. `0` sends every message in its own request, as `send(…, { batch:
+   * false })` does for one call.
+   * @default 5
+   */
+  sendLingerMs?: number;
   /** Generates `dedupId`s (default: `crypto.randomUUID()`). */
   newId?: () => string;
   userAgent?: string;
@@ -61,6 +69,15 @@ export interface SluiceClientOptions {
 export interface RequestOptions {
   /** Aborts the request (and the waits between its attempts). */
   signal?: AbortSignal;
+}
+
+export interface SendOptions extends RequestOptions {
+  /**
+   * `false`: this message goes in a request of its own at once, not in the topic's lingering batch
+   * (and not ordered after sends still lingering there). A send with a `signal` always goes alone.
+   * @default true (when the client's `sendLingerMs` is above 0)
+   */
+  batch?: boolean;
 }
 
 export interface CallOptions extends RequestOptions {

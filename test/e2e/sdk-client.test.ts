@@ -117,4 +117,26 @@ describe('SluiceClient on the local runtime', () => {
     const stranger = new SluiceClient({ endpoint: runtime.url, token: 'wrong' });
     await expect(stranger.listTopics()).rejects.toMatchObject({ status: 401, code: 'Unauthorized' });
   });
+  it('batches concurrent sends: one shard key stays in call order, a bad message fails alone', async () => {
+    await client.putTopic('sdk-batched', { type: 'fifo' });
+    await client.putGroup('sdk-batched-g', { subscriptions: [{ topic: 'sdk-batched' }], deliveryMode: 'concurrent' });
+    const bodies = Array.from({ length: 130 }, (_, i) => `o${i}`);
+    const sent = await Promise.all(bodies.map((body) => client.send('sdk-batched', { body, shardKey: 'acct-1' })));
+    expect(sent.map((s) => s.sequence)).toEqual([...sent.map((s) => s.sequence!)].sort((a, b) => a - b));
+    const got: string[] = [];
+    for (let i = 0; i < 10 && got.length < bodies.length; i++) {
+      const batch = await client.receive('sdk-batched-g', { maxMessages: 100, waitSeconds: 1 });
+      got.push(...batch.map((m) => m.body));
+      if (batch.length > 0) await client.commit('sdk-batched-g', batch.map((m) => ({ receiptHandle: m.receiptHandle })));
+    }
+    expect(got).toEqual(bodies);
+
+    const outcomes = await Promise.allSettled([
+      client.send('sdk-batched', { body: 'fine-1', shardKey: 'acct-2' }),
+      client.send('sdk-batched', { body: 'too-long-tag', shardKey: 'acct-2', tag: 't'.repeat(129) }),
+      client.send('sdk-batched', { body: 'fine-2', shardKey: 'acct-2' }),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ status: 400, code: 'InvalidArgument' });
+  });
 });

@@ -96,7 +96,11 @@ describe.skipIf(REMOTE)('createPushHandler behind a push group', () => {
 
     await until('all five accepted', () => accepted.length >= 5);
     console.log(`push calls: ${JSON.stringify(calls.map((c) => c.ids.map((id, i) => `${id}#${c.counts[i]}`)))}`);
-    expect(accepted).toEqual(['o0', 'o1', 'o2', 'o3', 'o4']);
+    // Each accepted once. Not necessarily in shard order across requests: in protected mode a shard's later
+    // messages may be pushed in a request of their own, side by side with the one that refused o2 (seen on a
+    // loaded machine: [o0–o3] and [o4] after the first 503), and that request's o4 is accepted before o2's retry.
+    expect([...accepted].sort()).toEqual(['o0', 'o1', 'o2', 'o3', 'o4']);
+    for (const c of calls) expect(c.ids).toEqual([...c.ids].sort());
     expect(refusedOnce).toBe(true);
     expect(calls.every((c) => c.group === 'sdk-push-billing')).toBe(true);
     // The request that carried o2 the first time the handler saw it: the messages before o2 were accepted once;

@@ -9,6 +9,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ISchedule, IScheduleGroup, IScheduleTarget, ScheduleTargetConfig } from 'aws-cdk-lib/aws-scheduler';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { WORK_QUEUE_MAX_RECEIVES } from '../lib/ports/work-queues.js';
 
 export interface WorkQueueProps {
   /** Physical name of the queue (the DLQ adds `-dlq`). @default - generated */
@@ -40,7 +41,7 @@ export class WorkQueue extends Construct {
       enforceSSL: true,
       visibilityTimeout: props.visibilityTimeout,
       retentionPeriod: props.retentionPeriod ?? Duration.days(4),
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount ?? 5 },
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount ?? WORK_QUEUE_MAX_RECEIVES },
     });
   }
 }

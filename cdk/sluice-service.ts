@@ -25,6 +25,7 @@ import { routes, type RouteDef } from '../functions/api/routes.js';
 import { doorbellQueuePrefix, GROUP_METRICS, MINUTE_SCHEDULE_PREFIX, SECRET_CONTEXT_PURPOSE, MESSAGE_ID_KEY_PURPOSE, PUSH_SECRET_CONTEXT_PURPOSE } from '../lib/adapters/aws/names.js';
 import { Limits } from '../lib/domain/model.js';
 import { PUSH_JOB_VISIBILITY_MS, PUSH_WORKER_TIMEOUT_MS } from '../lib/ports/push-queue.js';
+import { CHECK_QUEUE_VISIBILITY_MS, CHECK_WORKER_TIMEOUT_MS, DELAY_QUEUE_VISIBILITY_MS, RELEASE_WORKER_TIMEOUT_MS, WORK_QUEUE_BATCH_SIZE } from '../lib/ports/work-queues.js';
 import { allowInvoke, InvokeEveryTick, nagResourceName, schedulerRole, WorkQueue } from './background.js';
 import { DEFAULT_TIMEOUT, SluiceFunction, TableAccess, type PowertoolsLogLevel, type SluiceFunctionProps } from './sluice-function.js';
 import { SluiceTable } from './sluice-table.js';
@@ -193,8 +194,8 @@ function checkOverrides(defs: readonly RouteDef[]): void {
 /** SQS `DelaySeconds` maximum: a wake-up may sit this long in the delay queue before it is visible. */
 const MAX_DELAY_SECONDS = 900;
 
-const RELEASE_TIMEOUT = Duration.seconds(60);
-const CHECK_WORKER_TIMEOUT = Duration.seconds(30);
+const RELEASE_TIMEOUT = Duration.millis(RELEASE_WORKER_TIMEOUT_MS);
+const CHECK_WORKER_TIMEOUT = Duration.millis(CHECK_WORKER_TIMEOUT_MS);
 const PUSH_WORKER_TIMEOUT = Duration.millis(PUSH_WORKER_TIMEOUT_MS);
 
 /** The functions that are not API routes: targets of schedules and consumers of queues. */
@@ -381,11 +382,11 @@ export class SluiceService extends Construct {
     this.delayQueue = new WorkQueue(this, 'DelayQueue', {
       ...(props.namePrefix ? { queueName: `${props.namePrefix}-delay` } : {}),
       // AWS recommends six times the consumer's timeout, so retries of a batch cannot overlap.
-      visibilityTimeout: Duration.seconds(RELEASE_TIMEOUT.toSeconds() * 6),
+      visibilityTimeout: Duration.millis(DELAY_QUEUE_VISIBILITY_MS),
     });
     this.checkQueue = new WorkQueue(this, 'CheckQueue', {
       ...(props.namePrefix ? { queueName: `${props.namePrefix}-checks` } : {}),
-      visibilityTimeout: Duration.seconds(CHECK_WORKER_TIMEOUT.toSeconds() * 6),
+      visibilityTimeout: Duration.millis(CHECK_QUEUE_VISIBILITY_MS),
     });
     this.pushQueue = new WorkQueue(this, 'PushQueue', {
       ...(props.namePrefix ? { queueName: `${props.namePrefix}-push` } : {}),
@@ -482,12 +483,12 @@ export class SluiceService extends Construct {
     this.grantQueueWakeUps(minute);
     this.grantQueueChecks(minute);
     this.grantQueueWakeUps(release);
-    release.addEventSource(new SqsEventSource(this.delayQueue.queue, { batchSize: 10, reportBatchItemFailures: true }));
+    release.addEventSource(new SqsEventSource(this.delayQueue.queue, { batchSize: WORK_QUEUE_BATCH_SIZE, reportBatchItemFailures: true }));
 
     this.grantQueueChecks(checkSweep);
     checkWorker.addEventSource(
       new SqsEventSource(this.checkQueue.queue, {
-        batchSize: 10,
+        batchSize: WORK_QUEUE_BATCH_SIZE,
         maxConcurrency: this.props.checkConcurrency ?? 10,
         reportBatchItemFailures: true,
       }),
@@ -498,7 +499,7 @@ export class SluiceService extends Construct {
     this.grantQueueChecks(checkWorker);
 
     pushWorker.addEventSource(
-      new SqsEventSource(this.pushQueue.queue, { batchSize: 10, maxConcurrency: this.props.pushConcurrency ?? 10, reportBatchItemFailures: true }),
+      new SqsEventSource(this.pushQueue.queue, { batchSize: WORK_QUEUE_BATCH_SIZE, maxConcurrency: this.props.pushConcurrency ?? 10, reportBatchItemFailures: true }),
     );
     pushWorker.addToRolePolicy(this.secretsStatement('kms:Decrypt', PUSH_SECRET_CONTEXT_PURPOSE));
     // Retries: a push job delayed to the earliest retry time; a run out of time hands the rest on.

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LocalPushBus } from '../../lib/adapters/local/push-bus.js';
-import type { SqsLikeEvent } from '../../lib/adapters/local/timer-bus.js';
+import type { SqsLikeEvent } from '../../lib/adapters/local/sqs-like-queue.js';
 
 const VISIBILITY_MS = 60_000;
 const groupsOf = (event: SqsLikeEvent) => event.Records.map((r) => (JSON.parse(r.body) as { group: string }).group);

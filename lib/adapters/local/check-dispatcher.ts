@@ -1,53 +1,38 @@
 /**
- * The local stand-in for the check-back fan-out queue: runs the worker
- * handler in-process, with the same SQS event shape, at most `concurrency`
- * checks at a time; a delayed dispatch (an armed check-back) waits in an
- * in-process timer, as SQS DelaySeconds does.
+ * The local stand-in for the check-back fan-out queue: the worker handler runs in-process on a
+ * `LocalSqsQueue` with the check queue's settings — SQS events of at most 10 records, at most
+ * `concurrency` runs at a time (the event source's `maxConcurrency`), a delayed dispatch (an armed
+ * check-back) waiting as SQS DelaySeconds does, failed records back after the visibility timeout,
+ * dead letters after 5 receives. A dispatch without delay resolves once its checks ran (the sweep
+ * and tests wait for them).
  */
-import { randomUUID } from 'node:crypto';
 import type { CheckDispatcher } from '../../ports/webhooks.js';
-import type { SqsLikeEvent } from './timer-bus.js';
+import { CHECK_QUEUE_VISIBILITY_MS, WORK_QUEUE_BATCH_SIZE, WORK_QUEUE_MAX_RECEIVES } from '../../ports/work-queues.js';
+import { LocalSqsQueue, type SqsLikeTarget } from './sqs-like-queue.js';
 
 export class LocalCheckDispatcher implements CheckDispatcher {
-  private target: ((event: SqsLikeEvent) => Promise<unknown>) | undefined;
-  private readonly timers = new Set<NodeJS.Timeout>();
+  readonly queue: LocalSqsQueue;
 
-  constructor(private readonly concurrency = 8) {}
+  /** `concurrency`: the deployed check worker's default `checkConcurrency` (cdk). */
+  constructor(concurrency = 10, visibilityMs = CHECK_QUEUE_VISIBILITY_MS) {
+    this.queue = new LocalSqsQueue({ name: 'checks', visibilityMs, maxReceiveCount: WORK_QUEUE_MAX_RECEIVES, batchSize: WORK_QUEUE_BATCH_SIZE, maxConcurrency: concurrency });
+  }
 
-  setTarget(target: ((event: SqsLikeEvent) => Promise<unknown>) | undefined): void {
-    this.target = target;
+  setTarget(target: SqsLikeTarget | undefined): void {
+    this.queue.setTarget(target);
   }
 
   async dispatch(transactionIds: string[], delayMs = 0): Promise<void> {
-    if (delayMs <= 0) return this.run(transactionIds);
     // Armed check-backs are at most 15 minutes ahead (the minute timer arms later ones).
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      this.run(transactionIds).catch((error: unknown) => console.error('local check-back failed', error));
-    }, delayMs);
-    timer.unref();
-    this.timers.add(timer);
+    await this.queue.send(
+      transactionIds.map((transactionId) => JSON.stringify({ transactionId })),
+      delayMs,
+      true,
+    );
   }
 
-  /** Cancels the armed check-backs (runtime stop); the next start re-arms them from DynamoDB. */
+  /** Cancels the armed check-backs and redeliveries (runtime stop); the next start re-arms them from DynamoDB. */
   clear(): void {
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
-  }
-
-  private async run(transactionIds: string[]): Promise<void> {
-    const target = this.target;
-    if (!target) return;
-    const queue = [...transactionIds];
-    const worker = async () => {
-      for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
-        await target({
-          Records: [
-            { messageId: randomUUID(), receiptHandle: randomUUID(), body: JSON.stringify({ transactionId: id }), eventSource: 'aws:sqs', attributes: {} },
-          ],
-        });
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.concurrency, queue.length) }, worker));
+    this.queue.clear();
   }
 }

@@ -1,15 +1,18 @@
 /**
- * The local stand-in for EventBridge Scheduler and SQS delays: in-process
- * timers that invoke the same handlers with the same event shapes (a
- * scheduler's JSON input; an SQS event with one record). Targets are set by
- * the local runtime once the handler modules are loaded.
+ * The local stand-in for EventBridge Scheduler and the delay queue: in-process timers that invoke
+ * the same handlers with the same event shapes (a scheduler's JSON input; an SQS event). Release
+ * wake-ups go through a `LocalSqsQueue` with the delay queue's settings: a record the release
+ * handler reports as failed (or every record, when it throws) comes back after the queue's
+ * visibility timeout, and goes to the dead letters after 5 receives, as on AWS. A minute schedule
+ * runs once; a failure is logged (EventBridge Scheduler would retry the invocation for up to 24 h;
+ * the sweep releases what it missed). Targets are set by the local runtime once the handler
+ * modules are loaded.
  */
-import { randomUUID } from 'node:crypto';
 import type { DelayQueue, MinuteWake, OneTimeScheduler, ReleaseWake } from '../../ports/timers.js';
+import { DELAY_QUEUE_VISIBILITY_MS, WORK_QUEUE_BATCH_SIZE, WORK_QUEUE_MAX_RECEIVES } from '../../ports/work-queues.js';
+import { LocalSqsQueue, type SqsLikeEvent } from './sqs-like-queue.js';
 
-export interface SqsLikeEvent {
-  Records: Array<{ messageId: string; receiptHandle: string; body: string; eventSource: 'aws:sqs'; attributes: Record<string, string> }>;
-}
+export type { SqsLikeEvent } from './sqs-like-queue.js';
 
 export interface TimerTargets {
   minute: (event: MinuteWake) => Promise<unknown>;
@@ -20,9 +23,16 @@ export class LocalTimerBus implements OneTimeScheduler, DelayQueue {
   private targets: TimerTargets | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly schedules = new Set<string>();
+  /** The delay queue (release wake-ups). */
+  readonly delayQueue: LocalSqsQueue;
+
+  constructor(delayVisibilityMs = DELAY_QUEUE_VISIBILITY_MS) {
+    this.delayQueue = new LocalSqsQueue({ name: 'delay', visibilityMs: delayVisibilityMs, maxReceiveCount: WORK_QUEUE_MAX_RECEIVES, batchSize: WORK_QUEUE_BATCH_SIZE });
+  }
 
   setTargets(targets: TimerTargets | undefined): void {
     this.targets = targets;
+    this.delayQueue.setTarget(targets ? (event) => targets.release(event) : undefined);
   }
 
   async scheduleAt(name: string, at: number, payload: MinuteWake): Promise<void> {
@@ -35,19 +45,15 @@ export class LocalTimerBus implements OneTimeScheduler, DelayQueue {
   }
 
   async send(payload: ReleaseWake, delayMs: number): Promise<void> {
-    const body = JSON.stringify(payload);
-    this.after(delayMs, async () => {
-      await this.targets?.release({
-        Records: [{ messageId: randomUUID(), receiptHandle: randomUUID(), body, eventSource: 'aws:sqs', attributes: {} }],
-      });
-    });
+    await this.delayQueue.send([JSON.stringify(payload)], delayMs);
   }
 
-  /** Cancels every pending timer (runtime stop). What was armed is re-armed from DynamoDB at the next start. */
+  /** Cancels every pending timer and wake-up (runtime stop). What was armed is re-armed from DynamoDB at the next start. */
   clear(): void {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     this.schedules.clear();
+    this.delayQueue.clear();
   }
 
   private after(ms: number, run: () => Promise<void>) {

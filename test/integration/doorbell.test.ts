@@ -12,6 +12,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqsDoorbell } from '../../lib/adapters/aws/sqs-doorbell.js';
 import { DOORBELL_QUEUE_ATTRIBUTES, SqsDoorbellQueues } from '../../lib/adapters/aws/sqs-doorbell-queues.js';
+import { Catalog } from '../../lib/adapters/dynamodb/catalog.js';
 import { TopicDoorbellGroups } from '../../lib/adapters/dynamodb/doorbell-groups.js';
 import { GROUP_PK, TOPIC_PK } from '../../lib/adapters/dynamodb/keys.js';
 import type { SegmentChange } from '../../lib/adapters/dynamodb/segment-changes.js';
@@ -121,6 +122,25 @@ describe('doorbells on AWS (SQS mocked)', () => {
     sqs.resetHistory();
     expect(await route.handle([segment('refunds', '4')], h.clock.now() + DOORBELL_PARK_FOR_MS)).toEqual([]);
     expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
+  });
+
+  it("the route reads parked groups from the dispatcher's catalog cache: a park is seen within the cache's lifetime, before the park's look ends", async () => {
+    const CACHE_MS = 5000;
+    await h.admin.putTopic('late', topic());
+    await h.admin.putGroup('late-g', group('late'));
+    const dispatcherCatalog = new Catalog(h.doc, h.table, { cacheTtlMs: CACHE_MS, now: () => h.clock.now() });
+    const parked = new TopicDoorbellGroups(dispatcherCatalog);
+    const readAt = h.clock.now();
+    expect(await parked.parkedOn('late', readAt)).toEqual([]); // cached: no `wb` yet
+    h.clock.advance(100);
+    const createdAt = (await h.stores.catalog.getGroup('late-g'))!.createdAt;
+    const park = await new DoorbellParker(h.stores.catalog, h.clock, CACHE_MS).park('late-g', ['late'], createdAt);
+    // Still the cached item: not rung. The parking receive looks for what is appended until ringsFrom,
+    // which is past the moment this cached item expires.
+    expect(await parked.parkedOn('late', h.clock.now())).toEqual([]);
+    expect(park.ringsFrom).toBeGreaterThan(readAt + CACHE_MS);
+    h.clock.t = readAt + CACHE_MS + 1;
+    expect(await parked.parkedOn('late', h.clock.now())).toEqual(['late-g']);
   });
 
   it('a parking receive that finds messages answers them, without a doorbell', async () => {

@@ -1,7 +1,7 @@
 /**
  * Streams are the ordered logs messages are appended to (see docs/design.md):
  *
- *  - a standard topic has `topic.partitions` streams (1–64, raised only), `t:<topic>/p:<n>`;
+ *  - a standard topic has `topic.partitions` streams (1–256, raised only), `t:<topic>/p:<n>`;
  *  - a FIFO topic has one stream per shard key, `t:<topic>/k:<shardKey>`;
  *  - FIFO topics of a time-order group share `o:<orderGroup>/k:<shardKey>`.
  *

@@ -31,6 +31,13 @@ export const isShardStream = (stream: string): boolean => stream.includes('/k:')
  * only by its own cursor (docs/design.md, Redrive). Not a shard stream: claimed
  * like a partition. Group names never contain '/'.
  */
+/** The partition of a standard topic's partition stream `t:<topic>/p:<n>` (undefined for any other stream). */
+export const partitionOf = (stream: string, topic: string): number | undefined => {
+  const prefix = `t:${topic}/p:`;
+  if (!stream.startsWith(prefix)) return undefined;
+  const p = Number(stream.slice(prefix.length));
+  return Number.isSafeInteger(p) && p >= 0 && String(p) === stream.slice(prefix.length) ? p : undefined;
+};
 export const redriveStream = (group: string): string => `r:${group}/p:0`;
 export const isRedriveStream = (stream: string): boolean => stream.startsWith('r:');
 

@@ -70,6 +70,7 @@ describe(`a standard topic at the maximum (${MAX} partitions)`, () => {
     const first = await receiveAll('g', MAX, (4 * MAX) / SAMPLE_SIZE);
     expect(first.bodies.sort()).toEqual([...sent].sort());
     expect(first.looks).toBeLessThanOrEqual((2 * MAX) / SAMPLE_SIZE + 2);
+    console.log(`${MAX} messages over ${MAX} partitions: received in ${first.looks} receives`);
     expect((await h.admin.getGroup('g')).backlog).toBe(0);
 
     // Seek back to the earliest message: every partition's cursor moves; all arrive again.

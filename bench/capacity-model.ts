@@ -11,12 +11,22 @@
  *   read bound    3,000 RCU/s ÷ (read units on k per message)
  *   chain bound   (1,000 ms ÷ (chain calls × call ms)) ÷ (appends on k per message)
  *
- * and the topic's ceiling is the smallest bound over all keys. The first two are DynamoDB's
+ * and, for a topic whose messages go where their shard key says (FIFO shards and notices), the
+ * topic's ceiling is the smallest bound over all keys: the busiest key saturates first and the others
+ * cannot take its share. The first two are DynamoDB's
  * per-partition limits; the third is the append protocol's own: appends to one stream are a chain
  * in which each winner makes its calls one after the other (a head read, unless a head hint spared
  * it, then the put), so one key takes at most one append per `chain calls × call ms`. Lost races
  * enter the first two bounds through the units the losers consume, and the third through the
  * head reads they force.
+ *
+ * A standard topic's sends choose their partition (sticky, least-contended appends,
+ * lib/services/partition-picker.ts): a send that lost a race on a busy partition moves to another
+ * one, so the shares are not fixed, and the topic saturates only when every partition its senders
+ * use does. Its ceiling ({@link spreadCeiling}) is the SUM over the keys the row used of what each
+ * key takes alone — its smallest bound at its measured costs per append (units, head reads, lost
+ * races included) — times the row's messages per append. Partitions the row did not write count
+ * nothing: the figure is what that many producers' spread reaches, not the topic's partition count.
  */
 
 /** DynamoDB's write limit per partition (AWS developer guide, "warm throughput scenarios"). */
@@ -74,6 +84,29 @@ export function awsCeiling(keys: KeyLoad[], messages: number, callMs: number): C
     }
   }
   return best;
+}
+
+/**
+ * The ceiling of a topic whose senders choose among its streams (standard partitions): the sum over
+ * the keys that took appends of each key's own capacity, in messages per second of the topic. A
+ * key's capacity is its smallest bound at the share it carried, scaled to the share it would carry
+ * alone (`appends on k ÷ appends`), i.e. its appends per second at its limit times the messages per
+ * append. `limitedBy` is the bound that limits the most keys; `key` says how many keys were summed.
+ */
+export function spreadCeiling(keys: KeyLoad[], messages: number, callMs: number): (Ceiling & { keys: number }) | undefined {
+  if (messages <= 0) return undefined;
+  const used = keys.filter((k) => k.appends > 0);
+  const appends = used.reduce((n, k) => n + k.appends, 0);
+  if (appends === 0) return undefined;
+  let msgPerSecond = 0;
+  const limiting = new Map<Bound, number>();
+  for (const load of used) {
+    const [limitedBy, bound] = (Object.entries(keyBounds(load, messages, callMs)) as Array<[Bound, number]>).reduce((a, b) => (b[1] < a[1] ? b : a));
+    msgPerSecond += bound * (load.appends / appends);
+    limiting.set(limitedBy, (limiting.get(limitedBy) ?? 0) + 1);
+  }
+  const limitedBy = [...limiting].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
+  return { msgPerSecond, limitedBy, key: `${used.length} keys summed`, keys: used.length };
 }
 
 /** Lost races per successful append, over all keys of a row (0 when nothing was appended). */

@@ -11,7 +11,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { spawnSync } from 'node:child_process';
@@ -28,7 +28,8 @@ import { itemReader } from './transaction-units.js';
 import { cpuSeconds, sleep } from './stats.js';
 import { renderChart } from './chart.js';
 import { RoundTrip } from './round-trip.js';
-import { scaleRows, type ScaleRow } from './scale.js';
+import { SCALE_TOPICS, scaleRows, type ScaleRow, type ScaleTopic } from './scale.js';
+import { scaleSection } from './scale-report.js';
 import { buildReport, renderMarkdown, type BenchResults } from './report.js';
 import { measureIdle, measureWake, type IdleEnv } from './idle.js';
 import type { IdleRow, WakeRow } from './idle-cost.js';
@@ -59,10 +60,11 @@ const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     concurrency: { type: 'string', default: '8' },
-    out: { type: 'string', default: 'bench/results' },
+    out: { type: 'string' },
     'wait-quiet': { type: 'string', default: '0' },
     'cost-only': { type: 'string' },
     'idle-only': { type: 'boolean', default: false },
+    'scale-only': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
   allowPositionals: false,
@@ -73,6 +75,7 @@ if (values.help) {
   console.log('  --wait-quiet S  wait up to S seconds for other processes to leave the CPUs idle before starting');
   console.log('  --cost-only IDS only the cost rows named (comma-separated row ids, or "all"), printed, no result files: a quick check of a change');
   console.log('  --idle-only     only the idle and wake rows, printed, no result files');
+  console.log(`  --scale-only TOPICS only the scale rows of the topics named (comma-separated: ${SCALE_TOPICS.join(', ')}; or "all"), printed; result files <date>-scale-<mode>.{json,md} only with --out`);
   process.exit(0);
 }
 
@@ -81,6 +84,13 @@ const quick = values.quick === true;
 /** Only the idle and wake rows (no other phase, no result files). */
 const idleOnly = values['idle-only'] === true;
 const costOnly = values['cost-only']?.split(',').map((id) => id.trim()).filter(Boolean);
+/** Only the scale rows of these topics (no other phase; result files only with --out). */
+const scaleOnly = values['scale-only']?.split(',').map((id) => id.trim()).filter(Boolean);
+const scaleTopics: readonly ScaleTopic[] = scaleOnly === undefined || scaleOnly.includes('all') ? SCALE_TOPICS : SCALE_TOPICS.filter((t) => scaleOnly.includes(t));
+if (scaleOnly !== undefined && (scaleTopics.length === 0 || scaleOnly.some((t) => t !== 'all' && !(SCALE_TOPICS as readonly string[]).includes(t)))) {
+  console.error(`--scale-only takes a comma-separated list of ${SCALE_TOPICS.join(', ')} (or "all")`);
+  process.exit(2);
+}
 const concurrency = Number(values.concurrency);
 if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
   console.error('--concurrency must be an integer from 1 to 64');
@@ -89,8 +99,8 @@ if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
 
 /** Time and counts per mode: quick is about a minute, full a few minutes on 2 cores. */
 const PROFILE = quick
-  ? { shards: 16, fifoBatches: [1], cellSeconds: 1, floorSeconds: 2, floorWarmupSeconds: 2, pairedFloorSeconds: 0.5, latencyStandard: 60, latencyFifo: 40, scheduledCount: 30, scheduledMaxDelay: 8, costRounds: { 1: 10, 10: 2, 100: 1 } as Record<number, number>, costShards: 8, scale: { producers: [1, 16, 64], batches: [1, 10], seconds: 1.5, shardKeys: 256 }, idle: { warmupPolls: 1, measuredPolls: 2, wakeSamples: 20 }, watchdogSeconds: 900 }
-  : { shards: 64, fifoBatches: [1, 10, 100], cellSeconds: 5, floorSeconds: 8, floorWarmupSeconds: 6, pairedFloorSeconds: 2, latencyStandard: 300, latencyFifo: 150, scheduledCount: 150, scheduledMaxDelay: 30, costRounds: { 1: 60, 10: 12, 100: 3 } as Record<number, number>, costShards: 16, scale: { producers: [1, 4, 16, 64], batches: [1, 10], seconds: 4, shardKeys: 1000 }, idle: { warmupPolls: 1, measuredPolls: 6, wakeSamples: 60 }, watchdogSeconds: 2400 };
+  ? { shards: 16, fifoBatches: [1], cellSeconds: 1, floorSeconds: 2, floorWarmupSeconds: 2, pairedFloorSeconds: 0.5, latencyStandard: 60, latencyFifo: 40, scheduledCount: 30, scheduledMaxDelay: 8, costRounds: { 1: 10, 10: 2, 100: 1 } as Record<number, number>, costShards: 8, scale: { producers: [1, 16, 64], wideProducers: [128, 256], batches: [1, 10], seconds: 1.5, shardKeys: 256 }, idle: { warmupPolls: 1, measuredPolls: 2, wakeSamples: 20 }, watchdogSeconds: 900 }
+  : { shards: 64, fifoBatches: [1, 10, 100], cellSeconds: 5, floorSeconds: 8, floorWarmupSeconds: 6, pairedFloorSeconds: 2, latencyStandard: 300, latencyFifo: 150, scheduledCount: 150, scheduledMaxDelay: 30, costRounds: { 1: 60, 10: 12, 100: 3 } as Record<number, number>, costShards: 16, scale: { producers: [1, 4, 16, 64], wideProducers: [128, 256], batches: [1, 10], seconds: 4, shardKeys: 1000 }, idle: { warmupPolls: 1, measuredPolls: 6, wakeSamples: 60 }, watchdogSeconds: 2400 };
 const BATCHES = [1, 10, 100];
 const BODY_BYTES = 1024;
 const SHARDS = PROFILE.shards;
@@ -228,6 +238,39 @@ async function main() {
   const idleEnv: IdleEnv = { ctx, runtimeUrl: runtime.url, token, meter, doc: raw.doc, table: 'bench', dynamo: c.dynamo };
   if (idleOnly) {
     await idlePhase(idleEnv);
+    return;
+  }
+  // ── scale: contention as producers grow, with an AWS-like round trip; the modelled AWS ceiling ──
+  const scalePhase = async (only: readonly ScaleTopic[]) => {
+    log(
+      `scale: producers ${PROFILE.scale.producers.join(', ')} (${PROFILE.scale.wideProducers.join(', ')} where partitions allow) × batches ${PROFILE.scale.batches.join(', ')} ` +
+        `per topic type, ${PROFILE.scale.seconds} s each, ${roundTrip.minMs}–${roundTrip.maxMs} ms added per DynamoDB call; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+    );
+    return scaleRows(
+      ctx,
+      roundTrip,
+      PROFILE.scale,
+      (row) =>
+        log(
+          `scale ${row.id.padEnd(24)} ${row.lostRacesPerAppend.toFixed(2)} lost races/append  ${row.requestsPerMessage.toFixed(2)} req/msg  ` +
+            `AWS ceiling ${fmt(row.awsCeilingMsgPerSecond)} msg/s (${row.model}: ${row.limitedBy} on ${row.hottestKey}; hottest key alone ${fmt(row.hottestKeyCeilingMsgPerSecond)})  ` +
+            `${row.keysUsed} keys, local ${fmt(row.localMsgPerSecond)} msg/s, ${row.throttled} × 429, ${fmt(row.msPerCall, 1)} ms per call, load average ${loadavg()[0]?.toFixed(2)}`,
+        ),
+      only,
+    );
+  };
+  if (scaleOnly) {
+    const rows = await scalePhase(scaleTopics);
+    if (values.out !== undefined) {
+      const outDir = resolve(values.out);
+      mkdirSync(outDir, { recursive: true });
+      const stem = `${new Date(started).toISOString().slice(0, 10)}-scale-${mode}`;
+      const roundTripConfig = { minMs: roundTrip.minMs, maxMs: roundTrip.maxMs };
+      const run = { date: new Date(started).toISOString(), durationSeconds: (Date.now() - started) / 1000, loadAverageAtEnd: loadavg(), otherCpuAtStart, machine: { cpus: cpus().length, node: process.version }, config: { ...PROFILE.scale, roundTrip: roundTripConfig } };
+      writeFileSync(join(outDir, `${stem}.json`), `${JSON.stringify({ ...run, scale: rows }, null, 2)}\n`);
+      writeFileSync(join(outDir, `${stem}.md`), `${[`# Scale rows (${mode}, ${run.date}, ${run.durationSeconds.toFixed(0)} s, load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')})`, '', ...scaleSection(rows, roundTripConfig)].join('\n')}\n`);
+      log(`results: ${join(values.out, stem)}.{json,md}`);
+    }
     return;
   }
   const floors: FloorResult[] = [];
@@ -419,15 +462,7 @@ async function main() {
     log(l ? `scheduled lateness p50 ${fmt(l.p50)} ms p99 ${fmt(l.p99)} ms (${scheduledResult.received}/${scheduledResult.messages} received, ${scheduledResult.early} early)` : `scheduled: ${scheduledResult.reason}`);
   }
 
-  // ── scale: contention as producers grow, with an AWS-like round trip; the modelled AWS ceiling ──
-  log(`scale: producers ${PROFILE.scale.producers.join(', ')} × batches ${PROFILE.scale.batches.join(', ')} per topic type, ${PROFILE.scale.seconds} s each, ${roundTrip.minMs}–${roundTrip.maxMs} ms added per DynamoDB call`);
-  const scale: ScaleRow[] = await scaleRows(ctx, roundTrip, PROFILE.scale, (row) =>
-    log(
-      `scale ${row.id.padEnd(22)} ${row.lostRacesPerAppend.toFixed(2)} lost races/append  ${row.requestsPerMessage.toFixed(2)} req/msg  ` +
-        `AWS ceiling ${fmt(row.awsCeilingMsgPerSecond)} msg/s (${row.limitedBy} on ${row.hottestKey})  local ${fmt(row.localMsgPerSecond)} msg/s, ` +
-        `${row.throttled} × 429, ${fmt(row.msPerCall, 1)} ms per call`,
-    ),
-  );
+  const scale: ScaleRow[] = await scalePhase(SCALE_TOPICS);
 
   const { idle, wake } = await idlePhase(idleEnv);
 

@@ -11,24 +11,28 @@ export function scaleSection(rows: ScaleRow[], roundTrip: { minMs: number; maxMs
   out.push('');
   out.push(
     `Producers send back to back (no consumers) to one topic per type and batch size, with ${f(roundTrip.minMs)}–${f(roundTrip.maxMs)} ms added to every DynamoDB call ` +
-      '(half before it is sent, half after the answer), so that appends race on a stream head as on AWS. *standard*: 4 partitions; ' +
+      '(half before it is sent, half after the answer), so that appends race on a stream head as on AWS. *standard*: 4 partitions (*-p16*, *-p64*, *-p256*: 16, 64, 256); ' +
       '*fifo-many*: each message on a random one of many opened shard keys; *fifo-hot*: every message on one shard key. ' +
       'Lost races are real `ConditionalCheckFailed` answers on a segment or sentinel put, per successful append (notice appends included).',
   );
   out.push('');
   out.push(
-    `AWS ceiling = the smallest, over every stream partition key k the row wrote, of ${f(PARTITION_WCU_PER_SECOND)} WCU/s ÷ (write units on k per message, failed attempts included), ` +
+    `Per stream partition key k the row wrote, its bounds are ${f(PARTITION_WCU_PER_SECOND)} WCU/s ÷ (write units on k per message, failed attempts included), ` +
       `${f(PARTITION_RCU_PER_SECOND)} RCU/s ÷ (read units on k per message) and (1,000 ms ÷ (chain calls × ${f(callMs, 1)} ms)) ÷ (appends on k per message), ` +
       'where chain calls = 1 put + the share of attempts that read the head first (the appends to one key are a chain: each winner reads, then puts). ' +
+      'FIFO rows (the shard key chooses the stream): AWS ceiling = the smallest of those over every key (*hottest key*). Standard rows (a send that lost a race ' +
+      'moves to another partition, so shares follow capacity): AWS ceiling = the sum over the keys the row used of each key\'s smallest bound at the share it ' +
+      'would carry alone (*sum over partitions used*; the hottest-key figure is shown next to it). ' +
       `The AWS call time is assumed equal to the injected mean (${f(callMs, 1)} ms). *local msg/s* is what this machine did, not an AWS figure.`,
   );
   out.push('');
-  const head = ['row', 'producers', 'lost races / append', 'requests / message', 'AWS ceiling msg/s', 'limited by', 'on key', 'messages', 'local msg/s', '429', 'ms / call'];
+  const head = ['row', 'producers', 'lost races / append', 'requests / message', 'AWS ceiling msg/s', 'model', 'limited by', 'on key', 'keys used', 'hottest key alone msg/s', 'messages', 'local msg/s', '429', 'ms / call'];
   out.push(`| ${head.join(' | ')} |`);
-  out.push(`|---|${head.slice(1).map((h) => (h === 'limited by' || h === 'on key' ? '---' : '---:')).join('|')}|`);
+  out.push(`|---|${head.slice(1).map((h) => (h === 'limited by' || h === 'on key' || h === 'model' ? '---' : '---:')).join('|')}|`);
   for (const r of rows) {
     out.push(
-      `| ${r.id} | ${r.producers} | ${f(r.lostRacesPerAppend, 2)} | ${f(r.requestsPerMessage, 2)} | ${f(r.awsCeilingMsgPerSecond)} | ${r.limitedBy} | \`${r.hottestKey}\` | ` +
+      `| ${r.id} | ${r.producers} | ${f(r.lostRacesPerAppend, 2)} | ${f(r.requestsPerMessage, 2)} | ${f(r.awsCeilingMsgPerSecond)} | ${r.model ?? 'hottest key'} | ${r.limitedBy} | \`${r.hottestKey}\` | ` +
+        `${r.keysUsed ?? ''} | ${r.hottestKeyCeilingMsgPerSecond === undefined ? '' : f(r.hottestKeyCeilingMsgPerSecond)} | ` +
         `${f(r.messages)} | ${f(r.localMsgPerSecond)} | ${f(r.throttled)} | ${f(r.msPerCall, 1)} |`,
     );
   }

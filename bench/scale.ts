@@ -5,18 +5,31 @@
  * it measured, and the AWS ceiling the capacity model (capacity-model.ts) derives from them.
  */
 import { messageBody } from './http.js';
-import { awsCeiling, lostRacesPerAppend, type Bound, type KeyLoad } from './capacity-model.js';
+import { awsCeiling, lostRacesPerAppend, spreadCeiling, type Bound, type KeyLoad } from './capacity-model.js';
 import type { Snapshot } from './meter.js';
 import type { RoundTrip } from './round-trip.js';
 import { sleep } from './stats.js';
 import { dynamoTotals, measured, type Ctx } from './workloads.js';
 
-/** standard: 4 partitions (-p16, -p64: 16 and 64); fifo-many: a shard key drawn from many per message; fifo-hot: every message on one shard. */
-export type ScaleTopic = 'standard' | 'standard-p16' | 'standard-p64' | 'fifo-many' | 'fifo-hot';
-export const SCALE_TOPICS: ScaleTopic[] = ['standard', 'standard-p16', 'standard-p64', 'fifo-many', 'fifo-hot'];
+/**
+ * standard: 4 partitions (-p16, -p64, -p256: 16, 64 and 256, the most a topic takes); fifo-many: a
+ * shard key drawn from many per message; fifo-hot: every message on one shard.
+ */
+export type ScaleTopic = 'standard' | 'standard-p16' | 'standard-p64' | 'standard-p256' | 'fifo-many' | 'fifo-hot';
+export const SCALE_TOPICS: ScaleTopic[] = ['standard', 'standard-p16', 'standard-p64', 'standard-p256', 'fifo-many', 'fifo-hot'];
 const isStandard = (topic: ScaleTopic) => topic.startsWith('standard');
 /** Partitions of a standard scale topic. */
-const partitionsOf = (topic: ScaleTopic) => (topic === 'standard-p64' ? 64 : topic === 'standard-p16' ? 16 : 4);
+const partitionsOf = (topic: ScaleTopic) => (topic === 'standard-p256' ? 256 : topic === 'standard-p64' ? 64 : topic === 'standard-p16' ? 16 : 4);
+/**
+ * Producer counts of a topic's rows: the profile's, and for a topic with more partitions than the
+ * profile's most producers, the profile's `wideProducers` up to its partitions too (so the rows can
+ * use them: with sticky appends one producer writes one partition at a time).
+ */
+export function producersOf(topic: ScaleTopic, profile: Pick<ScaleProfile, 'producers' | 'wideProducers'>): number[] {
+  const partitions = isStandard(topic) ? partitionsOf(topic) : 0;
+  const wide = profile.wideProducers.filter((n) => n <= partitions && !profile.producers.includes(n));
+  return [...profile.producers, ...wide].sort((a, b) => a - b);
+}
 
 export interface ScaleRow {
   id: string;
@@ -27,9 +40,19 @@ export interface ScaleRow {
   lostRacesPerAppend: number;
   /** DynamoDB calls per message accepted. */
   requestsPerMessage: number;
-  /** The capacity model's ceiling for this topic on AWS (messages/s), from this row's measurements. */
+  /**
+   * The capacity model's ceiling for this topic on AWS (messages/s), from this row's measurements:
+   * standard topics (senders choose their partition) the sum over the keys used of each key's own
+   * capacity; FIFO topics (the shard key chooses) the hottest key's bound at its share.
+   */
   awsCeilingMsgPerSecond: number;
-  /** Which bound set the ceiling, and on which stream key. */
+  /** How the ceiling was formed. */
+  model: 'sum over partitions used' | 'hottest key';
+  /** Stream keys that took appends in the row. */
+  keysUsed: number;
+  /** The hottest key's bound at its measured share (the FIFO model), for comparison on standard rows. */
+  hottestKeyCeilingMsgPerSecond: number;
+  /** Which bound set the ceiling (standard: the bound limiting most keys), and on which stream key. */
   limitedBy: Bound | 'nothing measured';
   hottestKey: string;
   seconds: number;
@@ -67,12 +90,17 @@ export function scaleRow(
   const ms = Object.entries(counted.dynamo)
     .filter(([k]) => k.startsWith(`${tag}|`))
     .reduce((n, [, c]) => n + c.ms, 0);
-  const ceiling = awsCeiling(keys, messages, awsCallMs);
+  const hottest = awsCeiling(keys, messages, awsCallMs);
+  const spread = isStandard(base.topic) ? spreadCeiling(keys, messages, awsCallMs) : undefined;
+  const ceiling = spread ?? hottest;
   return {
     ...base,
     lostRacesPerAppend: lostRacesPerAppend(keys),
     requestsPerMessage: messages > 0 ? d.requests / messages : 0,
     awsCeilingMsgPerSecond: ceiling?.msgPerSecond ?? 0,
+    model: spread ? 'sum over partitions used' : 'hottest key',
+    keysUsed: keys.filter((k) => k.appends > 0).length,
+    hottestKeyCeilingMsgPerSecond: hottest?.msgPerSecond ?? 0,
     limitedBy: ceiling?.limitedBy ?? 'nothing measured',
     hottestKey: ceiling?.key ?? '',
     seconds,
@@ -88,6 +116,8 @@ export function scaleRow(
 
 export interface ScaleProfile {
   producers: number[];
+  /** More producers, for the rows of topics with at least that many partitions. */
+  wideProducers: number[];
   batches: number[];
   seconds: number;
   /** Shard keys of the fifo-many topic (each opened before the rows). */
@@ -105,8 +135,15 @@ function entryOf(ctx: Ctx, topic: ScaleTopic, shardKeys: number) {
 /** Opens every stream the rows of one topic will write (a stream's first append is a one-time transaction). */
 async function openStreams(ctx: Ctx, name: string, topic: ScaleTopic, shardKeys: number) {
   if (isStandard(topic)) {
-    // Concurrent sends of one process spread over partitions without an append in flight.
-    await Promise.all(Array.from({ length: Math.max(16, partitionsOf(topic)) }, () => ctx.api.must('POST', `/v1/topics/${name}/messages`, { body: messageBody(ctx.bodyBytes) }, 'warmup', [201])));
+    // Concurrent sends of one process spread over partitions without an append in flight: all at
+    // once up to 64; a wider topic in waves of 64 (256 at once overwhelm a loaded DynamoDB Local),
+    // which open most of its partitions. A failed warm-up send only leaves a stream to open in the row.
+    const count = Math.max(16, partitionsOf(topic));
+    for (let i = 0; i < count; i += 64) {
+      await Promise.all(
+        Array.from({ length: Math.min(64, count - i) }, () => ctx.api.request('POST', `/v1/topics/${name}/messages`, { body: messageBody(ctx.bodyBytes) }, 'warmup').catch(() => undefined)),
+      );
+    }
     return;
   }
   const keys = topic === 'fifo-hot' ? [HOT_SHARD] : Array.from({ length: shardKeys }, (_, i) => `k${i}`);
@@ -164,14 +201,14 @@ async function runRow(ctx: Ctx, name: string, topic: ScaleTopic, batch: number, 
  * Every (topic type, batch size, producer count) row, on one fresh topic per (type, batch) whose
  * streams are opened first. The round trip is injected only while a row runs.
  */
-export async function scaleRows(ctx: Ctx, roundTrip: RoundTrip, profile: ScaleProfile, onRow: (row: ScaleRow) => void): Promise<ScaleRow[]> {
+export async function scaleRows(ctx: Ctx, roundTrip: RoundTrip, profile: ScaleProfile, onRow: (row: ScaleRow) => void, only: readonly ScaleTopic[] = SCALE_TOPICS): Promise<ScaleRow[]> {
   const rows: ScaleRow[] = [];
-  for (const topic of SCALE_TOPICS) {
+  for (const topic of SCALE_TOPICS.filter((t) => only.includes(t))) {
     for (const batch of profile.batches) {
       const name = `scale-${topic}-b${batch}`;
       await ctx.api.put(`/v1/topics/${name}`, isStandard(topic) ? { type: 'standard', partitions: partitionsOf(topic) } : { type: 'fifo' });
       await openStreams(ctx, name, topic, profile.shardKeys);
-      for (const producers of profile.producers) {
+      for (const producers of producersOf(topic, profile)) {
         const id = `${topic} ×${batch} p${producers}`;
         const tag = `scale:${id}`;
         roundTrip.enabled = true;

@@ -111,6 +111,23 @@ export class TooManyPushGroupsError extends ConflictError {
     );
   }
 }
+/**
+ * A partition raise used its time and stopped after a whole step: the topic has `reached`
+ * partitions, not yet `wanted`; the same request repeated goes on (docs/design.md, Raising partitions).
+ */
+export class PartitionRaiseIncompleteError extends ConflictError {
+  override readonly code = 'PartitionRaiseIncomplete';
+  constructor(
+    readonly topic: string,
+    readonly reached: number,
+    readonly wanted: number,
+  ) {
+    super(
+      `Topic '${topic}' was raised to ${reached} of the ${wanted} partitions asked for before this request ran out of time ` +
+        '(every subscribed group gets a cursor per new partition); send the same request again to go on.',
+    );
+  }
+}
 export class TransactionAlreadyResolvedError extends ConflictError {
   override readonly code = 'TransactionAlreadyResolved';
 }

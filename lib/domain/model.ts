@@ -81,7 +81,7 @@ export const Limits = {
    */
   standardPartitions: 4,
   partitionsMin: 1,
-  partitionsMax: 64,
+  partitionsMax: 256,
 } as const;
 
 export const NAME_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;

@@ -47,11 +47,12 @@ export const PushLimits = {
    * Push groups one topic can have. The topic item names them (`pg`, a string
    * set) and DynamoDB bills and bounds an item by all its bytes: 1,000 names
    * of at most 128 ASCII characters (NAME_PATTERN) are ≤ 128,000 bytes, and
-   * the rest of a topic item is ≤ ~3 KB (name and order group ≤ 128 B each;
-   * `gs` and `pw` ≤ 64 numbers of ≤ 21 B + 1 B each; a dozen small numbers),
-   * so the item stays ≤ ~131 KB without its doorbell map; `wb` adds
-   * ≤ 150,000 bytes (`DoorbellLimits.parkedGroupsPerTopicMax`,
-   * lib/domain/doorbell-limits.ts): ≤ ~281 KB, under the 400 KB item limit
+   * the rest of a topic item is ≤ ~14 KB (name and order group ≤ 128 B each;
+   * `gs` and `pw` ≤ `Limits.partitionsMax` = 256 numbers of ≤ 21 B + 1 B each,
+   * ≤ 11,264 B together; a dozen small numbers), so the item stays
+   * ≤ ~142 KB without its doorbell map; `wb` adds ≤ 150,000 bytes
+   * (`DoorbellLimits.parkedGroupsPerTopicMax`,
+   * lib/domain/doorbell-limits.ts): ≤ ~292 KB, under the 400 KB item limit
    * (docs/design.md, Limits by construction).
    */
   pushGroupsPerTopicMax: 1000,

@@ -1,7 +1,7 @@
 /**
  * Streams are the ordered logs messages are appended to (see docs/design.md):
  *
- *  - a standard topic has `topic.partitions` streams (1–64, raised only), `t:<topic>/p:<n>`;
+ *  - a standard topic has `topic.partitions` streams (1–256, raised only), `t:<topic>/p:<n>`;
  *  - a FIFO topic has one stream per shard key, `t:<topic>/k:<shardKey>`;
  *  - FIFO topics of a time-order group share `o:<orderGroup>/k:<shardKey>`.
  *
@@ -31,6 +31,13 @@ export const isShardStream = (stream: string): boolean => stream.includes('/k:')
  * only by its own cursor (docs/design.md, Redrive). Not a shard stream: claimed
  * like a partition. Group names never contain '/'.
  */
+/** The partition of a standard topic's partition stream `t:<topic>/p:<n>` (undefined for any other stream). */
+export const partitionOf = (stream: string, topic: string): number | undefined => {
+  const prefix = `t:${topic}/p:`;
+  if (!stream.startsWith(prefix)) return undefined;
+  const p = Number(stream.slice(prefix.length));
+  return Number.isSafeInteger(p) && p >= 0 && String(p) === stream.slice(prefix.length) ? p : undefined;
+};
 export const redriveStream = (group: string): string => `r:${group}/p:0`;
 export const isRedriveStream = (stream: string): boolean => stream.startsWith('r:');
 

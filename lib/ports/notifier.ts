@@ -19,6 +19,12 @@ export interface Notifier {
    * looks ends a wait then. Optional: the others look often enough.
    */
   wakeAt?(topics: readonly string[], at: number): void;
+  /**
+   * Per partition of a standard topic, when this notifier last heard that a message landed there
+   * (ms), as far as it knows: a receive looks at partitions that moved since it last looked there
+   * first (partition-sampler.ts). Optional: a hint, never needed for correctness.
+   */
+  movedPartitions?(topic: string): ReadonlyMap<number, number> | undefined;
 }
 
 export const pollingNotifier: Notifier = {

@@ -48,7 +48,8 @@ export interface ActivityWaiterOptions {
 
 /** What the waiter needs of the table: the topics' activity and their park marks. */
 export interface WaiterStores {
-  activity: { lastActivity(topic: string): Promise<number> };
+  /** `at`, and per standard partition when a flagged segment last landed there (`p<n>`). */
+  activity: { activity(topic: string): Promise<{ at: number; partitions: ReadonlyMap<number, number> }> };
   catalog: { parkTopic(name: string, until: number, keepIfAtLeast: number): Promise<number | undefined> };
 }
 
@@ -69,6 +70,8 @@ export class ActivityWaiter implements Notifier {
   private readonly staleSendersUntil = new Map<string, number>();
   /** Per topic: lease expiries this container handed out (the last {@link FULL_RECEIVE_EVERY_MS}, at most 16). */
   private readonly wakes = new Map<string, number[]>();
+  /** Per topic: the partitions' stamps as the last read of its activity item found them. */
+  private readonly moved = new Map<string, ReadonlyMap<number, number>>();
   private readonly senderCacheMs: number;
   private readonly firstLookMs: number;
   private readonly maxLookMs: number;
@@ -108,6 +111,11 @@ export class ActivityWaiter implements Notifier {
     return this.clock.now();
   }
 
+  /** The partition stamps of `topic`'s activity item as last read here (the receive looks there first). */
+  movedPartitions(topic: string): ReadonlyMap<number, number> | undefined {
+    return this.moved.get(topic);
+  }
+
   /**
    * Parks on `topics`, then reads their activity items with back-off until
    * one moved past `since` (a flagged append after the last look began) or
@@ -129,8 +137,13 @@ export class ActivityWaiter implements Notifier {
       await this.sleep(Math.min(pause, remaining));
       // Timers may fire a few ms early: a read that close to the end would only delay the real look.
       if (this.clock.now() >= end - END_SLACK_MS) return;
-      const seen = await Promise.all(topics.map((topic) => this.stores.activity.lastActivity(topic)));
-      if (seen.some((at) => at > since)) return;
+      const seen = await Promise.all(topics.map((topic) => this.stores.activity.activity(topic)));
+      topics.forEach((topic, i) => {
+        const partitions = seen[i]?.partitions;
+        if (partitions && partitions.size > 0) this.moved.set(topic, partitions);
+      });
+      if (this.moved.size > 1000) this.moved.clear();
+      if (seen.some(({ at }) => at > since)) return;
       pause = Math.min(pause * 2, this.maxLookMs);
     }
   }

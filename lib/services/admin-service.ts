@@ -23,6 +23,7 @@ import { newSigningSecret } from './webhook-signing.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import { ensureDeadLetterTopic } from './lookups.js';
 import { PartitionRaiser, checkPartitionChange, partitionsOfNewTopic } from './partition-raiser.js';
+import { PARTITION_CALLS_IN_FLIGHT, mapBounded } from './bounded-parallel.js';
 import type { Stores } from './stores.js';
 
 /** Page tokens are at most this long (the API refuses longer ones). */
@@ -36,7 +37,7 @@ export interface TopicInput {
   retentionSeconds: number | undefined;
   maxDelaySeconds: number | undefined;
   orderGroup: string | undefined;
-  /** Standard topics: 1–64 (default 4 when created; PUT without it keeps the count); only ever raised. */
+  /** Standard topics: 1–256 (default 4 when created; PUT without it keeps the count); only ever raised. */
   partitions?: number | undefined;
 }
 
@@ -183,8 +184,8 @@ export class AdminService {
   /** The next sequence number of each partition of a standard topic (none for FIFO: shards are unbounded). */
   private async nextSeqs(spec: Pick<Topic, 'name' | 'type' | 'orderGroup' | 'partitions'>): Promise<number[]> {
     if (spec.type !== 'standard') return [];
-    const heads = await Promise.all(
-      Array.from({ length: spec.partitions }, (_, p) => this.stores.log.head(streamId(spec, { kind: 'partition', partition: p }))),
+    const heads = await mapBounded(Array.from({ length: spec.partitions }, (_, p) => p), PARTITION_CALLS_IN_FLIGHT, (p) =>
+      this.stores.log.head(streamId(spec, { kind: 'partition', partition: p })),
     );
     return heads.map((head) => StreamLog.nextAfter(head));
   }
@@ -215,12 +216,12 @@ export class AdminService {
     if (!topic) throw new TopicNotFoundError(name);
     let approximateMessages: number | null = null;
     if (topic.type === 'standard') {
-      approximateMessages = 0;
-      for (let p = 0; p < topic.partitions; p++) {
+      const counts = await mapBounded(Array.from({ length: topic.partitions }, (_, p) => p), PARTITION_CALLS_IN_FLIGHT, async (p) => {
         const stream = streamId(topic, { kind: 'partition', partition: p });
         const [head, first] = await Promise.all([this.stores.log.head(stream), this.stores.log.first(stream)]);
-        if (first) approximateMessages += Math.max(0, StreamLog.nextAfter(head) - Math.max(first.seq, countedFrom(topic, p)));
-      }
+        return first ? Math.max(0, StreamLog.nextAfter(head) - Math.max(first.seq, countedFrom(topic, p))) : 0;
+      });
+      approximateMessages = counts.reduce((a, b) => a + b, 0);
     }
     const subscribers = (await this.stores.catalog.allGroups())
       .filter((g) => g.subscriptions.some((s) => s.topic === name))
@@ -382,11 +383,11 @@ export class AdminService {
           for (let b = 0; b < NOTICE_BUCKETS; b++) streams.set(noticeStream(namespace, b), allEarliest ? 1 : undefined);
         }
       }
-      await Promise.all(
-        [...streams].map(async ([stream, floor]) => {
-          await this.stores.cursors.createIfAbsent(name, stream, await this.startOf(stream, floor), now);
-        }),
-      );
+      // Up to subscriptionsMax × partitionsMax cursors, all on this group's key (C#<group>, about
+      // 1,000 writes a second on AWS): a bounded number in flight.
+      await mapBounded([...streams], PARTITION_CALLS_IN_FLIGHT, async ([stream, floor]) => {
+        await this.stores.cursors.createIfAbsent(name, stream, await this.startOf(stream, floor), now);
+      });
       // A push group gets its signing secret with its first push settings (answered once, kept after).
       const signingSecret = push && !existing?.pushSecret ? newSigningSecret() : undefined;
       const sealedSecret = signingSecret === undefined || !this.push ? undefined : await this.push.secrets.seal(signingSecret, pushSecretContext(name));
@@ -595,7 +596,17 @@ export class AdminService {
     let deadLettered = 0;
     let committed = 0;
     let oldest: number | undefined;
-    for (const cursor of await this.stores.cursors.list(group.name, now)) {
+    const cursors = await this.stores.cursors.list(group.name, now);
+    // Partition heads: one read per subscribed partition (up to subscriptionsMax × partitionsMax), a bounded number in flight.
+    const heads = new Map(
+      await mapBounded(
+        cursors.filter((c) => partitions.has(c.stream)),
+        PARTITION_CALLS_IN_FLIGHT,
+        async (c) => [c.stream, StreamLog.nextAfter(await this.stores.log.head(c.stream)) - 1] as const,
+      ),
+    );
+    const oldestOf: Array<{ stream: string; first: number }> = [];
+    for (const cursor of cursors) {
       deadLettered += cursor.deadLettered;
       committed += cursor.committed;
       const shard = isShardStream(cursor.stream) && namespaces.has(namespaceOf(cursor.stream));
@@ -608,7 +619,7 @@ export class AdminService {
       inFlight += leases.length - pendingHere - waitingAgain;
       backlog += waitingAgain;
       // Shards: the head announced by notices (no read per shard); partitions: the stream's head.
-      const last = shard ? (cursor.known ?? cursor.next - 1) : StreamLog.nextAfter(await this.stores.log.head(cursor.stream)) - 1;
+      const last = shard ? (cursor.known ?? cursor.next - 1) : (heads.get(cursor.stream) ?? cursor.next - 1);
       // Messages of a dead generation (below its start) wait for no one; nor do the numbers a
       // shard skipped when it opened a new epoch (`ke`: docs/design.md, Idle shards expire).
       const from = Math.max(cursor.next, partitions.get(cursor.stream) ?? 1, shard ? (cursor.epochStart ?? 0) : 0);
@@ -617,11 +628,13 @@ export class AdminService {
       const seqs = [...cursor.leases.keys()];
       if (waiting > 0) seqs.push(from);
       if (seqs.length === 0) continue;
-      const first = Math.min(...seqs);
-      const segment = await this.stores.log.segmentContaining(cursor.stream, first);
+      oldestOf.push({ stream: cursor.stream, first: Math.min(...seqs) });
+    }
+    await mapBounded(oldestOf, PARTITION_CALLS_IN_FLIGHT, async ({ stream, first }) => {
+      const segment = await this.stores.log.segmentContaining(stream, first);
       const record = segment?.records[first - segment.seq];
       if (record && record.expiresAt > now) oldest = Math.min(oldest ?? Infinity, record.deliverableAt);
-    }
+    });
     return {
       backlog,
       inFlight,

@@ -15,6 +15,7 @@
 import type { Topic } from '../domain/model.js';
 import { streamId } from '../domain/streams.js';
 import type { Clock } from '../ports/clock.js';
+import type { Notifier } from '../ports/notifier.js';
 import type { Random } from '../ports/random.js';
 
 /** Partitions one receive reads the cursors of (one BatchGetItem) and may claim from. */
@@ -31,10 +32,13 @@ export class PartitionSampler {
   private readonly rotation = new Map<string, number>();
   /** Per `<group>\0<topic>`: partition → when it last gave messages. */
   private readonly productive = new Map<string, Map<number, number>>();
+  /** Per `<group>\0<topic>`: partition → when a sample of this container last took it. */
+  private readonly visited = new Map<string, Map<number, number>>();
 
   constructor(
     private readonly clock: Clock,
     private readonly random: Random,
+    private readonly hints?: Pick<Notifier, 'movedPartitions'>,
   ) {}
 
   /** The partition streams of `topic` one receive of `group` looks at, in the order to claim from. */
@@ -51,6 +55,11 @@ export class PartitionSampler {
       if (all(p) === stream) take(p);
     }
     const now = this.clock.now();
+    const visited = this.visited.get(key) ?? new Map<number, number>();
+    const moved = [...(this.hints?.movedPartitions?.(topic.name) ?? new Map<number, number>())]
+      .filter(([p, at]) => at >= (visited.get(p) ?? -Infinity))
+      .sort((a, b) => b[1] - a[1]);
+    for (const [p] of moved) if (chosen.length < SAMPLE_SIZE / 2) take(p);
     const recent = [...(this.productive.get(key) ?? new Map<number, number>())]
       .filter(([, at]) => now - at < PRODUCTIVE_MS)
       .sort((a, b) => b[1] - a[1]);
@@ -61,6 +70,8 @@ export class PartitionSampler {
       next = (next + 1) % topic.partitions;
     }
     this.rotation.set(key, next);
+    for (const p of chosen) visited.set(p, now);
+    this.visited.set(key, visited);
     return chosen.map(all);
   }
 

@@ -87,7 +87,7 @@ export class Receiver {
     private readonly random: Random,
     private readonly notifier: Notifier,
   ) {
-    this.sampler = new PartitionSampler(clock, random);
+    this.sampler = new PartitionSampler(clock, random, notifier);
   }
 
   async receiveOnce(scope: ReceiveScope, max: number): Promise<DeliveredMessage[]> {

@@ -14,6 +14,7 @@ import type { SeekRead } from '../adapters/dynamodb/cursors.js';
 import type { Clock } from '../ports/clock.js';
 import type { Stores } from './stores.js';
 import { firstAtOrAfter, type StreamPosition } from './stream-search.js';
+import { PARTITION_CALLS_IN_FLIGHT, mapBounded } from './bounded-parallel.js';
 
 /** Where to move: `earliest`, `latest`, or a time (ms). */
 export type SeekTarget = 'earliest' | 'latest' | number;
@@ -92,7 +93,8 @@ export class Seeker {
         namespaces.set(streamNamespace(topic), [...(namespaces.get(streamNamespace(topic)) ?? []), topic.name]);
         continue;
       }
-      for (let p = 0; p < topic.partitions; p++) positions.push(await this.movePartition(group.name, topic, p, to));
+      // Up to partitionsMax partitions, each 2–4 calls: a bounded number in flight.
+      positions.push(...(await mapBounded(Array.from({ length: topic.partitions }, (_, p) => p), PARTITION_CALLS_IN_FLIGHT, (p) => this.movePartition(group.name, topic, p, to))));
     }
     const shards: SeekShards[] = [];
     for (const [namespace, names] of namespaces) shards.push({ topics: names, moved: await this.moveNamespace(group.name, namespace, to, now) });

@@ -2,16 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { ActivityWaiter, FULL_RECEIVE_EVERY_MS, PARK_FOR_MS, PARK_REFRESH_BEFORE_MS } from '../../lib/services/activity-waiter.js';
 
 /** A clock that only moves when the waiter sleeps, and stores that record every call. */
-function setup(options: { activityAt?: (topic: string, now: number) => number; parkedBy?: number; senderCacheMs?: number } = {}) {
+function setup(
+  options: { activityAt?: (topic: string, now: number) => number; moved?: (topic: string, now: number) => Map<number, number>; parkedBy?: number; senderCacheMs?: number } = {},
+) {
   let now = 1_000_000;
   const sleeps: number[] = [];
   const reads: Array<{ topic: string; at: number }> = [];
   const parks: Array<{ topic: string; until: number; keep: number; at: number }> = [];
   const stores = {
     activity: {
-      lastActivity: async (topic: string) => {
+      activity: async (topic: string) => {
         reads.push({ topic, at: now });
-        return options.activityAt?.(topic, now) ?? 0;
+        return { at: options.activityAt?.(topic, now) ?? 0, partitions: options.moved?.(topic, now) ?? new Map<number, number>() };
       },
     },
     catalog: {
@@ -150,3 +152,15 @@ describe('ActivityWaiter', () => {
     expect(clock.now()).toBe(last + FULL_RECEIVE_EVERY_MS);
   });
 });
+
+describe('ActivityWaiter partition stamps', () => {
+  it('keeps the stamps its last read of a topic found, for the receive that follows', async () => {
+    const { waiter } = setup({ activityAt: (_topic, now) => now, moved: (topic, now) => new Map(topic === 'a' ? [[42, now]] : []) });
+    expect(waiter.movedPartitions('a')).toBeUndefined();
+    await parked(waiter, ['a', 'b']);
+    await waiter.wait(['a', 'b'], 5000, waiter.mark() - 1);
+    expect([...(waiter.movedPartitions('a') ?? new Map()).keys()]).toEqual([42]);
+    expect(waiter.movedPartitions('b')).toBeUndefined();
+  });
+});
+

@@ -1,7 +1,7 @@
 /** The scale rows' arithmetic (bench/capacity-model.ts, bench/scale.ts): bounds, the ceiling, lost races, a row from a window. */
 import { describe, expect, it } from 'vitest';
-import { awsCeiling, keyBounds, lostRacesPerAppend, type KeyLoad } from '../../bench/capacity-model.js';
-import { keyLoads, scaleRow } from '../../bench/scale.js';
+import { awsCeiling, keyBounds, lostRacesPerAppend, spreadCeiling, type KeyLoad } from '../../bench/capacity-model.js';
+import { keyLoads, producersOf, scaleRow } from '../../bench/scale.js';
 import type { CallCounter, Snapshot } from '../../bench/meter.js';
 
 const load = (over: Partial<KeyLoad>): KeyLoad => ({ key: 'S#t:x/p:0', appends: 0, lostRaces: 0, headReads: 0, wcu: 0, rcu: 0, ...over });
@@ -61,6 +61,46 @@ describe('awsCeiling', () => {
   });
 });
 
+describe('spreadCeiling (standard topics: senders choose the partition)', () => {
+  it('sums what every key used takes alone: an uneven spread over 4 keys reaches 4 × one key, where the hottest key alone says less', () => {
+    // 100 messages in 100 appends over 4 keys (70/10/10/10), one call per append (hints), 1 WCU each.
+    const keys = [70, 10, 10, 10].map((appends, p) => load({ key: `S#t:a/p:${p}`, appends, wcu: appends }));
+    const spread = spreadCeiling(keys, 100, 7.5);
+    // Each key: 1,000 / 7.5 = 133.3 appends/s, one message each → 4 × 133.3.
+    expect(spread?.msgPerSecond).toBeCloseTo((4 * 1000) / 7.5, 9);
+    expect(spread).toMatchObject({ limitedBy: 'append chain', keys: 4, key: '4 keys summed' });
+    // The hottest key at its measured share: 133.3 ÷ 0.7.
+    expect(awsCeiling(keys, 100, 7.5)?.msgPerSecond).toBeCloseTo(1000 / 7.5 / 0.7, 9);
+  });
+
+  it('keeps each key\'s own costs: lost races and head reads lower what that key takes; keys without appends count nothing', () => {
+    const keys = [
+      load({ key: 'S#t:a/p:0', appends: 50, wcu: 50 }),
+      // Every attempt read the head and half lost: a chain of 2 calls, 2 WCU per append.
+      load({ key: 'S#t:a/p:1', appends: 50, lostRaces: 50, headReads: 100, wcu: 100, rcu: 100 }),
+      load({ key: 'S#t:a/p:2', lostRaces: 3, headReads: 3, wcu: 3 }),
+    ];
+    const spread = spreadCeiling(keys, 100, 7.5);
+    expect(spread?.msgPerSecond).toBeCloseTo(1000 / 7.5 + 1000 / 15, 9);
+    expect(spread?.keys).toBe(2);
+  });
+
+  it('scales by messages per append (batches) and is undefined without messages or appends', () => {
+    expect(spreadCeiling([load({ appends: 10, wcu: 110 })], 100, 7.5)?.msgPerSecond).toBeCloseTo((1000 / 11) * 10, 9);
+    expect(spreadCeiling([load({ appends: 10, wcu: 110 })], 0, 7.5)).toBeUndefined();
+    expect(spreadCeiling([load({ lostRaces: 2 })], 10, 7.5)).toBeUndefined();
+  });
+});
+
+describe('producersOf', () => {
+  it('adds the wide producer counts only where the topic has that many partitions', () => {
+    const profile = { producers: [1, 16, 64], wideProducers: [128, 256] };
+    expect(producersOf('standard-p256', profile)).toEqual([1, 16, 64, 128, 256]);
+    expect(producersOf('standard-p64', profile)).toEqual([1, 16, 64]);
+    expect(producersOf('fifo-many', profile)).toEqual([1, 16, 64]);
+  });
+});
+
 describe('lostRacesPerAppend', () => {
   it('sums lost races and appends over all keys', () => {
     expect(lostRacesPerAppend([load({ appends: 10, lostRaces: 3 }), load({ appends: 30, lostRaces: 1 })])).toBeCloseTo(0.1, 12);
@@ -96,6 +136,12 @@ describe('scaleRow', () => {
     expect(row).toMatchObject({ appends: 50, lostRaces: 10, lostRacesPerAppend: 0.2, requestsPerMessage: 2.4, msPerCall: 10, localMsgPerSecond: 25, throttled: 1 });
     // Each key: 0.5 appends per message, chain of 2 × 7.5 ms → 66.67 / 0.5 = 133.3 msg/s (WCU: 1000 / 0.6 = 1,667).
     expect(row.limitedBy).toBe('append chain');
+    // Standard: the sum over the 2 keys used of what each takes alone (even here: the same as the hottest key at its share).
+    expect(row).toMatchObject({ model: 'sum over partitions used', keysUsed: 2 });
     expect(row.awsCeilingMsgPerSecond).toBeCloseTo(1000 / 15 / 0.5, 9);
+    expect(row.hottestKeyCeilingMsgPerSecond).toBeCloseTo(1000 / 15 / 0.5, 9);
+    // FIFO: the hottest key at its share.
+    const fifo = scaleRow({ id: 'fifo-many ×1 p4', topic: 'fifo-many', batch: 1, producers: 4 }, counted, tag, 2, 50, { throttled: 0, errors: {} }, 7.5);
+    expect(fifo).toMatchObject({ model: 'hottest key', hottestKey: 'S#t:s/p:0' });
   });
 });

@@ -100,6 +100,23 @@ describe('Dispatcher', () => {
 });
 
 describe('ActivityRoute', () => {
+  it('stamps the standard partitions its segments landed in, per topic (none for shards or other topics\' streams)', async () => {
+    const touches: Array<[string, number[]]> = [];
+    const route = new ActivityRoute({ touch: async (topic, _at, partitions = []) => (touches.push([topic, [...partitions].sort((x, y) => x - y)]), true) });
+    const dispatcher = new Dispatcher({ wake: [route] }, clock);
+    await dispatcher.dispatch([
+      segmentInsert('t:a/p:7', ['a']),
+      segmentInsert('t:a/p:255', ['a']),
+      segmentInsert('t:a/p:7', ['a']),
+      segmentInsert('o:g/k:x', ['b']),
+      segmentInsert('r:grp/p:0', ['a']),
+    ]);
+    expect(touches.sort()).toEqual([
+      ['a', [7, 255]],
+      ['b', []],
+    ]);
+  });
+
   it('writes each topic once per invocation, at the invocation time', async () => {
     const touches: Array<[string, number]> = [];
     const route = new ActivityRoute({ touch: async (topic, at) => (touches.push([topic, at]), true) });

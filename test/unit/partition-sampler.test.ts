@@ -51,4 +51,37 @@ describe('PartitionSampler', () => {
     expect(a.size).toBe(64);
     expect(sampler.sample('b', topic(64))).toHaveLength(8);
   });
+
+  it('partitions the notifier heard moved come first (most recent first, at most half), until a sample took them after the move', () => {
+    let now = 1_000_000;
+    let moved = new Map<number, number>([
+      [200, now - 50],
+      [17, now - 10],
+      [99, now - 30],
+      [5, now - 40],
+      [250, now - 60],
+    ]);
+    const sampler = new PartitionSampler({ now: () => now }, cryptoRandom, { movedPartitions: (name) => (name === 'orders' ? moved : undefined) });
+    const t = topic(256);
+    const first = sampler.sample('g', t);
+    expect(first).toHaveLength(SAMPLE_SIZE);
+    expect(first.slice(0, 4)).toEqual(['t:orders/p:17', 't:orders/p:99', 't:orders/p:5', 't:orders/p:200']);
+    // The next look: the four taken were visited after their move; p:250 is still due.
+    now += 100;
+    expect(sampler.sample('g', t)[0]).toBe('t:orders/p:250');
+    // A new move of p:17 after the visit brings it back; another group has its own visits.
+    now += 100;
+    moved = new Map([[17, now - 1]]);
+    expect(sampler.sample('g', t)[0]).toBe('t:orders/p:17');
+    expect(sampler.sample('other', t)[0]).toBe('t:orders/p:17');
+    now += 100;
+    expect(sampler.sample('g', t)).not.toContain('t:orders/p:17');
+  });
+
+  it('256 partitions: 8 a look, every partition within 32 looks without hints', () => {
+    const { sampler } = setup();
+    const seen = new Set<string>();
+    for (let look = 0; look < 32; look++) sampler.sample('g', topic(256)).forEach((s) => seen.add(s));
+    expect(seen.size).toBe(256);
+  });
 });

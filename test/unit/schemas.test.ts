@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CommitBody, Name, ReceiveBody, SendBody } from '../../functions/api/schemas.js';
+import { CommitBody, Name, PatchTopicBody, PutTopicBody, ReceiveBody, SendBody } from '../../functions/api/schemas.js';
 import { openApiDocument } from '../../functions/api/openapi-document.js';
 import { routes } from '../../functions/api/routes.js';
 
@@ -10,6 +10,15 @@ describe('request schemas', () => {
     expect(Name.safeParse('x'.repeat(129)).success).toBe(false);
     expect(Name.safeParse('a/b').success).toBe(false);
     expect(Name.safeParse('').success).toBe(false);
+  });
+
+  it('take 1–256 partitions on PUT and PATCH of a topic (Limits.partitionsMax)', () => {
+    for (const schema of [PutTopicBody, PatchTopicBody]) {
+      expect(schema.safeParse({ type: 'standard', partitions: 256 }).success).toBe(true);
+      expect(schema.safeParse({ type: 'standard', partitions: 1 }).success).toBe(true);
+      expect(schema.safeParse({ type: 'standard', partitions: 257 }).success).toBe(false);
+      expect(schema.safeParse({ type: 'standard', partitions: 0 }).success).toBe(false);
+    }
   });
 
   it('default receive options', () => {

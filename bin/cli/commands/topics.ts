@@ -31,7 +31,7 @@ export function addTopicCommands(program: Command): void {
     .option('--retention <seconds>', 'retention (300-1209600)', integer('--retention', 300, 1_209_600))
     .option('--max-delay <seconds>', 'furthest scheduled delivery allowed', integer('--max-delay', 0, 1_209_600))
     .option('--order-group <name>', 'time-order group (fifo topics)')
-    .option('--partitions <n>', 'standard topics: partitions (1-64, default 4; only ever raised)', integer('--partitions', 1, 64))
+    .option('--partitions <n>', 'standard topics: partitions (1-256, default 4; only ever raised)', integer('--partitions', 1, 256))
     .action(withContext(async ({ client, out }, name: string, options: { type: 'standard' | 'fifo'; retention?: number; maxDelay?: number; orderGroup?: string; partitions?: number }) => {
       const topic = await client.putTopic(name, {
         type: options.type,
@@ -47,7 +47,7 @@ export function addTopicCommands(program: Command): void {
     .description('change only the settings given (PATCH); type and order group never change')
     .option('--retention <seconds>', 'retention (300-1209600)', integer('--retention', 300, 1_209_600))
     .option('--max-delay <seconds>', 'furthest scheduled delivery allowed', integer('--max-delay', 0, 1_209_600))
-    .option('--partitions <n>', 'raise the partitions of a standard topic (up to 64; never lowered)', integer('--partitions', 1, 64))
+    .option('--partitions <n>', 'raise the partitions of a standard topic (up to 256; never lowered)', integer('--partitions', 1, 256))
     .action(withContext(async ({ client, out }, name: string, options: { retention?: number; maxDelay?: number; partitions?: number }) => {
       const topic = await client.patchTopic(name, {
         ...(options.partitions !== undefined ? { partitions: options.partitions } : {}),

@@ -30,7 +30,7 @@ export interface CursorCacheOptions {
 /** After a claim planned from the cache (or any read) lost its race, the stream is read, not cached, for this long. */
 export const CONTENDED_MS = 10_000;
 /** Entries kept at most (the oldest go first): a container serves few groups × partitions at a time. */
-export const CURSOR_CACHE_MAX_ENTRIES = 4096;
+export const CURSOR_CACHE_MAX_ENTRIES = 1024;
 
 interface Entry {
   state: CursorState;
@@ -117,6 +117,7 @@ export class CursorCache {
     if (!this.enabled) return;
     const k = key(group, stream);
     this.entries.delete(k);
+    this.contended.delete(k);
     this.contended.set(k, this.now() + CONTENDED_MS);
     while (this.contended.size > CURSOR_CACHE_MAX_ENTRIES) this.contended.delete(this.contended.keys().next().value as string);
   }

@@ -236,7 +236,7 @@ export class CursorStore {
       return true;
     } catch (error) {
       if (!isConditionalFailure(error)) throw error;
-      this.cache.lost(group, stream);
+      if (cached) this.cache.lost(group, stream);
       return false;
     }
   }

@@ -20,6 +20,11 @@ const ConfigSchema = z
    * A deleted topic can be re-created after twice this time.
    */
   SLUICE_CATALOG_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(5000),
+  /**
+   * How long a container's receives use the partition cursors it last read or wrote instead of
+   * reading them (docs/design.md, the cursor cache); 0 reads every time.
+   */
+  SLUICE_CURSOR_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(2000),
   /** `aws`: EventBridge Scheduler + SQS; `local`: in-process timers (the local runtime). */
   SLUICE_TIMERS: z.enum(['aws', 'local']).default('local'),
   SLUICE_SCHEDULE_GROUP: z.string().min(1).optional(),

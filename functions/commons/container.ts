@@ -99,6 +99,7 @@ export function buildContainer(config: Config, overrides: ContainerOverrides = {
     clock: systemClock,
     secrets,
     catalog: { cacheTtlMs: config.SLUICE_CATALOG_CACHE_MS, now: systemClock.now },
+    cursorCache: { maxAgeMs: config.SLUICE_CURSOR_CACHE_MS, now: systemClock.now },
   });
   const activity = new TopicActivity(doc, table);
   const notifier =

@@ -121,12 +121,15 @@ export class Receiver {
     for (const stream of foldingShards) folding.add(stream);
     const noticeStreams = [...namespaces].flatMap((ns) => Array.from({ length: NOTICE_BUCKETS }, (_, b) => noticeStream(ns, b)));
     // Only the cursors this receive starts from: O(subscriptions), never O(shards). Partition cursors
-    // are read eventually consistently (half price): a stale one only makes its conditional claim
-    // fail and read again. Notice cursors consistently: a stale one would re-absorb notices (writes).
+    // are read eventually consistently (half price), or come from this container's cursor cache while
+    // fresh (no read): a stale one only makes its conditional claim fail and read again. Notice
+    // cursors consistently: a stale one would re-absorb notices (writes).
     // Carried commits of streams this receive does not claim from are written first, as plain commits.
     const [noticeCursors, partitionCursors] = await Promise.all([
       noticeStreams.length ? this.stores.cursors.getMany(group.name, noticeStreams, { now: this.clock.now() }) : new Map<string, CursorState>(),
-      partitions.length ? this.stores.cursors.getMany(group.name, partitions, { consistent: false, now: this.clock.now() }) : new Map<string, CursorState>(),
+      partitions.length
+        ? this.stores.cursors.getMany(group.name, partitions, { consistent: false, now: this.clock.now(), cached: group.createdAt })
+        : new Map<string, CursorState>(),
       carried?.separateAll((stream) => folding.has(stream)),
     ]);
     const cursors = new Map([...noticeCursors, ...partitionCursors]);
@@ -440,6 +443,8 @@ export class Receiver {
           forgetDone: spilled?.remove ?? [],
           ...(fold.length > 0 ? { commit: { entries: fold.map(({ seq, token }) => ({ seq, token })), now } } : {}),
           ...(spilled ? { history: { expectMark: spilled.expectMark, mark: spilled.mark } } : {}),
+          // A partition cursor may come from the cursor cache: the plan holds only in the seek epoch it read.
+          ...(shard ? {} : { seekEpoch: { expect: held.seekEpoch } }),
           ...(shard
             ? {
                 shard: {
@@ -477,7 +482,8 @@ export class Receiver {
       }
       const { plan, change, changed } = planned;
       if (changed) {
-        const ok = await this.stores.cursors.claim(group.name, stream, change);
+        // Partition claims return the cursor they leave into the cursor cache (FIFO shards: not cached).
+        const ok = await this.stores.cursors.claim(group.name, stream, change, shard ? undefined : group.createdAt);
         if (!ok) {
           // Another receiver moved the cursor, or a carried token no longer holds: read again
           // (carried commits that no longer fold are then committed on their own) and plan again.

@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BatchWriter } from '../adapters/dynamodb/write-batch.js';
 import { Catalog, type CatalogOptions } from '../adapters/dynamodb/catalog.js';
+import { CursorCache, type CursorCacheOptions } from '../adapters/dynamodb/cursor-cache.js';
 import { CursorStore } from '../adapters/dynamodb/cursors.js';
 import { DeferredStore } from '../adapters/dynamodb/deferred.js';
 import { HistoryStore } from '../adapters/dynamodb/history.js';
@@ -47,21 +48,22 @@ export interface Stores {
 }
 
 /**
- * Every store on one table; `catalog` configures its per-container cache;
+ * Every store on one table; `catalog` configures its per-container cache, `cursorCache` the
+ * per-container cache of partition cursors (off unless given, on in deployed containers);
  * `secrets` seals the message-id key (every container of a deployment needs
  * the same one).
  */
 export function createStores(
   doc: DynamoDBDocumentClient,
   table: string,
-  options: { clock: Clock; secrets: SecretBox; catalog?: CatalogOptions },
+  options: { clock: Clock; secrets: SecretBox; catalog?: CatalogOptions; cursorCache?: CursorCacheOptions },
 ): Stores {
   const history = new HistoryStore(doc, table);
   const catalog = new Catalog(doc, table, options.catalog);
   return {
     catalog,
     log: new StreamLog(doc, table, options.clock, wakeCheck(catalog)),
-    cursors: new CursorStore(doc, table, history),
+    cursors: new CursorStore(doc, table, history, new CursorCache({ now: options.clock.now.bind(options.clock), ...options.cursorCache })),
     history,
     readyIndex: new ReadyIndex(doc, table),
     outputs: new PendingOutputStore(doc, table),

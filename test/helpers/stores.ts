@@ -82,13 +82,27 @@ export interface Harness {
   fire(): Promise<void>;
 }
 
+export interface HarnessOptions {
+  clock?: FakeClock;
+  random?: Random;
+  checkTimeoutMs?: number;
+  pushLambdaArns?: readonly string[];
+  /**
+   * The cursor cache's age (ms, by the harness clock; docs/design.md, the cursor cache); default
+   * SLUICE_TEST_CURSOR_CACHE_MS, else 0 (off, as `createStores` without it).
+   */
+  cursorCacheMs?: number;
+}
+
+const defaultCursorCacheMs = (): number => Number(process.env.SLUICE_TEST_CURSOR_CACHE_MS ?? 0);
+
 export function harness(
   doc: DynamoDBDocumentClient,
   table: string,
-  options: { clock?: FakeClock; random?: Random; checkTimeoutMs?: number; pushLambdaArns?: readonly string[] } = {},
+  options: HarnessOptions = {},
 ): Harness {
   const clock = options.clock ?? new FakeClock();
-  const stores = createStores(doc, table, { clock, secrets: testSecrets });
+  const stores = createStores(doc, table, { clock, secrets: testSecrets, cursorCache: { maxAgeMs: options.cursorCacheMs ?? defaultCursorCacheMs() } });
   const random = options.random ?? cryptoRandom;
   const notifier = new InProcessNotifier();
   const recorded = new RecordingTimers(clock);
@@ -135,7 +149,7 @@ export function harness(
     }), timers, recorded, fire, transactions, redriver, dispatched };
 }
 
-export async function newHarness(options: { clock?: FakeClock; random?: Random; checkTimeoutMs?: number; pushLambdaArns?: readonly string[] } = {}): Promise<Harness> {
+export async function newHarness(options: HarnessOptions = {}): Promise<Harness> {
   const { doc, table } = await testTable();
   return harness(doc, table, options);
 }

@@ -152,8 +152,11 @@ describe('claim budget', () => {
       close: [],
       forgetDone: [],
       commit: { entries: Array.from({ length: 100 }, (_, i) => ({ seq: BIG + 200 + i, token: '999.AbCdEfGh' })), now: NOW },
+      // A partition claim is conditional on the seek epoch it read (the longer form: none yet).
+      seekEpoch: { expect: undefined },
     };
     const s = sizes(claimUpdate(read.group, change));
+    expect(claimUpdate(read.group, change).ConditionExpression).toContain('attribute_not_exists(se)');
     expect(s.update).toBeLessThanOrEqual(EXPRESSION_BUDGET_BYTES);
     expect(s.condition).toBeLessThanOrEqual(EXPRESSION_BUDGET_BYTES);
     expect(claimFits(read, change)).toBe(true);

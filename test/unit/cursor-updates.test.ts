@@ -90,6 +90,11 @@ describe('claimUpdate', () => {
     });
   });
 
+  it('on a partition cursor, is conditional on the seek epoch it read (none yet: on its absence)', () => {
+    expect(claim({ seekEpoch: { expect: undefined } })).toEqual({ update: 'SET nx = 5, ns = 5', condition: 'nx = 5 AND attribute_not_exists(se)' });
+    expect(claim({ seekEpoch: { expect: 3 } })).toEqual({ update: 'SET nx = 5, ns = 5', condition: 'nx = 5 AND se = 3' });
+  });
+
   it('stores a pending mark as c = 1', () => {
     const { update } = claim({ grant: [{ lease: lease(1, '1.a', { pending: true }), replaces: undefined }] });
     expect(update).toBe('SET nx = 5, ns = 5, fl.1 = {"e":5000,"k":"1.a","d":2,"g":7,"c":1}');

@@ -26,8 +26,11 @@ export async function conditional(operation: () => Promise<unknown>): Promise<bo
   }
 }
 
-/** A conditional write's outcome; on failure, the item as it was (undefined: there was none). */
-export type ConditionalResult = { ok: true } | { ok: false; old: Record<string, unknown> | undefined };
+/**
+ * A conditional write's outcome; on failure, the item as it was (undefined: there was none); on
+ * success, the item after it when the input asked for `ReturnValues: 'ALL_NEW'` (no extra capacity).
+ */
+export type ConditionalResult = { ok: true; item?: Record<string, unknown> } | { ok: false; old: Record<string, unknown> | undefined };
 
 /**
  * Runs one conditional update that, when its condition fails, returns the
@@ -40,8 +43,8 @@ export async function conditionalWithImage(
   input: Omit<UpdateCommandInput, 'ReturnValuesOnConditionCheckFailure'>,
 ): Promise<ConditionalResult> {
   try {
-    await call(() => doc.send(new UpdateCommand({ ...input, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' })));
-    return { ok: true };
+    const { Attributes } = await call(() => doc.send(new UpdateCommand({ ...input, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' })));
+    return Attributes ? { ok: true, item: Attributes } : { ok: true };
   } catch (error) {
     if (!isConditionalFailure(error)) throw error;
     // The document client leaves the old image of a failed condition marshalled.

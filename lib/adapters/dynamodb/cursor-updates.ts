@@ -123,6 +123,13 @@ export interface ClaimChange {
   /** With a spill: the history mark moves from what the plan read (the condition) to the end of the spilled chunk. */
   history?: { expectMark: number | undefined; mark: number };
   /**
+   * Partition cursors: the seek epoch `se` the plan read (undefined: absent), as a condition. A plan
+   * made from a cursor read before a seek fails even when the seek and later claims brought `nx`
+   * back to the value it read (leases of the old epoch would otherwise be granted after the seek;
+   * docs/design.md, the cursor cache). FIFO shard claims read their cursor consistently just before.
+   */
+  seekEpoch?: { expect: number | undefined };
+  /**
    * FIFO shard cursors only: the new known head, guarded by what the plan read;
    * `index` when the ready-index key changes. Without it `g1pk`/`g1sk` are not written at all.
    */
@@ -170,6 +177,10 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
     removes.push(`${fl()}.${s}`);
     sets.push(`${dn()}.${s} = ${x.value(storedDone(committedDone(seq, token, change.commit?.now ?? 0)))}`);
     conditions.push(`${fl()}.${s}.k = ${x.value(token)}`);
+  }
+  if (change.seekEpoch) {
+    const { expect } = change.seekEpoch;
+    conditions.push(expect === undefined ? 'attribute_not_exists(se)' : `se = ${x.value(expect)}`);
   }
   if (change.history) {
     // One spill per mark: a racing spill moved it, or this one's chunk is not the one at the mark.

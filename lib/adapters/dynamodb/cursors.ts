@@ -31,7 +31,9 @@ import {
   type ClaimChange,
   type CompletionChange,
   type SeekRead,
+  type UpdateParts,
 } from './cursor-updates.js';
+import { CursorCache } from './cursor-cache.js';
 import type { HistoryStore } from './history.js';
 import { cursorPk, readyIndexPk, readyNowKey } from './keys.js';
 import type { TransactItem } from './write-batch.js';
@@ -52,6 +54,8 @@ export class CursorStore {
     private readonly doc: DynamoDBDocumentClient,
     private readonly table: string,
     private readonly history: HistoryStore,
+    /** Partition cursors this container last read or wrote (cursor-cache.ts); off unless configured. */
+    readonly cache: CursorCache = new CursorCache(),
   ) {}
 
   /**
@@ -101,20 +105,37 @@ export class CursorStore {
    * Cursors of `group` on the named streams (missing ones are left out).
    * `consistent: false` reads at half the price; fit for planning only,
    * because every write planned from a cursor is conditional on what it read.
+   * With `cached` (the group's `createdAt`; eventually consistent reads only),
+   * partition cursors this container saw recently come from the cursor cache
+   * and only the others are read (and remembered): planning only, as above.
    */
-  async getMany(group: string, streams: string[], options: { consistent?: boolean; now: number }): Promise<Map<string, CursorState>> {
+  async getMany(
+    group: string,
+    streams: string[],
+    options: { consistent?: boolean; now: number; cached?: number },
+  ): Promise<Map<string, CursorState>> {
     const now = options.now;
     const consistent = options.consistent ?? true;
+    const incarnation = consistent ? undefined : options.cached;
     const out = new Map<string, CursorState>();
-    for (let i = 0; i < streams.length; i += BATCH_GET_MAX_KEYS) {
-      let keys: Record<string, unknown>[] = streams.slice(i, i + BATCH_GET_MAX_KEYS).map((sk) => this.key(group, sk));
+    const toRead: string[] = [];
+    for (const stream of streams) {
+      const hit = incarnation === undefined ? undefined : this.cache.get(group, stream, incarnation);
+      if (hit) out.set(stream, hit);
+      else toRead.push(stream);
+    }
+    const at = this.cache.now();
+    for (let i = 0; i < toRead.length; i += BATCH_GET_MAX_KEYS) {
+      let keys: Record<string, unknown>[] = toRead.slice(i, i + BATCH_GET_MAX_KEYS).map((sk) => this.key(group, sk));
       for (let round = 0; keys.length > 0; round++) {
         const result = await call(() =>
           this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: consistent } } })),
         );
         for (const item of result.Responses?.[this.table] ?? []) {
           const state = toState(item);
-          if (!cursorExpired(state, now)) out.set(String(item.sk), state);
+          if (cursorExpired(state, now)) continue;
+          out.set(String(item.sk), state);
+          if (incarnation !== undefined) this.cache.put(group, String(item.sk), state, at, incarnation);
         }
         keys = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
         if (keys.length > 0 && round >= BATCH_GET_ROUNDS) throw new ThrottledError('The message store is busy; retry the request.');
@@ -146,6 +167,7 @@ export class CursorStore {
    * later, so the condition never removes one of them. Returns how many went.
    */
   async removeCreatedUpTo(group: string, createdUpTo: number, parallel = 8): Promise<number> {
+    this.cache.forgetGroup(group);
     let removed = 0;
     for await (const page of this.itemPages(group, { projection: 'pk, sk', consistent: false })) {
       const keys = page.map((item) => String(item.sk));
@@ -191,11 +213,32 @@ export class CursorStore {
     );
   }
 
-  /** Applies a claim plan; false when another receiver changed the cursor first. */
-  async claim(group: string, stream: string, change: ClaimChange): Promise<boolean> {
-    return conditional(() =>
-      this.doc.send(new UpdateCommand({ TableName: this.table, Key: this.key(group, stream), ...claimUpdate(group, change) })),
-    );
+  /**
+   * Applies a claim plan; false when another receiver changed the cursor first. With `incarnation`
+   * (the group's `createdAt`), a partition cursor's claim returns the item it leaves (`ALL_NEW`, no
+   * extra capacity) into the cursor cache, and a lost race marks the stream contended there.
+   */
+  async claim(group: string, stream: string, change: ClaimChange, incarnation?: number): Promise<boolean> {
+    const cached = incarnation !== undefined && this.cache.enabled && CursorCache.caches(stream);
+    const at = this.cache.now();
+    try {
+      const { Attributes } = await call(() =>
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: this.key(group, stream),
+            ...claimUpdate(group, change),
+            ...(cached ? { ReturnValues: 'ALL_NEW' as const } : {}),
+          }),
+        ),
+      );
+      if (cached && Attributes) this.cache.put(group, stream, toState(Attributes), at, incarnation);
+      return true;
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw error;
+      if (cached) this.cache.lost(group, stream);
+      return false;
+    }
   }
 
   /**
@@ -257,11 +300,30 @@ export class CursorStore {
   }
 
   private complete(group: string, stream: string, change: CompletionChange) {
-    return conditionalWithImage(this.doc, { TableName: this.table, Key: this.key(group, stream), ...completionUpdate(group, stream, change) });
+    return this.updateCached(group, stream, completionUpdate(group, stream, change));
+  }
+
+  /**
+   * A commit or visibility change of one cursor, with the old image when its condition fails; a
+   * partition cursor this container has in its cache gets the item the write leaves (`ALL_NEW`).
+   */
+  private async updateCached(group: string, stream: string, parts: UpdateParts) {
+    const cached = this.cache.enabled && CursorCache.caches(stream);
+    const at = this.cache.now();
+    const result = await conditionalWithImage(this.doc, {
+      TableName: this.table,
+      Key: this.key(group, stream),
+      ...parts,
+      ...(cached ? { ReturnValues: 'ALL_NEW' as const } : {}),
+    });
+    if (result.ok && result.item) this.cache.update(group, stream, toState(result.item), at);
+    return result;
   }
 
   /** A completion (see {@link completionUpdate}) as a transaction item: commits with publish outputs, protected commits. */
   completionItem(group: string, stream: string, change: CompletionChange): TransactItem {
+    // The transaction's result is not returned to this store: the cached cursor is dropped.
+    this.cache.forget(group, stream);
     return { Update: { TableName: this.table, Key: this.key(group, stream), ...completionUpdate(group, stream, change) } };
   }
 
@@ -297,11 +359,7 @@ export class CursorStore {
    */
   async setVisibility(group: string, stream: string, seq: number, token: string, expiresAt: number, now: number, released: boolean): Promise<boolean> {
     for (const variant of visibilityVariants(stream, expiresAt, now)) {
-      const result = await conditionalWithImage(this.doc, {
-        TableName: this.table,
-        Key: this.key(group, stream),
-        ...visibilityUpdate(group, stream, { seq, token }, expiresAt, variant, released, now),
-      });
+      const result = await this.updateCached(group, stream, visibilityUpdate(group, stream, { seq, token }, expiresAt, variant, released, now));
       if (result.ok) return true;
       const old = result.old ? toState(result.old) : undefined;
       const lease = old && !cursorExpired(old, now) ? old.leases.get(seq) : undefined;
@@ -313,6 +371,7 @@ export class CursorStore {
 
   /** The transaction item that closes a lease as dead-lettered (written with the dead-letter append). */
   deadLetterItem(group: string, stream: string, done: DoneEntry, token: string): TransactItem {
+    this.cache.forget(group, stream);
     return { Update: { TableName: this.table, Key: this.key(group, stream), ...deadLetterUpdate(group, stream, done, token) } };
   }
 
@@ -427,6 +486,9 @@ export class CursorStore {
    * expired at `now` (FIFO shard cursors: absent), or kept changing (`attempts` writes).
    */
   async moveTo(group: string, stream: string, next: number, segmentStart: number, now: number, read?: SeekRead, attempts = 8): Promise<boolean> {
+    // Receives of this container read the cursor again (other containers' cached copies fail their
+    // claims' `nx` or seek-epoch condition: docs/design.md, the cursor cache).
+    this.cache.forget(group, stream);
     let seen = read;
     for (let attempt = 0; attempt < attempts; attempt++) {
       if (!seen) {
@@ -441,7 +503,10 @@ export class CursorStore {
       const moved = await conditional(() =>
         this.doc.send(new UpdateCommand({ TableName: this.table, Key: this.key(group, stream), ...seekMoveUpdate(group, stream, seen!, next, segmentStart, now) })),
       );
-      if (moved) return true;
+      if (moved) {
+        this.cache.forget(group, stream);
+        return true;
+      }
       seen = undefined;
       await new Promise((resolve) => setTimeout(resolve, Math.min(50, 2 ** attempt) * (0.5 + Math.random())));
     }

@@ -132,10 +132,12 @@ export class Receiver {
     const noticeStreams = [...namespaces].flatMap((ns) => Array.from({ length: NOTICE_BUCKETS }, (_, b) => noticeStream(ns, b)));
     // Only the cursors this receive starts from: O(subscriptions), never O(shards). Partition cursors
     // are read eventually consistently (half price): a stale one only makes its conditional claim
-    // fail and read again. Notice cursors consistently: a stale one would re-absorb notices (writes).
+    // fail and read again. Notice cursors too: a stale one is read from where this container absorbed
+    // (NoticeMemo) or re-absorbs notices, which is harmless, and their cursors are written once per
+    // NOTICE_LAG_MAX notices only; a seek it does not show yet refuses the shard cursors it would create.
     // Carried commits of streams this receive does not claim from are written first, as plain commits.
     const [noticeCursors, partitionCursors] = await Promise.all([
-      noticeStreams.length ? this.stores.cursors.getMany(group.name, noticeStreams, { now: this.clock.now() }) : new Map<string, CursorState>(),
+      noticeStreams.length ? this.stores.cursors.getMany(group.name, noticeStreams, { consistent: false, now: this.clock.now() }) : new Map<string, CursorState>(),
       partitions.length ? this.stores.cursors.getMany(group.name, partitions, { consistent: false, now: this.clock.now() }) : new Map<string, CursorState>(),
       carried?.separateAll((stream) => folding.has(stream)),
     ]);

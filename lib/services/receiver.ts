@@ -73,6 +73,11 @@ const NOTICE_SEGMENTS_PER_RECEIVE = 25;
 const NOTICE_LAG_MAX = 8;
 /** Notice memos one container keeps (groups × FIFO namespaces × 4); the oldest is forgotten past this. */
 const NOTICE_MEMOS_MAX = 4096;
+/**
+ * How long a container writes a notice stream's cursor at every receive with news (as without the
+ * lag) after it met notices another receive had absorbed: the group is read by several containers.
+ */
+const NOTICE_SHARED_MS = 60_000;
 /** Segments a new shard cursor's start is looked for below its first notice (see `shardStart`). */
 const SHARD_START_MAX_SEGMENTS = 100;
 /** Plans of one claim: each lost race (the cursor changed) reads the cursor and plans again. */
@@ -90,6 +95,8 @@ export class Receiver {
   private readonly sampler: PartitionSampler;
   /** Per group and notice stream: how far this container absorbed the notices (see {@link NoticeMemo}). */
   private readonly noticeMemos = new Map<string, NoticeMemo>();
+  /** Per group and notice stream: until when its cursor moves at every receive (another container reads it too). */
+  private readonly noticeSharedUntil = new Map<string, number>();
 
   constructor(
     private readonly stores: Stores,
@@ -132,12 +139,15 @@ export class Receiver {
     const noticeStreams = [...namespaces].flatMap((ns) => Array.from({ length: NOTICE_BUCKETS }, (_, b) => noticeStream(ns, b)));
     // Only the cursors this receive starts from: O(subscriptions), never O(shards). Partition cursors
     // are read eventually consistently (half price): a stale one only makes its conditional claim
-    // fail and read again. Notice cursors too: a stale one is read from where this container absorbed
-    // (NoticeMemo) or re-absorbs notices, which is harmless, and their cursors are written once per
-    // NOTICE_LAG_MAX notices only; a seek it does not show yet refuses the shard cursors it would create.
+    // fail and read again. Notice cursors too while this container alone reads them (it has a memo of
+    // each, and met no notice another receive absorbed lately): they are written once per NOTICE_LAG_MAX
+    // notices, a stale one is behind the memo, and a seek it does not show yet refuses the shard cursors
+    // it would create. Otherwise consistently: a stale one would re-absorb notices (failed raises).
     // Carried commits of streams this receive does not claim from are written first, as plain commits.
     const [noticeCursors, partitionCursors] = await Promise.all([
-      noticeStreams.length ? this.stores.cursors.getMany(group.name, noticeStreams, { consistent: false, now: this.clock.now() }) : new Map<string, CursorState>(),
+      noticeStreams.length
+        ? this.stores.cursors.getMany(group.name, noticeStreams, { consistent: !this.readsNoticesAlone(group.name, noticeStreams), now: this.clock.now() })
+        : new Map<string, CursorState>(),
       partitions.length ? this.stores.cursors.getMany(group.name, partitions, { consistent: false, now: this.clock.now() }) : new Map<string, CursorState>(),
       carried?.separateAll((stream) => folding.has(stream)),
     ]);
@@ -289,8 +299,19 @@ export class Receiver {
   private async finishNotices(group: Group, bucket: AbsorbedNotices): Promise<void> {
     const raised = await Promise.all(bucket.raises.map(async (raise) => raise.applied || (await raise.apply())));
     if (!raised.every(Boolean)) return;
+    const now = this.clock.now();
+    // Notices absorbed before by another receive: this group is read by more than one container, whose
+    // memos would make each read the others' notices again. The cursor moves at every receive a while.
+    if (raised.includes('known') || bucket.raises.some((raise) => raise.known)) {
+      const key = noticeMemoKey(group.name, bucket.stream);
+      this.noticeSharedUntil.delete(key);
+      const oldest = this.noticeSharedUntil.keys().next();
+      if (this.noticeSharedUntil.size >= NOTICE_MEMOS_MAX && !oldest.done) this.noticeSharedUntil.delete(oldest.value);
+      this.noticeSharedUntil.set(key, now + NOTICE_SHARED_MS);
+    }
     this.rememberNotices(group.name, bucket);
-    if (bucket.next - bucket.cursor.next >= NOTICE_LAG_MAX || bucket.raises.some((raise) => raise.known)) {
+    const shared = (this.noticeSharedUntil.get(noticeMemoKey(group.name, bucket.stream)) ?? 0) > now;
+    if (shared || bucket.next - bucket.cursor.next >= NOTICE_LAG_MAX) {
       await this.stores.cursors.advance(group.name, bucket.stream, bucket.cursor.next, bucket.next, bucket.segmentStart);
     }
   }
@@ -306,6 +327,12 @@ export class Receiver {
     const same = memo.createdAt === cursor.createdAt && memo.version === cursor.seek?.version && memo.next > cursor.next;
     if (!same) this.noticeMemos.delete(noticeMemoKey(group, cursor.stream));
     return same ? memo : undefined;
+  }
+
+  /** Whether this container has a memo of every one of these notice streams, none of them read by another lately. */
+  private readsNoticesAlone(group: string, streams: string[]): boolean {
+    const now = this.clock.now();
+    return streams.every((s) => this.noticeMemos.has(noticeMemoKey(group, s)) && (this.noticeSharedUntil.get(noticeMemoKey(group, s)) ?? 0) <= now);
   }
 
   private rememberNotices(group: string, bucket: AbsorbedNotices): void {
@@ -654,8 +681,11 @@ interface AnnouncedShard {
   applied: boolean;
   /** The cursor knew as much before this receive raised it: the notice had been absorbed (another container). */
   known: boolean;
-  /** The raise on its own (`CursorStore.raiseKnown`: update, or create the cursor); false when a seek raced it. */
-  apply: () => Promise<boolean>;
+  /**
+   * The raise on its own (`CursorStore.raiseKnown`: update, or create the cursor); false when a seek
+   * raced it, `'known'` when the cursor knew as much already.
+   */
+  apply: () => Promise<boolean | 'known'>;
 }
 
 /**

@@ -89,10 +89,21 @@ describe('the FIFO notice cursor lags behind what a container absorbed', () => {
     // raised and idle, delivers nothing and moves the cursor past them.
     expect(await drain(other.queue, 'g')).toEqual([]);
     expect(await noticeNext('g', bucket)).toBe(start + 2);
+    // Having met notices another container absorbed, it moves the cursor at every receive with news
+    // (for NOTICE_SHARED_MS), so the first container does not read its notices again either.
     await h.queue.send('ledger', send('a2', { shardKey: keys[0] }));
     expect(await drain(other.queue, 'g')).toEqual(['a2']);
+    expect(await noticeNext('g', bucket)).toBe(start + 3);
     await h.queue.send('ledger', send('b2', { shardKey: keys[1] }));
     expect(await drain(h.queue, 'g')).toEqual(['b2']);
+    // One fresh notice and one the other container absorbed, one message wanted: the absorbed one is
+    // met by a claim or by its raise on its own, and either way the cursor moves past both.
+    await h.queue.send('ledger', send('a3', { shardKey: keys[0] }));
+    const [a3] = await receive(h.queue, 'g', 1);
+    expect(a3?.body).toBe('a3');
+    await h.queue.send('ledger', send('b3', { shardKey: keys[1] }));
+    expect((await receive(other.queue, 'g', 1)).map((m) => m.body)).toEqual(['b3']);
+    expect(await noticeNext('g', bucket)).toBe(start + 6);
   });
 
   it('a lease that expires behind a lagging cursor is delivered again, by either container, in order', async () => {

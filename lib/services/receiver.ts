@@ -139,15 +139,11 @@ export class Receiver {
     const noticeStreams = [...namespaces].flatMap((ns) => Array.from({ length: NOTICE_BUCKETS }, (_, b) => noticeStream(ns, b)));
     // Only the cursors this receive starts from: O(subscriptions), never O(shards). Partition cursors
     // are read eventually consistently (half price): a stale one only makes its conditional claim
-    // fail and read again. Notice cursors too while this container alone reads them (it has a memo of
-    // each, and met no notice another receive absorbed lately): they are written once per NOTICE_LAG_MAX
-    // notices, a stale one is behind the memo, and a seek it does not show yet refuses the shard cursors
-    // it would create. Otherwise consistently: a stale one would re-absorb notices (failed raises).
+    // fail and read again. Notice cursors consistently: a stale one would re-absorb notices (writes).
+    // (Read eventually consistently, shard-expiry.test.ts's 2,000-shard test lost shard cursors.)
     // Carried commits of streams this receive does not claim from are written first, as plain commits.
     const [noticeCursors, partitionCursors] = await Promise.all([
-      noticeStreams.length
-        ? this.stores.cursors.getMany(group.name, noticeStreams, { consistent: !this.readsNoticesAlone(group.name, noticeStreams), now: this.clock.now() })
-        : new Map<string, CursorState>(),
+      noticeStreams.length ? this.stores.cursors.getMany(group.name, noticeStreams, { now: this.clock.now() }) : new Map<string, CursorState>(),
       partitions.length ? this.stores.cursors.getMany(group.name, partitions, { consistent: false, now: this.clock.now() }) : new Map<string, CursorState>(),
       carried?.separateAll((stream) => folding.has(stream)),
     ]);
@@ -327,12 +323,6 @@ export class Receiver {
     const same = memo.createdAt === cursor.createdAt && memo.version === cursor.seek?.version && memo.next > cursor.next;
     if (!same) this.noticeMemos.delete(noticeMemoKey(group, cursor.stream));
     return same ? memo : undefined;
-  }
-
-  /** Whether this container has a memo of every one of these notice streams, none of them read by another lately. */
-  private readsNoticesAlone(group: string, streams: string[]): boolean {
-    const now = this.clock.now();
-    return streams.every((s) => this.noticeMemos.has(noticeMemoKey(group, s)) && (this.noticeSharedUntil.get(noticeMemoKey(group, s)) ?? 0) <= now);
   }
 
   private rememberNotices(group: string, bucket: AbsorbedNotices): void {

@@ -65,6 +65,19 @@ const READY_READ_PER_MESSAGE = 4;
 const READY_READ_MIN = 20;
 /** Notice segments one receive absorbs per notice stream (the rest wait for the next receive). */
 const NOTICE_SEGMENTS_PER_RECEIVE = 25;
+/**
+ * Notices a group's notice cursor may stay behind what this container absorbed (see
+ * {@link NoticeMemo}): the cursor's `advance` is written once the gap reaches this many, not
+ * after every receive with news. Also what another container reads again, once, at most.
+ */
+const NOTICE_LAG_MAX = 8;
+/** Notice memos one container keeps (groups × FIFO namespaces × 4); the oldest is forgotten past this. */
+const NOTICE_MEMOS_MAX = 4096;
+/**
+ * How long a container writes a notice stream's cursor at every receive with news (as without the
+ * lag) after it met notices another receive had absorbed: the group is read by several containers.
+ */
+const NOTICE_SHARED_MS = 60_000;
 /** Segments a new shard cursor's start is looked for below its first notice (see `shardStart`). */
 const SHARD_START_MAX_SEGMENTS = 100;
 /** Plans of one claim: each lost race (the cursor changed) reads the cursor and plans again. */
@@ -80,6 +93,10 @@ const DEAD_LETTER_CLOSE = 'cursor';
 export class Receiver {
   /** Topics with more than 8 partitions: which ones a receive looks at (partition-sampler.ts). */
   private readonly sampler: PartitionSampler;
+  /** Per group and notice stream: how far this container absorbed the notices (see {@link NoticeMemo}). */
+  private readonly noticeMemos = new Map<string, NoticeMemo>();
+  /** Per group and notice stream: until when its cursor moves at every receive (another container reads it too). */
+  private readonly noticeSharedUntil = new Map<string, number>();
 
   constructor(
     private readonly stores: Stores,
@@ -124,6 +141,7 @@ export class Receiver {
     // are read eventually consistently (half price), or come from this container's cursor cache while
     // fresh (no read): a stale one only makes its conditional claim fail and read again. Notice
     // cursors consistently: a stale one would re-absorb notices (writes).
+    // (Read eventually consistently, shard-expiry.test.ts's 2,000-shard test lost shard cursors.)
     // Carried commits of streams this receive does not claim from are written first, as plain commits.
     const [noticeCursors, partitionCursors] = await Promise.all([
       noticeStreams.length ? this.stores.cursors.getMany(group.name, noticeStreams, { now: this.clock.now() }) : new Map<string, CursorState>(),
@@ -214,10 +232,12 @@ export class Receiver {
       await this.stores.cursors.createIfAbsent(group.name, stream, StreamLog.nextAfter(await this.stores.log.head(stream)), now);
       return undefined;
     }
-    const segments = await this.stores.log.readNotices(stream, cursor.segmentStart, NOTICE_SEGMENTS_PER_RECEIVE);
+    // Notices this container absorbed after the cursor's position are not read again (see NoticeMemo).
+    const start = this.noticeMemo(group.name, cursor) ?? cursor;
+    const segments = await this.stores.log.readNotices(stream, start.segmentStart, NOTICE_SEGMENTS_PER_RECEIVE);
     const shards = new Map<string, { from: number; to: number; epoch?: number }>();
-    let next = cursor.next;
-    let segmentStart = cursor.segmentStart;
+    let next = start.next;
+    let segmentStart = start.segmentStart;
     for (const segment of segments) {
       const end = segment.seq + segment.count;
       if (end <= next) continue;
@@ -235,7 +255,7 @@ export class Receiver {
       next = end;
       segmentStart = end;
     }
-    if (next === cursor.next) return undefined;
+    if (next === start.next) return undefined;
     // After a seek, new shard cursors start where the seek put the namespace (the notice cursor says
     // where), and are created only while no later seek moved it (else the notices are read again).
     const sought = cursor.seek;
@@ -252,6 +272,7 @@ export class Receiver {
         to: range.to,
         ...(range.epoch === undefined ? {} : { epoch: range.epoch }),
         applied: false,
+        known: false,
         apply: () =>
           this.stores.cursors.raiseKnown(
             group.name,
@@ -268,13 +289,56 @@ export class Receiver {
   }
 
   /**
-   * Raises every announced shard of a notice stream that no claim of this receive raised, then moves
-   * the group's notice cursor past the notices read — only when all of them took effect (a seek that
-   * raced a new cursor's creation leaves the notices to be read again).
+   * Raises every announced shard of a notice stream that no claim of this receive raised; only when
+   * all of them took effect (a seek that raced a new cursor's creation leaves the notices to be read
+   * again) are the notices read absorbed: this container remembers it, and the group's notice cursor
+   * moves past them once it lags {@link NOTICE_LAG_MAX} notices behind, or at once when this receive
+   * met a notice another receive had absorbed already (another container reads this group too).
    */
   private async finishNotices(group: Group, bucket: AbsorbedNotices): Promise<void> {
     const raised = await Promise.all(bucket.raises.map(async (raise) => raise.applied || (await raise.apply())));
-    if (raised.every(Boolean)) await this.stores.cursors.advance(group.name, bucket.stream, bucket.cursor.next, bucket.next, bucket.segmentStart);
+    if (!raised.every(Boolean)) return;
+    const now = this.clock.now();
+    // Notices absorbed before by another receive: this group is read by more than one container, whose
+    // memos would make each read the others' notices again. The cursor moves at every receive a while.
+    if (raised.includes('known') || bucket.raises.some((raise) => raise.known)) {
+      const key = noticeMemoKey(group.name, bucket.stream);
+      this.noticeSharedUntil.delete(key);
+      const oldest = this.noticeSharedUntil.keys().next();
+      if (this.noticeSharedUntil.size >= NOTICE_MEMOS_MAX && !oldest.done) this.noticeSharedUntil.delete(oldest.value);
+      this.noticeSharedUntil.set(key, now + NOTICE_SHARED_MS);
+    }
+    this.rememberNotices(group.name, bucket);
+    const shared = (this.noticeSharedUntil.get(noticeMemoKey(group.name, bucket.stream)) ?? 0) > now;
+    if (shared || bucket.next - bucket.cursor.next >= NOTICE_LAG_MAX) {
+      await this.stores.cursors.advance(group.name, bucket.stream, bucket.cursor.next, bucket.next, bucket.segmentStart);
+    }
+  }
+
+  /**
+   * Where this container absorbed a notice stream up to, when that is ahead of the group's notice
+   * cursor as read and still about the same cursor: created at the same time (not a group deleted
+   * and made again) and moved by no seek since (the same `sv`). Undefined otherwise.
+   */
+  private noticeMemo(group: string, cursor: CursorState): NoticeMemo | undefined {
+    const memo = this.noticeMemos.get(noticeMemoKey(group, cursor.stream));
+    if (!memo) return undefined;
+    const same = memo.createdAt === cursor.createdAt && memo.version === cursor.seek?.version && memo.next > cursor.next;
+    if (!same) this.noticeMemos.delete(noticeMemoKey(group, cursor.stream));
+    return same ? memo : undefined;
+  }
+
+  private rememberNotices(group: string, bucket: AbsorbedNotices): void {
+    const key = noticeMemoKey(group, bucket.stream);
+    this.noticeMemos.delete(key);
+    const oldest = this.noticeMemos.keys().next();
+    if (this.noticeMemos.size >= NOTICE_MEMOS_MAX && !oldest.done) this.noticeMemos.delete(oldest.value);
+    this.noticeMemos.set(key, {
+      createdAt: bucket.cursor.createdAt,
+      version: bucket.cursor.seek?.version,
+      next: bucket.next,
+      segmentStart: bucket.segmentStart,
+    });
   }
 
   /**
@@ -365,8 +429,14 @@ export class Receiver {
       const held = cursor;
       // A notice raise this claim writes: only while the cursor (read consistently) knows less than it announced.
       const raise = announced && !announced.applied && (held.known ?? 0) < announced.to ? announced : undefined;
-      if (announced && !raise) announced.applied = true;
       const carried = scope.carried?.of(stream) ?? [];
+      if (announced && !raise) {
+        // Announced before (a notice read again): the ready index covers the shard. With no entry due
+        // by now it has nothing claimable (the ready-index invariant): no segment read, no claim.
+        if (!announced.applied) announced.known = true;
+        announced.applied = true;
+        if (carried.length === 0 && (held.readyAt === undefined || held.readyAt > now)) return [];
+      }
       const foldable = carried.filter((c) => foldsInto(held, c));
       if (stale && foldable.length < carried.length) {
         // The hint is an eventually consistent read: it may not show a lease granted just before.
@@ -605,13 +675,36 @@ interface AnnouncedShard {
   epoch?: number;
   /** Whether the group's cursor is known to hold the raise (a claim wrote it, or it knew as much). */
   applied: boolean;
-  /** The raise on its own (`CursorStore.raiseKnown`: update, or create the cursor); false when a seek raced it. */
-  apply: () => Promise<boolean>;
+  /** The cursor knew as much before this receive raised it: the notice had been absorbed (another container). */
+  known: boolean;
+  /**
+   * The raise on its own (`CursorStore.raiseKnown`: update, or create the cursor); false when a seek
+   * raced it, `'known'` when the cursor knew as much already.
+   */
+  apply: () => Promise<boolean | 'known'>;
 }
+
+/**
+ * How far one container absorbed a group's notice stream: every shard its notices up to `next`
+ * announced was raised (as the notice cursor's `advance` requires), but the cursor, to save its
+ * write, may still be up to NOTICE_LAG_MAX notices behind. The container's next receives read on
+ * from here; other containers read from the cursor, and reading a notice again is harmless.
+ * Valid only for the cursor it was made from (`ca`) and its seek count (`sv`): a seek or a group
+ * made again means the notices must be read from the cursor's position.
+ */
+interface NoticeMemo {
+  createdAt: number | undefined;
+  version: number | undefined;
+  next: number;
+  segmentStart: number;
+}
+
+const noticeMemoKey = (group: string, stream: string): string => `${group}\u0000${stream}`;
 
 /** What one receive read from one notice stream: where its cursor moves once every announced shard is raised. */
 interface AbsorbedNotices {
   stream: string;
+  /** The group's notice cursor as read (its position may be behind where the reading started: NoticeMemo). */
   cursor: CursorState;
   next: number;
   segmentStart: number;

@@ -383,6 +383,8 @@ export class CursorStore {
    * the seek count `sv` read from it), a new cursor is created in one
    * transaction with a check that no seek moved the namespace since: false
    * when one did (nothing was created; the notices must be read again).
+   * `'known'` when the live cursor knew `to` already (its failed condition's old
+   * image says so; the notice had been absorbed before).
    */
   async raiseKnown(
     group: string,
@@ -392,7 +394,7 @@ export class CursorStore {
     now: number,
     unsought?: { noticeStream: string; version: number | undefined },
     epochStart?: number,
-  ): Promise<boolean> {
+  ): Promise<boolean | 'known'> {
     for (let attempt = 0; attempt < RAISE_ATTEMPTS; attempt++) {
       const raised = await conditionalWithImage(this.doc, {
         TableName: this.table,
@@ -403,7 +405,7 @@ export class CursorStore {
       // An old image of a live cursor: it already knows at least `to`. An expired one is absent:
       // a new cursor replaces it (docs/design.md, Idle shards expire).
       const old = raised.old ? toState(raised.old) : undefined;
-      if (old && !cursorExpired(old, now)) return true;
+      if (old && !cursorExpired(old, now)) return (old.known ?? 0) >= to ? 'known' : true;
       // Where the new cursor starts may take reads to find out (see Receiver): only now that it is needed.
       const start = typeof from === 'number' ? from : await from();
       const item = {

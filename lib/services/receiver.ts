@@ -638,7 +638,7 @@ export class Receiver {
           // The copy is found by key like any message, and from the original by its id (the link).
           const extras = new WriteBatch().add(
             DEAD_LETTER_CLOSE,
-            this.stores.cursors.deadLetterItem(group.name, stream, doneEntry(lease, now, 'dead-lettered'), lease.token),
+            this.stores.cursors.deadLetterItem(group.name, stream, doneEntry(lease, now, 'dead-lettered'), lease.token, lease.expiresAt),
           );
           extras.add(
             'dead-letter-link',

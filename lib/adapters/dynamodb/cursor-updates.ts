@@ -420,16 +420,17 @@ export function visibilityUpdate(
 }
 
 /** Closes a lease as dead-lettered (in the transaction of the dead-letter append); a FIFO shard becomes ready now. */
-export function deadLetterUpdate(group: string, stream: string, done: DoneEntry, token: string): UpdateParts {
+export function deadLetterUpdate(group: string, stream: string, done: DoneEntry, token: string, expiresAt?: number): UpdateParts {
   const shard = isShardStream(stream);
   return {
     UpdateExpression: `SET dn.#s = :done${shard ? ', g1pk = :rk, g1sk = :rs' : ''} REMOVE fl.#s ADD dl :one`,
     // Not a lease whose (protected) commit went pending meanwhile; a shard cursor not expired.
-    ConditionExpression: `fl.#s.k = :k AND attribute_not_exists(fl.#s.c)${shard ? ` AND ${LIVE_CURSOR}` : ''}`,
+    ConditionExpression: `fl.#s.k = :k AND attribute_not_exists(fl.#s.c)${expiresAt === undefined ? '' : ' AND fl.#s.e = :e'}${shard ? ` AND ${LIVE_CURSOR}` : ''}`,
     ExpressionAttributeNames: { '#s': String(done.seq), ...(shard ? { '#t': 'ttl' } : {}) },
     ExpressionAttributeValues: {
       ':done': storedDone(done),
       ':k': token,
+      ...(expiresAt === undefined ? {} : { ':e': expiresAt }),
       ':one': 1,
       ...(shard ? { ':rk': readyIndexPk(group), ':rs': readyNowKey(stream), ...liveValues(done.at) } : {}),
     },

@@ -370,9 +370,9 @@ export class CursorStore {
   }
 
   /** The transaction item that closes a lease as dead-lettered (written with the dead-letter append). */
-  deadLetterItem(group: string, stream: string, done: DoneEntry, token: string): TransactItem {
+  deadLetterItem(group: string, stream: string, done: DoneEntry, token: string, expiresAt?: number): TransactItem {
     this.cache.forget(group, stream);
-    return { Update: { TableName: this.table, Key: this.key(group, stream), ...deadLetterUpdate(group, stream, done, token) } };
+    return { Update: { TableName: this.table, Key: this.key(group, stream), ...deadLetterUpdate(group, stream, done, token, expiresAt) } };
   }
 
   /**

@@ -142,10 +142,16 @@ describe('the cursor cache', () => {
     it('a group deleted and created again: the old group’s cached cursor is not used', async () => {
       for (let i = 0; i < 2; i++) await a.queue.send('t', send(`old${i}`));
       expect((await receive(a, 1)).map((m) => m.body)).toEqual(['old0']);
+      const oldIncarnation = (await a.stores.catalog.group('g'))!.createdAt;
       await b.admin.deleteGroup('g');
       a.clock.advance(1);
       await b.admin.putGroup('g', build.group('t', { visibilityTimeoutSeconds: 30 }));
       await a.queue.send('t', send('new'));
+      // Container a still holds the old group's entry; it serves that incarnation only.
+      const newIncarnation = (await b.stores.catalog.getGroup('g'))!.createdAt;
+      expect(newIncarnation).not.toBe(oldIncarnation);
+      expect(a.stores.cursors.cache.get('g', 't:t/p:0', oldIncarnation)).toBeDefined();
+      expect(a.stores.cursors.cache.get('g', 't:t/p:0', newIncarnation)).toBeUndefined();
       // The new group starts at the head: only what was sent after it exists.
       expect((await receive(a)).map((m) => m.body)).toEqual(['new']);
     });

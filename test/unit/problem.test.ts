@@ -101,6 +101,7 @@ const ANSWERS: Record<string, { status: number; code: string; logged?: true }> =
   ProducerInUseError: { status: 409, code: 'ProducerInUse' },
   PushGroupReceiveError: { status: 409, code: 'PushGroup' },
   TooManyPushGroupsError: { status: 409, code: 'TooManyPushGroups' },
+  PartitionRaiseIncompleteError: { status: 409, code: 'PartitionRaiseIncomplete' },
   TransactionAlreadyResolvedError: { status: 409, code: 'TransactionAlreadyResolved' },
   PayloadTooLargeError: { status: 413, code: 'PayloadTooLarge' },
   ThrottledError: { status: 429, code: 'Throttled' },

@@ -88,7 +88,10 @@ export interface ConsumerDoorbellOptions {
   region?: string;
   /** Defaults to the global `fetch`. */
   fetch?: typeof fetch;
-  /** A real receive at least this often while parked (ms, default {@link DOORBELL_RECEIVE_EVERY_MS}). */
+  /**
+   * A real receive at least this often while parked (ms, above 0 and at most {@link DOORBELL_RECEIVE_EVERY_MS}, the
+   * default: a longer wait would let the group's doorbell entry lapse between refreshes; RangeError).
+   */
   receiveEveryMs?: number;
 }
 
@@ -196,6 +199,12 @@ export class Consumer {
     this.concurrency = Math.max(1, options.concurrency ?? 8);
     this.maxBuffered = Math.max(this.concurrency, options.maxBuffered ?? this.concurrency * 2);
     this.park = options.doorbell !== false;
+    const every = typeof options.doorbell === 'object' ? options.doorbell.receiveEveryMs : undefined;
+    // A parked group's doorbell entry lives 10 minutes and is refreshed by real receives: more than
+    // 5 minutes between them would let it lapse, and the consumer sleep until its next receive.
+    if (every !== undefined && !(Number.isFinite(every) && every > 0 && every <= DOORBELL_RECEIVE_EVERY_MS)) {
+      throw new RangeError(`doorbell.receiveEveryMs must be above 0 and at most ${DOORBELL_RECEIVE_EVERY_MS} (5 minutes), not ${String(every)}`);
+    }
   }
 
   /** Messages received and not yet finished (queued or running). */

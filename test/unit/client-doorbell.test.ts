@@ -347,4 +347,11 @@ describe('Consumer on an SQS doorbell', () => {
     await parked.stop();
     expect(Date.now() - started).toBeLessThan(5_000);
   });
+  it('refuses a receiveEveryMs that would let the doorbell entry lapse (over 5 minutes) or is not a positive number', () => {
+    const make = (receiveEveryMs: number) => new Consumer({} as never, { group: 'g', handler: () => undefined, doorbell: { region: 'eu-west-1', receiveEveryMs } });
+    expect(() => make(5 * 60_000 + 1)).toThrow(RangeError);
+    expect(() => make(0)).toThrow(RangeError);
+    expect(() => make(Number.NaN)).toThrow(RangeError);
+    expect(() => make(5 * 60_000)).not.toThrow();
+  });
 });

@@ -128,7 +128,12 @@ export class ActivityWaiter implements Notifier {
     if (await this.park(topics)) return;
     // A look is due at any of these the last look did not already cover (it began before them).
     for (const topic of topics) {
-      for (const due of [this.staleSendersUntil.get(topic), ...(this.wakes.get(topic) ?? [])]) if (due !== undefined && due > since) end = Math.min(end, due);
+      // A wait ends up to END_SLACK_MS early, so the look it ended for may begin just before this due;
+      // that look covers it all the same (the due has a second of slack past the caches' expiry), where
+      // a strict comparison made the next wait end at once for a second look (seen on a loaded machine).
+      const stale = this.staleSendersUntil.get(topic);
+      if (stale !== undefined && stale > since + END_SLACK_MS) end = Math.min(end, stale);
+      for (const due of this.wakes.get(topic) ?? []) if (due > since) end = Math.min(end, due);
     }
     let pause = this.firstLookMs;
     for (;;) {

@@ -162,5 +162,16 @@ describe('ActivityWaiter partition stamps', () => {
     expect([...(waiter.movedPartitions('a') ?? new Map()).keys()]).toEqual([42]);
     expect(waiter.movedPartitions('b')).toBeUndefined();
   });
+  it('a look that began within the end slack before the stale-senders time covers it: the next wait does not end at once', async () => {
+    const { waiter, clock, advance } = setup({ senderCacheMs: 5000 });
+    await parked(waiter, ['t']);
+    const staleUntil = clock.now() + 5000 + 1000;
+    // The receive loop's look begins 10 ms before the due (its wait ended within the 20 ms slack).
+    advance(staleUntil - 10 - clock.now());
+    const lookStart = waiter.mark();
+    const before = clock.now();
+    await waiter.wait(['t'], 5000, lookStart);
+    expect(clock.now() - before).toBeGreaterThanOrEqual(4980);
+  });
 });
 

@@ -3,21 +3,15 @@
  * records a run reports as failed (or every record, when the run throws) come
  * back after the queue's visibility timeout; records that succeeded do not.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { useQuietFakeTimers } from '../helpers/quiet-fake-timers.js';
 import { LocalPushBus } from '../../lib/adapters/local/push-bus.js';
 import type { SqsLikeEvent } from '../../lib/adapters/local/sqs-like-queue.js';
 
 const VISIBILITY_MS = 60_000;
 const groupsOf = (event: SqsLikeEvent) => event.Records.map((r) => (JSON.parse(r.body) as { group: string }).group);
 
-beforeEach(() => {
-  vi.useFakeTimers();
-  vi.spyOn(console, 'error').mockImplementation(() => undefined);
-});
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
+useQuietFakeTimers();
 
 describe('LocalPushBus', () => {
   it('delivers after the delay and redelivers only the records answered as failed, after the visibility timeout', async () => {

@@ -4,7 +4,8 @@
  * after the visibility timeout with a higher receive count, dead letters after maxReceiveCount,
  * events of at most batchSize records, at most maxConcurrency runs at once.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { useQuietFakeTimers } from '../helpers/quiet-fake-timers.js';
 import { LocalSqsQueue, type SqsLikeEvent } from '../../lib/adapters/local/sqs-like-queue.js';
 import { LocalTimerBus } from '../../lib/adapters/local/timer-bus.js';
 import { LocalCheckDispatcher } from '../../lib/adapters/local/check-dispatcher.js';
@@ -15,14 +16,7 @@ const bodiesOf = (event: SqsLikeEvent) => event.Records.map((r) => r.body);
 const queue = (options: Partial<ConstructorParameters<typeof LocalSqsQueue>[0]> = {}) =>
   new LocalSqsQueue({ name: 'test', visibilityMs: VISIBILITY_MS, maxReceiveCount: 3, batchSize: 10, ...options });
 
-beforeEach(() => {
-  vi.useFakeTimers();
-  vi.spyOn(console, 'error').mockImplementation(() => undefined);
-});
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
+useQuietFakeTimers();
 
 describe('LocalSqsQueue', () => {
   it('splits a send into events of at most batchSize records, after the delay', async () => {

@@ -16,6 +16,7 @@
  * local runtime re-arms timers, check-backs and push jobs from DynamoDB at start (local/runtime.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { UnrefTimers } from './unref-timers.js';
 
 export interface SqsLikeRecord {
   messageId: string;
@@ -52,7 +53,7 @@ interface Message {
 
 export class LocalSqsQueue {
   private target: SqsLikeTarget | undefined;
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly timers = new UnrefTimers();
   private running = 0;
   private readonly waiting: Array<() => void> = [];
   /** Messages that reached `maxReceiveCount` (the dead-letter queue). */
@@ -82,20 +83,11 @@ export class LocalSqsQueue {
 
   /** Cancels every waiting message and redelivery (runtime stop). */
   clear(): void {
-    for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
   }
 
   private after(ms: number, run: () => Promise<void>): void {
-    // setTimeout holds at most ~24.8 days; longer waits hop.
-    const wait = Math.min(Math.max(0, ms), 2 ** 31 - 1);
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      if (wait < ms) return this.after(ms - wait, run);
-      void run();
-    }, wait);
-    timer.unref();
-    this.timers.add(timer);
+    this.timers.after(ms, () => void run());
   }
 
   private async invoke(messages: Message[]): Promise<void> {

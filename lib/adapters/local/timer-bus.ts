@@ -11,6 +11,7 @@
 import type { DelayQueue, MinuteWake, OneTimeScheduler, ReleaseWake } from '../../ports/timers.js';
 import { DELAY_QUEUE_VISIBILITY_MS, WORK_QUEUE_BATCH_SIZE, WORK_QUEUE_MAX_RECEIVES } from '../../ports/work-queues.js';
 import { LocalSqsQueue, type SqsLikeEvent } from './sqs-like-queue.js';
+import { UnrefTimers } from './unref-timers.js';
 
 export type { SqsLikeEvent } from './sqs-like-queue.js';
 
@@ -21,7 +22,7 @@ export interface TimerTargets {
 
 export class LocalTimerBus implements OneTimeScheduler, DelayQueue {
   private targets: TimerTargets | undefined;
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly timers = new UnrefTimers();
   private readonly schedules = new Set<string>();
   /** The delay queue (release wake-ups). */
   readonly delayQueue: LocalSqsQueue;
@@ -50,21 +51,12 @@ export class LocalTimerBus implements OneTimeScheduler, DelayQueue {
 
   /** Cancels every pending timer and wake-up (runtime stop). What was armed is re-armed from DynamoDB at the next start. */
   clear(): void {
-    for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     this.schedules.clear();
     this.delayQueue.clear();
   }
 
   private after(ms: number, run: () => Promise<void>) {
-    // setTimeout holds at most ~24.8 days; longer waits hop.
-    const wait = Math.min(Math.max(0, ms), 2 ** 31 - 1);
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      if (wait < ms) return this.after(ms - wait, run);
-      run().catch((error: unknown) => console.error('local timer failed', error));
-    }, wait);
-    timer.unref();
-    this.timers.add(timer);
+    this.timers.after(ms, () => void run().catch((error: unknown) => console.error('local timer failed', error)));
   }
 }

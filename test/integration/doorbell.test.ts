@@ -25,7 +25,7 @@ import { DoorbellRoute } from '../../lib/services/doorbell-route.js';
 import { QueueService } from '../../lib/services/queue-service.js';
 import { group, topic } from '../helpers/builders.js';
 import { whileAdvancing } from '../helpers/advancing.js';
-import { newHarness, send, type Harness } from '../helpers/stores.js';
+import { FakeClock, newHarness, send, type Harness } from '../helpers/stores.js';
 
 const sqs = mockClient(SQSClient);
 const urlOf = (name: string) => `https://sqs.eu-west-1.amazonaws.com/123456789012/${name}`;
@@ -126,21 +126,23 @@ describe('doorbells on AWS (SQS mocked)', () => {
 
   it("the route reads parked groups from the dispatcher's catalog cache: a park is seen within the cache's lifetime, before the park's look ends", async () => {
     const CACHE_MS = 5000;
+    // A clock of its own: the file's shared clock stays where the later tests expect it.
+    const clock = new FakeClock(h.clock.now());
     await h.admin.putTopic('late', topic());
     await h.admin.putGroup('late-g', group('late'));
-    const dispatcherCatalog = new Catalog(h.doc, h.table, { cacheTtlMs: CACHE_MS, now: () => h.clock.now() });
+    const dispatcherCatalog = new Catalog(h.doc, h.table, { cacheTtlMs: CACHE_MS, now: () => clock.now() });
     const parked = new TopicDoorbellGroups(dispatcherCatalog);
-    const readAt = h.clock.now();
+    const readAt = clock.now();
     expect(await parked.parkedOn('late', readAt)).toEqual([]); // cached: no `wb` yet
-    h.clock.advance(100);
+    clock.advance(100);
     const createdAt = (await h.stores.catalog.getGroup('late-g'))!.createdAt;
-    const park = await new DoorbellParker(h.stores.catalog, h.clock, CACHE_MS).park('late-g', ['late'], createdAt);
+    const park = await new DoorbellParker(h.stores.catalog, clock, CACHE_MS).park('late-g', ['late'], createdAt);
     // Still the cached item: not rung. The parking receive looks for what is appended until ringsFrom,
     // which is past the moment this cached item expires.
-    expect(await parked.parkedOn('late', h.clock.now())).toEqual([]);
+    expect(await parked.parkedOn('late', clock.now())).toEqual([]);
     expect(park.ringsFrom).toBeGreaterThan(readAt + CACHE_MS);
-    h.clock.t = readAt + CACHE_MS + 1;
-    expect(await parked.parkedOn('late', h.clock.now())).toEqual(['late-g']);
+    clock.t = readAt + CACHE_MS + 1;
+    expect(await parked.parkedOn('late', clock.now())).toEqual(['late-g']);
   });
 
   it('a parking receive that finds messages answers them, without a doorbell', async () => {

@@ -127,21 +127,30 @@ export class ActivityWaiter implements Notifier {
     // look and the park carries no `w`, so look for real once more at once.
     if (await this.park(topics)) return;
     // A look is due at any of these the last look did not already cover (it began before them).
+    // A wait that ends for one never ends before it (below), so the look it ends for covers it.
+    let endsForDue = false;
     for (const topic of topics) {
-      // A wait ends up to END_SLACK_MS early, so the look it ended for may begin just before this due;
-      // that look covers it all the same (the due has a second of slack past the caches' expiry), where
-      // a strict comparison made the next wait end at once for a second look (seen on a loaded machine).
-      const stale = this.staleSendersUntil.get(topic);
-      if (stale !== undefined && stale > since + END_SLACK_MS) end = Math.min(end, stale);
-      for (const due of this.wakes.get(topic) ?? []) if (due > since) end = Math.min(end, due);
+      for (const due of [this.staleSendersUntil.get(topic), ...(this.wakes.get(topic) ?? [])]) {
+        if (due !== undefined && due > since && due <= end) {
+          end = due;
+          endsForDue = true;
+        }
+      }
     }
     let pause = this.firstLookMs;
     for (;;) {
       const remaining = end - this.clock.now();
       if (remaining <= 0) return;
       await this.sleep(Math.min(pause, remaining));
-      // Timers may fire a few ms early: a read that close to the end would only delay the real look.
-      if (this.clock.now() >= end - END_SLACK_MS) return;
+      const left = end - this.clock.now();
+      if (left <= 0) return;
+      // A read this close to the end would only delay the real look: the caller's deadline ends the
+      // wait now; a due is slept out, since a look that began before it would not cover it and the
+      // next wait would end at once for a second look.
+      if (left <= END_SLACK_MS) {
+        if (!endsForDue) return;
+        continue;
+      }
       const seen = await Promise.all(topics.map((topic) => this.stores.activity.activity(topic)));
       topics.forEach((topic, i) => {
         const partitions = seen[i]?.partitions;

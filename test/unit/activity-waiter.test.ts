@@ -162,16 +162,41 @@ describe('ActivityWaiter partition stamps', () => {
     expect([...(waiter.movedPartitions('a') ?? new Map()).keys()]).toEqual([42]);
     expect(waiter.movedPartitions('b')).toBeUndefined();
   });
-  it('a look that began within the end slack before the stale-senders time covers it: the next wait does not end at once', async () => {
-    const { waiter, clock, advance } = setup({ senderCacheMs: 5000 });
+  it('a wait that ends for the stale-senders time never ends before it, so the look it ends for covers it', async () => {
+    const { waiter, sleeps, clock, advance } = setup({ senderCacheMs: 5000 });
     await parked(waiter, ['t']);
     const staleUntil = clock.now() + 5000 + 1000;
-    // The receive loop's look begins 10 ms before the due (its wait ended within the 20 ms slack).
-    advance(staleUntil - 10 - clock.now());
-    const lookStart = waiter.mark();
-    const before = clock.now();
-    await waiter.wait(['t'], 5000, lookStart);
-    expect(clock.now() - before).toBeGreaterThanOrEqual(4980);
+    // Started 240 ms later, the backed-off reads leave 10 ms before the due: within the end slack.
+    advance(240);
+    await waiter.wait(['t'], FULL_RECEIVE_EVERY_MS, waiter.mark());
+    expect(sleeps.slice(-2)).toEqual([2000, 10]);
+    expect(clock.now()).toBe(staleUntil);
+    // The look that follows begins at the due and covers it: the next wait lasts its full length.
+    const next = clock.now();
+    await waiter.wait(['t'], FULL_RECEIVE_EVERY_MS, waiter.mark());
+    expect(clock.now()).toBe(next + FULL_RECEIVE_EVERY_MS);
+  });
+  it('a wait that ends for a lease expiry never ends before it either', async () => {
+    const { waiter, sleeps, clock, advance } = setup();
+    await parked(waiter, ['t']);
+    advance(10_000); // past the stale-sender look
+    const expiry = clock.now() + 250 + 500 + 1000 + 2000 + 2000 + 10;
+    waiter.wakeAt(['t'], expiry);
+    await waiter.wait(['t'], FULL_RECEIVE_EVERY_MS, waiter.mark());
+    expect(sleeps.slice(-2)).toEqual([2000, 10]);
+    expect(clock.now()).toBe(expiry);
+    const next = clock.now();
+    await waiter.wait(['t'], FULL_RECEIVE_EVERY_MS, waiter.mark());
+    expect(clock.now()).toBe(next + FULL_RECEIVE_EVERY_MS);
+  });
+  it('a wait that ends for the caller\'s deadline still ends within the slack, without a last read', async () => {
+    const { waiter, sleeps, reads, clock } = setup();
+    await parked(waiter, ['t']);
+    const start = clock.now();
+    await waiter.wait(['t'], 250 + 500 + 10, waiter.mark());
+    expect(sleeps).toEqual([250, 500]);
+    expect(reads).toHaveLength(1);
+    expect(clock.now()).toBe(start + 750);
   });
 });
 

@@ -7,12 +7,11 @@
  *
  *  1. streams the caller names (the streams of commits it carries);
  *  2. on every `FAIR_EVERY`-th look of (group, topic) in this container, the
- *     next partition of a fair pointer that steps by one per such look,
- *     and no hint (3, 4);
- *  3. otherwise partitions the notifier heard moved since this container
- *     last took them (most recent first), then partitions this container
- *     found messages in within the last `PRODUCTIVE_MS` (most recent first),
- *     together at most half the sample, leaving out one another receive of
+ *     next partition of a fair pointer that steps by one per such look;
+ *  3. partitions the notifier heard moved since this container last took
+ *     them (most recent first), then partitions this container found
+ *     messages in within the last `PRODUCTIVE_MS` (most recent first), with
+ *     1 and 2 at most half the sample, leaving out one another receive of
  *     this container is leading with right now;
  *  4. the rest from a rotation per (group, topic), starting at a random
  *     partition: up to 8 partitions it steps by one per look but the fair
@@ -63,8 +62,8 @@ export class PartitionSampler {
   private readonly productive = new Map<string, Map<number, number>>();
   /** Per `<group>\0<topic>`: partition → when a sample of this container last took it. */
   private readonly visited = new Map<string, Map<number, number>>();
-  /** Per `<group>\0<topic>\0<partition>`: receives of this container leading with that hinted partition now. */
-  private readonly leading = new Map<string, number>();
+  /** `<group>\0<topic>\0<partition>` of the hinted partitions a receive of this container is leading with now. */
+  private readonly leading = new Set<string>();
 
   constructor(
     private readonly clock: Clock,
@@ -103,23 +102,22 @@ export class PartitionSampler {
       const p = this.fair.get(key) ?? Math.floor(this.random.fraction() * n);
       take(p);
       this.fair.set(key, (p + 1) % n);
-    } else {
-      const hinted = (p: number) => {
-        const k = `${key}\u0000${p}`;
-        if (chosen.length >= SAMPLE_SIZE / 2 || chosen.includes(p) || (this.leading.get(k) ?? 0) > 0) return;
-        take(p);
-        this.leading.set(k, 1);
-        held.push(k);
-      };
-      const moved = [...(this.hints?.movedPartitions?.(topic.name) ?? new Map<number, number>())]
-        .filter(([p, at]) => p < n && at >= (visited.get(p) ?? -Infinity))
-        .sort((a, b) => b[1] - a[1]);
-      for (const [p] of moved) hinted(p);
-      const recent = [...(this.productive.get(key) ?? new Map<number, number>())]
-        .filter(([p, at]) => p < n && now - at < PRODUCTIVE_MS)
-        .sort((a, b) => b[1] - a[1]);
-      for (const [p] of recent) hinted(p);
     }
+    const hinted = (p: number) => {
+      const k = `${key}\u0000${p}`;
+      if (chosen.length >= SAMPLE_SIZE / 2 || chosen.includes(p) || this.leading.has(k)) return;
+      take(p);
+      this.leading.add(k);
+      held.push(k);
+    };
+    const moved = [...(this.hints?.movedPartitions?.(topic.name) ?? new Map<number, number>())]
+      .filter(([p, at]) => p < n && at >= (visited.get(p) ?? -Infinity))
+      .sort((a, b) => b[1] - a[1]);
+    for (const [p] of moved) hinted(p);
+    const recent = [...(this.productive.get(key) ?? new Map<number, number>())]
+      .filter(([p, at]) => p < n && now - at < PRODUCTIVE_MS)
+      .sort((a, b) => b[1] - a[1]);
+    for (const [p] of recent) hinted(p);
     const lead = chosen.length;
     let next = this.rotation.get(key) ?? Math.floor(this.random.fraction() * n);
     const start = next;

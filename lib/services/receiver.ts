@@ -136,8 +136,9 @@ export class Receiver {
     const { group, requested, carried } = scope;
     const out: DeliveredMessage[] = [];
     // Claim order: each topic's lead (named, fair or hinted partitions: partition-sampler.ts), then each
-    // topic's rotation, topics (and the group's redrive stream) from a random start, so that no topic
-    // always comes last. One topic: the sampler's order as it is.
+    // topic's rotation, topics from a random one, so that no topic always comes last. One topic: the
+    // sampler's order as it is. The redrive stream counts as a topic whose lead it is (a busy hinted
+    // partition must not keep it waiting: it is first of the leads with a chance of 1 in topics + 1).
     const sampled = new Map<string, Topic>();
     const units: Array<{ lead: string[]; rest: string[] }> = looks.map(({ topic, look }) => {
       for (const stream of look.streams) sampled.set(stream, topic);
@@ -146,7 +147,7 @@ export class Receiver {
     // The group's redrive stream, only while a redrive may have left something there (a hint on
     // the group item: no read at all otherwise), and only for a receive of all its topics.
     const redrive = redriveStreamToRead(group, requested, this.clock.now());
-    if (redrive !== undefined) units.push({ lead: [], rest: [redrive] });
+    if (redrive !== undefined) units.push({ lead: [redrive], rest: [] });
     const offset = units.length > 1 ? Math.floor(this.random.fraction() * units.length) : 0;
     const ordered = [...units.slice(offset), ...units.slice(0, offset)];
     const partitions = [...ordered.flatMap((u) => u.lead), ...ordered.flatMap((u) => u.rest)];

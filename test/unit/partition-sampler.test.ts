@@ -63,6 +63,21 @@ describe('PartitionSampler', () => {
     }
   });
 
+  it('a fair look: the fair pointer’s partition first, the hints right after it', () => {
+    const { sampler } = setup();
+    const t = topic(4);
+    const looks = Array.from({ length: FAIR_EVERY }, () => {
+      sampler.found('g', t, 't:orders/p:2');
+      const look = sampler.look('g', t);
+      look.done();
+      return look;
+    });
+    for (const look of looks.slice(0, -1)) expect([look.streams[0], look.lead]).toEqual(['t:orders/p:2', 1]);
+    const fair = looks[FAIR_EVERY - 1];
+    if (fair?.streams[0] === 't:orders/p:2') expect(fair.lead).toBe(1);
+    else expect([fair?.streams[1], fair?.lead]).toEqual(['t:orders/p:2', 2]);
+  });
+
   it('a hinted partition another receive of this container leads with right now keeps its rotation place, until that look is done', () => {
     const { sampler } = setup();
     const t = topic(4);

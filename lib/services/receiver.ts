@@ -212,7 +212,10 @@ export class Receiver {
     for (const stream of folding) {
       if (this.clock.now() >= scope.deadline) break;
       if (isShardStream(stream)) continue;
-      out.push(...(await this.claim(scope, stream, 'unordered', cursors.get(stream), max - out.length)));
+      const got = await this.claim(scope, stream, 'unordered', cursors.get(stream), max - out.length);
+      const topic = sampled.get(stream);
+      if (got.length > 0 && topic) this.sampler.found(group.name, topic, stream);
+      out.push(...got);
     }
     for (const stream of partitions.filter((p) => !folding.has(p))) {
       if (out.length >= max || this.clock.now() >= scope.deadline) break;

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ITEM_MAX_BYTES, SEGMENT_MAX_BYTES, itemBytes, valueBytes } from '../../lib/adapters/dynamodb/item-size.js';
 import { fromStored, storedRecordMaxBytes, toStored } from '../../lib/adapters/dynamodb/records.js';
 import { PACK_FROM_RECORDS, packSegmentRecords, segmentRecordsItem, storedRecordsOf } from '../../lib/adapters/dynamodb/segment-records.js';
+import { segmentChangeOf } from '../../lib/adapters/dynamodb/segment-changes.js';
 import { segmentOverheadBytes } from '../../lib/services/append-chunks.js';
 import type { MessageRecord } from '../../lib/domain/model.js';
 
@@ -127,6 +128,20 @@ describe('segment records: per record or packed', () => {
       expect(segment.bytes).toBeLessThanOrEqual(segment.perRecordBytes);
       expect(readBack(segment.item)).toEqual(mixed);
     }
+  });
+
+  it('gives the dispatcher the topics of a packed segment from its stream image (mz as Lambda delivers it: base64)', () => {
+    const records = [record(order(1024)), record(order(1024), { topic: 'invoices' }), record(order(1024))];
+    const { packed } = packSegmentRecords(records);
+    expect(packed).toBeDefined();
+    const change = segmentChangeOf({
+      eventName: 'INSERT',
+      dynamodb: {
+        SequenceNumber: '42',
+        NewImage: { pk: { S: `S#${STREAM}` }, sk: { S: '0000000000000007' }, n: { N: '3' }, w: { N: '1' }, mz: { B: Buffer.from(packed!).toString('base64') } },
+      },
+    });
+    expect(change).toMatchObject({ stream: STREAM, seq: 7, count: 3, topics: ['orders', 'invoices'], wake: true });
   });
 
   it('refuses an unreadable packed attribute instead of reading an empty segment', () => {

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ITEM_MAX_BYTES, SEGMENT_MAX_BYTES, itemBytes, valueBytes } from '../../lib/adapters/dynamodb/item-size.js';
 import { fromStored, storedRecordMaxBytes, toStored } from '../../lib/adapters/dynamodb/records.js';
@@ -147,6 +148,11 @@ describe('segment records: per record or packed', () => {
   it('refuses an unreadable packed attribute instead of reading an empty segment', () => {
     expect(() => storedRecordsOf({ pk: 'S#x', sk: '1', mz: 'text' })).toThrow(/not binary/);
     expect(() => storedRecordsOf({ pk: 'S#x', sk: '1', mz: new Uint8Array([1, 2, 3]) })).toThrow();
+    const frame = (text: string) => new Uint8Array(deflateRawSync(Buffer.from(text, 'utf8')));
+    expect(storedRecordsOf({ pk: 'S#x', sk: '1', mz: frame('[{"i":"a","l":2},{"i":"b","l":1}]\nxyz') }).map((e) => [e.i, e.b])).toEqual([['a', 'xy'], ['b', 'z']]);
+    expect(() => storedRecordsOf({ pk: 'S#x', sk: '1', mz: frame('[{"i":"a","l":5}]\nxyz') })).toThrow(/passes the end/);
+    expect(() => storedRecordsOf({ pk: 'S#x', sk: '1', mz: frame('[{"i":"a","l":1}]\nxyz') })).toThrow(/after the last body/);
+    expect(() => storedRecordsOf({ pk: 'S#x', sk: '1', mz: frame('[{"i":"a","l":1}]') })).toThrow(/no header/);
   });
 
   describe('at the maximum (a segment filled to SEGMENT_MAX_BYTES of per-record bounds)', () => {

@@ -25,7 +25,7 @@ import { toStored, type StoredRecord } from './records.js';
 
 /** Segment attribute: the per-record entries (records.ts). */
 export const RECORDS_ATTRIBUTE = 'm';
-/** Segment attribute: the packed entries (raw DEFLATE of their JSON, bodies as text). */
+/** Segment attribute: the packed entries (raw DEFLATE of their frame, above). */
 export const PACKED_RECORDS_ATTRIBUTE = 'mz';
 /** Fewest records a segment needs to be tried packed (one record: its body is already deflated on its own). */
 export const PACK_FROM_RECORDS = 2;

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { WAKE_FLAG, WAKE_TOPICS } from '../../lib/adapters/dynamodb/dispatch-source.js';
 import { SENTINEL_SK, TOPIC_PK, streamPk } from '../../lib/adapters/dynamodb/keys.js';
+import { storedRecordsOf } from '../../lib/adapters/dynamodb/segment-records.js';
 import { noticeBucket, noticeStream, redriveStream, streamId, streamNamespace } from '../../lib/domain/streams.js';
 import { activityKey } from '../../lib/adapters/dynamodb/keys.js';
 import { startDispatchPoller } from '../helpers/dispatch-poller.js';
@@ -75,7 +76,7 @@ describe('the w flag', () => {
     await h.queue.send('expired', send('e'));
 
     const parked = await segments('parked');
-    expect(parked.flatMap((s) => (s.m as Array<{ b?: string }>).map((m) => m.b)).sort()).toEqual(['later', 'one', 'three', 'two']);
+    expect(parked.flatMap((s) => storedRecordsOf(s).map((m) => m.b)).sort()).toEqual(['later', 'one', 'three', 'two']);
     expect(parked.map((s) => s[WAKE_FLAG])).toEqual(parked.map(() => 1));
     expect((await segments('pushed')).map((s) => s[WAKE_FLAG])).toEqual([1]);
     expect((await segments('quiet')).map((s) => s[WAKE_FLAG])).toEqual([undefined]);
@@ -120,7 +121,7 @@ describe('the w flag', () => {
     await h.queue.send('quiet-fifo', send('q', { shardKey: 'k' }));
     const orders = (await h.stores.catalog.getTopic('orders'))!;
     const shard = await streamSegments([streamId(orders, { kind: 'shard', shardKey: 'k' })]);
-    expect(shard.map((s) => (s.m as Array<{ b?: string }>).map((m) => m.b))).toEqual([['a', 'b']]);
+    expect(shard.map((s) => storedRecordsOf(s).map((m) => m.b))).toEqual([['a', 'b']]);
     expect(shard.map((s) => s[WAKE_FLAG])).toEqual([undefined]);
     const notices = await streamSegments([noticeStream(streamNamespace(orders), noticeBucket('k'))]);
     expect(notices.map((s) => [s[WAKE_FLAG], s[WAKE_TOPICS]])).toEqual([[1, ['orders']]]);

@@ -5,7 +5,7 @@
  */
 import type { ChangeRecord } from '../../ports/change-stream.js';
 import { NOTICE_FLAG, SENTINEL_SK, STREAM_PK_PREFIX, WAKE_FLAG, WAKE_TOPICS } from './dispatch-source.js';
-import type { StoredRecord } from './records.js';
+import { storedRecordsOf } from './segment-records.js';
 import { imageOf } from './stream-records.js';
 
 /** A segment that was just appended, as the dispatcher routes it. */
@@ -36,16 +36,16 @@ export function segmentChangeOf(record: ChangeRecord): SegmentChange | undefined
   if (!item.pk.startsWith(STREAM_PK_PREFIX) || item.sk === SENTINEL_SK) return undefined;
   const seq = Number(item.sk);
   if (!Number.isSafeInteger(seq)) return undefined;
-  const messages = Array.isArray(item.m) ? (item.m as Array<Partial<StoredRecord>>) : [];
-  // A notice segment names its messages' topics in `wt` (its entries' `t` is a sequence number).
-  const named = Array.isArray(item[WAKE_TOPICS]) ? (item[WAKE_TOPICS] as unknown[]) : messages.map((m) => m.t);
+  // A notice segment names its messages' topics in `wt` (its entries' `t` is a sequence number);
+  // a message segment's entries are per record (`m`) or packed (`mz`, inflated here).
+  const named = Array.isArray(item[WAKE_TOPICS]) ? (item[WAKE_TOPICS] as unknown[]) : storedRecordsOf(item).map((m) => m.t as unknown);
   const topics = [...new Set(named.filter((t): t is string => typeof t === 'string'))];
   const lane = item[NOTICE_FLAG];
   return {
     id,
     stream: item.pk.slice(STREAM_PK_PREFIX.length),
     seq,
-    count: Number(item.n ?? messages.length),
+    count: Number(item.n ?? (Array.isArray(item.m) ? item.m.length : 0)),
     topics,
     noticeLane: typeof lane === 'number' ? lane : undefined,
     wake: item[WAKE_FLAG] !== undefined,

@@ -5,7 +5,8 @@
  *   pk `S#<S>`, sk `#`                   sentinel {eb: base of the current epoch}; never expires, but
  *                                        on FIFO shard streams it carries `ttl` (below)
  *   pk `S#<S>`, sk `<16-digit seq>`      segment {n: count, m: [entries], ttl}: messages seq … seq+n-1;
- *                                        entries are message records (records.ts) or, on notice
+ *                                        entries are message records (records.ts; a message segment
+ *                                        of ≥ 2 may hold them packed in `mz` instead: segment-records.ts) or, on notice
  *                                        streams, notices {h: shard key, f: from, t: to, e?: 1 when
  *                                        `from` opened an epoch}; n = 0: a closing marker (below)
  *
@@ -49,7 +50,8 @@ import { cancellationReasons, isConditionalFailure, translateDynamoError } from 
 import { call } from './call.js';
 import { WAKE_FLAG, WAKE_TOPICS } from './dispatch-source.js';
 import { SENTINEL_SK, segmentSk, streamOfPk, streamPk } from './keys.js';
-import { fromStored, toStored, type StoredRecord } from './records.js';
+import { fromStored } from './records.js';
+import { packSegmentRecords, segmentRecordsItem, storedRecordsOf } from './segment-records.js';
 import { ItemConditionFailedError, WriteBatch, failedItem, type TransactItem } from './write-batch.js';
 
 export type Head =
@@ -85,6 +87,7 @@ export interface StreamWrite {
   stream: string;
   /**
    * Builds the stored entries of the segment once its first sequence number is known
+   * (`packed`, when given, is written as `mz` instead of the entries: segment-records.ts)
    * (`opened[i]`: write i's segment opens an epoch of its stream); `topics`: the topics
    * of its messages, whose waiters decide the wake flag; `announces` (a notice segment
    * only): the topics of the messages it announces — they decide its wake flag instead and
@@ -94,7 +97,7 @@ export interface StreamWrite {
     firstSeq: number,
     allFirstSeqs: number[],
     opened: boolean[],
-  ) => { stored: object[]; ttl: number; topics?: readonly string[]; announces?: readonly string[] };
+  ) => { stored: object[]; packed?: Uint8Array; ttl: number; topics?: readonly string[]; announces?: readonly string[] };
 }
 
 /**
@@ -261,7 +264,7 @@ export class StreamLog {
             records = planned.records;
             extras = planned.extras ?? new WriteBatch();
             return {
-              stored: records.map(toStored),
+              ...packSegmentRecords(records),
               ttl: Math.ceil(Math.max(...records.map((r) => r.expiresAt)) / 1000),
               topics: topicsOf(records),
             };
@@ -375,7 +378,7 @@ export class StreamLog {
     );
     writes.forEach((write, i) => {
       const seq = seqs[i] ?? 1;
-      const { stored, ttl, announces } = built[i] ?? { stored: [], ttl: 0 };
+      const { stored, packed, ttl, announces } = built[i] ?? { stored: [], ttl: 0 };
       counts.push(stored.length);
       if (opened[i] && isShardStream(write.stream)) {
         // The sentinel of a shard lives as long as the epoch's first segment.
@@ -400,7 +403,7 @@ export class StreamLog {
             pk: streamPk(write.stream),
             sk: segmentSk(seq),
             n: stored.length,
-            m: stored,
+            ...segmentRecordsItem({ stored, packed }),
             ttl,
             ...(wake[i] ? { [WAKE_FLAG]: 1, ...(announces ? { [WAKE_TOPICS]: [...announces] } : {}) } : {}),
           },
@@ -473,7 +476,7 @@ export class StreamLog {
       build: (seq) => {
         const built = records(seq);
         return {
-          stored: built.map(toStored),
+          ...packSegmentRecords(built),
           ttl: Math.ceil(Math.max(...built.map((r) => r.expiresAt)) / 1000),
           topics: topicsOf(built),
         };
@@ -563,7 +566,7 @@ export class StreamLog {
       stream,
       seq: Number(item.sk),
       count: Number(item.n),
-      records: ((item.m as StoredRecord[] | undefined) ?? []).map(fromStored),
+      records: storedRecordsOf(item).map(fromStored),
     };
   }
 

@@ -22,6 +22,7 @@ const namePrefix = context('namePrefix');
 const alarmTopicArn = context('alarmTopicArn');
 const checkConcurrency = context('checkConcurrency');
 const entryPoint = context('entryPoint');
+const packSegments = context('packSegments');
 
 if (retentionDays !== undefined && !Object.values(RetentionDays).includes(Number(retentionDays))) {
   throw new Error(`sluice:logRetentionDays=${retentionDays} is not a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, …)`);
@@ -31,6 +32,9 @@ if (checkConcurrency !== undefined && !/^\d+$/.test(checkConcurrency)) {
 }
 if (entryPoint !== undefined && entryPoint !== 'functionUrl' && entryPoint !== 'httpApi') {
   throw new Error(`sluice:entryPoint=${entryPoint} must be functionUrl or httpApi`);
+}
+if (packSegments !== undefined && packSegments !== 'true' && packSegments !== 'false') {
+  throw new Error(`sluice:packSegments=${packSegments} must be true or false`);
 }
 if (logLevel !== undefined && !['DEBUG', 'INFO', 'WARN', 'ERROR'].includes(logLevel)) {
   throw new Error(`sluice:logLevel=${logLevel} must be DEBUG, INFO, WARN or ERROR`);
@@ -50,4 +54,7 @@ addSluiceStacks(app, {
   ...(checkConcurrency ? { checkConcurrency: Number(checkConcurrency) } : {}),
   // `-c sluice:entryPoint=httpApi` for an API Gateway HTTP API (custom domains, throttling) instead of the function URL.
   ...(entryPoint ? { entryPoint: entryPoint as 'functionUrl' | 'httpApi' } : {}),
+  // `-c sluice:packSegments=false` for the first deploy of an upgrade from a release that cannot read
+  // packed segments, or before a rollback to one (README, "Upgrading").
+  ...(packSegments ? { packSegments: packSegments === 'true' } : {}),
 });

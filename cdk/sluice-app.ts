@@ -31,6 +31,8 @@ export interface SluiceAppOptions {
   readonly checkConcurrency?: number;
   /** See `SluiceServiceProps.entryPoint`. @default 'functionUrl' */
   readonly entryPoint?: EntryPoint;
+  /** See `SluiceServiceProps.packSegments`. @default true */
+  readonly packSegments?: boolean;
 }
 
 export function addSluiceStacks(app: App, options: SluiceAppOptions = {}) {

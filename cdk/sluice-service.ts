@@ -111,6 +111,14 @@ export interface SluiceServiceProps {
    * @default 10
    */
   readonly pushConcurrency?: number;
+  /**
+   * Write a stream segment of 2 or more messages as one deflated frame when that is smaller
+   * (docs/design.md, Segment compression). Every function reads both forms; set `false` for the
+   * first deploy of an upgrade from a release that cannot read packed segments (and before a
+   * rollback to one), then back to `true` once every function runs this release (README, "Upgrading").
+   * @default true
+   */
+  readonly packSegments?: boolean;
 }
 
 /** Per-function settings a caller of `addFunction` chooses; the service supplies the rest. */
@@ -419,6 +427,7 @@ export class SluiceService extends Construct {
       SLUICE_CHECK_TIMEOUT_MS: String(Limits.checkTimeoutMs),
       // Long polls park on their topics and read `A#<topic>` between real looks (lib/services/activity-waiter.ts).
       SLUICE_NOTIFIER: 'activity',
+      SLUICE_PACK_SEGMENTS: props.packSegments === false ? 'off' : 'on',
     };
 
     this.entryPoint = props.entryPoint ?? 'functionUrl';

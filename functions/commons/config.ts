@@ -25,6 +25,12 @@ const ConfigSchema = z
    * reading them (docs/design.md, the cursor cache); 0 reads every time.
    */
   SLUICE_CURSOR_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(2000),
+  /**
+   * `on`: a segment of ≥ 2 records is written packed (`mz`) when smaller (docs/design.md, Segment
+   * compression); `off`: written per record only. Every version reads both; `off` is the first step of
+   * an upgrade from a version that cannot read `mz` (README, "Upgrading"), and of a rollback to one.
+   */
+  SLUICE_PACK_SEGMENTS: z.enum(['on', 'off']).default('on'),
   /** `aws`: EventBridge Scheduler + SQS; `local`: in-process timers (the local runtime). */
   SLUICE_TIMERS: z.enum(['aws', 'local']).default('local'),
   SLUICE_SCHEDULE_GROUP: z.string().min(1).optional(),

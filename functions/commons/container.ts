@@ -100,6 +100,7 @@ export function buildContainer(config: Config, overrides: ContainerOverrides = {
     secrets,
     catalog: { cacheTtlMs: config.SLUICE_CATALOG_CACHE_MS, now: systemClock.now },
     cursorCache: { maxAgeMs: config.SLUICE_CURSOR_CACHE_MS, now: systemClock.now },
+    packSegments: config.SLUICE_PACK_SEGMENTS === 'on',
   });
   const activity = new TopicActivity(doc, table);
   const notifier =

@@ -51,18 +51,19 @@ export interface Stores {
  * Every store on one table; `catalog` configures its per-container cache, `cursorCache` the
  * per-container cache of partition cursors (off unless given, on in deployed containers);
  * `secrets` seals the message-id key (every container of a deployment needs
- * the same one).
+ * the same one); `packSegments` (default on) lets multi-record segments be written packed
+ * (segment-records.ts; every version of the readers takes both forms).
  */
 export function createStores(
   doc: DynamoDBDocumentClient,
   table: string,
-  options: { clock: Clock; secrets: SecretBox; catalog?: CatalogOptions; cursorCache?: CursorCacheOptions },
+  options: { clock: Clock; secrets: SecretBox; catalog?: CatalogOptions; cursorCache?: CursorCacheOptions; packSegments?: boolean },
 ): Stores {
   const history = new HistoryStore(doc, table);
   const catalog = new Catalog(doc, table, options.catalog);
   return {
     catalog,
-    log: new StreamLog(doc, table, options.clock, wakeCheck(catalog)),
+    log: new StreamLog(doc, table, options.clock, wakeCheck(catalog), { packSegments: options.packSegments ?? true }),
     cursors: new CursorStore(doc, table, history, new CursorCache({ now: options.clock.now.bind(options.clock), ...options.cursorCache })),
     history,
     readyIndex: new ReadyIndex(doc, table),

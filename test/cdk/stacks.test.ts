@@ -265,6 +265,7 @@ describe('functions', () => {
       SLUICE_KMS_KEY_ID: { 'Fn::GetStackOutput': expect.objectContaining({ StackName: built.stateful.stackName, OutputName: expect.stringMatching(/SecretsKey/) }) },
       SLUICE_CHECK_TIMEOUT_MS: String(Limits.checkTimeoutMs),
       SLUICE_NOTIFIER: 'activity',
+      SLUICE_PACK_SEGMENTS: 'on',
     };
     for (const entry of allFunctions) {
       const variables = stateless.toJSON().Resources[functionId(entry)].Properties.Environment.Variables as Record<string, unknown>;
@@ -279,6 +280,17 @@ describe('functions', () => {
       expect(() => loadConfig(resolved)).not.toThrow();
     }
     stateless.hasResourceProperties('AWS::Lambda::Function', { FunctionName: 'sluice-test-timer-minute' });
+  });
+
+  it('packSegments: false turns segment packing off in every function (an upgrade\'s first step)', () => {
+    const { stateless: stack } = sluiceApp({ packSegments: false });
+    const template = Template.fromStack(stack).toJSON();
+    const values = Object.values(template.Resources as Record<string, { Type: string; Properties: { Environment?: { Variables?: Record<string, unknown> } } }>)
+      .filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.SLUICE_TABLE_NAME !== undefined)
+      .map((r) => r.Properties.Environment?.Variables?.SLUICE_PACK_SEGMENTS);
+    // The data plane, the API, the dispatcher, the timers, the push and check workers.
+    expect(values.length).toBeGreaterThanOrEqual(8);
+    expect(new Set(values)).toEqual(new Set(['off']));
   });
 
   it('name timer-minute up front without a prefix too, so its ARN in the environment is its own', () => {

@@ -92,6 +92,8 @@ export interface HarnessOptions {
    * SLUICE_TEST_CURSOR_CACHE_MS, else 0 (off, as `createStores` without it).
    */
   cursorCacheMs?: number;
+  /** Write multi-record segments packed when smaller (default true, as deployed). */
+  packSegments?: boolean;
 }
 
 const defaultCursorCacheMs = (): number => Number(process.env.SLUICE_TEST_CURSOR_CACHE_MS ?? 0);
@@ -102,7 +104,7 @@ export function harness(
   options: HarnessOptions = {},
 ): Harness {
   const clock = options.clock ?? new FakeClock();
-  const stores = createStores(doc, table, { clock, secrets: testSecrets, cursorCache: { maxAgeMs: options.cursorCacheMs ?? defaultCursorCacheMs() } });
+  const stores = createStores(doc, table, { clock, secrets: testSecrets, cursorCache: { maxAgeMs: options.cursorCacheMs ?? defaultCursorCacheMs() }, packSegments: options.packSegments ?? true });
   const random = options.random ?? cryptoRandom;
   const notifier = new InProcessNotifier();
   const recorded = new RecordingTimers(clock);

@@ -147,4 +147,17 @@ describe('packed segments on the real table', () => {
     expect(received.map((m) => [m.messageId, m.body, m.encoding])).toEqual(inputs.map((i, n) => [ids[n], i.body, i.encoding]));
     expect((await h.queue.getMessage('legacy', ids[8]!)).body).toBe(inputs[8]?.body);
   });
+  it('with packing off (an upgrade\'s first step) a batch is written per record, as releases before packing read it', async () => {
+    const { doc, table, segments } = await setup();
+    const h = harness(doc, table, { packSegments: false });
+    await h.admin.putTopic('upgrading', topic({ partitions: 1 }));
+    await h.admin.putGroup('g', group('upgrading'));
+    const inputs = batch();
+    await h.queue.sendBatch('upgrading', inputs);
+    const [segment] = await segments('upgrading');
+    expect(segment?.mz).toBeUndefined();
+    expect(segment?.m).toHaveLength(10);
+    const received = await h.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    expect(received.map((m) => m.body)).toEqual(inputs.map((i) => i.body));
+  });
 });

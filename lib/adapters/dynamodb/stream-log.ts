@@ -127,6 +127,15 @@ export class LostRaceError extends Error {
   }
 }
 
+export interface StreamLogOptions {
+  /**
+   * Write segments of ≥ 2 records packed (`mz`) when that is smaller (default true). Readers take
+   * both forms whatever this says; off is for an upgrade from, or a rollback to, a version that
+   * reads only `m` (README, "Upgrading").
+   */
+  packSegments?: boolean;
+}
+
 export interface AppendOptions {
   /** Attempts before giving up: 12 (then 429 Throttled) unless given; 1 throws {@link LostRaceError} on a lost race. */
   attempts?: number;
@@ -176,6 +185,7 @@ export class StreamLog {
     private readonly table: string,
     private readonly clock: Clock,
     private readonly wakes: WakeCheck = async () => false,
+    private readonly options: StreamLogOptions = {},
   ) {}
 
   /** The head as this process last left it, when that is recent and nobody here is appending. */
@@ -403,7 +413,8 @@ export class StreamLog {
             pk: streamPk(write.stream),
             sk: segmentSk(seq),
             n: stored.length,
-            ...segmentRecordsItem({ stored, packed }),
+            // Packing off (an upgrade's first step): the per-record form every version reads.
+            ...segmentRecordsItem({ stored, packed: this.options.packSegments === false ? undefined : packed }),
             ttl,
             ...(wake[i] ? { [WAKE_FLAG]: 1, ...(announces ? { [WAKE_TOPICS]: [...announces] } : {}) } : {}),
           },

@@ -11,9 +11,13 @@
  *     partition and moving on by what it took, so successive looks (a long
  *     poll, the next receive) visit every partition: a partition waits at
  *     most ⌈partitions / (SAMPLE_SIZE / 2)⌉ looks of one container.
+ *
+ * A FIFO topic's partitions are its notice streams (`t:<topic>/n:<b>`): the
+ * same sample picks which of them one receive reads the notices of (a topic
+ * of a time-order group has 4: all of them).
  */
 import type { Topic } from '../domain/model.js';
-import { streamId } from '../domain/streams.js';
+import { noticeStream, noticeStreamCount, streamId, streamNamespace } from '../domain/streams.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Random } from '../ports/random.js';
@@ -41,14 +45,18 @@ export class PartitionSampler {
     private readonly hints?: Pick<Notifier, 'movedPartitions'>,
   ) {}
 
-  /** The partition streams of `topic` one receive of `group` looks at, in the order to claim from. */
+  /**
+   * The partition streams of `topic` one receive of `group` looks at, in the order to claim from;
+   * of a FIFO topic, the notice streams it reads.
+   */
   sample(group: string, topic: SampledTopic, first: readonly string[] = []): string[] {
-    const all = (p: number) => streamId(topic, { kind: 'partition', partition: p });
-    if (topic.partitions <= SAMPLE_SIZE) return Array.from({ length: topic.partitions }, (_, p) => all(p));
+    const all = (p: number) => (topic.type === 'fifo' ? noticeStream(streamNamespace(topic), p) : streamId(topic, { kind: 'partition', partition: p }));
+    const partitions = topic.type === 'fifo' ? noticeStreamCount(topic) : topic.partitions;
+    if (partitions <= SAMPLE_SIZE) return Array.from({ length: partitions }, (_, p) => all(p));
     const key = `${group}\u0000${topic.name}`;
     const chosen: number[] = [];
     const take = (p: number) => {
-      if (p < topic.partitions && !chosen.includes(p) && chosen.length < SAMPLE_SIZE) chosen.push(p);
+      if (p < partitions && !chosen.includes(p) && chosen.length < SAMPLE_SIZE) chosen.push(p);
     };
     for (const stream of first) {
       const p = Number(stream.slice(stream.lastIndexOf(':') + 1));
@@ -64,10 +72,10 @@ export class PartitionSampler {
       .filter(([, at]) => now - at < PRODUCTIVE_MS)
       .sort((a, b) => b[1] - a[1]);
     for (const [p] of recent) if (chosen.length < SAMPLE_SIZE / 2) take(p);
-    let next = this.rotation.get(key) ?? Math.floor(this.random.fraction() * topic.partitions);
-    for (let step = 0; step < topic.partitions && chosen.length < SAMPLE_SIZE; step++) {
-      take(next % topic.partitions);
-      next = (next + 1) % topic.partitions;
+    let next = this.rotation.get(key) ?? Math.floor(this.random.fraction() * partitions);
+    for (let step = 0; step < partitions && chosen.length < SAMPLE_SIZE; step++) {
+      take(next % partitions);
+      next = (next + 1) % partitions;
     }
     this.rotation.set(key, next);
     for (const p of chosen) visited.set(p, now);
@@ -75,9 +83,9 @@ export class PartitionSampler {
     return chosen.map(all);
   }
 
-  /** Records that a receive of `group` found messages in partition stream `stream` of `topic`. */
+  /** Records that a receive of `group` found messages in partition stream `stream` of `topic` (FIFO: notices in notice stream `stream`). */
   found(group: string, topic: SampledTopic, stream: string): void {
-    if (topic.partitions <= SAMPLE_SIZE) return;
+    if ((topic.type === 'fifo' ? noticeStreamCount(topic) : topic.partitions) <= SAMPLE_SIZE) return;
     const key = `${group}\u0000${topic.name}`;
     const p = Number(stream.slice(stream.lastIndexOf(':') + 1));
     const seen = this.productive.get(key) ?? new Map<number, number>();

@@ -1,16 +1,29 @@
 /**
- * Which partitions of a standard topic one receive looks at (docs/design.md,
- * Receive with many partitions). Up to `SAMPLE_SIZE` partitions: all of them;
- * above that a sample of `SAMPLE_SIZE`, so a receive stays O(batch) however
- * many partitions the topic has:
+ * Which partitions of a standard topic one receive looks at, and in which
+ * order it claims from them (docs/design.md, Receive with many partitions).
+ * Up to `SAMPLE_SIZE` partitions: all of them; above that a sample of
+ * `SAMPLE_SIZE`, so a receive stays O(batch) however many partitions the
+ * topic has. The look's order, which is also what a sample takes first:
  *
- *  1. streams the caller names first (the streams of commits it carries);
- *  2. partitions this container found messages in within the last
- *     `PRODUCTIVE_MS` (most recent first), at most half the sample;
- *  3. the rest from a rotation per (group, topic), starting at a random
- *     partition and moving on by what it took, so successive looks (a long
- *     poll, the next receive) visit every partition: a partition waits at
- *     most ⌈partitions / (SAMPLE_SIZE / 2)⌉ looks of one container.
+ *  1. streams the caller names (the streams of commits it carries);
+ *  2. on every `FAIR_EVERY`-th look of (group, topic) in this container, the
+ *     next partition of a fair pointer that steps by one per such look;
+ *  3. partitions the notifier heard moved since this container last took
+ *     them (most recent first), then partitions this container found
+ *     messages in within the last `PRODUCTIVE_MS` (most recent first), with
+ *     1 and 2 at most half the sample, leaving out one another receive of
+ *     this container is leading with right now;
+ *  4. the rest from a rotation per (group, topic), starting at a random
+ *     partition: up to 8 partitions it steps by one per look but the fair
+ *     ones; above, it moves
+ *     on by what it took, so a partition is sampled at least once in
+ *     ⌈partitions / (SAMPLE_SIZE / 2)⌉ looks of one container.
+ *
+ * So a steady consumer claims from where it last found messages first (a
+ * sender container sticks to one partition: partition-picker.ts) and queries
+ * no empty partition before it, and a partition with messages is first in
+ * the order at least once every `FAIR_EVERY` × partitions looks of one
+ * container (≤ 64 up to 8 partitions), however busy the productive ones are.
  *
  * A FIFO topic's partitions are its notice streams (`t:<topic>/n:<b>`): the
  * same sample picks which of them one receive reads the notices of (a topic
@@ -24,6 +37,8 @@ import type { Random } from '../ports/random.js';
 
 /** Partitions one receive reads the cursors of (one BatchGetItem) and may claim from. */
 export const SAMPLE_SIZE = 8;
+/** Every this many looks of (group, topic) in a container, the fair pointer's partition leads instead of the hints. */
+export const FAIR_EVERY = 8;
 /** How long a partition that gave messages counts as productive. */
 const PRODUCTIVE_MS = 5_000;
 /** Productive partitions are remembered per (group, topic) up to this many. */
@@ -31,13 +46,28 @@ const PRODUCTIVE_MAX = SAMPLE_SIZE;
 
 type SampledTopic = Pick<Topic, 'name' | 'type' | 'orderGroup' | 'partitions'>;
 
+/** One receive's look at a topic's partitions. */
+export interface PartitionLook {
+  /** Partition streams in the order to claim from: the first `lead` are named, fair or hinted; the rest the rotation's. */
+  streams: string[];
+  lead: number;
+  /** Ends the look: the hinted partitions it leads with may lead another receive of this container again. */
+  done(): void;
+}
+
 export class PartitionSampler {
   /** Per `<group>\0<topic>`: the next partition of the rotation. */
   private readonly rotation = new Map<string, number>();
+  /** Per `<group>\0<topic>`: the next partition to lead a fair look. */
+  private readonly fair = new Map<string, number>();
+  /** Per `<group>\0<topic>`: looks taken so far (every {@link FAIR_EVERY}-th is a fair one). */
+  private readonly looks = new Map<string, number>();
   /** Per `<group>\0<topic>`: partition → when it last gave messages. */
   private readonly productive = new Map<string, Map<number, number>>();
   /** Per `<group>\0<topic>`: partition → when a sample of this container last took it. */
   private readonly visited = new Map<string, Map<number, number>>();
+  /** `<group>\0<topic>\0<partition>` of the hinted partitions a receive of this container is leading with now. */
+  private readonly leading = new Set<string>();
 
   constructor(
     private readonly clock: Clock,
@@ -50,13 +80,20 @@ export class PartitionSampler {
    * of a FIFO topic, the notice streams it reads.
    */
   sample(group: string, topic: SampledTopic, first: readonly string[] = []): string[] {
+    const look = this.look(group, topic, first);
+    look.done();
+    return look.streams;
+  }
+
+  /** Like {@link sample}, with where the hinted lead ends; the caller calls `done()` when the receive ends. */
+  look(group: string, topic: SampledTopic, first: readonly string[] = []): PartitionLook {
+    const n = topic.type === 'fifo' ? noticeStreamCount(topic) : topic.partitions;
     const all = (p: number) => (topic.type === 'fifo' ? noticeStream(streamNamespace(topic), p) : streamId(topic, { kind: 'partition', partition: p }));
-    const partitions = topic.type === 'fifo' ? noticeStreamCount(topic) : topic.partitions;
-    if (partitions <= SAMPLE_SIZE) return Array.from({ length: partitions }, (_, p) => all(p));
     const key = `${group}\u0000${topic.name}`;
+    const size = Math.min(n, SAMPLE_SIZE);
     const chosen: number[] = [];
     const take = (p: number) => {
-      if (p < partitions && !chosen.includes(p) && chosen.length < SAMPLE_SIZE) chosen.push(p);
+      if (p >= 0 && p < n && !chosen.includes(p) && chosen.length < size) chosen.push(p);
     };
     for (const stream of first) {
       const p = Number(stream.slice(stream.lastIndexOf(':') + 1));
@@ -64,28 +101,57 @@ export class PartitionSampler {
     }
     const now = this.clock.now();
     const visited = this.visited.get(key) ?? new Map<number, number>();
-    const moved = [...(this.hints?.movedPartitions?.(topic.name) ?? new Map<number, number>())]
-      .filter(([p, at]) => at >= (visited.get(p) ?? -Infinity))
-      .sort((a, b) => b[1] - a[1]);
-    for (const [p] of moved) if (chosen.length < SAMPLE_SIZE / 2) take(p);
-    const recent = [...(this.productive.get(key) ?? new Map<number, number>())]
-      .filter(([, at]) => now - at < PRODUCTIVE_MS)
-      .sort((a, b) => b[1] - a[1]);
-    for (const [p] of recent) if (chosen.length < SAMPLE_SIZE / 2) take(p);
-    let next = this.rotation.get(key) ?? Math.floor(this.random.fraction() * partitions);
-    for (let step = 0; step < partitions && chosen.length < SAMPLE_SIZE; step++) {
-      take(next % partitions);
-      next = (next + 1) % partitions;
+    const count = (this.looks.get(key) ?? 0) + 1;
+    this.looks.set(key, count % FAIR_EVERY);
+    const held: string[] = [];
+    const fairLook = count % FAIR_EVERY === 0;
+    if (fairLook) {
+      const p = this.fair.get(key) ?? Math.floor(this.random.fraction() * n);
+      take(p);
+      this.fair.set(key, (p + 1) % n);
     }
-    this.rotation.set(key, next);
+    const hinted = (p: number) => {
+      const k = `${key}\u0000${p}`;
+      if (chosen.length >= SAMPLE_SIZE / 2 || chosen.includes(p) || this.leading.has(k)) return;
+      take(p);
+      this.leading.add(k);
+      held.push(k);
+    };
+    const moved = [...(this.hints?.movedPartitions?.(topic.name) ?? new Map<number, number>())]
+      .filter(([p, at]) => p < n && at >= (visited.get(p) ?? -Infinity))
+      .sort((a, b) => b[1] - a[1]);
+    for (const [p] of moved) hinted(p);
+    const recent = [...(this.productive.get(key) ?? new Map<number, number>())]
+      .filter(([p, at]) => p < n && now - at < PRODUCTIVE_MS)
+      .sort((a, b) => b[1] - a[1]);
+    for (const [p] of recent) hinted(p);
+    const lead = chosen.length;
+    let next = this.rotation.get(key) ?? Math.floor(this.random.fraction() * n);
+    const start = next;
+    for (let step = 0; step < n && chosen.length < size; step++) {
+      take(next % n);
+      next = (next + 1) % n;
+    }
+    // Up to 8 partitions every look takes them all: the rotation steps by one a look (not on fair
+    // looks, else with 8 partitions the fair look would always hide the same step), so the tail moves.
+    if (n > SAMPLE_SIZE) this.rotation.set(key, next);
+    else if (!fairLook || !this.rotation.has(key)) this.rotation.set(key, fairLook ? start : (start + 1) % n);
     for (const p of chosen) visited.set(p, now);
     this.visited.set(key, visited);
-    return chosen.map(all);
+    let open = true;
+    return {
+      streams: chosen.map(all),
+      lead,
+      done: () => {
+        if (!open) return;
+        open = false;
+        for (const k of held) this.leading.delete(k);
+      },
+    };
   }
 
   /** Records that a receive of `group` found messages in partition stream `stream` of `topic` (FIFO: notices in notice stream `stream`). */
   found(group: string, topic: SampledTopic, stream: string): void {
-    if ((topic.type === 'fifo' ? noticeStreamCount(topic) : topic.partitions) <= SAMPLE_SIZE) return;
     const key = `${group}\u0000${topic.name}`;
     const p = Number(stream.slice(stream.lastIndexOf(':') + 1));
     const seen = this.productive.get(key) ?? new Map<number, number>();

@@ -27,7 +27,7 @@ import type { Notifier } from '../ports/notifier.js';
 import type { CarriedCommit, CarriedCommits } from './carried-commits.js';
 import { ensureDeadLetterTopic } from './lookups.js';
 import { firstAtOrAfter } from './stream-search.js';
-import { PartitionSampler } from './partition-sampler.js';
+import { PartitionSampler, type PartitionLook } from './partition-sampler.js';
 import type { Stores } from './stores.js';
 
 /** What one receive call may take: the group's subscriptions, narrowed by the request's `topics`. */
@@ -89,7 +89,7 @@ const ANSWER_SLACK_BYTES = 16;
 const DEAD_LETTER_CLOSE = 'cursor';
 
 export class Receiver {
-  /** Topics with more than 8 partitions: which ones a receive looks at (partition-sampler.ts). */
+  /** Which partitions of a standard topic a receive looks at, in which order (partition-sampler.ts). */
   private readonly sampler: PartitionSampler;
   /** Per group and notice stream: how far this container absorbed the notices (see {@link NoticeMemo}). */
   private readonly noticeMemos = new Map<string, NoticeMemo>();
@@ -107,45 +107,68 @@ export class Receiver {
 
   async receiveOnce(scope: ReceiveScope, max: number): Promise<DeliveredMessage[]> {
     const { group, topics, requested, carried } = scope;
-    const out: DeliveredMessage[] = [];
     const carriedStreams = carried?.streams() ?? [];
     const namespaces = new Set<string>();
-    const partitions: string[] = [];
-    const sampled = new Map<string, Topic>();
-    // FIFO: the notice streams this receive reads, per namespace — all of them up to 8, else a sample
-    // of 8 (partition-sampler.ts, as a standard topic's partitions), so a receive stays O(batch).
-    const noticeSample = new Map<string, Set<string>>();
-    const noticeTopics = new Map<string, Topic>();
-    for (const topic of topics.values()) {
-      if (!requested.has(topic.name)) continue;
-      if (topic.type === 'fifo') {
-        const namespace = streamNamespace(topic);
-        namespaces.add(namespace);
-        const streams = noticeSample.get(namespace) ?? new Set<string>();
-        for (const stream of this.sampler.sample(group.name, topic)) {
-          streams.add(stream);
-          noticeTopics.set(stream, topic);
-        }
-        noticeSample.set(namespace, streams);
-      } else {
+    const looks: Array<{ topic: Topic; look: PartitionLook }> = [];
+    try {
+      for (const topic of topics.values()) {
+        if (!requested.has(topic.name)) continue;
+        if (topic.type === 'fifo') namespaces.add(streamNamespace(topic));
         // O(batch): at most 8 partitions per topic, rotating over looks (partition-sampler.ts).
         // Streams with carried commits are sampled first, so their claims can fold the commits.
-        for (const stream of this.sampler.sample(group.name, topic, carriedStreams)) {
-          partitions.push(stream);
-          sampled.set(stream, topic);
-        }
+        else looks.push({ topic, look: this.sampler.look(group.name, topic, carriedStreams) });
       }
+      return await this.receiveLooking(scope, max, carriedStreams, namespaces, looks);
+    } finally {
+      for (const { look } of looks) look.done();
     }
+  }
+
+  private async receiveLooking(
+    scope: ReceiveScope,
+    max: number,
+    carriedStreams: string[],
+    namespaces: Set<string>,
+    looks: Array<{ topic: Topic; look: PartitionLook }>,
+  ): Promise<DeliveredMessage[]> {
+    const { group, requested, carried } = scope;
+    const out: DeliveredMessage[] = [];
+    // Claim order: each topic's lead (named, fair or hinted partitions: partition-sampler.ts), then each
+    // topic's rotation, topics from a random one, so that no topic always comes last. One topic: the
+    // sampler's order as it is. The redrive stream counts as a topic whose lead it is (a busy hinted
+    // partition must not keep it waiting: it is first of the leads with a chance of 1 in topics + 1).
+    const sampled = new Map<string, Topic>();
+    const units: Array<{ lead: string[]; rest: string[] }> = looks.map(({ topic, look }) => {
+      for (const stream of look.streams) sampled.set(stream, topic);
+      return { lead: look.streams.slice(0, look.lead), rest: look.streams.slice(look.lead) };
+    });
     // The group's redrive stream, only while a redrive may have left something there (a hint on
     // the group item: no read at all otherwise), and only for a receive of all its topics.
     const redrive = redriveStreamToRead(group, requested, this.clock.now());
-    if (redrive !== undefined) partitions.push(redrive);
+    if (redrive !== undefined) units.push({ lead: [redrive], rest: [] });
+    const offset = units.length > 1 ? Math.floor(this.random.fraction() * units.length) : 0;
+    const ordered = [...units.slice(offset), ...units.slice(0, offset)];
+    const partitions = [...ordered.flatMap((u) => u.lead), ...ordered.flatMap((u) => u.rest)];
     const folding = new Set(carried ? partitions.filter((p) => carried.of(p).length > 0) : []);
     // FIFO shards of the namespaces asked for: their carried commits fold into the shard's claim too
     // (not in protected mode, whose commits complete in sequence through the committer).
     const foldingShards =
       group.deliveryMode === 'protected' ? [] : carriedStreams.filter((s) => isShardStream(s) && namespaces.has(namespaceOf(s)));
     for (const stream of foldingShards) folding.add(stream);
+    // FIFO: the notice streams this receive reads, per namespace — all of them up to 8, else a sample
+    // of 8 (partition-sampler.ts, as a standard topic's partitions), so a receive stays O(batch).
+    const noticeSample = new Map<string, Set<string>>();
+    const noticeTopics = new Map<string, Topic>();
+    for (const topic of scope.topics.values()) {
+      if (!requested.has(topic.name) || topic.type !== 'fifo') continue;
+      const namespace = streamNamespace(topic);
+      const streams = noticeSample.get(namespace) ?? new Set<string>();
+      for (const stream of this.sampler.sample(group.name, topic)) {
+        streams.add(stream);
+        noticeTopics.set(stream, topic);
+      }
+      noticeSample.set(namespace, streams);
+    }
     const noticeStreams = [...noticeSample.values()].flatMap((streams) => [...streams]);
     // Only the cursors this receive starts from: O(subscriptions), never O(shards). Partition cursors
     // are read eventually consistently (half price), or come from this container's cursor cache while
@@ -204,15 +227,16 @@ export class Receiver {
     }
 
     // Streams with carried commits first (their claims write the commits, with no room left too),
-    // then every other partition stream, starting at a random one.
+    // then every other partition stream in the order above.
     for (const stream of folding) {
       if (this.clock.now() >= scope.deadline) break;
       if (isShardStream(stream)) continue;
-      out.push(...(await this.claim(scope, stream, 'unordered', cursors.get(stream), max - out.length)));
+      const got = await this.claim(scope, stream, 'unordered', cursors.get(stream), max - out.length);
+      const topic = sampled.get(stream);
+      if (got.length > 0 && topic) this.sampler.found(group.name, topic, stream);
+      out.push(...got);
     }
-    const others = partitions.filter((p) => !folding.has(p));
-    const offset = Math.floor(this.random.fraction() * Math.max(1, others.length));
-    for (const stream of [...others.slice(offset), ...others.slice(0, offset)]) {
+    for (const stream of partitions.filter((p) => !folding.has(p))) {
       if (out.length >= max || this.clock.now() >= scope.deadline) break;
       const got = await this.claim(scope, stream, 'unordered', cursors.get(stream), max - out.length);
       const topic = sampled.get(stream);

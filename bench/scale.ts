@@ -13,13 +13,14 @@ import { dynamoTotals, measured, type Ctx } from './workloads.js';
 
 /**
  * standard: 4 partitions (-p16, -p64, -p256: 16, 64 and 256, the most a topic takes); fifo-many: a
- * shard key drawn from many per message; fifo-hot: every message on one shard.
+ * shard key drawn from many per message, 4 notice streams (the default); fifo-many-p256: the same
+ * on a FIFO topic with 256 notice streams (its partitions); fifo-hot: every message on one shard.
  */
-export type ScaleTopic = 'standard' | 'standard-p16' | 'standard-p64' | 'standard-p256' | 'fifo-many' | 'fifo-hot';
-export const SCALE_TOPICS: ScaleTopic[] = ['standard', 'standard-p16', 'standard-p64', 'standard-p256', 'fifo-many', 'fifo-hot'];
+export type ScaleTopic = 'standard' | 'standard-p16' | 'standard-p64' | 'standard-p256' | 'fifo-many' | 'fifo-many-p256' | 'fifo-hot';
+export const SCALE_TOPICS: ScaleTopic[] = ['standard', 'standard-p16', 'standard-p64', 'standard-p256', 'fifo-many', 'fifo-many-p256', 'fifo-hot'];
 const isStandard = (topic: ScaleTopic) => topic.startsWith('standard');
-/** Partitions of a standard scale topic. */
-const partitionsOf = (topic: ScaleTopic) => (topic === 'standard-p256' ? 256 : topic === 'standard-p64' ? 64 : topic === 'standard-p16' ? 16 : 4);
+/** Partitions of a scale topic (a FIFO topic's: its notice streams). */
+const partitionsOf = (topic: ScaleTopic) => (topic === 'standard-p256' || topic === 'fifo-many-p256' ? 256 : topic === 'standard-p64' ? 64 : topic === 'standard-p16' ? 16 : 4);
 /**
  * Producer counts of a topic's rows: the profile's, and for a topic with more partitions than the
  * profile's most producers, the profile's `wideProducers` up to its partitions too (so the rows can
@@ -206,7 +207,7 @@ export async function scaleRows(ctx: Ctx, roundTrip: RoundTrip, profile: ScalePr
   for (const topic of SCALE_TOPICS.filter((t) => only.includes(t))) {
     for (const batch of profile.batches) {
       const name = `scale-${topic}-b${batch}`;
-      await ctx.api.put(`/v1/topics/${name}`, isStandard(topic) ? { type: 'standard', partitions: partitionsOf(topic) } : { type: 'fifo' });
+      await ctx.api.put(`/v1/topics/${name}`, { type: isStandard(topic) ? 'standard' : 'fifo', partitions: partitionsOf(topic) });
       await openStreams(ctx, name, topic, profile.shardKeys);
       for (const producers of producersOf(topic, profile)) {
         const id = `${topic} ×${batch} p${producers}`;

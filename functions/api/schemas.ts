@@ -46,7 +46,7 @@ export const PutTopicBody = z.strictObject({
     .min(Limits.partitionsMin)
     .max(Limits.partitionsMax)
     .optional()
-    .describe('standard topics: streams appends spread over (default 4 at creation; only ever raised, 409 on lowering); FIFO topics: 4, fixed'),
+    .describe('standard topics: streams appends spread over (default 4 at creation; only ever raised, 409 on lowering); FIFO topics: notice streams shards are announced on (default 4, set at creation, fixed after: another count → 409; 4 on a topic of a time-order group, else 400)'),
 });
 
 /** PATCH: only the fields given change; `type` and `orderGroup` only with their current values. */

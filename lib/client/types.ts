@@ -19,7 +19,7 @@ export type PutTopicInput = {
   maxDelaySeconds?: number;
   /** FIFO topics only: topics of one order group share their shards' order. */
   orderGroup?: string;
-  /** Standard topics: 1–256 streams appends spread over (default 4; a PUT without it keeps the count); only ever raised. FIFO: 4, fixed. */
+  /** Standard topics: 1–256 streams appends spread over (default 4; a PUT without it keeps the count); only ever raised. FIFO: 1–256 notice streams (default 4), set at creation, fixed after; 4 in a time-order group. */
   partitions?: number;
 };
 

@@ -77,7 +77,8 @@ export const Limits = {
   /**
    * Partitions of a standard topic when PUT does not say (they carry the topic's write and read
    * throughput); a standard topic may raise its count up to `partitionsMax`, never lower it.
-   * FIFO topics always have `standardPartitions` (their notice streams), fixed.
+   * A FIFO topic's partitions are its notice streams: set at creation (same default and range),
+   * fixed after; `standardPartitions` on a topic of a time-order group (the group's namespace).
    */
   standardPartitions: 4,
   partitionsMin: 1,

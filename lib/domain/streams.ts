@@ -41,12 +41,36 @@ export const partitionOf = (stream: string, topic: string): number | undefined =
 export const redriveStream = (group: string): string => `r:${group}/p:0`;
 export const isRedriveStream = (stream: string): boolean => stream.startsWith('r:');
 
-/** FIFO namespaces announce shard activity on this many notice streams (docs/design.md, FIFO). */
+/**
+ * FIFO namespaces announce shard activity on notice streams (docs/design.md, FIFO): a FIFO
+ * topic on its `partitions` of them (1–256, set at creation, 4 by default, fixed after); a
+ * time-order group's namespace, shared by its topics, on this many (its topics must have 4).
+ */
 export const NOTICE_BUCKETS = 4;
 export const noticeStream = (namespace: string, bucket: number): string => `${namespace}/n:${bucket}`;
 
-/** A stable, well-spread notice bucket for a shard key. */
-export const noticeBucket = (shardKey: string): number => fnv1a32(shardKey) % NOTICE_BUCKETS;
+/** How many notice streams the namespace of a FIFO topic has. */
+export const noticeStreamCount = (topic: Pick<Topic, 'orderGroup' | 'partitions'>): number =>
+  topic.orderGroup !== undefined ? NOTICE_BUCKETS : topic.partitions;
+
+/** A stable, well-spread notice bucket for a shard key among `count` notice streams. */
+export const noticeBucket = (shardKey: string, count: number = NOTICE_BUCKETS): number => fnv1a32(shardKey) % count;
+
+/** The notice stream that announces a FIFO topic's shard (every notice of one shard goes there). */
+export const noticeStreamOf = (topic: Pick<Topic, 'name' | 'orderGroup' | 'type' | 'partitions'>, shardKey: string): string =>
+  noticeStream(streamNamespace(topic), noticeBucket(shardKey, noticeStreamCount(topic)));
+
+/** Every notice stream of a FIFO topic's namespace. */
+export const noticeStreamsOf = (topic: Pick<Topic, 'name' | 'orderGroup' | 'type' | 'partitions'>): string[] =>
+  Array.from({ length: noticeStreamCount(topic) }, (_, b) => noticeStream(streamNamespace(topic), b));
+
+/** The notice stream index of a FIFO topic's (not an order group's) notice stream `t:<topic>/n:<b>`. */
+export const noticeIndexOf = (stream: string, topic: string): number | undefined => {
+  const prefix = `t:${topic}/n:`;
+  if (!stream.startsWith(prefix)) return undefined;
+  const b = Number(stream.slice(prefix.length));
+  return Number.isSafeInteger(b) && b >= 0 && String(b) === stream.slice(prefix.length) ? b : undefined;
+};
 
 /** Sequence numbers are stored as fixed-width decimal strings so they sort as numbers. */
 export const SEQ_WIDTH = 16;

@@ -2,11 +2,16 @@
  * The dispatcher's `wake` route that records topic activity: for every topic
  * with a flagged segment in the invocation, one conditional write moving
  * `A#<topic>.at` forward to the invocation's time, stamping the standard
- * partitions those segments landed in (`p<n>`). HTTP long polls read that
+ * partitions those segments landed in (`p<n>`), and a FIFO topic's notice
+ * streams (`p<b>` for `t:<topic>/n:<b>`: a FIFO topic's partitions are its
+ * notice streams, which a receive samples like partitions). A FIFO topic's
+ * stamps are insisted on (written again after a lost race) only when one is
+ * past the 4th notice stream: a topic with the default 4 has no sample, its
+ * stamps are never read, and its one write stays one write. HTTP long polls read that
  * one small item per look instead of every partition's cursor (design §7.4),
  * and look at the stamped partitions first.
  */
-import { partitionOf } from '../domain/streams.js';
+import { NOTICE_BUCKETS, noticeIndexOf, partitionOf } from '../domain/streams.js';
 import type { SegmentChange } from '../adapters/dynamodb/segment-changes.js';
 import type { TopicActivity } from '../adapters/dynamodb/topic-activity.js';
 import type { DispatchLog, DispatchRoute } from './dispatcher.js';
@@ -22,11 +27,15 @@ export class ActivityRoute implements DispatchRoute {
   async handle(segments: readonly SegmentChange[], now: number): Promise<readonly string[]> {
     const byTopic = new Map<string, string[]>();
     const moved = new Map<string, Set<number>>();
+    const insist = new Set<string>();
     for (const segment of segments) {
       for (const topic of segment.topics) {
         byTopic.set(topic, [...(byTopic.get(topic) ?? []), segment.id]);
         const partition = partitionOf(segment.stream, topic);
-        if (partition !== undefined) moved.set(topic, (moved.get(topic) ?? new Set<number>()).add(partition));
+        const notices = noticeIndexOf(segment.stream, topic);
+        const stamp = partition ?? notices;
+        if (stamp !== undefined) moved.set(topic, (moved.get(topic) ?? new Set<number>()).add(stamp));
+        if (partition !== undefined || (notices !== undefined && notices >= NOTICE_BUCKETS)) insist.add(topic);
       }
     }
     const failed: string[] = [];
@@ -34,7 +43,7 @@ export class ActivityRoute implements DispatchRoute {
       [...byTopic].map(async ([topic, ids]) => {
         try {
           // false: another invocation already moved it to `now` or later — nothing to do.
-          await this.activity.touch(topic, now, [...(moved.get(topic) ?? [])]);
+          await this.activity.touch(topic, now, [...(moved.get(topic) ?? [])], insist.has(topic));
         } catch (error) {
           this.log?.error('topic activity write failed', { topic, error });
           failed.push(...ids);

@@ -12,7 +12,7 @@ import {
   TopicNotFoundError,
 } from '../domain/errors.js';
 import { Limits, countedFrom, generationStart, iso, type DeliveryMode, type Group, type Subscription, type Topic, type TopicType } from '../domain/model.js';
-import { NOTICE_BUCKETS, isShardStream, namespaceOf, noticeStream, redriveStream, streamId, streamNamespace } from '../domain/streams.js';
+import { isShardStream, namespaceOf, noticeStreamsOf, redriveStream, streamId, streamNamespace } from '../domain/streams.js';
 import { resolveRetryPolicy, type RetryPolicy } from '../domain/retry-policy.js';
 import type { Clock } from '../ports/clock.js';
 import type { SecretBox, WebhookClient } from '../ports/webhooks.js';
@@ -163,7 +163,7 @@ export class AdminService {
         issues: [{ path: 'maxDelaySeconds', message: 'too large' }],
       });
     }
-    const partitions = partitionsOfNewTopic(name, input.type, input.partitions);
+    const partitions = partitionsOfNewTopic(name, input.type, input.partitions, input.orderGroup);
     // The message-id key exists before any topic does, so functions that only read the table
     // (GET by id) always find it and never need to create it.
     await this.stores.ids.codec();
@@ -380,7 +380,7 @@ export class AdminService {
           // the shards of a `latest` topic below its subscription).
           const namespace = streamNamespace(topic);
           const allEarliest = [...topics.values()].every((t) => streamNamespace(t) !== namespace || earliest.has(t.name));
-          for (let b = 0; b < NOTICE_BUCKETS; b++) streams.set(noticeStream(namespace, b), allEarliest ? 1 : undefined);
+          for (const stream of noticeStreamsOf(topic)) streams.set(stream, allEarliest ? 1 : undefined);
         }
       }
       // Up to subscriptionsMax × partitionsMax cursors, all on this group's key (C#<group>, about

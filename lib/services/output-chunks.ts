@@ -6,7 +6,7 @@
  * keep their order, so outputs of one stream enter it in the order given.
  */
 import type { MessageIdCodec } from '../domain/message-ids.js';
-import { noticeBucket, noticeStream, streamId, streamNamespace } from '../domain/streams.js';
+import { noticeStreamOf, streamId } from '../domain/streams.js';
 import { chunkAppends, noticeBytes, type ChunkReserve, type SizedAppend } from './append-chunks.js';
 import type { Outgoing, WritePlanner } from './write-planner.js';
 
@@ -27,7 +27,7 @@ export function sizedOutput(o: Outgoing, now: number, ids: MessageIdCodec, plann
     stream: streamId(o.topic, local),
     notice:
       local.kind === 'shard'
-        ? { stream: noticeStream(streamNamespace(o.topic), noticeBucket(local.shardKey)), bytes: noticeBytes(local.shardKey) }
+        ? { stream: noticeStreamOf(o.topic, local.shardKey), bytes: noticeBytes(local.shardKey) }
         : undefined,
     recordBytes,
     companionBytes: SIDE_ITEM_BYTES * sideItems,

@@ -4,7 +4,7 @@
  * ever raised: messages retained in a partition stay there, so a lower count
  * would hide them.
  */
-import { ConflictError, PartitionRaiseIncompleteError, TopicNotFoundError } from '../domain/errors.js';
+import { ConflictError, InvalidArgumentError, PartitionRaiseIncompleteError, TopicNotFoundError } from '../domain/errors.js';
 import { Limits, type Topic } from '../domain/model.js';
 import { NOTICE_BUCKETS, streamId } from '../domain/streams.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
@@ -39,8 +39,9 @@ export function checkPartitionChange(topic: Pick<Topic, 'name' | 'type' | 'parti
   if (partitions === undefined || partitions === topic.partitions) return;
   if (topic.type === 'fifo') {
     throw new ConflictError(
-      `Topic '${topic.name}' is a FIFO topic: its partitions (${topic.partitions} notice streams) are fixed; ` +
-        'shards are spread over them by shard key.',
+      `Topic '${topic.name}' is a FIFO topic: its partitions (${topic.partitions} notice streams) are fixed at creation; ` +
+        "every shard's notices go to the notice stream its shard key hashes to, and another count would move them " +
+        'without a hand-off (delete the topic and create it again to change it).',
     );
   }
   if (partitions < topic.partitions) {
@@ -51,10 +52,19 @@ export function checkPartitionChange(topic: Pick<Topic, 'name' | 'type' | 'parti
   }
 }
 
-/** The partitions of a topic PUT creates: the given count (standard), FIFO's fixed one (409 for another). */
-export function partitionsOfNewTopic(name: string, type: Topic['type'], partitions: number | undefined): number {
+/**
+ * The partitions of a topic PUT creates: the given count or 4. A FIFO topic's are its notice
+ * streams; a time-order group's topics share the group's 4 (400 for another count).
+ */
+export function partitionsOfNewTopic(name: string, type: Topic['type'], partitions: number | undefined, orderGroup?: string): number {
   const count = partitions ?? Limits.standardPartitions;
-  if (type === 'fifo') checkPartitionChange({ name, type, partitions: NOTICE_BUCKETS }, count);
+  if (type === 'fifo' && orderGroup !== undefined && count !== NOTICE_BUCKETS) {
+    throw new InvalidArgumentError(
+      `Topic '${name}' joins time-order group '${orderGroup}', whose topics share its ${NOTICE_BUCKETS} notice streams: ` +
+        `partitions must be ${NOTICE_BUCKETS} (or left out), not ${count}.`,
+      { issues: [{ path: 'partitions', message: `must be ${NOTICE_BUCKETS} on a topic of a time-order group` }] },
+    );
+  }
   return count;
 }
 

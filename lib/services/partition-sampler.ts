@@ -24,9 +24,13 @@
  * no empty partition before it, and a partition with messages is first in
  * the order at least once every `FAIR_EVERY` × partitions looks of one
  * container (≤ 64 up to 8 partitions), however busy the productive ones are.
+ *
+ * A FIFO topic's partitions are its notice streams (`t:<topic>/n:<b>`): the
+ * same sample picks which of them one receive reads the notices of (a topic
+ * of a time-order group has 4: all of them).
  */
 import type { Topic } from '../domain/model.js';
-import { streamId } from '../domain/streams.js';
+import { noticeStream, noticeStreamCount, streamId, streamNamespace } from '../domain/streams.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Random } from '../ports/random.js';
@@ -71,7 +75,10 @@ export class PartitionSampler {
     private readonly hints?: Pick<Notifier, 'movedPartitions'>,
   ) {}
 
-  /** The partition streams of `topic` one receive of `group` looks at, in the order to claim from. */
+  /**
+   * The partition streams of `topic` one receive of `group` looks at, in the order to claim from;
+   * of a FIFO topic, the notice streams it reads.
+   */
   sample(group: string, topic: SampledTopic, first: readonly string[] = []): string[] {
     const look = this.look(group, topic, first);
     look.done();
@@ -80,8 +87,8 @@ export class PartitionSampler {
 
   /** Like {@link sample}, with where the hinted lead ends; the caller calls `done()` when the receive ends. */
   look(group: string, topic: SampledTopic, first: readonly string[] = []): PartitionLook {
-    const n = topic.partitions;
-    const all = (p: number) => streamId(topic, { kind: 'partition', partition: p });
+    const n = topic.type === 'fifo' ? noticeStreamCount(topic) : topic.partitions;
+    const all = (p: number) => (topic.type === 'fifo' ? noticeStream(streamNamespace(topic), p) : streamId(topic, { kind: 'partition', partition: p }));
     const key = `${group}\u0000${topic.name}`;
     const size = Math.min(n, SAMPLE_SIZE);
     const chosen: number[] = [];
@@ -143,7 +150,7 @@ export class PartitionSampler {
     };
   }
 
-  /** Records that a receive of `group` found messages in partition stream `stream` of `topic`. */
+  /** Records that a receive of `group` found messages in partition stream `stream` of `topic` (FIFO: notices in notice stream `stream`). */
   found(group: string, topic: SampledTopic, stream: string): void {
     const key = `${group}\u0000${topic.name}`;
     const p = Number(stream.slice(stream.lastIndexOf(':') + 1));

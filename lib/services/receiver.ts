@@ -9,11 +9,9 @@ import { planSpill } from '../domain/history.js';
 import type { MessageIdCodec } from '../domain/message-ids.js';
 import { Limits, iso, isPurged, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
 import {
-  NOTICE_BUCKETS,
   isRedriveStream,
   isShardStream,
   namespaceOf,
-  noticeStream,
   redriveStream,
   streamId,
   streamNamespace,
@@ -71,7 +69,7 @@ const NOTICE_SEGMENTS_PER_RECEIVE = 25;
  * after every receive with news. Also what another container reads again, once, at most.
  */
 const NOTICE_LAG_MAX = 8;
-/** Notice memos one container keeps (groups × FIFO namespaces × 4); the oldest is forgotten past this. */
+/** Notice memos one container keeps (groups × notice streams read: 4 a namespace, up to 256 a wide FIFO topic); the oldest is forgotten past this. */
 const NOTICE_MEMOS_MAX = 4096;
 /**
  * How long a container writes a notice stream's cursor at every receive with news (as without the
@@ -157,7 +155,21 @@ export class Receiver {
     const foldingShards =
       group.deliveryMode === 'protected' ? [] : carriedStreams.filter((s) => isShardStream(s) && namespaces.has(namespaceOf(s)));
     for (const stream of foldingShards) folding.add(stream);
-    const noticeStreams = [...namespaces].flatMap((ns) => Array.from({ length: NOTICE_BUCKETS }, (_, b) => noticeStream(ns, b)));
+    // FIFO: the notice streams this receive reads, per namespace — all of them up to 8, else a sample
+    // of 8 (partition-sampler.ts, as a standard topic's partitions), so a receive stays O(batch).
+    const noticeSample = new Map<string, Set<string>>();
+    const noticeTopics = new Map<string, Topic>();
+    for (const topic of scope.topics.values()) {
+      if (!requested.has(topic.name) || topic.type !== 'fifo') continue;
+      const namespace = streamNamespace(topic);
+      const streams = noticeSample.get(namespace) ?? new Set<string>();
+      for (const stream of this.sampler.sample(group.name, topic)) {
+        streams.add(stream);
+        noticeTopics.set(stream, topic);
+      }
+      noticeSample.set(namespace, streams);
+    }
+    const noticeStreams = [...noticeSample.values()].flatMap((streams) => [...streams]);
     // Only the cursors this receive starts from: O(subscriptions), never O(shards). Partition cursors
     // are read eventually consistently (half price), or come from this container's cursor cache while
     // fresh (no read): a stale one only makes its conditional claim fail and read again. Notice
@@ -180,8 +192,15 @@ export class Receiver {
     // announced shard no claim wrote is raised on its own before a notice cursor moves past it.
     if (namespaces.size > 0) {
       const absorbed = (
-        await Promise.all([...namespaces].map((namespace) => this.readNotices(group, namespace, cursors, fromEarliest(scope, namespace))))
+        await Promise.all(
+          [...noticeSample].map(([namespace, streams]) => this.readNotices(group, namespace, [...streams], cursors, fromEarliest(scope, namespace))),
+        )
       ).flat();
+      // Notice streams with news lead this container's next samples of a wide FIFO topic.
+      for (const bucket of absorbed) {
+        const topic = noticeTopics.get(bucket.stream);
+        if (topic) this.sampler.found(group.name, topic, bucket.stream);
+      }
       const announced = new Map(absorbed.flatMap((bucket) => bucket.raises.map((raise) => [raise.stream, raise] as const)));
       const looks = Math.max(READY_READ_MIN, max * READY_READ_PER_MESSAGE);
       const ready = (await this.stores.readyIndex.ready(group.name, this.clock.now(), looks, this.random.fraction())).filter(
@@ -230,25 +249,31 @@ export class Receiver {
   }
 
   /**
-   * Reads the notices of a FIFO namespace that this group has not seen yet (every notice stream
-   * with news: where its cursor moves to, and one raise per announced shard). Nothing is written
-   * here but a missing notice cursor; re-reading a notice is harmless.
+   * Reads the notices of a FIFO namespace that this group has not seen yet in `streams` (its notice
+   * streams this receive looks at; every notice stream with news: where its cursor moves to, and
+   * one raise per announced shard). Nothing is written here but a missing notice cursor;
+   * re-reading a notice is harmless.
    */
-  private async readNotices(group: Group, namespace: string, cursors: Map<string, CursorState>, earliest: boolean): Promise<AbsorbedNotices[]> {
+  private async readNotices(
+    group: Group,
+    namespace: string,
+    streams: readonly string[],
+    cursors: Map<string, CursorState>,
+    earliest: boolean,
+  ): Promise<AbsorbedNotices[]> {
     const now = this.clock.now();
-    const buckets = await Promise.all(Array.from({ length: NOTICE_BUCKETS }, (_, bucket) => this.readBucket(group, namespace, bucket, cursors, now, earliest)));
+    const buckets = await Promise.all(streams.map((stream) => this.readBucket(group, namespace, stream, cursors, now, earliest)));
     return buckets.filter((b): b is AbsorbedNotices => b !== undefined);
   }
 
   private async readBucket(
     group: Group,
     namespace: string,
-    bucket: number,
+    stream: string,
     cursors: Map<string, CursorState>,
     now: number,
     earliest: boolean,
   ): Promise<AbsorbedNotices | undefined> {
-    const stream = noticeStream(namespace, bucket);
     const cursor = cursors.get(stream);
     if (!cursor) {
       await this.stores.cursors.createIfAbsent(group.name, stream, StreamLog.nextAfter(await this.stores.log.head(stream)), now);

@@ -7,7 +7,7 @@
  */
 import type { SendInput, MessageRecord, Topic } from '../domain/model.js';
 import { ThrottledError, UnavailableError } from '../domain/errors.js';
-import { noticeBucket, noticeStream, streamId, streamNamespace } from '../domain/streams.js';
+import { noticeStreamOf, streamId } from '../domain/streams.js';
 import type { Deferred } from '../adapters/dynamodb/deferred.js';
 import { valueBytes } from '../adapters/dynamodb/item-size.js';
 import { toStored } from '../adapters/dynamodb/records.js';
@@ -164,7 +164,7 @@ export class DeferredReleaser {
       stream: streamId(topic, local),
       notice:
         local.kind === 'shard'
-          ? { stream: noticeStream(streamNamespace(topic), noticeBucket(local.shardKey)), bytes: noticeBytes(local.shardKey) }
+          ? { stream: noticeStreamOf(topic, local.shardKey), bytes: noticeBytes(local.shardKey) }
           : undefined,
       recordBytes,
       companionBytes: recordBytes + DEFERRED_OVERHEAD_BYTES,

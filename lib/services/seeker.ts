@@ -8,7 +8,7 @@
  */
 import { ConflictError, GroupNotFoundError, InvalidArgumentError, TopicNotFoundError } from '../domain/errors.js';
 import { countedFrom, iso, type Topic } from '../domain/model.js';
-import { NOTICE_BUCKETS, noticeStream, streamId, streamNamespace } from '../domain/streams.js';
+import { noticeStream, noticeStreamCount, streamId, streamNamespace } from '../domain/streams.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import type { SeekRead } from '../adapters/dynamodb/cursors.js';
 import type { Clock } from '../ports/clock.js';
@@ -85,19 +85,22 @@ export class Seeker {
       }
     });
     const positions: SeekPosition[] = [];
-    const namespaces = new Map<string, string[]>();
+    const namespaces = new Map<string, { names: string[]; notices: number }>();
     for (const name of chosen) {
       const topic = live.get(name);
       if (!topic) continue; // deleted meanwhile: nothing to move
       if (topic.type === 'fifo') {
-        namespaces.set(streamNamespace(topic), [...(namespaces.get(streamNamespace(topic)) ?? []), topic.name]);
+        const names = namespaces.get(streamNamespace(topic))?.names ?? [];
+        namespaces.set(streamNamespace(topic), { names: [...names, topic.name], notices: noticeStreamCount(topic) });
         continue;
       }
       // Up to partitionsMax partitions, each 2–4 calls: a bounded number in flight.
       positions.push(...(await mapBounded(Array.from({ length: topic.partitions }, (_, p) => p), PARTITION_CALLS_IN_FLIGHT, (p) => this.movePartition(group.name, topic, p, to))));
     }
     const shards: SeekShards[] = [];
-    for (const [namespace, names] of namespaces) shards.push({ topics: names, moved: await this.moveNamespace(group.name, namespace, to, now) });
+    for (const [namespace, { names, notices }] of namespaces) {
+      shards.push({ topics: names, moved: await this.moveNamespace(group.name, namespace, notices, to, now) });
+    }
     return { group: group.name, positions, shards };
   }
 
@@ -115,15 +118,16 @@ export class Seeker {
   }
 
   /**
-   * A FIFO namespace: first its 4 notice cursors (the seek is counted there, so that a shard
+   * A FIFO namespace: first its notice cursors (the seek is counted there, so that a shard
    * cursor a receive creates meanwhile either exists before the Query below or is refused and
    * created again under the new start), then every shard cursor of the group in the namespace,
-   * page by page. Returns how many shard cursors moved.
+   * page by page. Returns how many shard cursors moved. Up to 256 notice cursors (a FIFO topic's
+   * partitions), each 3–5 calls: a bounded number in flight, like a standard topic's partitions.
    */
-  private async moveNamespace(group: string, namespace: string, to: SeekTarget, now: number): Promise<number> {
+  private async moveNamespace(group: string, namespace: string, notices: number, to: SeekTarget, now: number): Promise<number> {
     // Where shard cursors created from now on start: the first message deliverable at or after this.
     const floor = to === 'earliest' ? 0 : to === 'latest' ? now + 1 : to;
-    await Promise.all(Array.from({ length: NOTICE_BUCKETS }, (_, b) => this.moveNotices(group, noticeStream(namespace, b), to, floor, now)));
+    await mapBounded(Array.from({ length: notices }, (_, b) => b), PARTITION_CALLS_IN_FLIGHT, (b) => this.moveNotices(group, noticeStream(namespace, b), to, floor, now));
     let moved = 0;
     // Expired shard cursors are absent and left alone: the shard's next notice creates its cursor
     // at this seek's position (docs/design.md, Seek: shards whose state expired).

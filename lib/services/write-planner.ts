@@ -11,10 +11,8 @@ import { Limits, type MessageRecord, type SendInput, type Topic } from '../domai
 import type { MessageIdCodec } from '../domain/message-ids.js';
 import {
   MAX_SEQ,
-  noticeBucket,
-  noticeStream,
+  noticeStreamOf,
   streamId,
-  streamNamespace,
   type StreamLocal,
 } from '../domain/streams.js';
 import { StreamLog, type Notice, type StreamWrite } from '../adapters/dynamodb/stream-log.js';
@@ -156,7 +154,7 @@ export class WritePlanner {
     groups.forEach(([, items], index) => {
       const first = items[0];
       if (!first || first.local.kind !== 'shard') return;
-      const id = noticeStream(streamNamespace(first.topic), noticeBucket(first.local.shardKey));
+      const id = noticeStreamOf(first.topic, first.local.shardKey);
       noticeStreams.set(id, [
         ...(noticeStreams.get(id) ?? []),
         { index, shardKey: first.local.shardKey, count: items.length, retention: first.topic.retentionSeconds },
@@ -196,7 +194,7 @@ export class WritePlanner {
     const out = new Map<string, { notices: Notice[]; ttl: number; topics: Set<string> }>();
     for (const l of landed) {
       if (l.local.kind !== 'shard') continue;
-      const stream = noticeStream(streamNamespace(l.topic), noticeBucket(l.local.shardKey));
+      const stream = noticeStreamOf(l.topic, l.local.shardKey);
       const entry = out.get(stream) ?? { notices: [], ttl: 0, topics: new Set<string>() };
       entry.topics.add(l.topic.name);
       entry.notices.push({
@@ -214,7 +212,7 @@ export class WritePlanner {
   /** The notice that re-announces a message already in a FIFO shard (a dedup hit re-writes it). */
   static noticeFor(topic: Topic, shardKey: string, seq: number): { stream: string; notice: Notice } {
     return {
-      stream: noticeStream(streamNamespace(topic), noticeBucket(shardKey)),
+      stream: noticeStreamOf(topic, shardKey),
       notice: { shardKey, from: seq, to: seq },
     };
   }

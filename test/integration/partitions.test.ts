@@ -84,9 +84,10 @@ describe('partitions on PUT, PATCH and GET', () => {
     expect((await h.admin.patchTopic('wide', { partitions: 64, retentionSeconds: 7200 })).topic).toMatchObject({ partitions: 64, retentionSeconds: 7200 });
   });
 
-  it('a FIFO topic has 4, fixed: another count answers 409 and writes nothing', async () => {
-    await expect(h.admin.putTopic('ledger', build.topic({ type: 'fifo', partitions: 8 }))).rejects.toThrow(/FIFO topic: its partitions .* are fixed/);
-    expect(await h.stores.catalog.getTopic('ledger')).toBeUndefined();
+  it("a FIFO topic's count (its notice streams) is set at creation, then fixed: another count answers 409 and writes nothing", async () => {
+    expect((await h.admin.putTopic('eight', build.topic({ type: 'fifo', partitions: 8 }))).topic.partitions).toBe(8);
+    await expect(h.admin.putTopic('eight', build.topic({ type: 'fifo', partitions: 4 }))).rejects.toThrow(/FIFO topic: its partitions .* are fixed/);
+    expect(await h.stores.catalog.getTopic('eight')).toMatchObject({ partitions: 8 });
     expect((await h.admin.putTopic('ledger', build.topic({ type: 'fifo', partitions: 4 }))).topic.partitions).toBe(4);
     await expect(h.admin.patchTopic('ledger', { partitions: 16, retentionSeconds: 3600 })).rejects.toBeInstanceOf(ConflictError);
     await expect(h.admin.putTopic('ledger', build.topic({ type: 'fifo', partitions: 16 }))).rejects.toBeInstanceOf(ConflictError);

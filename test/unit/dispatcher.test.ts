@@ -117,6 +117,25 @@ describe('ActivityRoute', () => {
     ]);
   });
 
+  it("stamps a FIFO topic's notice streams as its partitions, insisting only past the 4th (a topic with the default 4 is never sampled)", async () => {
+    const touches: Array<[string, number[], boolean | undefined]> = [];
+    const route = new ActivityRoute({
+      touch: async (topic, _at, partitions = [], insist) => (touches.push([topic, [...partitions].sort((x, y) => x - y), insist]), true),
+    });
+    const dispatcher = new Dispatcher({ wake: [route] }, clock);
+    await dispatcher.dispatch([
+      segmentInsert('t:wide/n:200', ['wide']),
+      segmentInsert('t:wide/n:3', ['wide']),
+      segmentInsert('t:plain/n:2', ['plain']),
+      segmentInsert('o:og/n:1', ['x']),
+    ]);
+    expect(touches.sort()).toEqual([
+      ['plain', [2], false],
+      ['wide', [3, 200], true],
+      ['x', [], false],
+    ]);
+  });
+
   it('writes each topic once per invocation, at the invocation time', async () => {
     const touches: Array<[string, number]> = [];
     const route = new ActivityRoute({ touch: async (topic, at) => (touches.push([topic, at]), true) });

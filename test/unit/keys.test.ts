@@ -16,13 +16,17 @@ import {
   wakeBucket,
 } from '../../lib/adapters/dynamodb/keys.js';
 import { noticeBucket } from '../../lib/domain/streams.js';
+import { fnv1a32 } from '../../lib/domain/key-encoding.js';
 
 describe('keys', () => {
   it('keeps the FNV-1a "ready now" keys and notice buckets of stored items', () => {
     expect(readyNowKey('t:f/k:A')).toBe('#8c0262b8');
     expect(readyNowKey('o:og/k:shard-42')).toBe('#0e0dc677');
     expect(readyNowKey('')).toBe('#811c9dc5');
-    expect(['A', 'B', 'shard-42', '', 'é'].map(noticeBucket)).toEqual([0, 1, 0, 1, 0]);
+    // The default 4 notice streams keep the buckets stored notices were written to.
+    expect(['A', 'B', 'shard-42', '', 'é'].map((k) => noticeBucket(k))).toEqual([0, 1, 0, 1, 0]);
+    expect(['A', 'B', 'shard-42', '', 'é'].map((k) => noticeBucket(k, 4))).toEqual([0, 1, 0, 1, 0]);
+    expect(['A', 'B', 'shard-42', '', 'é'].map((k) => noticeBucket(k, 256))).toEqual(['A', 'B', 'shard-42', '', 'é'].map((k) => fnv1a32(k) % 256));
   });
 
   it('pads times to 13 digits (floored, never negative in the ready index) so they sort as numbers', () => {

@@ -24,6 +24,26 @@ describe('PartitionSampler', () => {
     }
   });
 
+  it("a FIFO topic's notice streams: all up to 8 (a time-order group's 4), else 8 a look and 33 looks visit all 256", () => {
+    const { sampler } = setup();
+    const fifo = (partitions: number, orderGroup?: string) => ({ name: 'ledger', type: 'fifo' as const, orderGroup, partitions });
+    expect([...sampler.sample('g', fifo(4))].sort()).toEqual(['t:ledger/n:0', 't:ledger/n:1', 't:ledger/n:2', 't:ledger/n:3']);
+    expect(sampler.sample('g', fifo(8))).toHaveLength(8);
+    expect([...sampler.sample('g', fifo(4, 'og'))].sort()).toEqual(['o:og/n:0', 'o:og/n:1', 'o:og/n:2', 'o:og/n:3']);
+    const seen = new Set<string>();
+    // The rotation takes 8 a look, 7 on every FAIR_EVERY-th (the fair pointer takes one): 33 looks.
+    for (let look = 0; look < 256 / SAMPLE_SIZE + 1; look++) {
+      const sample = sampler.sample('g', fifo(256));
+      expect(sample).toHaveLength(SAMPLE_SIZE);
+      expect(sample.every((s) => /^t:ledger\/n:\d+$/.test(s))).toBe(true);
+      sample.forEach((s) => seen.add(s));
+    }
+    expect(seen.size).toBe(256);
+    // Notice streams with news lead the next sample.
+    sampler.found('g', fifo(256), 't:ledger/n:77');
+    expect(sampler.sample('g', fifo(256))[0]).toBe('t:ledger/n:77');
+  });
+
   it('up to 8 partitions: where this container last found messages comes first (most recent first), for 5 s', () => {
     const { sampler, advance } = setup();
     const t = topic(4);

@@ -133,14 +133,18 @@ export class ClaimedRelease {
           beforeWrite: async ([f = 0]) => {
             first = f;
             await this.checkSlots(live, stream, f);
-            const claimed = await Promise.all(
+            const claimed = await Promise.allSettled(
               live.map((l, j) => this.stores.deferred.claimRelease(l.deferred.id, { stream, seq: f + j, first: f, token, at }, l.token)),
             );
             const gone = new Set<string>();
+            // Claims that took effect are remembered even when another claim failed: a retry takes them over.
             live.forEach((l, j) => {
-              if (claimed[j]) l.token = token;
-              else gone.add(l.deferred.id);
+              const result = claimed[j];
+              if (result?.status === 'fulfilled' && result.value) l.token = token;
+              else if (result?.status === 'fulfilled') gone.add(l.deferred.id);
             });
+            const error = claimed.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+            if (error) throw error.reason;
             if (gone.size > 0) throw new ClaimsFailed(gone);
             if (this.clock.now() - at > CLAIM_GIVE_UP_MS) throw new ClaimTooOld();
           },

@@ -171,24 +171,31 @@ export class DeferredReleaser {
         failed.set(d.id, error);
       }
     }
-    // One stream's messages of one chunk at a time: each is its own claim, put and marks.
-    const queue = chunkAppends(sized).flatMap((chunk) => {
+    // A chunk's streams side by side (each its own claims, put and marks), chunks one after the other.
+    const queue: Array<Array<[string, ClaimedAppend[]]>> = chunkAppends(sized).map((chunk) => {
       const byStream = new Map<string, ClaimedAppend[]>();
       for (const s of chunk) byStream.set(s.stream, [...(byStream.get(s.stream) ?? []), s.item]);
       return [...byStream.entries()];
     });
     while (queue.length > 0) {
-      const [stream, group] = queue.shift()!;
-      try {
-        for (const [id, where] of await this.claimed.append(stream, group)) {
-          if (where === LEFT) left.push(id);
-          else landed.set(id, where);
+      const groups = queue.shift()!;
+      const results = await Promise.allSettled(groups.map(([stream, group]) => this.claimed.append(stream, group)));
+      const transient = results.find((r): r is PromiseRejectedResult => r.status === 'rejected' && isTransient(r.reason));
+      const alone: Array<[string, ClaimedAppend[]]> = [];
+      results.forEach((result, i) => {
+        const [stream, group] = groups[i]!;
+        if (result.status === 'fulfilled') {
+          for (const [id, where] of result.value) {
+            if (where === LEFT) left.push(id);
+            else landed.set(id, where);
+          }
+        } else if (!isTransient(result.reason)) {
+          if (group.length > 1) alone.push(...group.map((g): [string, ClaimedAppend[]] => [stream, [g]]));
+          else failed.set(group[0]!.deferred.id, result.reason);
         }
-      } catch (error) {
-        if (isTransient(error)) throw error;
-        if (group.length > 1) queue.unshift(...group.map((g): [string, ClaimedAppend[]] => [stream, [g]]));
-        else failed.set(group[0]!.deferred.id, error);
-      }
+      });
+      if (transient) throw transient.reason;
+      if (alone.length > 0) queue.unshift(...alone.map((g) => [g]));
     }
     return { landed, failed, left };
   }

@@ -190,6 +190,21 @@ describe('transaction-free release: claim, append, mark', () => {
     expect(await drain(h)).toEqual([]);
   });
 
+  it('a topic deleted while a claim is left: the finisher cancels it, nothing is appended', async () => {
+    const { h, client } = await setup();
+    const due = h.clock.now() + 1000;
+    const sent = await h.queue.send('jobs', send('m', { deliverAt: due }));
+    const id = idOf(sent.messageId);
+    h.clock.t = due;
+    crashAt(client, isSegmentPut);
+    await expect(h.releaser.release([id])).rejects.toThrow();
+    await h.admin.deleteTopic('jobs');
+    h.clock.advance(RELEASE_RETRY_MS + 6_000);
+    await h.timers.sweep();
+    expect(await raw(h, id)).toMatchObject({ st: 'cancelled' });
+    expect(await copies(h, sent.messageId, 1)).toBe(0);
+  });
+
   it('two containers release the same messages at once: each lands once', async () => {
     const { h, table, endpoint, clock } = await setup(2);
     const other = harness(createDynamoClients({ endpoint, requestTimeoutMs: 10_000 }).doc, table, { clock });

@@ -12,7 +12,9 @@
  * message — it holds another segment (an `attribute_not_exists` put there fails
  * while that segment lives, at least the 300 s minimum retention), or the
  * stream's head passed it empty and the claim is older than
- * {@link CLAIM_TAKEOVER_MS}. A finisher that finds the slot empty at the
+ * {@link CLAIM_TAKEOVER_MS}; and never once the claimed records are within
+ * {@link CLAIM_TAKEOVER_MS} of their expiry (from then on TTL may have removed
+ * the segment put there: the claim is closed as cancelled instead). A finisher that finds the slot empty at the
  * stream's head re-claims the same slot and puts the message there itself: the
  * old claimant's put and its own race for one key, and either way the slot
  * holds the message once.
@@ -50,7 +52,9 @@ export interface ClaimedAppend {
 export type Settled =
   | { kind: 'landed'; address: { stream: string; seq: number } }
   | { kind: 'adopt'; token: string; slot?: { stream: string; first: number } }
-  | { kind: 'left' };
+  | { kind: 'left' }
+  /** The claimed records' expiry (less {@link CLAIM_TAKEOVER_MS}) passed with the slot not holding it: closed as cancelled, never appended again. */
+  | { kind: 'expired' };
 
 /** Where each message went: an address, undefined (resolved meanwhile by someone else), or {@link LEFT}. */
 export type ClaimedOutcome = Map<string, { stream: string; seq: number } | undefined | typeof LEFT>;
@@ -102,6 +106,13 @@ export class ClaimedRelease {
       await this.stores.deferred.markReleased(d.id, address, claim.token);
       return { kind: 'landed', address };
     }
+    // Near or past the claimed records' expiry (TTL removes their segment from then on, and clocks
+    // differ): an empty slot may be a segment that was put and removed, so appending again could
+    // deliver the message twice, and a message this old is past its retention anyway. Closed.
+    if (now >= claim.expiresAt - CLAIM_TAKEOVER_MS) {
+      await this.stores.deferred.cancelClaimed(d.id, claim.token);
+      return { kind: 'expired' };
+    }
     if (segment) return { kind: 'adopt', token: claim.token };
     const age = now - claim.at;
     if (StreamLog.nextAfter(head) === claim.first) {
@@ -134,7 +145,7 @@ export class ClaimedRelease {
             first = f;
             await this.checkSlots(live, stream, f);
             const claimed = await Promise.allSettled(
-              live.map((l, j) => this.stores.deferred.claimRelease(l.deferred.id, { stream, seq: f + j, first: f, token, at }, l.token)),
+              live.map((l, j) => this.stores.deferred.claimRelease(l.deferred.id, { stream, seq: f + j, first: f, token, at, expiresAt: at + l.outgoing.topic.retentionSeconds * 1000 }, l.token)),
             );
             const gone = new Set<string>();
             // Claims that took effect are remembered even when another claim failed: a retry takes them over.

@@ -110,6 +110,7 @@ export class DeferredReleaser {
         const settled = await this.claimed.settle(d, now);
         if (settled.kind === 'landed') released++;
         else if (settled.kind === 'left') left.push(d.id);
+        else if (settled.kind === 'expired') this.log('scheduled message release left unfinished past its retention: closed as cancelled', { id: d.id, messageId: `d${d.id}` });
         else toClaim.push({ deferred: d, token: settled.token, slot: settled.slot });
       } catch (error) {
         if (isTransient(error)) throw error;

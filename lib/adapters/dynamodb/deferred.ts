@@ -11,9 +11,9 @@
  *   du    due time (ms); a half message: its send time
  *   a     {s: stream, q: seq} where it was appended, once released or committed; while
  *         releasing: where its release claims it will land
- *   rf, rt, rc   while releasing (the release claim, docs/design.md, Scheduled messages: Release):
+ *   rf, rt, rc, rx while releasing (the release claim, docs/design.md, Scheduled messages: Release):
  *         the first seq of the segment its claimant puts, the claim's token, the claimant's
- *         clock (ms) read before the claim
+ *         clock (ms) read before the claim, when the claimed records expire
  *   g1pk, g1sk   while it waits: `T#<due minute>` / `<due ms>#<ulid>` (scheduled) or
  *                `K#<0..3>` / `<next check ms>#<ulid>` (half message, until resolved; a kept one
  *                stays at `KEPT_CHECK_AT`, never due, so the producer group's look-up finds it)
@@ -114,6 +114,11 @@ export interface ReleaseClaim {
   token: string;
   /** The claimant's clock (ms), read before the claim was written. */
   at: number;
+  /**
+   * When the claimed records expire (ms; their segment's TTL is not before it): an empty slot read
+   * before then was never put; after it, it may have been put and removed by TTL.
+   */
+  expiresAt: number;
 }
 
 export interface CheckRecord {
@@ -136,7 +141,7 @@ const toDeferred = (item: Record<string, unknown>): Deferred => {
     dueAt: Number(item.du),
     address: address ? { stream: address.s, seq: address.q } : undefined,
     ...(item.st === DeferredState.releasing && address
-      ? { claim: { stream: address.s, seq: address.q, first: Number(item.rf), token: String(item.rt), at: Number(item.rc) } }
+      ? { claim: { stream: address.s, seq: address.q, first: Number(item.rf), token: String(item.rt), at: Number(item.rc), expiresAt: item.rx === undefined ? Number.POSITIVE_INFINITY : Number(item.rx) } }
       : {}),
     ...(item.pg === undefined
       ? {}
@@ -517,7 +522,7 @@ export class DeferredStore {
   async claimRelease(id: string, claim: ReleaseClaim, expect: string | undefined): Promise<boolean> {
     return this.conditional(
       id,
-      'SET st = :releasing, a = :a, rf = :f, rt = :t, rc = :at',
+      'SET st = :releasing, a = :a, rf = :f, rt = :t, rc = :at, rx = :x',
       expect === undefined ? 'st = :scheduled' : 'st = :releasing AND rt = :old',
       {
         ':releasing': DeferredState.releasing,
@@ -525,6 +530,7 @@ export class DeferredStore {
         ':f': claim.first,
         ':t': claim.token,
         ':at': claim.at,
+        ':x': claim.expiresAt,
         ...(expect === undefined ? { ':scheduled': DeferredState.scheduled } : { ':old': expect }),
       },
     );
@@ -536,7 +542,7 @@ export class DeferredStore {
    * out of the due index; false unless the claim `token` is still the item's.
    */
   async markReleased(id: string, address: { stream: string; seq: number }, token: string): Promise<boolean> {
-    return this.conditional(id, 'SET st = :released, a = :a REMOVE g1pk, g1sk, rf, rt, rc', 'st = :releasing AND rt = :t', {
+    return this.conditional(id, 'SET st = :released, a = :a REMOVE g1pk, g1sk, rf, rt, rc, rx', 'st = :releasing AND rt = :t', {
       ':released': DeferredState.released,
       ':releasing': DeferredState.releasing,
       ':a': { s: address.stream, q: address.seq },
@@ -546,7 +552,7 @@ export class DeferredStore {
 
   /** Cancels a claimed message (its topic was deleted or purged); false unless the claim `token` is still the item's. */
   async cancelClaimed(id: string, token: string): Promise<boolean> {
-    return this.conditional(id, 'SET st = :cancelled REMOVE g1pk, g1sk, a, rf, rt, rc', 'st = :releasing AND rt = :t', {
+    return this.conditional(id, 'SET st = :cancelled REMOVE g1pk, g1sk, a, rf, rt, rc, rx', 'st = :releasing AND rt = :t', {
       ':cancelled': DeferredState.cancelled,
       ':releasing': DeferredState.releasing,
       ':t': token,

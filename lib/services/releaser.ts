@@ -7,7 +7,7 @@
  */
 import type { SendInput, MessageRecord, Topic } from '../domain/model.js';
 import { ThrottledError, UnavailableError } from '../domain/errors.js';
-import { noticeStreamOf, streamId } from '../domain/streams.js';
+import { noticeStreamOf, partitionOf, streamId } from '../domain/streams.js';
 import type { Deferred } from '../adapters/dynamodb/deferred.js';
 import { valueBytes } from '../adapters/dynamodb/item-size.js';
 import { toStored } from '../adapters/dynamodb/records.js';
@@ -16,6 +16,7 @@ import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { DueWake } from '../ports/timers.js';
 import { chunkAppends, noticeBytes, type SizedAppend } from './append-chunks.js';
+import { ClaimedRelease, LEFT, type ClaimedAppend } from './claimed-release.js';
 import type { Stores } from './stores.js';
 import type { Outgoing, WritePlanner } from './write-planner.js';
 
@@ -54,14 +55,21 @@ interface Planned {
   outgoing: Outgoing;
 }
 
+/** A scheduled message to release without a transaction, with the claim it takes over (ClaimedAppend). */
+type ToClaim = Pick<ClaimedAppend, 'deferred' | 'token' | 'slot'>;
+
 export class DeferredReleaser {
+  private readonly claimed: ClaimedRelease;
+
   constructor(
     private readonly stores: Stores,
     private readonly clock: Clock,
     private readonly notifier: Notifier,
     private readonly planner: WritePlanner,
     private readonly log: ReleaseLog = () => {},
-  ) {}
+  ) {
+    this.claimed = new ClaimedRelease(stores, clock, notifier, planner);
+  }
 
   /**
    * Releases scheduled messages that are due: each enters its stream now,
@@ -87,10 +95,37 @@ export class DeferredReleaser {
     const failed = new Map<string, unknown>(unreadable);
     const byId = new Map(found.map((d) => [d.id, d]));
     const read = ids.map((id) => byId.get(id));
-    const due = read.filter((d): d is Deferred => d !== undefined && d.state === 'scheduled' && d.dueAt <= now);
+    const due = [...new Set(read.filter((d): d is Deferred => d !== undefined && d.state === 'scheduled' && d.dueAt <= now))];
+    const releasing = [...new Set(read.filter((d): d is Deferred => d !== undefined && d.state === 'releasing'))];
     const pending = found.filter((d) => d.state === 'scheduled' && d.dueAt > now).map((d) => ({ id: d.id, dueAt: d.dueAt }));
-    const outcome = await this.append([...new Set(due)], (d, address) => this.stores.deferred.releaseItem(d.id, address));
-    for (const [id, error] of outcome.failed) failed.set(id, error);
+    const topics = await this.stores.catalog.topics([...due, ...releasing].map((d) => d.topic));
+    // FIFO messages keep the transaction: their notice must enter with their segment.
+    const fifo = due.filter((d) => topics.get(d.topic)?.type === 'fifo');
+    const toClaim: ToClaim[] = due.filter((d) => topics.get(d.topic)?.type !== 'fifo').map((deferred) => ({ deferred }));
+    let released = 0;
+    const left: string[] = [];
+    // Claims a crash or a race left: finished, taken over, or left to their claimant.
+    for (const d of releasing) {
+      try {
+        const settled = await this.claimed.settle(d, now);
+        if (settled.kind === 'landed') released++;
+        else if (settled.kind === 'left') left.push(d.id);
+        else if (settled.kind === 'expired') this.log('scheduled message release left unfinished past its retention: closed as cancelled', { id: d.id, messageId: `d${d.id}` });
+        else toClaim.push({ deferred: d, token: settled.token, slot: settled.slot });
+      } catch (error) {
+        if (isTransient(error)) throw error;
+        failed.set(d.id, error);
+      }
+    }
+    const outcome = await this.append(fifo, (d, address) => this.stores.deferred.releaseItem(d.id, address));
+    const free = await this.appendClaimed(toClaim);
+    for (const [id, error] of [...outcome.failed, ...free.failed]) failed.set(id, error);
+    released += [...outcome.landed.values(), ...free.landed.values()].filter((a) => a !== undefined).length;
+    for (const id of [...left, ...free.left]) {
+      // Its claimant may still be at work: the sweep looks again after the claim's bound.
+      this.log('scheduled message claimed by a release under way; the sweep looks again', { id, messageId: `d${id}` });
+      await this.stores.deferred.retryLater(id, now + RELEASE_RETRY_MS);
+    }
     for (const [id, error] of failed) {
       const retryAt = now + RELEASE_RETRY_MS;
       this.log('scheduled message not released; the sweep retries it', {
@@ -101,7 +136,69 @@ export class DeferredReleaser {
       });
       await this.stores.deferred.retryLater(id, retryAt);
     }
-    return { released: [...outcome.landed.values()].filter((a) => a !== undefined).length, pending };
+    return { released, pending };
+  }
+
+  /**
+   * Releases scheduled messages of standard topics without a transaction
+   * (claimed-release.ts): split as {@link append} splits, then one claimed
+   * append per stream. A message of a deleted topic, or sent before a purge,
+   * is cancelled. A stream's messages that fail for another reason than
+   * "busy" are tried one by one, so one bad message is isolated in `failed`.
+   */
+  private async appendClaimed(items: ToClaim[]): Promise<AppendOutcome & { left: string[] }> {
+    const landed = new Map<string, Address | undefined>();
+    const failed = new Map<string, unknown>();
+    const left: string[] = [];
+    if (items.length === 0) return { landed, failed, left };
+    const topics = await this.stores.catalog.topics(items.map((i) => i.deferred.topic));
+    const sized: Array<SizedAppend<ClaimedAppend>> = [];
+    for (const item of items) {
+      const d = item.deferred;
+      const topic = topics.get(d.topic);
+      const gone = !topic || topic.generation !== d.record.generation;
+      if (gone || (topic.purgedAt !== undefined && d.record.sentAt <= topic.purgedAt)) {
+        if (item.token === undefined) await this.stores.deferred.cancel(d.id, d.topic);
+        else await this.stores.deferred.cancelClaimed(d.id, item.token);
+        landed.set(d.id, undefined);
+        continue;
+      }
+      try {
+        // A claim taken over for its own slot stays on the slot's partition (claimed-release.ts).
+        const s = this.size(topic, d, item.slot ? partitionOf(item.slot.stream, topic.name) : undefined);
+        sized.push({ ...s, item: { ...item, outgoing: s.item.outgoing } });
+      } catch (error) {
+        if (isTransient(error)) throw error;
+        failed.set(d.id, error);
+      }
+    }
+    // A chunk's streams side by side (each its own claims, put and marks), chunks one after the other.
+    const queue: Array<Array<[string, ClaimedAppend[]]>> = chunkAppends(sized).map((chunk) => {
+      const byStream = new Map<string, ClaimedAppend[]>();
+      for (const s of chunk) byStream.set(s.stream, [...(byStream.get(s.stream) ?? []), s.item]);
+      return [...byStream.entries()];
+    });
+    while (queue.length > 0) {
+      const groups = queue.shift()!;
+      const results = await Promise.allSettled(groups.map(([stream, group]) => this.claimed.append(stream, group)));
+      const transient = results.find((r): r is PromiseRejectedResult => r.status === 'rejected' && isTransient(r.reason));
+      const alone: Array<[string, ClaimedAppend[]]> = [];
+      results.forEach((result, i) => {
+        const [stream, group] = groups[i]!;
+        if (result.status === 'fulfilled') {
+          for (const [id, where] of result.value) {
+            if (where === LEFT) left.push(id);
+            else landed.set(id, where);
+          }
+        } else if (!isTransient(result.reason)) {
+          if (group.length > 1) alone.push(...group.map((g): [string, ClaimedAppend[]] => [stream, [g]]));
+          else failed.set(group[0]!.deferred.id, result.reason);
+        }
+      });
+      if (transient) throw transient.reason;
+      if (alone.length > 0) queue.unshift(...alone.map((g) => [g]));
+    }
+    return { landed, failed, left };
   }
 
   /**
@@ -154,8 +251,8 @@ export class DeferredReleaser {
   }
 
   /** A deferred message routed to its stream, with its stored size. */
-  private size(topic: Topic, d: Deferred): SizedAppend<Planned> {
-    const routed = this.planner.route(topic, inputOf(d.record));
+  private size(topic: Topic, d: Deferred, partition?: number): SizedAppend<Planned> {
+    const routed = this.planner.route(topic, inputOf(d.record), partition);
     const outgoing: Outgoing = { ...routed, messageId: d.record.messageId, sentAt: d.record.sentAt };
     const recordBytes = 1 + valueBytes(toStored(d.record)) + RECORD_MARGIN_BYTES;
     const local = outgoing.local;

@@ -1,7 +1,9 @@
 /**
  * What the timer tests watch of a DynamoDB client: index queries (the release
- * must not read the due index) and transactions with their failures (wake-ups
- * of one second must not race). Counts only while `recording` is true.
+ * must not read the due index), transactions with their failures, and single
+ * writes that failed their condition and stream segments written (wake-ups of
+ * one second must not race; the release appends one segment per stream and
+ * round). Counts only while `recording` is true.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
@@ -10,6 +12,10 @@ export interface CallRecorder {
   /** `<command> <index>` of each index query. */
   indexQueries: string[];
   transactions: { sent: number; failed: number };
+  /** PutItem / UpdateItem / DeleteItem calls that failed their condition. */
+  failedConditions: number;
+  /** Message segments written (PutItem or inside a transaction; not sentinels, not notice streams). */
+  segments: number;
   reset(): void;
 }
 
@@ -18,10 +24,14 @@ export function recordCalls(client: DynamoDBClient): CallRecorder {
     recording: false,
     indexQueries: [],
     transactions: { sent: 0, failed: 0 },
+    failedConditions: 0,
+    segments: 0,
     reset() {
       recorder.recording = false;
       recorder.indexQueries = [];
       recorder.transactions = { sent: 0, failed: 0 };
+      recorder.failedConditions = 0;
+      recorder.segments = 0;
     },
   };
   client.middlewareStack.add(
@@ -29,7 +39,24 @@ export function recordCalls(client: DynamoDBClient): CallRecorder {
       if (!recorder.recording) return next(args);
       const input = args.input as { IndexName?: string };
       if (input.IndexName !== undefined) recorder.indexQueries.push(`${context.commandName} ${input.IndexName}`);
-      if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
+      type Item = Record<string, unknown> | undefined;
+      const puts: Item[] =
+        context.commandName === 'PutItemCommand'
+          ? [(args.input as { Item?: Item }).Item]
+          : context.commandName === 'TransactWriteItemsCommand'
+            ? ((args.input as { TransactItems?: Array<{ Put?: { Item?: Item } }> }).TransactItems ?? []).map((t) => t.Put?.Item)
+            : [];
+      // Marshalled ({S: …}) or not, as the document client hands it on.
+      const text = (value: unknown) => String((value as { S?: string } | undefined)?.S ?? value ?? '');
+      recorder.segments += puts.filter((item) => text(item?.pk).startsWith('S#') && text(item?.sk) !== '#' && !text(item?.pk).includes('/n:')).length;
+      if (context.commandName !== 'TransactWriteItemsCommand') {
+        try {
+          return await next(args);
+        } catch (error) {
+          if ((error as { name?: string }).name === 'ConditionalCheckFailedException') recorder.failedConditions++;
+          throw error;
+        }
+      }
       recorder.transactions.sent++;
       try {
         return await next(args);

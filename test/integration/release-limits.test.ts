@@ -108,7 +108,8 @@ describe('release of due scheduled messages at the limits', () => {
   it('isolates a message whose append fails: its own attempt, the batch and the sweep go on', async () => {
     const { client, doc, table } = await testTable();
     const h = harness(doc, table, { clock: new FakeClock() });
-    await h.admin.putTopic('jobs', topic());
+    // One partition: the four are one segment, put together first.
+    await h.admin.putTopic('jobs', topic({ partitions: 1 }));
     await h.admin.putGroup('g', group('jobs', { visibilityTimeoutSeconds: 300 }));
     const due = h.clock.now() + 2_000;
     const sent = [];

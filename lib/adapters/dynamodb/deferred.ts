@@ -5,11 +5,15 @@
  *
  * A deferred item (pk `X#<ulid>`, sk `X`):
  *
- *   st    state: scheduled → released | cancelled; prepared → committed | rolled-back
+ *   st    state: scheduled → releasing → released | cancelled; prepared → committed | rolled-back
  *   tp    topic name
  *   r     the message record (records.ts)
  *   du    due time (ms); a half message: its send time
- *   a     {s: stream, q: seq} where it was appended, once released or committed
+ *   a     {s: stream, q: seq} where it was appended, once released or committed; while
+ *         releasing: where its release claims it will land
+ *   rf, rt, rc, rx while releasing (the release claim, docs/design.md, Scheduled messages: Release):
+ *         the first seq of the segment its claimant puts, the claim's token, the claimant's
+ *         clock (ms) read before the claim, when the claimed records expire
  *   g1pk, g1sk   while it waits: `T#<due minute>` / `<due ms>#<ulid>` (scheduled) or
  *                `K#<0..3>` / `<next check ms>#<ulid>` (half message, until resolved; a kept one
  *                stays at `KEPT_CHECK_AT`, never due, so the producer group's look-up finds it)
@@ -70,6 +74,7 @@ import { GSI1 } from './table.js';
 
 export const DeferredState = {
   scheduled: 'scheduled',
+  releasing: 'releasing',
   released: 'released',
   cancelled: 'cancelled',
   prepared: 'prepared',
@@ -85,6 +90,8 @@ export interface Deferred {
   record: MessageRecord;
   dueAt: number;
   address: { stream: string; seq: number } | undefined;
+  /** While `releasing`: the claim of the release under way (or left by a crash). */
+  claim?: ReleaseClaim;
   /** Half messages (SPEC §4). */
   transaction?: {
     producerGroup: string;
@@ -97,6 +104,21 @@ export interface Deferred {
     /** `onMaxChecks: keep` stopped the checks at (ms). */
     checksStoppedAt: number | undefined;
   };
+}
+
+/** A release claim: the message will land at `stream`/`seq`, inside the segment put at `first`. */
+export interface ReleaseClaim {
+  stream: string;
+  seq: number;
+  first: number;
+  token: string;
+  /** The claimant's clock (ms), read before the claim was written. */
+  at: number;
+  /**
+   * When the claimed records expire (ms; their segment's TTL is not before it): an empty slot read
+   * before then was never put; after it, it may have been put and removed by TTL.
+   */
+  expiresAt: number;
 }
 
 export interface CheckRecord {
@@ -118,6 +140,9 @@ const toDeferred = (item: Record<string, unknown>): Deferred => {
     record: fromStored(item.r as StoredRecord),
     dueAt: Number(item.du),
     address: address ? { stream: address.s, seq: address.q } : undefined,
+    ...(item.st === DeferredState.releasing && address
+      ? { claim: { stream: address.s, seq: address.q, first: Number(item.rf), token: String(item.rt), at: Number(item.rc), expiresAt: item.rx === undefined ? Number.POSITIVE_INFINITY : Number(item.rx) } }
+      : {}),
     ...(item.pg === undefined
       ? {}
       : {
@@ -487,17 +512,67 @@ export class DeferredStore {
   }
 
   /**
-   * Moves a scheduled message that could not be released to `retryAt` in the
-   * due index (its due time stays), counting the failed attempt in `pa`, so
-   * the sweep tries it again and its low-water mark can pass its old minute.
-   * False when it is no longer scheduled.
+   * Claims the release of a scheduled message (docs/design.md, Scheduled
+   * messages: Release): `releasing`, with the address it will land at and the
+   * claim's token and time. `expect`: the token of the claim it takes over
+   * (the claimant's own earlier claim after a lost append race, or a claim a
+   * crash left), else the message must still be scheduled. False when the
+   * condition fails (released, cancelled, or claimed by someone else meanwhile).
+   */
+  async claimRelease(id: string, claim: ReleaseClaim, expect: string | undefined): Promise<boolean> {
+    return this.conditional(
+      id,
+      'SET st = :releasing, a = :a, rf = :f, rt = :t, rc = :at, rx = :x',
+      expect === undefined ? 'st = :scheduled' : 'st = :releasing AND rt = :old',
+      {
+        ':releasing': DeferredState.releasing,
+        ':a': { s: claim.stream, q: claim.seq },
+        ':f': claim.first,
+        ':t': claim.token,
+        ':at': claim.at,
+        ':x': claim.expiresAt,
+        ...(expect === undefined ? { ':scheduled': DeferredState.scheduled } : { ':old': expect }),
+      },
+    );
+  }
+
+  /**
+   * Marks a claimed message released at `address` (where it is, which may be
+   * another place in the claimed segment than the claim said) and takes it
+   * out of the due index; false unless the claim `token` is still the item's.
+   */
+  async markReleased(id: string, address: { stream: string; seq: number }, token: string): Promise<boolean> {
+    return this.conditional(id, 'SET st = :released, a = :a REMOVE g1pk, g1sk, rf, rt, rc, rx', 'st = :releasing AND rt = :t', {
+      ':released': DeferredState.released,
+      ':releasing': DeferredState.releasing,
+      ':a': { s: address.stream, q: address.seq },
+      ':t': token,
+    });
+  }
+
+  /** Cancels a claimed message (its topic was deleted or purged); false unless the claim `token` is still the item's. */
+  async cancelClaimed(id: string, token: string): Promise<boolean> {
+    return this.conditional(id, 'SET st = :cancelled REMOVE g1pk, g1sk, a, rf, rt, rc, rx', 'st = :releasing AND rt = :t', {
+      ':cancelled': DeferredState.cancelled,
+      ':releasing': DeferredState.releasing,
+      ':t': token,
+    });
+  }
+
+  /**
+   * Moves a scheduled message that could not be released — or a claimed one
+   * left to its claimant for now — to `retryAt` in the due index (its due
+   * time stays), counting the attempt in `pa`, so the sweep tries it again
+   * and its low-water mark can pass its old minute. False when it is neither
+   * scheduled nor releasing.
    */
   async retryLater(id: string, retryAt: number): Promise<boolean> {
-    return this.conditional(id, 'SET g1pk = :pk, g1sk = :sk ADD pa :one', 'st = :scheduled', {
+    return this.conditional(id, 'SET g1pk = :pk, g1sk = :sk ADD pa :one', 'st IN (:scheduled, :releasing)', {
       ':pk': dueIndexPk(minuteOf(retryAt)),
       ':sk': dueIndexSk(retryAt, id),
       ':one': 1,
       ':scheduled': DeferredState.scheduled,
+      ':releasing': DeferredState.releasing,
     });
   }
 

@@ -146,6 +146,12 @@ export interface AppendOptions {
    * drain would end without the message).
    */
   wake?: boolean;
+  /**
+   * Runs once the segments' sequence numbers are known and just before they are
+   * written (each attempt); throwing stops the append, nothing written. The
+   * transaction-free release claims its messages' addresses here.
+   */
+  beforeWrite?: (firstSeqs: number[]) => Promise<void>;
 }
 
 const MIN_SK = segmentSk(0);
@@ -309,7 +315,7 @@ export class StreamLog {
     this.track(streams, 1);
     try {
       for (let attempt = 0; attempt < attempts; attempt++) {
-        const seqs = await this.tryAppend(writes, extras, hinted, options.wake !== false);
+        const seqs = await this.tryAppend(writes, extras, hinted, options.wake !== false, options.beforeWrite);
         if (seqs) return seqs;
         if (hinted.some(Boolean)) {
           // The attempt trusted a hint and lost: another writer is active here.
@@ -335,6 +341,7 @@ export class StreamLog {
     extras: (firstSeqs: number[]) => WriteBatch,
     hinted: Array<Head | undefined>,
     mayWake: boolean,
+    beforeWrite?: (firstSeqs: number[]) => Promise<void>,
   ): Promise<number[] | undefined> {
     const now = this.clock.now();
     const heads = await Promise.all(writes.map((w, i) => hinted[i] ?? this.head(w.stream)));
@@ -425,6 +432,7 @@ export class StreamLog {
     const offset = items.length;
     const batch = extras(seqs);
     items.push(...batch.items);
+    if (beforeWrite) await beforeWrite(seqs);
     try {
       if (items.length === 1 && items[0]?.Put) {
         // The one item is the segment itself: a lost race fails its condition (retried below).

@@ -7,11 +7,12 @@ import { planClaims, type ClaimMode, type Delivery, type Verdict } from '../doma
 import { leasesInOrder, completionEpoch, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
 import { planSpill } from '../domain/history.js';
 import type { MessageIdCodec } from '../domain/message-ids.js';
-import { Limits, iso, isPurged, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
+import { Limits, generationStart, iso, isPurged, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
 import {
   isRedriveStream,
   isShardStream,
   namespaceOf,
+  partitionOf,
   redriveStream,
   streamId,
   streamNamespace,
@@ -276,7 +277,14 @@ export class Receiver {
   ): Promise<AbsorbedNotices | undefined> {
     const cursor = cursors.get(stream);
     if (!cursor) {
-      await this.stores.cursors.createIfAbsent(group.name, stream, StreamLog.nextAfter(await this.stores.log.head(stream)), now);
+      // A subscription creates its notice cursors, so a group without one on this stream was subscribed
+      // before the stream existed: its topic was deleted and created again with more notice streams.
+      // Every notice in it came after that subscription (a dead generation's announce only messages
+      // the claims pass over), so it is read from its first retained notice; from the head it would
+      // skip what was sent before this receive, and those shards would wait for their next send.
+      const [head, first] = await Promise.all([this.stores.log.head(stream), this.stores.log.first(stream)]);
+      const next = StreamLog.nextAfter(head);
+      await this.stores.cursors.createIfAbsent(group.name, stream, first ? Math.min(first.seq, next) : next, now);
       return undefined;
     }
     // Notices this container absorbed after the cursor's position are not read again (see NoticeMemo).
@@ -461,8 +469,15 @@ export class Receiver {
           continue;
         }
         if (isShardStream(stream)) return [];
-        // Subscriptions create their cursors; this only repairs one interrupted half-way.
-        await this.stores.cursors.createIfAbsent(group.name, stream, StreamLog.nextAfter(await this.stores.log.head(stream)), now);
+        // Subscriptions and raises create partition cursors; a group without one was subscribed before
+        // its topic was deleted and created again with more partitions. The new generation's first
+        // sequence number there is where it starts (from the head it would skip what was sent before
+        // this receive); a stream without one (no re-creation) starts at its head.
+        const next = StreamLog.nextAfter(await this.stores.log.head(stream));
+        const topic = [...scope.topics.values()].find((t) => t.type === 'standard' && partitionOf(stream, t.name) !== undefined);
+        const p = topic ? partitionOf(stream, topic.name) : undefined;
+        const start = topic?.generationStarts && p !== undefined ? Math.min(generationStart(topic, p), next) : next;
+        await this.stores.cursors.createIfAbsent(group.name, stream, start, now);
         cursor = undefined;
         continue;
       }

@@ -95,9 +95,18 @@ export class PartitionSampler {
     const take = (p: number) => {
       if (p >= 0 && p < n && !chosen.includes(p) && chosen.length < size) chosen.push(p);
     };
+    // Named streams (carried commits) take at most half of a sample that cannot hold every partition:
+    // a consumer carrying commits on 8 partitions each look would otherwise sample only those for as
+    // long as they have messages, and the rotation would never move (review). Their commits outside
+    // the sample are written on their own by the receiver.
+    let named = 0;
     for (const stream of first) {
+      if (n > SAMPLE_SIZE && named >= SAMPLE_SIZE / 2) break;
       const p = Number(stream.slice(stream.lastIndexOf(':') + 1));
-      if (all(p) === stream) take(p);
+      if (all(p) === stream && !chosen.includes(p)) {
+        take(p);
+        named++;
+      }
     }
     const now = this.clock.now();
     const visited = this.visited.get(key) ?? new Map<number, number>();

@@ -6,7 +6,6 @@
  * stalled claimant whose put lands in the slot a finisher took over while the
  * finisher is appending (its slot check must find the message there).
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
 import { describe, expect, it } from 'vitest';
@@ -14,28 +13,12 @@ import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
 import { deferredKey, segmentSk, streamPk } from '../../lib/adapters/dynamodb/keys.js';
 import { CLAIM_GIVE_UP_MS } from '../../lib/services/claimed-release.js';
 import { group, topic } from '../helpers/builders.js';
+import { crashAt, isMark, isSegmentPut } from '../helpers/release-faults.js';
 import { FakeClock, harness, send, testTable } from '../helpers/stores.js';
 
-const throttled = () => Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ProvisionedThroughputExceededException', $metadata: {} });
-const isSegmentPut = (command: string, input: unknown) =>
-  ['PutItemCommand', 'TransactWriteItemsCommand'].includes(command) && JSON.stringify(input).includes('"S#t:jobs/p:');
-const isMark = (command: string, input: unknown) => command === 'UpdateItemCommand' && JSON.stringify(input).includes('SET st = :released, a = :a REMOVE');
-const isHead = (command: string, input: unknown) => command === 'QueryCommand' && JSON.stringify(input).includes('S#t:jobs/p:0') && JSON.stringify(input).includes('"ScanIndexForward":false');
 
-/** Fails the first call `matches` picks, as a crash would end the release there. */
-function crashAt(client: DynamoDBClient, matches: (command: string, input: unknown) => boolean) {
-  let hit = false;
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (!hit && matches(String(context.commandName), args.input)) {
-        hit = true;
-        throw throttled();
-      }
-      return next(args);
-    },
-    { step: 'initialize', name: `crash-${ulid()}` },
-  );
-}
+/** Is this call a read of the head of `t:jobs/p:0` (the newest segment first)? */
+const isHead = (command: string, input: unknown) => command === 'QueryCommand' && JSON.stringify(input).includes('S#t:jobs/p:0') && JSON.stringify(input).includes('"ScanIndexForward":false');
 
 describe('claimed release: review corners', () => {
   it('a claim finished only after its records expired is closed, not appended again (TTL may have removed the segment it put)', async () => {

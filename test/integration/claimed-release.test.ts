@@ -6,7 +6,6 @@
  * finisher takes its claim over: every message enters its stream exactly once.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ulid } from 'ulid';
 import { describe, expect, it } from 'vitest';
 import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
@@ -14,34 +13,10 @@ import { deferredKey } from '../../lib/adapters/dynamodb/keys.js';
 import { CLAIM_GIVE_UP_MS } from '../../lib/services/claimed-release.js';
 import { RELEASE_RETRY_MS } from '../../lib/services/releaser.js';
 import { group, topic } from '../helpers/builders.js';
+import { crashAt, isClaim, isMark, isSegmentPut, throttled } from '../helpers/release-faults.js';
 import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
 
 const idOf = (messageId: string) => messageId.slice(1);
-const throttled = () => Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ProvisionedThroughputExceededException', $metadata: {} });
-
-/** Is this call a put of a message segment of topic `jobs` (alone, or with its sentinel)? */
-const isSegmentPut = (command: string, input: unknown) =>
-  ['PutItemCommand', 'TransactWriteItemsCommand'].includes(command) && JSON.stringify(input).includes('"S#t:jobs/p:');
-/** Is this call the release's mark (`st = released`)? */
-const isMark = (command: string, input: unknown) => command === 'UpdateItemCommand' && JSON.stringify(input).includes('SET st = :released, a = :a REMOVE');
-/** Is this call a release claim? */
-const isClaim = (command: string, input: unknown) => command === 'UpdateItemCommand' && JSON.stringify(input).includes('SET st = :releasing');
-
-/** Fails the first call `matches` picks as a crash would end the release there (the error stops the whole call). */
-function crashAt(client: DynamoDBClient, matches: (command: string, input: unknown) => boolean): { hit: () => boolean } {
-  let hit = false;
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (!hit && matches(String(context.commandName), args.input)) {
-        hit = true;
-        throw throttled();
-      }
-      return next(args);
-    },
-    { step: 'initialize', name: `crash-${Math.random()}` },
-  );
-  return { hit: () => hit };
-}
 
 const raw = async (h: Harness, id: string) =>
   (await h.doc.send(new GetCommand({ TableName: h.table, Key: deferredKey(id), ConsistentRead: true }))).Item ?? {};

@@ -1,19 +1,14 @@
 /** Partitions per standard topic (issue 19, item 1) on DynamoDB Local: set, raise only, never a gap. */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../lib/domain/errors.js';
-import { cryptoRandom, type Random } from '../../lib/ports/random.js';
 import { Seeker } from '../../lib/services/seeker.js';
 import { StreamLog } from '../../lib/adapters/dynamodb/stream-log.js';
 import { harness, newHarness, send, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
+import { cyclingRandom } from '../helpers/random.js';
 
 let h: Harness;
 
-/** Random choices walk through [0, 1) in 64 steps. */
-function cyclingRandom(): Random {
-  let n = 0;
-  return { ...cryptoRandom, fraction: () => ((n++ % 64) + 0.5) / 64 };
-}
 
 beforeEach(async () => {
   h = await newHarness({ random: cyclingRandom() });

@@ -8,17 +8,12 @@
  * answered 4 of 16 messages, the shards announced on streams 0–3).
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { cryptoRandom, type Random } from '../../lib/ports/random.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
+import { cyclingRandom } from '../helpers/random.js';
 
 let h: Harness;
 
-/** Random choices walk through [0, 1) in 64 steps (sends spread over the partitions). */
-function cyclingRandom(): Random {
-  let n = 0;
-  return { ...cryptoRandom, fraction: () => ((n++ % 64) + 0.5) / 64 };
-}
 
 beforeEach(async () => {
   h = await newHarness({ random: cyclingRandom() });

@@ -1,0 +1,32 @@
+/**
+ * Fault points of the scheduled release for tests of topic `jobs` (docs/design.md,
+ * Scheduled and delayed messages: Release): which DynamoDB call is a segment put,
+ * a release mark or a claim, and a crash injected at the first such call.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+
+export const throttled = () => Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ProvisionedThroughputExceededException', $metadata: {} });
+
+/** Is this call a put of a message segment of topic `jobs` (alone, or with its sentinel)? */
+export const isSegmentPut = (command: string, input: unknown) =>
+  ['PutItemCommand', 'TransactWriteItemsCommand'].includes(command) && JSON.stringify(input).includes('"S#t:jobs/p:');
+/** Is this call the release's mark (`st = released`)? */
+export const isMark = (command: string, input: unknown) => command === 'UpdateItemCommand' && JSON.stringify(input).includes('SET st = :released, a = :a REMOVE');
+/** Is this call a release claim? */
+export const isClaim = (command: string, input: unknown) => command === 'UpdateItemCommand' && JSON.stringify(input).includes('SET st = :releasing');
+
+/** Fails the first call `matches` picks as a crash would end the release there (the error stops the whole call). */
+export function crashAt(client: DynamoDBClient, matches: (command: string, input: unknown) => boolean): { hit: () => boolean } {
+  let hit = false;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (!hit && matches(String(context.commandName), args.input)) {
+        hit = true;
+        throw throttled();
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: `crash-${Math.random()}` },
+  );
+  return { hit: () => hit };
+}

@@ -3,7 +3,7 @@
  * month at list prices, from what was counted while it idled for a measured
  * window on the local runtime (scaled linearly to the month).
  */
-import { LAMBDA_MEMORY_MB, PRICES } from './pricing.js';
+import { LAMBDA_MEMORY_MB, PRICES, RECEIVE_MEMORY_MB } from './pricing.js';
 
 /** A 30-day month, seconds. */
 export const MONTH_SECONDS = 30 * 24 * 3600;
@@ -69,11 +69,7 @@ export function idleMonth(counts: IdleCounts, memoryMb: number, httpApi = false)
   };
 }
 
-/**
- * The `receive` function's memory with either entry point (cdk/sluice-service.ts route overrides):
- * its own function URL (`ReceiveUrl`) in the default deployment, the receive route behind the HTTP API.
- */
-export const RECEIVE_MEMORY_MB = 128;
+export { RECEIVE_MEMORY_MB } from './pricing.js';
 
 export type IdleId = 'http-long-poll' | 'sdk-consumer' | 'push-group';
 export type WakeId = 'push-group' | 'sdk-consumer';

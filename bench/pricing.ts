@@ -28,8 +28,21 @@ export const PRICES = {
   dynamoStorageGbMonth: 0.25,
 } as const;
 
-/** The Lambda memory size of the deployed API functions (cdk/sluice-function.ts default; with `entryPoint: httpApi` receive runs at 128 MB, so pricing it at 512 overstates that deployment). */
+/** The Lambda memory size of the deployed API functions (cdk/sluice-function.ts default): every route but `receive`. */
 export const LAMBDA_MEMORY_MB = 512;
+
+/**
+ * The `receive` function's memory with either entry point (cdk/sluice-service.ts route overrides):
+ * its own function URL (`ReceiveUrl`) in the default deployment, the receive route behind the HTTP API.
+ */
+export const RECEIVE_MEMORY_MB = 128;
+
+/** The memory a route's requests are billed at: `receive` at {@link RECEIVE_MEMORY_MB}, the rest at {@link LAMBDA_MEMORY_MB}. */
+export const routeMemoryMb = (route: string): number => (route === 'receive' ? RECEIVE_MEMORY_MB : LAMBDA_MEMORY_MB);
+
+/** GB-seconds of API requests from their billed milliseconds per route, each route at its function's memory. */
+export const apiGbSeconds = (billedMsByRoute: Record<string, number>): number =>
+  Object.entries(billedMsByRoute).reduce((sum, [route, ms]) => sum + (ms / 1000) * (routeMemoryMb(route) / 1024), 0);
 
 /** Memory of the functions push delivery runs (cdk/dispatcher.ts: the dispatcher 256 MB; push-worker the service default). */
 export const DISPATCHER_MEMORY_MB = 256;
@@ -38,7 +51,7 @@ export const PUSH_WORKER_MEMORY_MB = 512;
 export const PRICE_TABLE: Array<{ item: string; price: string; source: string }> = [
   { item: 'DynamoDB on-demand write request unit', price: `$${PRICES.dynamoWruPerMillion} per million WRU`, source: 'aws.amazon.com/dynamodb/pricing/on-demand' },
   { item: 'DynamoDB on-demand read request unit', price: `$${PRICES.dynamoRruPerMillion} per million RRU`, source: 'aws.amazon.com/dynamodb/pricing/on-demand' },
-  { item: 'Lambda arm64 duration', price: `$${PRICES.lambdaGbSecond} per GB-second (${LAMBDA_MEMORY_MB} MB configured)`, source: 'aws.amazon.com/lambda/pricing' },
+  { item: 'Lambda arm64 duration', price: `$${PRICES.lambdaGbSecond} per GB-second (receive ${RECEIVE_MEMORY_MB} MB, other routes ${LAMBDA_MEMORY_MB} MB)`, source: 'aws.amazon.com/lambda/pricing' },
   { item: 'Lambda requests', price: `$${PRICES.lambdaRequestsPerMillion} per million`, source: 'aws.amazon.com/lambda/pricing' },
   { item: 'API Gateway HTTP API requests (entryPoint httpApi)', price: `$${PRICES.httpApiPerMillion} per million (per 512 KB)`, source: 'aws.amazon.com/api-gateway/pricing' },
   { item: 'Lambda function URL requests (entryPoint functionUrl, the default)', price: 'no charge besides Lambda requests and duration', source: 'aws.amazon.com/lambda/pricing; docs.aws.amazon.com/lambda/latest/dg/urls-invocation.html' },

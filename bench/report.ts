@@ -1,5 +1,5 @@
 /** Turns the measurements into the cost model, the target verdicts and the Markdown report. */
-import { CONDITIONAL, DISPATCHER_MEMORY_MB, LAMBDA_MEMORY_MB, MONTHLY, PUSH_WORKER_MEMORY_MB, PRICES, PRICE_TABLE, costPerMillion, sqsPerMillion, type CostBreakdown, type PerMessage } from './pricing.js';
+import { CONDITIONAL, DISPATCHER_MEMORY_MB, LAMBDA_MEMORY_MB, MONTHLY, RECEIVE_MEMORY_MB, apiGbSeconds, PUSH_WORKER_MEMORY_MB, PRICES, PRICE_TABLE, costPerMillion, sqsPerMillion, type CostBreakdown, type PerMessage } from './pricing.js';
 import type { Snapshot } from './meter.js';
 import type { CellResult, CostResult, FloorResult, LatencyResult, ScheduledResult } from './workloads.js';
 import type { ScaleRow } from './scale.js';
@@ -110,7 +110,8 @@ export function buildReport(r: BenchResults): Report {
       pushLambdaRequests: per(dispatcherInvocations + workerInvocations, m),
       pushJobs: per(count(/^pushQueue\.jobsReceived$/), m),
       pushRequests: per(count(/^pushEndpoint\.requests$/), m),
-      lambdaGbSeconds: per((c.http.billedMs / 1000) * (LAMBDA_MEMORY_MB / 1024) + pushGbSeconds, m),
+      // Each route at its function's memory (receive 128 MB); results written before the per-route split, all at 512 MB.
+      lambdaGbSeconds: per((c.http.billedMsByRoute ? apiGbSeconds(c.http.billedMsByRoute) : (c.http.billedMs / 1000) * (LAMBDA_MEMORY_MB / 1024)) + pushGbSeconds, m),
       apiRequests: per(c.http.apiUnits, m),
       schedulerInvocations: per(schedules, m),
       sqsRequests: per(3 * (delayMessages + checkMessages) + sqsCalls + pushSqs, m),
@@ -350,7 +351,7 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
   out.push('');
   out.push(
     table(
-      ['message type', 'DynamoDB writes', 'DynamoDB reads', 'Lambda requests', `Lambda duration (${LAMBDA_MEMORY_MB} MB)`, 'HTTP API', 'Scheduler + SQS', 'total, function URL (default)', 'total, HTTP API', 'SQS standard', 'SQS FIFO'],
+      ['message type', 'DynamoDB writes', 'DynamoDB reads', 'Lambda requests', `Lambda duration (receive ${RECEIVE_MEMORY_MB} MB, other routes ${LAMBDA_MEMORY_MB} MB)`, 'HTTP API', 'Scheduler + SQS', 'total, function URL (default)', 'total, HTTP API', 'SQS standard', 'SQS FIFO'],
       rep.types
         .filter((t) => !t.skipped)
         .map((t) => [t.label, usd(t.cost.dynamoWrites), usd(t.cost.dynamoReads), usd(t.cost.lambdaRequests), usd(t.cost.lambdaDuration), usd(t.cost.api), usd(t.cost.scheduler + t.cost.sqs), `**${usd(t.cost.totalFunctionUrl)}**`, usd(t.cost.total), usd(t.sqsStandard), usd(t.sqsFifo)]),

@@ -415,7 +415,7 @@ async function main() {
       if (costOnly) for (const b of result.breakdown) log(`    ${b.route.padEnd(20)} ${b.command.padEnd(20)} ${b.requests.toFixed(2)} req ${b.wru.toFixed(2)} WRU (${b.wruGsi.toFixed(2)} GSI, +${b.wruFailedModel.toFixed(2)} failed) ${(b.rru + b.rruMinModel).toFixed(2)} RRU`);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      costs.push({ type, messages: 0, seconds: 0, dynamo: { requests: 0, wruTable: 0, wruGsi: 0, wruFailedModel: 0, rru: 0, rruMinModel: 0, conditionalFailures: 0, bytesPut: 0, itemsWritten: 0, byCommand: {} }, http: { requests: 0, billedMs: 0, ms: 0, apiUnits: 0, byRoute: {}, status: {} }, other: {}, breakdown: [], skipped: reason });
+      costs.push({ type, messages: 0, seconds: 0, dynamo: { requests: 0, wruTable: 0, wruGsi: 0, wruFailedModel: 0, rru: 0, rruMinModel: 0, conditionalFailures: 0, bytesPut: 0, itemsWritten: 0, byCommand: {} }, http: { requests: 0, billedMs: 0, ms: 0, apiUnits: 0, byRoute: {}, billedMsByRoute: {}, status: {} }, other: {}, breakdown: [], skipped: reason });
       log(`cost ${type.id.padEnd(20)} FAILED: ${reason}`);
     }
   }

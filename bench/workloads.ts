@@ -77,7 +77,7 @@ export function dynamoTotals(s: Snapshot, tagFilter?: (tag: string) => boolean) 
 }
 
 export function httpTotals(s: Snapshot, tagFilter?: (tag: string) => boolean) {
-  const out = { requests: 0, billedMs: 0, ms: 0, apiUnits: 0, byRoute: {} as Record<string, number>, status: {} as Record<string, number> };
+  const out = { requests: 0, billedMs: 0, ms: 0, apiUnits: 0, byRoute: {} as Record<string, number>, billedMsByRoute: {} as Record<string, number>, status: {} as Record<string, number> };
   for (const [key, c] of Object.entries(s.http)) {
     const [tag, route] = key.split('|');
     if (tagFilter && !tagFilter(tag ?? '')) continue;
@@ -86,6 +86,7 @@ export function httpTotals(s: Snapshot, tagFilter?: (tag: string) => boolean) {
     out.ms += c.ms;
     out.apiUnits += c.apiUnits;
     out.byRoute[route ?? '?'] = (out.byRoute[route ?? '?'] ?? 0) + c.requests;
+    out.billedMsByRoute[route ?? '?'] = (out.billedMsByRoute[route ?? '?'] ?? 0) + c.billedMs;
     for (const [st, n] of Object.entries(c.status)) out.status[st] = (out.status[st] ?? 0) + n;
   }
   return out;
@@ -555,7 +556,8 @@ export interface CostResult {
   messages: number;
   seconds: number;
   dynamo: ReturnType<typeof dynamoTotals>;
-  http: ReturnType<typeof httpTotals>;
+  /** `billedMsByRoute` is absent in results written before durations were priced per route. */
+  http: Omit<ReturnType<typeof httpTotals>, 'billedMsByRoute'> & { billedMsByRoute?: Record<string, number> };
   other: Record<string, number>;
   /** By route then command: requests, WRU and RRU per message. */
   breakdown: Array<{ route: string; command: string; requests: number; wru: number; wruGsi: number; rru: number; rruMinModel: number; wruFailedModel: number }>;

@@ -99,8 +99,8 @@ if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
 
 /** Time and counts per mode: quick is about a minute, full a few minutes on 2 cores. */
 const PROFILE = quick
-  ? { shards: 16, fifoBatches: [1], cellSeconds: 1, floorSeconds: 2, floorWarmupSeconds: 2, pairedFloorSeconds: 0.5, latencyStandard: 60, latencyFifo: 40, scheduledCount: 30, scheduledMaxDelay: 8, costRounds: { 1: 10, 10: 2, 100: 1 } as Record<number, number>, costShards: 8, scale: { producers: [1, 16, 64], wideProducers: [128, 256], batches: [1, 10], seconds: 1.5, shardKeys: 256 }, idle: { warmupPolls: 1, measuredPolls: 2, wakeSamples: 20 }, watchdogSeconds: 900 }
-  : { shards: 64, fifoBatches: [1, 10, 100], cellSeconds: 5, floorSeconds: 8, floorWarmupSeconds: 6, pairedFloorSeconds: 2, latencyStandard: 300, latencyFifo: 150, scheduledCount: 150, scheduledMaxDelay: 30, costRounds: { 1: 60, 10: 12, 100: 3 } as Record<number, number>, costShards: 16, scale: { producers: [1, 4, 16, 64], wideProducers: [128, 256], batches: [1, 10], seconds: 4, shardKeys: 1000 }, idle: { warmupPolls: 1, measuredPolls: 6, wakeSamples: 60 }, watchdogSeconds: 2400 };
+  ? { shards: 16, fifoBatches: [1], cellSeconds: 1, floorSeconds: 2, floorWarmupSeconds: 2, pairedFloorSeconds: 0.5, latencyStandard: 60, latencyFifo: 40, scheduledCount: 30, scheduledMaxDelay: 8, costRounds: { 1: 10, 10: 2, 100: 1 } as Record<number, number>, costShards: 8, scale: { producers: [1, 16, 64], wideProducers: [128, 256], batches: [1, 10], seconds: 1.5, shardKeys: 256, wideFifo: { shardKeys: 2048, seconds: 4 } }, idle: { warmupPolls: 1, measuredPolls: 2, wakeSamples: 20 }, watchdogSeconds: 900 }
+  : { shards: 64, fifoBatches: [1, 10, 100], cellSeconds: 5, floorSeconds: 8, floorWarmupSeconds: 6, pairedFloorSeconds: 2, latencyStandard: 300, latencyFifo: 150, scheduledCount: 150, scheduledMaxDelay: 30, costRounds: { 1: 60, 10: 12, 100: 3 } as Record<number, number>, costShards: 16, scale: { producers: [1, 4, 16, 64], wideProducers: [128, 256], batches: [1, 10], seconds: 4, shardKeys: 1000, wideFifo: { shardKeys: 10_000, seconds: 16 } }, idle: { warmupPolls: 1, measuredPolls: 6, wakeSamples: 60 }, watchdogSeconds: 2400 };
 const BATCHES = [1, 10, 100];
 const BODY_BYTES = 1024;
 const SHARDS = PROFILE.shards;
@@ -244,7 +244,7 @@ async function main() {
   const scalePhase = async (only: readonly ScaleTopic[]) => {
     log(
       `scale: producers ${PROFILE.scale.producers.join(', ')} (${PROFILE.scale.wideProducers.join(', ')} where partitions allow) × batches ${PROFILE.scale.batches.join(', ')} ` +
-        `per topic type, ${PROFILE.scale.seconds} s each, ${roundTrip.minMs}–${roundTrip.maxMs} ms added per DynamoDB call; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+        `per topic type, ${PROFILE.scale.seconds} s each over ${PROFILE.scale.shardKeys} FIFO shard keys (fifo-many-p256: ${PROFILE.scale.wideFifo.seconds} s over ${PROFILE.scale.wideFifo.shardKeys}), ${roundTrip.minMs}–${roundTrip.maxMs} ms added per DynamoDB call; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
     );
     return scaleRows(
       ctx,

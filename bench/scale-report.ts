@@ -12,7 +12,7 @@ export function scaleSection(rows: ScaleRow[], roundTrip: { minMs: number; maxMs
   out.push(
     `Producers send back to back (no consumers) to one topic per type and batch size, with ${f(roundTrip.minMs)}–${f(roundTrip.maxMs)} ms added to every DynamoDB call ` +
       '(half before it is sent, half after the answer), so that appends race on a stream head as on AWS. *standard*: 4 partitions (*-p16*, *-p64*, *-p256*: 16, 64, 256); ' +
-      '*fifo-many*: each message on a random one of many opened shard keys, 4 notice streams (the default); *fifo-many-p256*: the same with 256 notice streams (`partitions: 256`); *fifo-hot*: every message on one shard key. ' +
+      '*fifo-many*: each message on a random one of many opened shard keys, 4 notice streams (the default); *fifo-many-p256*: the same with 256 notice streams (`partitions: 256`), over more shard keys for longer (profile `wideFifo`: the share of the busiest notice stream needs many messages per stream); *fifo-hot*: every message on one shard key. ' +
       'Lost races are real `ConditionalCheckFailed` answers on a segment or sentinel put, per successful append (notice appends included).',
   );
   out.push('');

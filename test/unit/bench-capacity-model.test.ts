@@ -1,7 +1,7 @@
 /** The scale rows' arithmetic (bench/capacity-model.ts, bench/scale.ts): bounds, the ceiling, lost races, a row from a window. */
 import { describe, expect, it } from 'vitest';
 import { awsCeiling, keyBounds, lostRacesPerAppend, spreadCeiling, type KeyLoad } from '../../bench/capacity-model.js';
-import { keyLoads, producersOf, scaleRow } from '../../bench/scale.js';
+import { keyLoads, producersOf, rowShape, scaleRow } from '../../bench/scale.js';
 import type { CallCounter, Snapshot } from '../../bench/meter.js';
 
 const load = (over: Partial<KeyLoad>): KeyLoad => ({ key: 'S#t:x/p:0', appends: 0, lostRaces: 0, headReads: 0, wcu: 0, rcu: 0, ...over });
@@ -143,5 +143,14 @@ describe('scaleRow', () => {
     // FIFO: the hottest key at its share.
     const fifo = scaleRow({ id: 'fifo-many ×1 p4', topic: 'fifo-many', batch: 1, producers: 4 }, counted, tag, 2, 50, { throttled: 0, errors: {} }, 7.5);
     expect(fifo).toMatchObject({ model: 'hottest key', hottestKey: 'S#t:s/p:0' });
+  });
+});
+
+describe('scale row shapes', () => {
+  it('runs fifo-many-p256 over its own shard keys and seconds, every other topic over the profile ones', () => {
+    const profile = { seconds: 4, shardKeys: 1000, wideFifo: { shardKeys: 10_000, seconds: 16 } };
+    expect(rowShape('fifo-many-p256', profile)).toEqual({ shardKeys: 10_000, seconds: 16 });
+    expect(rowShape('fifo-many', profile)).toEqual({ shardKeys: 1000, seconds: 4 });
+    expect(rowShape('standard-p256', profile)).toEqual({ shardKeys: 1000, seconds: 4 });
   });
 });

@@ -11,8 +11,8 @@
  *                                        `from` opened an epoch}; n = 0: a closing marker (below)
  *
  * Append reads the head (the highest item, strongly consistent) and puts the
- * next segment with `attribute_not_exists(pk)`. Whoever loses the race reads
- * again. Because seq k+1 can only be written by someone who saw seq k, a reader
+ * next segment with `attribute_not_exists(pk)`. Whoever loses the race waits
+ * (full jitter, append-contention.ts) and reads again. Because seq k+1 can only be written by someone who saw seq k, a reader
  * that sees k+1 knows every earlier message of the stream is already there:
  * cursors never skip a late writer. When every segment has expired and been
  * removed, the sentinel tells the next writer to open a new epoch above every

@@ -62,7 +62,7 @@ export interface ScaleRow {
   localMsgPerSecond: number;
   appends: number;
   lostRaces: number;
-  /** Sends answered 429 Throttled (12 lost races in a row), and other failures by status. */
+  /** Sends answered 429 Throttled (a stream contended for the whole 2 s append budget), and other failures by status. */
   throttled: number;
   errors: Record<string, number>;
   /** Mean DynamoDB call time seen by the handlers, injected round trip included. */

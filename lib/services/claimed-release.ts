@@ -140,7 +140,7 @@ export class ClaimedRelease {
       let first = 0;
       try {
         [first = 0] = await this.stores.log.appendMany(writes, undefined, {
-          attempts: 1,
+          once: true,
           beforeWrite: async ([f = 0]) => {
             first = f;
             await this.checkSlots(live, stream, f);

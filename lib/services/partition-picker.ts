@@ -7,6 +7,8 @@
  *  - a lost race moves the send to another partition, avoiding those this
  *    container lost a race on within the last 10 s, instead of retrying the
  *    stream where another writer is active;
+ *  - once it lost on every partition within those 10 s, the send waits its turn
+ *    (full jitter: adapters/dynamodb/append-contention.ts) before the next try;
  *  - partitions with an append of this container in flight are avoided too
  *    (on Lambda a container serves one request at a time; the local runtime
  *    and tests serve many, and would otherwise all stick to one partition).
@@ -55,6 +57,18 @@ export class PartitionPicker {
     }
     this.inFlight.set(key(topic, partition), (this.inFlight.get(key(topic, partition)) ?? 0) + 1);
     return partition;
+  }
+
+  /**
+   * Whether this container lost a race on every partition of `topic` within the last 10 s: moving
+   * to another partition would only meet another writer, so a send waits its turn instead.
+   */
+  allContended(topic: Pick<Topic, 'name' | 'partitions'>): boolean {
+    const now = this.clock.now();
+    for (let p = 0; p < topic.partitions; p++) {
+      if (now - (this.lostAt.get(key(topic, p)) ?? -Infinity) >= LOST_RACE_AVOID_MS) return false;
+    }
+    return true;
   }
 
   /**

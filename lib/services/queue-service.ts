@@ -5,6 +5,7 @@
  * messages enter their streams through releaser.ts; admin (topics, groups,
  * stats) lives in admin-service.ts.
  */
+import type { Contention } from '../adapters/dynamodb/append-contention.js';
 import { ConflictError, GroupNotFoundError, InvalidArgumentError, MessageNotFoundError, PushGroupReceiveError } from '../domain/errors.js';
 import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
 import { Limits, type DeliveredMessage, type Group, type SendInput, type SendResult } from '../domain/model.js';
@@ -34,6 +35,8 @@ export interface QueueServiceOptions {
   pollIntervalMs?: number;
   /** Receives with `park: true` (docs/design.md, "Waking SDK consumers"); absent: `park` changes nothing. */
   doorbells?: Doorbells | undefined;
+  /** How a send's lost races on a standard topic wait and when they answer 429 (default: 2 s budget, real time). */
+  contention?: Contention | undefined;
 }
 
 /** What a parking receive uses: AWS has the queues, the local runtime a waiter. */
@@ -115,7 +118,7 @@ export class QueueService {
     this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     this.doorbells = options.doorbells;
     const planner = new WritePlanner(clock, random);
-    this.sender = new Sender(stores, clock, random, notifier, timers, planner);
+    this.sender = new Sender(stores, clock, random, notifier, timers, planner, options.contention);
     this.receiver = new Receiver(stores, clock, random, notifier);
     this.committer = new Committer(stores, clock, notifier, planner, random, timers);
     this.queries = new MessageQueries(stores, clock);

@@ -14,6 +14,7 @@ import { InvalidArgumentError, ProducerGroupNotFoundError, SluiceError, Throttle
 import { Limits, iso, type MessageRecord, type SendInput, type SendResult, type Topic } from '../domain/model.js';
 import type { MessageIdCodec } from '../domain/message-ids.js';
 import { deferredMessageId, streamId, type StreamLocal } from '../domain/streams.js';
+import { Contention } from '../adapters/dynamodb/append-contention.js';
 import { LostRaceError, type Notice } from '../adapters/dynamodb/stream-log.js';
 import { ItemConditionFailedError, WriteBatch, type TransactItem } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
@@ -32,8 +33,6 @@ export type BatchResult = { index: number; result: SendResult } | { index: numbe
  * DynamoDB items stop at 400 KB, the rest is room for the segment's keys and attributes.
  */
 const SEGMENT_MAX_BYTES = 350 * 1024;
-/** Lost append races in one send (each on another partition of a standard topic) before it answers 429. */
-const LOST_RACES_MAX = 12;
 /** Side items per transaction (DynamoDB allows 100 items, the segment and sentinel take two). */
 const SEGMENT_MAX_EXTRAS = 90;
 
@@ -66,6 +65,8 @@ export class Sender {
     private readonly notifier: Notifier,
     private readonly timers: Timers,
     private readonly planner: WritePlanner,
+    /** How a standard topic's lost races wait and when they give up (per topic; FIFO streams: the stream log's). */
+    private readonly contention: Contention = new Contention(),
   ) {
     this.picker = new PartitionPicker(clock, random);
   }
@@ -199,10 +200,13 @@ export class Sender {
       seenDedup.set(id, entry.index);
       return true;
     });
-    let lostRaces = 0;
+    // Standard topics: the picked partition gets one try; a lost race moves the send to another at
+    // once while one this container has not lost on lately is left, else it waits its turn (full
+    // jitter, append-contention.ts). 429 only once the topic stayed contended for the whole budget.
+    const run = topic.type === 'standard' ? this.contention.begin([`T#${topic.name}`]) : undefined;
     while (pending.length > 0) {
+      await run?.turn(this.picker.allContended(topic));
       const now = this.clock.now();
-      // Standard topics: the picked partition gets one try; a lost race moves the send to another.
       const partition = topic.type === 'standard' ? this.picker.pick(topic) : undefined;
       const local: StreamLocal | undefined = partition === undefined ? undefined : { kind: 'partition', partition };
       const target = local ? streamId(topic, local) : stream;
@@ -226,8 +230,9 @@ export class Sender {
             return record;
           });
           return { records, extras };
-        }, local ? { attempts: 1 } : { wake: pending[0]?.local.kind !== 'shard' });
+        }, local ? { once: true } : { wake: pending[0]?.local.kind !== 'shard' });
         outcome = 'won';
+        run?.won();
         pending.forEach((entry, i) => out.push({ index: entry.index, result: sendResult(topic, records[i]!, seq + i) }));
         const first = pending[0]!;
         const epoch = this.stores.log.openedEpochAt(target, seq);
@@ -236,7 +241,7 @@ export class Sender {
       } catch (error) {
         if (error instanceof LostRaceError) {
           outcome = 'lost';
-          if (++lostRaces < LOST_RACES_MAX) continue;
+          if (run?.lostRace()) continue;
           const throttled = new ThrottledError('Too many concurrent writers on this topic; retry the request.');
           for (const entry of pending) out.push({ index: entry.index, error: throttled });
           pending = [];

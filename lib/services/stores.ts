@@ -1,5 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BatchWriter } from '../adapters/dynamodb/write-batch.js';
+import type { Contention } from '../adapters/dynamodb/append-contention.js';
 import { Catalog, type CatalogOptions } from '../adapters/dynamodb/catalog.js';
 import { CursorCache, type CursorCacheOptions } from '../adapters/dynamodb/cursor-cache.js';
 import { CursorStore } from '../adapters/dynamodb/cursors.js';
@@ -57,13 +58,13 @@ export interface Stores {
 export function createStores(
   doc: DynamoDBDocumentClient,
   table: string,
-  options: { clock: Clock; secrets: SecretBox; catalog?: CatalogOptions; cursorCache?: CursorCacheOptions; packSegments?: boolean },
+  options: { clock: Clock; secrets: SecretBox; catalog?: CatalogOptions; cursorCache?: CursorCacheOptions; packSegments?: boolean; contention?: Contention },
 ): Stores {
   const history = new HistoryStore(doc, table);
   const catalog = new Catalog(doc, table, options.catalog);
   return {
     catalog,
-    log: new StreamLog(doc, table, options.clock, wakeCheck(catalog), { packSegments: options.packSegments ?? true }),
+    log: new StreamLog(doc, table, options.clock, wakeCheck(catalog), { packSegments: options.packSegments ?? true, ...(options.contention ? { contention: options.contention } : {}) }),
     cursors: new CursorStore(doc, table, history, new CursorCache({ now: options.clock.now.bind(options.clock), ...options.cursorCache })),
     history,
     readyIndex: new ReadyIndex(doc, table),

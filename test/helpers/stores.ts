@@ -4,6 +4,7 @@ import { dynamoEndpoint } from './dynamo-endpoint.js';
 import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
 import { ensureTable } from '../../lib/adapters/dynamodb/table.js';
 import type { Clock } from '../../lib/ports/clock.js';
+import type { Contention } from '../../lib/adapters/dynamodb/append-contention.js';
 import { InProcessNotifier } from '../../lib/ports/notifier.js';
 import type { DelayQueue, MinuteWake, OneTimeScheduler, ReleaseWake } from '../../lib/ports/timers.js';
 import type { CheckDispatcher } from '../../lib/ports/webhooks.js';
@@ -94,6 +95,8 @@ export interface HarnessOptions {
   cursorCacheMs?: number;
   /** Write multi-record segments packed when smaller (default true, as deployed). */
   packSegments?: boolean;
+  /** How lost append races wait and give up, for the stream log and the sender (default: real time, 2 s). */
+  contention?: Contention;
 }
 
 const defaultCursorCacheMs = (): number => Number(process.env.SLUICE_TEST_CURSOR_CACHE_MS ?? 0);
@@ -104,7 +107,7 @@ export function harness(
   options: HarnessOptions = {},
 ): Harness {
   const clock = options.clock ?? new FakeClock();
-  const stores = createStores(doc, table, { clock, secrets: testSecrets, cursorCache: { maxAgeMs: options.cursorCacheMs ?? defaultCursorCacheMs() }, packSegments: options.packSegments ?? true });
+  const stores = createStores(doc, table, { clock, secrets: testSecrets, cursorCache: { maxAgeMs: options.cursorCacheMs ?? defaultCursorCacheMs() }, packSegments: options.packSegments ?? true, ...(options.contention ? { contention: options.contention } : {}) });
   const random = options.random ?? cryptoRandom;
   const notifier = new InProcessNotifier();
   const recorded = new RecordingTimers(clock);
@@ -120,7 +123,7 @@ export function harness(
     undefined,
     recorded,
   );
-  const queue = new QueueService(stores, clock, random, notifier, timers, { pollIntervalMs: 20 });
+  const queue = new QueueService(stores, clock, random, notifier, timers, { pollIntervalMs: 20, contention: options.contention });
   const fire = async () => {
     for (const list of [recorded.minutes, recorded.releases] as const) {
       const due = list.filter((w) => w.at <= clock.now());

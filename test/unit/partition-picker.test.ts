@@ -1,4 +1,4 @@
-/** PartitionPicker: sticky, avoids partitions lost on within 10 s and ones with an append in flight. */
+/** PartitionPicker: sticky, avoids partitions lost on within 10 s and ones with an append in flight; says when all were lost on. */
 import { describe, expect, it } from 'vitest';
 import { LOST_RACE_AVOID_MS, PartitionPicker } from '../../lib/services/partition-picker.js';
 import { cryptoRandom } from '../../lib/ports/random.js';
@@ -11,6 +11,24 @@ function setup(partitions = 4) {
 }
 
 describe('PartitionPicker', () => {
+  it('says every partition is contended only once it lost on each within 10 s', () => {
+    const { picker, topic, advance } = setup(3);
+    expect(picker.allContended(topic)).toBe(false);
+    for (const p of [0, 1]) {
+      picker.pick(topic);
+      picker.done(topic, p, 'lost');
+    }
+    expect(picker.allContended(topic)).toBe(false);
+    advance(LOST_RACE_AVOID_MS / 2);
+    picker.pick(topic);
+    picker.done(topic, 2, 'lost');
+    expect(picker.allContended(topic)).toBe(true);
+    // Partitions 0 and 1 calm down first.
+    advance(LOST_RACE_AVOID_MS / 2);
+    expect(picker.allContended(topic)).toBe(false);
+    expect(picker.allContended({ name: 'other', partitions: 3 })).toBe(false);
+  });
+
   it('sticks to the partition it last won on', () => {
     const { picker, topic } = setup(16);
     const first = picker.pick(topic);

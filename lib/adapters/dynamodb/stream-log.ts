@@ -11,8 +11,8 @@
  *                                        `from` opened an epoch}; n = 0: a closing marker (below)
  *
  * Append reads the head (the highest item, strongly consistent) and puts the
- * next segment with `attribute_not_exists(pk)`. Whoever loses the race reads
- * again. Because seq k+1 can only be written by someone who saw seq k, a reader
+ * next segment with `attribute_not_exists(pk)`. Whoever loses the race waits
+ * (full jitter, append-contention.ts) and reads again. Because seq k+1 can only be written by someone who saw seq k, a reader
  * that sees k+1 knows every earlier message of the stream is already there:
  * cursors never skip a late writer. When every segment has expired and been
  * removed, the sentinel tells the next writer to open a new epoch above every
@@ -46,6 +46,7 @@ import type { MessageRecord } from '../../domain/model.js';
 import { MAX_SEQ, isShardStream } from '../../domain/streams.js';
 import { ThrottledError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
+import { Contention } from './append-contention.js';
 import { cancellationReasons, isConditionalFailure, translateDynamoError } from './errors.js';
 import { call } from './call.js';
 import { WAKE_FLAG, WAKE_TOPICS } from './dispatch-source.js';
@@ -116,7 +117,7 @@ export interface AppendPlan {
 }
 
 /**
- * An append made with `attempts: 1` lost its race (another writer took the
+ * An append made with `once` lost its race (another writer took the
  * next sequence number): the caller moves to another stream instead of
  * retrying this one (standard partitions: PartitionPicker).
  */
@@ -134,11 +135,16 @@ export interface StreamLogOptions {
    * reads only `m` (README, "Upgrading").
    */
   packSegments?: boolean;
+  /** How lost races wait and when they give up (default: 2 s budget, real time). Tests inject a fake stopwatch. */
+  contention?: Contention;
 }
 
 export interface AppendOptions {
-  /** Attempts before giving up: 12 (then 429 Throttled) unless given; 1 throws {@link LostRaceError} on a lost race. */
-  attempts?: number;
+  /**
+   * One try: a lost race throws {@link LostRaceError} (the caller goes elsewhere). Otherwise lost
+   * races are retried with full-jitter backoff for up to 2 s, then 429 Throttled (append-contention.ts).
+   */
+  once?: boolean;
   /**
    * False: the segment never carries the wake flag. The sender's FIFO segments: a receive
    * finds them only through their notice, written after them, so the notice segment
@@ -156,7 +162,6 @@ export interface AppendOptions {
 
 const MIN_SK = segmentSk(0);
 const MAX_SK = segmentSk(MAX_SEQ);
-const APPEND_ATTEMPTS = 12;
 /** How long a head hint may be used after this process's own append. */
 const HINT_TTL_MS = 2000;
 /** How long hints stay off on a stream after one was stale. */
@@ -185,6 +190,7 @@ export class StreamLog {
   private readonly staleUntil = new Map<string, number>();
   private readonly appending = new Map<string, number>();
   private readonly opened = new Map<string, number>();
+  private readonly contention: Contention;
 
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -192,7 +198,9 @@ export class StreamLog {
     private readonly clock: Clock,
     private readonly wakes: WakeCheck = async () => false,
     private readonly options: StreamLogOptions = {},
-  ) {}
+  ) {
+    this.contention = options.contention ?? new Contention();
+  }
 
   /** The head as this process last left it, when that is recent and nobody here is appending. */
   private hintedHead(stream: string, now: number): Head | undefined {
@@ -260,7 +268,7 @@ export class StreamLog {
   }
 
   /**
-   * Appends one segment built by `plan(firstSeq)`; retries lost races.
+   * Appends one segment built by `plan(firstSeq)`; retries lost races (unless `once`).
    * Returns the first sequence number. Throws {@link ItemConditionFailedError}
    * when one of the plan's extra items fails its own condition.
    */
@@ -305,7 +313,6 @@ export class StreamLog {
     extras: (firstSeqs: number[]) => WriteBatch = () => new WriteBatch(),
     options: AppendOptions = {},
   ): Promise<number[]> {
-    const attempts = options.attempts ?? APPEND_ATTEMPTS;
     if (writes.length === 0) throw new Error('appendMany needs a stream write; write a batch alone with BatchWriter');
     const streams = writes.map((w) => w.stream);
     // Decided before this append counts as in flight, in the same tick: two appends of this
@@ -314,9 +321,15 @@ export class StreamLog {
     let hinted = writes.map((w) => this.hintedHead(w.stream, now));
     this.track(streams, 1);
     try {
-      for (let attempt = 0; attempt < attempts; attempt++) {
+      // Lost races wait (full jitter, from a level remembered per stream) and give up after a time budget.
+      const run = options.once ? undefined : this.contention.begin(streams);
+      for (;;) {
+        await run?.turn();
         const seqs = await this.tryAppend(writes, extras, hinted, options.wake !== false, options.beforeWrite);
-        if (seqs) return seqs;
+        if (seqs) {
+          run?.won();
+          return seqs;
+        }
         if (hinted.some(Boolean)) {
           // The attempt trusted a hint and lost: another writer is active here.
           writes.forEach((w, i) => {
@@ -326,13 +339,12 @@ export class StreamLog {
           });
           hinted = writes.map(() => undefined);
         }
-        if (attempt + 1 < attempts) await this.backoff(attempt);
+        if (!run) throw new LostRaceError(streams[0] ?? '');
+        if (!run.lostRace()) throw new ThrottledError('Too many concurrent writers on one stream; retry the request.');
       }
     } finally {
       this.track(streams, -1);
     }
-    if (attempts < APPEND_ATTEMPTS) throw new LostRaceError(streams[0] ?? '');
-    throw new ThrottledError('Too many concurrent writers on one stream; retry the request.');
   }
 
   /** One append attempt; undefined when it lost a race. */

@@ -188,19 +188,21 @@ export class TransactionService {
 
   /** {@link commit}, answering {@link LEFT} for a claim under way that is not this call's to finish yet (a check-back is armed for it). */
   private async commitOrLeave(transactionId: string, by: string, attempts: number) {
-    for (let attempt = 0; attempt < attempts; attempt++) {
+    for (let attempt = 0; ; attempt++) {
       const half = await this.require(transactionId);
       if (half.state === 'committed') return this.committedView(half, half.address?.seq);
       if (half.state !== 'prepared' && half.state !== 'committing') {
         throw new TransactionAlreadyResolvedError(`Transaction '${transactionId}' was rolled back; it cannot be committed.`);
       }
+      if (attempt === attempts) break; // read once more after an attempt resolved meanwhile: answered from what it is
       const topic = await this.stores.catalog.topic(half.topic);
       if (half.state === 'prepared' && (!topic || topic.generation !== half.record.generation)) {
         throw new TransactionNotFoundError(`Transaction '${transactionId}' refers to a topic that no longer exists.`);
       }
       const landed = await this.append(half, topic, by);
       if (landed === LEFT) {
-        if (attempt < attempts - 1) await sleep(COMMIT_WAIT_MS * 2 ** attempt);
+        if (attempt === attempts - 1) break;
+        await sleep(COMMIT_WAIT_MS * 2 ** attempt);
       } else if (landed !== undefined) return this.committedView(half, landed.seq, topic);
       // Undefined: resolved meanwhile (perhaps just now, by a racing check): read again and answer from what it is.
     }

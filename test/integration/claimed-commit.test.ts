@@ -136,6 +136,7 @@ describe('transaction-free commit: claim, put, mark', () => {
     await expect(h.transactions.rollback(tx)).rejects.toBeInstanceOf(TransactionAlreadyResolvedError);
     expect(await h.transactions.get(tx)).toMatchObject({ state: 'committed', resolvedBy: 'producer', nextCheckAt: null });
     expect(await h.queue.getMessage('jobs', messageId)).toMatchObject({ state: 'prepared' });
+    await expect(h.queue.cancel('jobs', messageId)).rejects.toThrow(/is being committed/);
     expect(await drain(h)).toEqual([]);
     // The producer retries at once: the claim is young (its claimant may be at work), so the answer is "retry".
     await expect(h.transactions.commit(tx)).rejects.toBeInstanceOf(UnavailableError);

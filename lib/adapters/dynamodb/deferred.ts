@@ -28,8 +28,8 @@
  *   ck    checkAfterSeconds: delay of the first check-back
  *   nc    next check time (ms); removed when resolved or kept
  *   cc    checks made so far
- *   rb    who resolved it: producer | check | onMaxChecks (set only with committed / rolled-back)
- *   ra    resolved at (ms)
+ *   rb    who resolved it: producer | check | onMaxChecks (set only with committing / committed / rolled-back)
+ *   ra    resolved at (ms; a claimed commit: the claim's time)
  *   kp    true: `onMaxChecks: keep` stopped the checks, it stays prepared (not resolved)
  *   ks    when the checks stopped (ms), with kp
  *

@@ -1,9 +1,12 @@
 /**
- * The release of scheduled messages on standard partitions without a
- * transaction (docs/design.md, Scheduled and delayed messages: Release):
- * claim each message's address on its deferred item, put the segment there,
- * mark the items released. A crashed or raced release is finished by whoever
- * finds the `releasing` item ({@link ClaimedRelease.settle}).
+ * Deferred messages enter standard partitions without a transaction
+ * (docs/design.md, Scheduled and delayed messages: Release; Transactional
+ * messages: Commit): claim each message's address on its deferred item, put
+ * the segment there, mark the items appended. A crashed or raced append is
+ * finished by whoever finds the claimed item ({@link ClaimedRelease.settle}).
+ * What the claim, the mark and the close write depends on the kind of message
+ * (claim-steps.ts: a scheduled message's release, a half message's commit);
+ * the protocol below is the same for both.
  *
  * The rule that keeps it exactly-once: a message enters a stream only in the
  * segment put at the first seq its current claim names (`rf`), by a claimant
@@ -14,7 +17,7 @@
  * stream's head passed it empty and the claim is older than
  * {@link CLAIM_TAKEOVER_MS}; and never once the claimed records are within
  * {@link CLAIM_TAKEOVER_MS} of their expiry (from then on TTL may have removed
- * the segment put there: the claim is closed as cancelled instead). A finisher that finds the slot empty at the
+ * the segment put there: the claim is closed instead). A finisher that finds the slot empty at the
  * stream's head re-claims the same slot and puts the message there itself: the
  * old claimant's put and its own race for one key, and either way the slot
  * holds the message once.
@@ -22,6 +25,7 @@
 import { randomBytes } from 'node:crypto';
 import { ThrottledError } from '../domain/errors.js';
 import type { Deferred } from '../adapters/dynamodb/deferred.js';
+import type { ClaimSteps } from './claim-steps.js';
 import { LostRaceError, StreamLog, type Segment } from '../adapters/dynamodb/stream-log.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
@@ -48,12 +52,12 @@ export interface ClaimedAppend {
   slot?: { stream: string; first: number } | undefined;
 }
 
-/** What a finisher does with a `releasing` item. */
+/** What a finisher does with a claimed (`releasing`, `committing`) item. */
 export type Settled =
   | { kind: 'landed'; address: { stream: string; seq: number } }
   | { kind: 'adopt'; token: string; slot?: { stream: string; first: number } }
   | { kind: 'left' }
-  /** The claimed records' expiry (less {@link CLAIM_TAKEOVER_MS}) passed with the slot not holding it: closed as cancelled, never appended again. */
+  /** The claimed records' expiry (less {@link CLAIM_TAKEOVER_MS}) passed with the slot not holding it: closed (claim-steps.ts), never appended again. */
   | { kind: 'expired' };
 
 /** Where each message went: an address, undefined (resolved meanwhile by someone else), or {@link LEFT}. */
@@ -84,11 +88,13 @@ export class ClaimedRelease {
     private readonly clock: Clock,
     private readonly notifier: Notifier,
     private readonly planner: WritePlanner,
+    /** What the claims, marks and closes write (claim-steps.ts). */
+    readonly steps: ClaimSteps,
   ) {}
 
   /**
-   * What to do with a `releasing` item found by a wake-up or the sweep: its
-   * claimed slot holds the message → mark it released (landed); the slot
+   * What to do with a claimed item found by a wake-up or a sweep: its
+   * claimed slot holds the message → mark it appended (landed); the slot
    * holds another segment → take the claim over (adopt) and append anew; the
    * slot is empty at the stream's head and the claim older than the give-up
    * bound → take it over for that slot; empty and passed by the head, claim
@@ -103,14 +109,14 @@ export class ClaimedRelease {
     const j = indexOf(segment, d.record.messageId);
     if (segment && j >= 0) {
       const address = { stream: claim.stream, seq: segment.seq + j };
-      await this.stores.deferred.markReleased(d.id, address, claim.token);
+      await this.steps.mark(d.id, address, claim.token);
       return { kind: 'landed', address };
     }
     // Near or past the claimed records' expiry (TTL removes their segment from then on, and clocks
     // differ): an empty slot may be a segment that was put and removed, so appending again could
     // deliver the message twice, and a message this old is past its retention anyway. Closed.
     if (now >= claim.expiresAt - CLAIM_TAKEOVER_MS) {
-      await this.stores.deferred.cancelClaimed(d.id, claim.token);
+      await this.steps.close(d.id, claim.token);
       return { kind: 'expired' };
     }
     if (segment) return { kind: 'adopt', token: claim.token };
@@ -122,9 +128,9 @@ export class ClaimedRelease {
   }
 
   /**
-   * Releases messages of one standard stream together: claims their
+   * Appends messages of one standard stream together: claims their
    * addresses (one conditional update each), puts one segment, marks them
-   * released (one conditional update each). A lost append race re-claims
+   * appended (one conditional update each). A lost append race re-claims
    * with the next address; a message found in the lost slot (a finisher put
    * it there) is marked where it is.
    */
@@ -145,7 +151,7 @@ export class ClaimedRelease {
             first = f;
             await this.checkSlots(live, stream, f);
             const claimed = await Promise.allSettled(
-              live.map((l, j) => this.stores.deferred.claimRelease(l.deferred.id, { stream, seq: f + j, first: f, token, at, expiresAt: at + l.outgoing.topic.retentionSeconds * 1000 }, l.token)),
+              live.map((l, j) => this.steps.claim(l.deferred, { stream, seq: f + j, first: f, token, at, expiresAt: at + l.outgoing.topic.retentionSeconds * 1000 }, l.token)),
             );
             const gone = new Set<string>();
             // Claims that took effect are remembered even when another claim failed: a retry takes them over.
@@ -185,7 +191,7 @@ export class ClaimedRelease {
             const j = indexOf(segment, l.deferred.record.messageId);
             if (!segment || j < 0) return;
             const address = { stream, seq: segment.seq + j };
-            if (l.token !== undefined) await this.stores.deferred.markReleased(l.deferred.id, address, l.token);
+            if (l.token !== undefined) await this.steps.mark(l.deferred.id, address, l.token);
             out.set(l.deferred.id, address);
             found.add(l.deferred.id);
           }),
@@ -194,7 +200,7 @@ export class ClaimedRelease {
         continue;
       }
       // A false mark: a finisher took the claim over; it finds the message in this slot and marks it.
-      await Promise.all(live.map((l, j) => this.stores.deferred.markReleased(l.deferred.id, { stream, seq: first + j }, token)));
+      await Promise.all(live.map((l, j) => this.steps.mark(l.deferred.id, { stream, seq: first + j }, token)));
       live.forEach((l, j) => out.set(l.deferred.id, { stream, seq: first + j }));
       for (const topic of new Set(live.map((l) => l.outgoing.topic.name))) this.notifier.notify(topic);
       live = [];
@@ -220,7 +226,7 @@ export class ClaimedRelease {
       if (!segment) left.add(l.deferred.id);
       else if (j >= 0) {
         const address = { stream: segment.stream, seq: segment.seq + j };
-        if (l.token !== undefined) await this.stores.deferred.markReleased(l.deferred.id, address, l.token);
+        if (l.token !== undefined) await this.steps.mark(l.deferred.id, address, l.token);
         landed.set(l.deferred.id, address);
       } else l.slot = undefined; // fenced by another segment: free to land anywhere
     }

@@ -95,8 +95,9 @@ export class MessageQueries {
         if (!record || record.messageId !== messageId || record.expiresAt <= this.clock.now() || isPurged(topic, record)) return undefined;
         return { record, stream: deferred.address.stream, seq: deferred.address.seq, state: 'deliverable' };
       }
-      // Releasing: its release is under way (or a crash left it to the sweep); it is not deliverable before it is marked.
-      const waiting = deferred.state === 'released' || deferred.state === 'committed' || deferred.state === 'releasing' ? 'scheduled' : deferred.state;
+      // Releasing (committing): its release (commit) is under way, or a crash left it to a sweep; it is not deliverable before it is marked.
+      const waiting =
+        deferred.state === 'committing' ? 'prepared' : deferred.state === 'released' || deferred.state === 'committed' || deferred.state === 'releasing' ? 'scheduled' : deferred.state;
       // A purge cancels a scheduled message sent before it when it falls due.
       if (waiting === 'scheduled' && deferred.state === 'scheduled' && topic.purgedAt !== undefined && deferred.record.sentAt <= topic.purgedAt) {
         return { record: deferred.record, stream: undefined, seq: undefined, state: 'cancelled' };

@@ -148,7 +148,7 @@ export class QueueService {
     const outcome = await this.stores.deferred.cancel(ulidOfDeferredMessageId(messageId), topic.name);
     if (outcome === undefined) throw notFound();
     if (!outcome.done) {
-      const state = outcome.state === 'released' ? 'already deliverable' : outcome.state === 'releasing' ? 'being released' : outcome.state;
+      const state = outcome.state === 'released' ? 'already deliverable' : outcome.state === 'releasing' ? 'being released' : outcome.state === 'committing' ? 'being committed' : outcome.state;
       throw new ConflictError(`Message '${messageId}' is ${state}; only scheduled messages can be cancelled.`);
     }
   }

@@ -1,9 +1,11 @@
 /**
  * Deferred messages enter their streams here: scheduled messages when their
  * timer fires (TimerService), half messages when their transaction commits
- * (TransactionService). Each append is one transaction with the update that
- * records the message appended, so a message enters its stream once
- * (docs/design.md, Scheduled messages: Release; Transactional messages).
+ * (TransactionService). On FIFO topics each append is one transaction with
+ * the update that records the message appended; on standard topics a claim,
+ * a segment put and a mark (claimed-release.ts). Either way a message enters
+ * its stream once (docs/design.md, Scheduled messages: Release; Transactional
+ * messages: Commit).
  */
 import type { SendInput, MessageRecord, Topic } from '../domain/model.js';
 import { ThrottledError, UnavailableError } from '../domain/errors.js';
@@ -16,7 +18,8 @@ import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { DueWake } from '../ports/timers.js';
 import { chunkAppends, noticeBytes, type SizedAppend } from './append-chunks.js';
-import { ClaimedRelease, LEFT, type ClaimedAppend } from './claimed-release.js';
+import { commitSteps, releaseSteps } from './claim-steps.js';
+import { CLAIM_TAKEOVER_MS, ClaimedRelease, LEFT, type ClaimedAppend } from './claimed-release.js';
 import type { Stores } from './stores.js';
 import type { Outgoing, WritePlanner } from './write-planner.js';
 
@@ -68,7 +71,7 @@ export class DeferredReleaser {
     private readonly planner: WritePlanner,
     private readonly log: ReleaseLog = () => {},
   ) {
-    this.claimed = new ClaimedRelease(stores, clock, notifier, planner);
+    this.claimed = new ClaimedRelease(stores, clock, notifier, planner, releaseSteps(stores.deferred));
   }
 
   /**
@@ -140,13 +143,43 @@ export class DeferredReleaser {
   }
 
   /**
-   * Releases scheduled messages of standard topics without a transaction
-   * (claimed-release.ts): split as {@link append} splits, then one claimed
-   * append per stream. A message of a deleted topic, or sent before a purge,
-   * is cancelled. A stream's messages that fail for another reason than
-   * "busy" are tried one by one, so one bad message is isolated in `failed`.
+   * Commits a half message of a standard topic without a transaction
+   * (claimed-release.ts with the commit's steps): claims it, puts it, marks it
+   * committed — or, found `committing` (a commit under way, or left by a
+   * crash), finishes that claim. Where it landed; undefined: not appended (it
+   * was resolved meanwhile, or its topic is gone); {@link LEFT}: a claim under
+   * way that is not its to finish yet. A claim past its records' expiry is
+   * closed as committed, logged, and answered at its claimed address.
    */
-  private async appendClaimed(items: ToClaim[]): Promise<AppendOutcome & { left: string[] }> {
+  async commitClaimed(half: Deferred, by: string): Promise<Address | undefined | typeof LEFT> {
+    const claimed = new ClaimedRelease(this.stores, this.clock, this.notifier, this.planner, commitSteps(this.stores.deferred, by, CLAIM_TAKEOVER_MS));
+    let item: ToClaim = { deferred: half };
+    if (half.state === 'committing') {
+      const settled = await claimed.settle(half, this.clock.now());
+      if (settled.kind === 'landed') return settled.address;
+      if (settled.kind === 'left') return LEFT;
+      if (settled.kind === 'expired') {
+        this.log('half message commit left unfinished past its retention: closed as committed', { id: half.id, messageId: `d${half.id}` });
+        return half.address;
+      }
+      item = { deferred: half, token: settled.token, slot: settled.slot };
+    }
+    const outcome = await this.appendClaimed([item], claimed);
+    const failed = outcome.failed.get(half.id);
+    if (failed !== undefined || outcome.failed.has(half.id)) throw failed;
+    return outcome.left.includes(half.id) ? LEFT : outcome.landed.get(half.id);
+  }
+
+  /**
+   * Appends deferred messages of standard topics without a transaction
+   * (claimed-release.ts; by default the release of scheduled messages): split
+   * as {@link append} splits, then one claimed append per stream. A message
+   * its topic no longer takes (deleted; a scheduled message sent before a
+   * purge) is dropped, or its claim closed (claim-steps.ts). A stream's
+   * messages that fail for another reason than "busy" are tried one by one,
+   * so one bad message is isolated in `failed`.
+   */
+  private async appendClaimed(items: ToClaim[], claimed = this.claimed): Promise<AppendOutcome & { left: string[] }> {
     const landed = new Map<string, Address | undefined>();
     const failed = new Map<string, unknown>();
     const left: string[] = [];
@@ -156,16 +189,15 @@ export class DeferredReleaser {
     for (const item of items) {
       const d = item.deferred;
       const topic = topics.get(d.topic);
-      const gone = !topic || topic.generation !== d.record.generation;
-      if (gone || (topic.purgedAt !== undefined && d.record.sentAt <= topic.purgedAt)) {
-        if (item.token === undefined) await this.stores.deferred.cancel(d.id, d.topic);
-        else await this.stores.deferred.cancelClaimed(d.id, item.token);
+      if (claimed.steps.dropped(d, topic)) {
+        if (item.token === undefined) await claimed.steps.drop(d);
+        else await claimed.steps.close(d.id, item.token);
         landed.set(d.id, undefined);
         continue;
       }
       try {
         // A claim taken over for its own slot stays on the slot's partition (claimed-release.ts).
-        const s = this.size(topic, d, item.slot ? partitionOf(item.slot.stream, topic.name) : undefined);
+        const s = this.size(topic!, d, item.slot ? partitionOf(item.slot.stream, topic!.name) : undefined);
         sized.push({ ...s, item: { ...item, outgoing: s.item.outgoing } });
       } catch (error) {
         if (isTransient(error)) throw error;
@@ -180,7 +212,7 @@ export class DeferredReleaser {
     });
     while (queue.length > 0) {
       const groups = queue.shift()!;
-      const results = await Promise.allSettled(groups.map(([stream, group]) => this.claimed.append(stream, group)));
+      const results = await Promise.allSettled(groups.map(([stream, group]) => claimed.append(stream, group)));
       const transient = results.find((r): r is PromiseRejectedResult => r.status === 'rejected' && isTransient(r.reason));
       const alone: Array<[string, ClaimedAppend[]]> = [];
       results.forEach((result, i) => {

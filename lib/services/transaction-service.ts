@@ -4,12 +4,14 @@
  * asks a producer's checker webhook about half messages left unresolved.
  *
  *   send{transaction} ─▶ X#id prepared (check-back index K#<0..3>, by next check time)
- *   commit  ─▶ TransactWrite[ append segment, X: prepared → committed ]   (first resolution wins)
+ *   commit  ─▶ standard: X prepared → committing (claim) ─▶ put segment ─▶ X → committed (mark)
+ *              FIFO: TransactWrite[ append segment + notice, X: prepared → committed ]   (first resolution wins)
  *   rollback ─▶ X: prepared → rolled-back                                  (409 for the opposite)
  *   send / unknown check ─▶ arm the next check to the second (TimerService.armChecks)
  *   sweep (every minute, the safety net) ─▶ due half messages ─▶ dispatch (SQS / in-process, bounded)
  *   check ─▶ lease the check (nc moves, cc + 1, IF nc unchanged) ─▶ signed POST ─▶
  *            record it ─▶ commit | rollback | unknown (→ after maxChecks: onMaxChecks)
+ *         ─▶ a committing half message (a commit's claim): finish it (claimed-release.ts)
  */
 import {
   ProducerGroupNotFoundError,
@@ -17,8 +19,9 @@ import {
   TransactionAlreadyResolvedError,
   TransactionNotFoundError,
   InvalidArgumentError,
+  UnavailableError,
 } from '../domain/errors.js';
-import { Limits, iso, messageContent, type CheckStatus, type OnMaxChecks, type ProducerGroup } from '../domain/model.js';
+import { Limits, iso, messageContent, type CheckStatus, type OnMaxChecks, type ProducerGroup, type Topic } from '../domain/model.js';
 import { assertCheckerUrl, type CheckerPolicy } from '../domain/ssrf.js';
 import type { CheckRecord, Deferred } from '../adapters/dynamodb/deferred.js';
 import type { StoredProducer } from '../adapters/dynamodb/producers.js';
@@ -27,6 +30,7 @@ import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 import type { CheckDispatcher, SecretBox, WebhookClient } from '../ports/webhooks.js';
 import type { Timers } from '../ports/timers.js';
+import { CLAIM_GIVE_UP_MS, LEFT } from './claimed-release.js';
 import type { DeferredReleaser } from './releaser.js';
 import type { Stores } from './stores.js';
 import { newSigningSecret as newSecret, openSigningSecrets, signedHeaders } from './webhook-signing.js';
@@ -51,6 +55,10 @@ export interface TransactionServiceOptions {
 
 /** A check-back that arrives at most this early (clock skew between hosts) waits; earlier ones are stale and skipped. */
 const CHECK_EARLY_WAIT_MS = 1500;
+/** Reads of a half message one producer's commit makes (a claim under way is waited for between them). */
+const COMMIT_ATTEMPTS = 5;
+/** The first wait for a claim under way (doubling: 50 + 100 + 200 + 400 ms in all, real time). */
+const COMMIT_WAIT_MS = 50;
 
 /** Half messages one sweep reads per check-back index partition (the next sweep takes the rest). */
 const CHECK_SWEEP_PAGE = 100;
@@ -161,20 +169,54 @@ export class TransactionService {
 
   // ── resolution ────────────────────────────────────────────────────────
 
+  /**
+   * Commits a half message (docs/design.md, Transactional messages: Commit).
+   * FIFO topics: one transaction appends it and marks it committed. Standard
+   * topics: claim (`committing`: the commit wins here), segment put, mark
+   * (releaser.commitClaimed); a half message found `committing` — a commit
+   * under way, or one a crash left — is finished the same way. The answer
+   * waits for the mark: a claim that another commit holds and may still be
+   * finishing is waited for briefly, then answered 503 (retry), with a
+   * check-back armed for when the claim may be taken over (the worker
+   * finishes it should its claimant be gone).
+   */
   async commit(transactionId: string, by: 'producer' | 'check' | 'onMaxChecks' = 'producer') {
-    const half = await this.require(transactionId);
-    if (half.state === 'prepared') {
-      const now = this.clock.now();
-      const { landed, failed } = await this.releaser.append([half], (d, address) => this.stores.deferred.commitItem(d.id, address, by, now));
-      if (failed.has(half.id)) throw failed.get(half.id);
-      const address = landed.get(half.id);
-      if (address) return this.committedView(half, address.seq);
+    const answer = await this.commitOrLeave(transactionId, by, COMMIT_ATTEMPTS);
+    if (answer !== LEFT) return answer;
+    throw new UnavailableError(`Transaction '${transactionId}' is being committed; retry to get its answer.`);
+  }
+
+  /** {@link commit}, answering {@link LEFT} for a claim under way that is not this call's to finish yet (a check-back is armed for it). */
+  private async commitOrLeave(transactionId: string, by: string, attempts: number) {
+    for (let attempt = 0; ; attempt++) {
+      const half = await this.require(transactionId);
+      if (half.state === 'committed') return this.committedView(half, half.address?.seq);
+      if (half.state !== 'prepared' && half.state !== 'committing') {
+        throw new TransactionAlreadyResolvedError(`Transaction '${transactionId}' was rolled back; it cannot be committed.`);
+      }
+      if (attempt === attempts) break; // read once more after an attempt resolved meanwhile: answered from what it is
+      const topic = await this.stores.catalog.topic(half.topic);
+      if (half.state === 'prepared' && (!topic || topic.generation !== half.record.generation)) {
+        throw new TransactionNotFoundError(`Transaction '${transactionId}' refers to a topic that no longer exists.`);
+      }
+      const landed = await this.append(half, topic, by);
+      if (landed === LEFT) {
+        if (attempt === attempts - 1) break;
+        await sleep(COMMIT_WAIT_MS * 2 ** attempt);
+      } else if (landed !== undefined) return this.committedView(half, landed.seq, topic);
+      // Undefined: resolved meanwhile (perhaps just now, by a racing check): read again and answer from what it is.
     }
-    // Resolved already (perhaps just now, by a racing check): answer from what it is.
-    const current = await this.require(transactionId);
-    if (current.state === 'committed') return this.committedView(current, current.address?.seq);
-    if (current.state === 'prepared') throw new TransactionNotFoundError(`Transaction '${transactionId}' refers to a topic that no longer exists.`);
-    throw new TransactionAlreadyResolvedError(`Transaction '${transactionId}' was rolled back; it cannot be committed.`);
+    await this.options.timers?.armChecks([{ transactionId, at: this.clock.now() + CLAIM_GIVE_UP_MS }]);
+    return LEFT;
+  }
+
+  /** One attempt to append a prepared (or finish a committing) half message: where it landed, undefined (resolved meanwhile), or LEFT. */
+  private async append(half: Deferred, topic: Topic | undefined, by: string): Promise<{ seq: number } | undefined | typeof LEFT> {
+    if (half.state === 'committing' || topic?.type !== 'fifo') return this.releaser.commitClaimed(half, by);
+    // FIFO topics keep the transaction: their notice must enter with their segment.
+    const { landed, failed } = await this.releaser.append([half], (d, address) => this.stores.deferred.commitItem(d.id, address, by, this.clock.now()));
+    if (failed.has(half.id)) throw failed.get(half.id);
+    return landed.get(half.id);
   }
 
   async rollback(transactionId: string, by: 'producer' | 'check' | 'onMaxChecks' = 'producer') {
@@ -194,7 +236,8 @@ export class TransactionService {
     const checks = await this.stores.deferred.checks(half.id);
     return {
       transactionId,
-      state: half.state,
+      // Committing: the commit won at its claim (a rollback answers 409); the message query says `prepared` until it is marked.
+      state: half.state === 'committing' ? ('committed' as const) : half.state,
       producerGroup: tx?.producerGroup ?? null,
       topic: half.topic,
       messageId: half.record.messageId,
@@ -238,6 +281,11 @@ export class TransactionService {
       half = await this.stores.deferred.get(half.id);
       now = this.clock.now();
     }
+    if (half?.state === 'committing') {
+      // A commit's claim (under way, or left by a crash): finished here, or left with a check-back armed.
+      await this.commitOrLeave(transactionId, 'check', 1);
+      return 'skipped';
+    }
     const tx = half?.transaction;
     if (!half || half.state !== 'prepared' || !tx || tx.kept || tx.nextCheckAt === undefined || tx.nextCheckAt > now) return 'skipped';
     const producer = await this.stores.producers.get(tx.producerGroup);
@@ -268,7 +316,7 @@ export class TransactionService {
 
   private async resolve(transactionId: string, action: 'commit' | 'rollback', by: 'check' | 'onMaxChecks') {
     try {
-      if (action === 'commit') await this.commit(transactionId, by);
+      if (action === 'commit') await this.commitOrLeave(transactionId, by, 1); // a claim under way: a check-back is armed for it
       else await this.rollback(transactionId, by);
     } catch (error) {
       // The producer resolved it first (the other way): the first resolution wins.
@@ -334,8 +382,8 @@ export class TransactionService {
     return half;
   }
 
-  private async committedView(half: Deferred, seq: number | undefined) {
-    const topic = await this.stores.catalog.getTopic(half.topic);
+  private async committedView(half: Deferred, seq: number | undefined, known?: Topic) {
+    const topic = known ?? (await this.stores.catalog.getTopic(half.topic));
     return {
       state: 'committed' as const,
       messageId: half.record.messageId,

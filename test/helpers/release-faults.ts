@@ -1,7 +1,8 @@
 /**
- * Fault points of the scheduled release for tests of topic `jobs` (docs/design.md,
- * Scheduled and delayed messages: Release): which DynamoDB call is a segment put,
- * a release mark or a claim, and a crash injected at the first such call.
+ * Fault points of the claimed append for tests of topic `jobs` (docs/design.md,
+ * Scheduled and delayed messages: Release; Transactional messages: Commit): which
+ * DynamoDB call is a segment put, a release's or a commit's claim or mark, and a
+ * crash injected at the first such call.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
@@ -14,6 +15,11 @@ export const isSegmentPut = (command: string, input: unknown) =>
 export const isMark = (command: string, input: unknown) => command === 'UpdateItemCommand' && JSON.stringify(input).includes('SET st = :released, a = :a REMOVE');
 /** Is this call a release claim? */
 export const isClaim = (command: string, input: unknown) => command === 'UpdateItemCommand' && JSON.stringify(input).includes('SET st = :releasing');
+
+/** Is this call a half message's commit claim (`st = committing`)? */
+export const isCommitClaim = (command: string, input: unknown) => command === 'UpdateItemCommand' && JSON.stringify(input).includes('SET st = :committing');
+/** Is this call a claimed commit's mark (`st = committed`, outside a transaction)? */
+export const isCommitMark = (command: string, input: unknown) => command === 'UpdateItemCommand' && JSON.stringify(input).includes('SET st = :committed');
 
 /** Fails the first call `matches` picks as a crash would end the release there (the error stops the whole call). */
 export function crashAt(client: DynamoDBClient, matches: (command: string, input: unknown) => boolean): { hit: () => boolean } {

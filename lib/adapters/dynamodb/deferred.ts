@@ -5,15 +5,16 @@
  *
  * A deferred item (pk `X#<ulid>`, sk `X`):
  *
- *   st    state: scheduled → releasing → released | cancelled; prepared → committed | rolled-back
+ *   st    state: scheduled → releasing → released | cancelled; prepared → [committing →] committed | rolled-back
  *   tp    topic name
  *   r     the message record (records.ts)
  *   du    due time (ms); a half message: its send time
  *   a     {s: stream, q: seq} where it was appended, once released or committed; while
- *         releasing: where its release claims it will land
- *   rf, rt, rc, rx while releasing (the release claim, docs/design.md, Scheduled messages: Release):
- *         the first seq of the segment its claimant puts, the claim's token, the claimant's
- *         clock (ms) read before the claim, when the claimed records expire
+ *         releasing or committing: where its claim says it will land
+ *   rf, rt, rc, rx while releasing or committing (the claim, docs/design.md, Scheduled messages:
+ *         Release; Transactional messages: Commit): the first seq of the segment its claimant
+ *         puts, the claim's token, the claimant's clock (ms) read before the claim, when the
+ *         claimed records expire
  *   g1pk, g1sk   while it waits: `T#<due minute>` / `<due ms>#<ulid>` (scheduled) or
  *                `K#<0..3>` / `<next check ms>#<ulid>` (half message, until resolved; a kept one
  *                stays at `KEPT_CHECK_AT`, never due, so the producer group's look-up finds it)
@@ -27,8 +28,8 @@
  *   ck    checkAfterSeconds: delay of the first check-back
  *   nc    next check time (ms); removed when resolved or kept
  *   cc    checks made so far
- *   rb    who resolved it: producer | check | onMaxChecks (set only with committed / rolled-back)
- *   ra    resolved at (ms)
+ *   rb    who resolved it: producer | check | onMaxChecks (set only with committing / committed / rolled-back)
+ *   ra    resolved at (ms; a claimed commit: the claim's time)
  *   kp    true: `onMaxChecks: keep` stopped the checks, it stays prepared (not resolved)
  *   ks    when the checks stopped (ms), with kp
  *
@@ -78,6 +79,8 @@ export const DeferredState = {
   released: 'released',
   cancelled: 'cancelled',
   prepared: 'prepared',
+  /** A half message of a standard topic whose commit claimed its address (the commit won; not marked yet). */
+  committing: 'committing',
   committed: 'committed',
   rolledBack: 'rolled-back',
 } as const;
@@ -90,7 +93,7 @@ export interface Deferred {
   record: MessageRecord;
   dueAt: number;
   address: { stream: string; seq: number } | undefined;
-  /** While `releasing`: the claim of the release under way (or left by a crash). */
+  /** While `releasing` or `committing`: the claim of the release or commit under way (or left by a crash). */
   claim?: ReleaseClaim;
   /** Half messages (SPEC §4). */
   transaction?: {
@@ -140,7 +143,7 @@ const toDeferred = (item: Record<string, unknown>): Deferred => {
     record: fromStored(item.r as StoredRecord),
     dueAt: Number(item.du),
     address: address ? { stream: address.s, seq: address.q } : undefined,
-    ...(item.st === DeferredState.releasing && address
+    ...((item.st === DeferredState.releasing || item.st === DeferredState.committing) && address
       ? { claim: { stream: address.s, seq: address.q, first: Number(item.rf), token: String(item.rt), at: Number(item.rc), expiresAt: item.rx === undefined ? Number.POSITIVE_INFINITY : Number(item.rx) } }
       : {}),
     ...(item.pg === undefined
@@ -230,6 +233,58 @@ export class DeferredStore {
         },
       },
     };
+  }
+
+  /**
+   * Claims the commit of a half message of a standard topic (docs/design.md,
+   * Transactional messages: Commit): `committing`, with the address it will
+   * land at, the claim's token and time, and who resolved it when (`rb`,
+   * `ra` = the claim's time: the commit wins here). `expect`: the token of the
+   * claim it takes over, else the half message must still be prepared — and
+   * kept or not as `kept` says: a kept half message's check-index entry is
+   * never due, so its claim moves the entry to `sweepAt` (the check sweep then
+   * finds the claim if its claimant crashes); the others keep theirs (their
+   * next check time: no index write). False when the condition fails.
+   */
+  async claimCommit(id: string, claim: ReleaseClaim, expect: string | undefined, fresh: { by: string; kept: boolean; sweepAt: number }): Promise<boolean> {
+    const values: Record<string, unknown> = {
+      ':committing': DeferredState.committing,
+      ':a': { s: claim.stream, q: claim.seq },
+      ':f': claim.first,
+      ':t': claim.token,
+      ':at': claim.at,
+      ':x': claim.expiresAt,
+    };
+    const set = 'SET st = :committing, a = :a, rf = :f, rt = :t, rc = :at, rx = :x';
+    if (expect !== undefined) return this.conditional(id, set, 'st = :committing AND rt = :old', { ...values, ':old': expect });
+    values[':prepared'] = DeferredState.prepared;
+    values[':by'] = fresh.by;
+    if (!fresh.kept) return this.conditional(id, `${set}, rb = :by, ra = :at`, 'st = :prepared AND attribute_not_exists(kp)', values);
+    return this.conditional(id, `${set}, rb = :by, ra = :at, g1sk = :sk`, 'st = :prepared AND kp = :true', {
+      ...values,
+      ':true': true,
+      ':sk': checkIndexSk(fresh.sweepAt, id),
+    });
+  }
+
+  /**
+   * Marks a half message whose commit is claimed committed at `address` (where
+   * it is; undefined: the claimed address stays, for a claim closed without
+   * an append) and takes it out of the check index; false unless the claim
+   * `token` is still the item's.
+   */
+  async markCommitted(id: string, address: { stream: string; seq: number } | undefined, token: string): Promise<boolean> {
+    return this.conditional(
+      id,
+      `SET st = :committed${address ? ', a = :a' : ''} REMOVE g1pk, g1sk, nc, rf, rt, rc, rx`,
+      'st = :committing AND rt = :t',
+      {
+        ':committed': DeferredState.committed,
+        ':committing': DeferredState.committing,
+        ':t': token,
+        ...(address ? { ':a': { s: address.stream, q: address.seq } } : {}),
+      },
+    );
   }
 
   /** Rolls a half message back; false unless it was still prepared. */

@@ -1,0 +1,55 @@
+/**
+ * The deferred item's writes of a claimed append (claimed-release.ts), for
+ * each kind of deferred message that enters a standard stream that way
+ * (docs/design.md, Scheduled and delayed messages: Release; Transactional
+ * messages: Commit):
+ *
+ *   release  scheduled → releasing → released   closed: cancelled   dropped: its topic is gone, or purged after its send
+ *   commit   prepared  → committing → committed  closed: committed   dropped: its topic is gone (an unclaimed half message stays prepared)
+ *
+ * A claimed commit is never closed as anything but committed: the commit won
+ * at its claim (a rollback answers 409 from then on).
+ */
+import type { Topic } from '../domain/model.js';
+import type { Deferred, DeferredStore, ReleaseClaim } from '../adapters/dynamodb/deferred.js';
+
+export interface ClaimSteps {
+  /** Claims the item for `claim`, taking over the claim whose token is `expect` (none: the item must still be waiting). */
+  claim(d: Deferred, claim: ReleaseClaim, expect: string | undefined): Promise<boolean>;
+  /** Marks the claimed item appended at `address`; false unless `token` is still its claim. */
+  mark(id: string, address: { stream: string; seq: number }, token: string): Promise<boolean>;
+  /** Closes a claim that will not be appended (its records' expiry came, or its topic went); false unless `token` is still its claim. */
+  close(id: string, token: string): Promise<boolean>;
+  /** Whether the item's topic (undefined: deleted) no longer takes it. */
+  dropped(d: Deferred, topic: Topic | undefined): boolean;
+  /** What becomes of an item not claimed yet that its topic no longer takes. */
+  drop(d: Deferred): Promise<void>;
+}
+
+const gone = (d: Deferred, topic: Topic | undefined): topic is undefined => !topic || topic.generation !== d.record.generation;
+
+/** A scheduled message's release. */
+export const releaseSteps = (deferred: DeferredStore): ClaimSteps => ({
+  claim: (d, claim, expect) => deferred.claimRelease(d.id, claim, expect),
+  mark: (id, address, token) => deferred.markReleased(id, address, token),
+  close: (id, token) => deferred.cancelClaimed(id, token),
+  // A purge of the topic cancels the scheduled messages sent before it.
+  dropped: (d, topic) => gone(d, topic) || (topic.purgedAt !== undefined && d.record.sentAt <= topic.purgedAt),
+  drop: async (d) => {
+    await deferred.cancel(d.id, d.topic);
+  },
+});
+
+/**
+ * A half message's commit by `by`. A kept half message's claim moves its
+ * check-index entry to `sweepAfterMs` after the claim, where the check sweep
+ * finds it should its claimant crash.
+ */
+export const commitSteps = (deferred: DeferredStore, by: string, sweepAfterMs: number): ClaimSteps => ({
+  claim: (d, claim, expect) => deferred.claimCommit(d.id, claim, expect, { by, kept: d.transaction?.kept === true, sweepAt: claim.at + sweepAfterMs }),
+  mark: (id, address, token) => deferred.markCommitted(id, address, token),
+  close: (id, token) => deferred.markCommitted(id, undefined, token),
+  // Half messages survive a purge (they were not deliverable before it).
+  dropped: (d, topic) => gone(d, topic),
+  drop: async () => {},
+});

@@ -129,6 +129,8 @@ export type SluiceFunctionOptions = Pick<SluiceFunctionProps, 'handlerModule' | 
 
 /**
  * What a function may do beyond the table, granted per function:
+ * - `arm-checks`: queue check-backs delayed to their second (`TransactionService.commit` arms one
+ *   for a claimed commit it leaves to its claimant, docs/design.md "Commit on a standard topic");
  * - `arm-timers`: create one-time schedules in the timer group (passing the scheduler role)
  *   and send delay-queue wake-ups — `TimerService.arm`, reached from a send with
  *   `delaySeconds`/`deliverAt` (`QueueService.schedule`);
@@ -144,7 +146,7 @@ export type SluiceFunctionOptions = Pick<SluiceFunctionProps, 'handlerModule' | 
  *   TagQueue — a parking receive, `QueueService.receiveOrPark`);
  * - `delete-doorbells`: delete them (`AdminService.deleteGroup`).
  */
-type Capability = 'arm-timers' | 'seal-secrets' | 'seal-push-secrets' | 'message-ids' | 'doorbells' | 'delete-doorbells';
+type Capability = 'arm-timers' | 'arm-checks' | 'seal-secrets' | 'seal-push-secrets' | 'message-ids' | 'doorbells' | 'delete-doorbells';
 
 type RouteOverride = Partial<Pick<SluiceFunctionOptions, 'tableAccess' | 'timeout' | 'memorySize'>> & { readonly capabilities?: readonly Capability[] };
 
@@ -164,8 +166,10 @@ const routeOverrides: Partial<Record<string, RouteOverride>> = {
   'delete-group': { capabilities: ['delete-doorbells'] },
   'send-message': { capabilities: ['arm-timers', 'message-ids'] },
   'send-batch': { capabilities: ['arm-timers', 'message-ids'] },
-  // Not commit-transaction: a transactional message cannot be scheduled, its commit appends at once
-  // (and keeps its d<ULID> id, so it needs no message-id key either).
+  // A transactional message cannot be scheduled, its commit appends at once (and keeps its d<ULID>
+  // id, so it needs no message-id key either); but a commit that finds a claim under way (a
+  // standard topic's claimed commit, possibly left by a crash) arms a check-back that finishes it.
+  'commit-transaction': { capabilities: ['arm-checks'] },
   'put-producer': { capabilities: ['seal-secrets'] },
   'rotate-secret': { capabilities: ['seal-secrets'] },
   // A push group's first push settings create its signing secret.
@@ -744,6 +748,7 @@ export class SluiceService extends Construct {
 
   private grantCapabilities(fn: SluiceFunction, capabilities: readonly Capability[], access: TableAccess): void {
     if (capabilities.includes('arm-timers')) this.grantArmTimers(fn);
+    else if (capabilities.includes('arm-checks')) this.grantQueueChecks(fn);
     if (capabilities.includes('seal-secrets')) this.grantSealSecrets(fn);
     if (capabilities.includes('seal-push-secrets')) fn.addToRolePolicy(this.secretsStatement('kms:Encrypt', PUSH_SECRET_CONTEXT_PURPOSE));
     if (capabilities.includes('message-ids')) this.grantMessageIdKey(fn, access);

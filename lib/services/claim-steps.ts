@@ -41,12 +41,29 @@ export const releaseSteps = (deferred: DeferredStore): ClaimSteps => ({
 });
 
 /**
- * A half message's commit by `by`. A kept half message's claim moves its
- * check-index entry to `sweepAfterMs` after the claim, where the check sweep
- * finds it should its claimant crash.
+ * A claim whose half message's next check is further than this after the claim moves its
+ * check-index entry to `sweepAfterMs` after the claim. The entry is what brings a finisher to a
+ * claim its claimant left (a crash), and a finisher that comes within 60 s of the records' expiry
+ * closes the claim without an append (claimed-release.ts): with the entry due ≤ 120 s after the
+ * claim and the sweep every minute, one comes ≤ ~180 s after it, before the shortest retention's
+ * 300 − 60 s. A commit soon after its send (the default check after 60 s) writes no index.
+ */
+export const COMMIT_CHECK_WITHIN_MS = 120_000;
+
+/**
+ * A half message's commit by `by`. A kept half message's claim (its entry is never due) and one
+ * whose next check is past {@link COMMIT_CHECK_WITHIN_MS} move its check-index entry to
+ * `sweepAfterMs` after the claim, where the check sweep finds it should its claimant crash.
  */
 export const commitSteps = (deferred: DeferredStore, by: string, sweepAfterMs: number): ClaimSteps => ({
-  claim: (d, claim, expect) => deferred.claimCommit(d.id, claim, expect, { by, kept: d.transaction?.kept === true, sweepAt: claim.at + sweepAfterMs }),
+  claim: (d, claim, expect) =>
+    deferred.claimCommit(d.id, claim, expect, {
+      by,
+      kept: d.transaction?.kept === true,
+      moveCheck: (d.transaction?.nextCheckAt ?? Infinity) > claim.at + COMMIT_CHECK_WITHIN_MS,
+      sweepAt: claim.at + sweepAfterMs,
+      checkBy: claim.at + COMMIT_CHECK_WITHIN_MS,
+    }),
   mark: (id, address, token) => deferred.markCommitted(id, address, token),
   close: (id, token) => deferred.markCommitted(id, undefined, token),
   // Half messages survive a purge (they were not deliverable before it).

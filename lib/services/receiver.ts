@@ -626,9 +626,9 @@ export class Receiver {
         if (fold.length > 0) scope.carried?.folded(stream, fold);
         if (raise) raise.applied = true;
       }
-      await this.deadLetter(group, stream, plan.dead, now);
+      const movedDead = await this.deadLetter(group, stream, plan.dead, now, scope.deadline);
       const delivered = plan.deliveries.map((d) => this.deliver(d, stream, scope.topics, ids));
-      if (plan.dead.length > 0 && delivered.length < want) {
+      if (movedDead > 0 && delivered.length < want) {
         // Dead letters made room (a serialized shard moves on): look again at once.
         return [...delivered, ...(await this.claim(scope, stream, mode, undefined, want - delivered.length))];
       }
@@ -670,13 +670,19 @@ export class Receiver {
   /**
    * Moves messages that used up `maxDeliveries` to the group's dead-letter
    * topic: the append and the closing of the lease are one transaction, so
-   * the message is in exactly one of the two places.
+   * the message is in exactly one of the two places. No append starts after
+   * `until` (the receive's deadline: each append may wait out a contended
+   * stream for up to its budget); the rest stay expired leases past their
+   * deliveries, which the next receive moves. How many were handled.
    */
-  private async deadLetter(group: Group, stream: string, dead: Array<{ lease: Lease; record: MessageRecord }>, now: number) {
-    if (dead.length === 0) return;
+  private async deadLetter(group: Group, stream: string, dead: Array<{ lease: Lease; record: MessageRecord }>, now: number, until: number): Promise<number> {
+    if (dead.length === 0) return 0;
     const target = await ensureDeadLetterTopic(this.stores, group.deadLetterTopic, now);
     const ids = await this.stores.ids.codec();
+    let handled = 0;
     for (const { lease, record } of dead) {
+      if (handled > 0 && this.clock.now() >= until) break;
+      handled++;
       const local: StreamLocal = { kind: 'partition', partition: Math.floor(this.random.fraction() * target.partitions) };
       try {
         await this.stores.log.append(streamId(target, local), (seq) => {
@@ -724,6 +730,7 @@ export class Receiver {
         if (!(error instanceof ItemConditionFailedError && error.item === DEAD_LETTER_CLOSE)) throw error;
       }
     }
+    return handled;
   }
 }
 

@@ -43,6 +43,8 @@ const expectedExtraGrants: Record<string, string[]> = {
   // AdminService.deleteGroup deletes the group's doorbell queue
   'delete-group': ['sqs:DeleteQueue'],
   commit: ['kms:Decrypt', 'kms:Encrypt'],
+  // a commit that leaves a standard topic's claimed commit to its claimant arms a check-back at now + 20 s (check queue)
+  'commit-transaction': ['sqs:SendMessage'],
   visibility: ['kms:Decrypt', 'kms:Encrypt'],
   'cancel-message': ['kms:Decrypt', 'kms:Encrypt'],
   'get-message': ['kms:Decrypt'],
@@ -403,11 +405,12 @@ describe('least privilege', () => {
         .sort();
     const roles = (...entries: string[]) => entries.map((e) => roleOf(stateless, functionId(e))).sort();
     expect(sendersTo(service.delayQueue.queue)).toEqual(roles('send-message', 'send-batch', 'timer-minute', 'timer-release'));
-    expect(sendersTo(service.checkQueue.queue)).toEqual(roles('check-sweep', 'check-worker', 'send-message', 'send-batch', 'timer-minute'));
+    // commit-transaction: a commit that leaves a claimed commit to its claimant arms a check-back that finishes it.
+    expect(sendersTo(service.checkQueue.queue)).toEqual(roles('check-sweep', 'check-worker', 'commit-transaction', 'send-message', 'send-batch', 'timer-minute'));
     expect(sendersTo(service.dispatcher.deadLetterQueue)).toEqual(roles('dispatcher'));
     expect(sendersTo(service.pushQueue.queue)).toEqual(roles('dispatcher', 'push-worker'));
     // One statement per role (resources merged), but two for the dispatcher (its on-failure destination's and the push route's).
-    expect(grantsOfAction(stateless, 'sqs:SendMessage')).toHaveLength(9);
+    expect(grantsOfAction(stateless, 'sqs:SendMessage')).toHaveLength(10);
   });
 
   it('lets only the check worker decrypt producer secrets, and only put-producer and rotate-secret encrypt them', () => {

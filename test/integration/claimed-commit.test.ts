@@ -169,6 +169,32 @@ describe('transaction-free commit: claim, put, mark', () => {
     expect(await copies(h, messageId)).toBe(1);
   });
 
+  it('crash after the claim of a half message whose next check is far (600 s, retention 300 s): the claim brings the check forward, so the sweep finishes it before its records expire', async () => {
+    const { h, client, half } = await setup({ retentionSeconds: 300 });
+    const { messageId, tx } = await half('m', 600);
+    crashAt(client, isSegmentPut);
+    await expect(h.transactions.commit(tx)).rejects.toThrow();
+    const claimed = await raw(h, idOf(tx));
+    const due = Number(claimed.rc) + CLAIM_TAKEOVER_MS;
+    expect(claimed).toMatchObject({ st: 'committing', nc: due, g1sk: checkIndexSk(due, idOf(tx)) });
+    h.clock.advance(CLAIM_TAKEOVER_MS + 1_000);
+    // Without the move the entry is due at 600 s, the first finisher comes past the records' expiry
+    // (300 s) and closes the claim without an append: the message would be lost.
+    expect(await checkSweep(h)).toEqual([tx]);
+    expect(await raw(h, idOf(tx))).toMatchObject({ st: 'committed' });
+    expect(await drain(h)).toEqual(['m']);
+    expect(await copies(h, messageId)).toBe(1);
+  });
+
+  it('a commit soon after its send (next check within 120 s) leaves the check-index entry where it is: no index write', async () => {
+    const { h, client, half } = await setup();
+    const { tx } = await half('m', 60);
+    const before = await raw(h, idOf(tx));
+    crashAt(client, isSegmentPut);
+    await expect(h.transactions.commit(tx)).rejects.toThrow();
+    expect(await raw(h, idOf(tx))).toMatchObject({ st: 'committing', nc: before.nc, g1sk: before.g1sk });
+  });
+
   it('crash after the put, before the mark: in its stream once; a retried commit only marks it and answers 200', async () => {
     const { h, client, half } = await setup();
     const { messageId, tx } = await half('m');

@@ -8,6 +8,7 @@ import {
   APPEND_MIN_TRIES,
   BACKOFF_CAP_MS,
   Contention,
+  KEYS_REMEMBERED,
   LEVEL_FADE_MS,
   SLOT_MAX_MS,
   SLOT_MIN_MS,
@@ -157,5 +158,20 @@ describe('Contention', () => {
     await contention.begin(['s']).turn();
     expect(watch.waits.length).toBe(1);
     expect(watch.waits[0]).toBeGreaterThan(0);
+  });
+});
+
+describe('Contention memory', () => {
+  it('stays within KEYS_REMEMBERED when appends of several streams each add several keys', async () => {
+    const watch = new FakeStopwatch();
+    const contention = new Contention(watch, () => 0);
+    for (let i = 0; i < KEYS_REMEMBERED; i++) {
+      const run = await loseRaces(contention, watch, [`a${i}`, `b${i}`, `c${i}`], 2, 10);
+      await run.turn();
+      run.won(); // won after two losses: its keys are remembered one level down
+      expect(run.lost).toBe(2);
+      expect(contention.remembered).toBeLessThanOrEqual(KEYS_REMEMBERED);
+    }
+    expect(contention.remembered).toBe(KEYS_REMEMBERED);
   });
 });

@@ -35,7 +35,7 @@ export const LEVEL_FADE_MS = 1000;
 /** Levels above this would only repeat the cap. */
 const LEVEL_MAX = 12;
 /** Keys remembered (the oldest forgotten first). */
-const KEYS_REMEMBERED = 1000;
+export const KEYS_REMEMBERED = 1000;
 
 /** The full-jitter wait before a try at `level` (0: none), in ms; `fraction` is uniform in [0, 1). */
 export function fullJitterMs(level: number, slotMs: number, fraction: number): number {
@@ -77,6 +77,11 @@ export class Contention {
     return new ContendedAppend(this.stopwatch, this.fraction, now + this.budgetMs, level, slotMs, (ended, slot) => this.remember(keys, ended, slot));
   }
 
+  /** How many keys are remembered (never more than {@link KEYS_REMEMBERED}). */
+  get remembered(): number {
+    return this.keys.size;
+  }
+
   /** The level an append ended at, for the next one on its keys. */
   private remember(keys: readonly string[], level: number, slotMs: number): void {
     const at = this.stopwatch.now();
@@ -84,7 +89,8 @@ export class Contention {
       this.keys.delete(key);
       if (level > 0) this.keys.set(key, { level: Math.min(LEVEL_MAX, level), slotMs, at });
     }
-    if (this.keys.size > KEYS_REMEMBERED) this.keys.delete(this.keys.keys().next().value as string);
+    // An append of several streams adds several keys: trim back to the bound, oldest first.
+    while (this.keys.size > KEYS_REMEMBERED) this.keys.delete(this.keys.keys().next().value as string);
   }
 }
 

@@ -243,10 +243,18 @@ export class DeferredStore {
    * claim it takes over, else the half message must still be prepared — and
    * kept or not as `kept` says: a kept half message's check-index entry is
    * never due, so its claim moves the entry to `sweepAt` (the check sweep then
-   * finds the claim if its claimant crashes); the others keep theirs (their
-   * next check time: no index write). False when the condition fails.
+   * finds the claim if its claimant crashes); so does a claim whose next check
+   * is far (`moveCheck`: the check sweep must find a crashed claim well before
+   * its records' expiry, where it would be closed without an append); the
+   * others keep theirs (their next check time: no index write) on condition
+   * that it is still by `checkBy`. False when the condition fails.
    */
-  async claimCommit(id: string, claim: ReleaseClaim, expect: string | undefined, fresh: { by: string; kept: boolean; sweepAt: number }): Promise<boolean> {
+  async claimCommit(
+    id: string,
+    claim: ReleaseClaim,
+    expect: string | undefined,
+    fresh: { by: string; kept: boolean; moveCheck: boolean; sweepAt: number; checkBy: number },
+  ): Promise<boolean> {
     const values: Record<string, unknown> = {
       ':committing': DeferredState.committing,
       ':a': { s: claim.stream, q: claim.seq },
@@ -259,7 +267,17 @@ export class DeferredStore {
     if (expect !== undefined) return this.conditional(id, set, 'st = :committing AND rt = :old', { ...values, ':old': expect });
     values[':prepared'] = DeferredState.prepared;
     values[':by'] = fresh.by;
-    if (!fresh.kept) return this.conditional(id, `${set}, rb = :by, ra = :at`, 'st = :prepared AND attribute_not_exists(kp)', values);
+    if (!fresh.kept && !fresh.moveCheck) {
+      // Not moved: only while the next check is still by `checkBy` (a check lease may have moved it since it was read).
+      return this.conditional(id, `${set}, rb = :by, ra = :at`, 'st = :prepared AND attribute_not_exists(kp) AND nc <= :by_time', { ...values, ':by_time': fresh.checkBy });
+    }
+    if (!fresh.kept) {
+      return this.conditional(id, `${set}, rb = :by, ra = :at, nc = :due, g1sk = :sk`, 'st = :prepared AND attribute_not_exists(kp)', {
+        ...values,
+        ':due': fresh.sweepAt,
+        ':sk': checkIndexSk(fresh.sweepAt, id),
+      });
+    }
     return this.conditional(id, `${set}, rb = :by, ra = :at, g1sk = :sk`, 'st = :prepared AND kp = :true', {
       ...values,
       ':true': true,

@@ -3,6 +3,7 @@
  * partial batch response it builds from route failures, and the topic
  * activity route's "one write per topic per invocation".
  */
+import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { ChangeRecord } from '../../lib/ports/change-stream.js';
 import type { SegmentChange } from '../../lib/adapters/dynamodb/segment-changes.js';
@@ -91,6 +92,32 @@ describe('Dispatcher', () => {
     expect(await dispatcher.dispatch([sentinel, modify, good])).toEqual({ batchItemFailures: [] });
     expect(wake.calls.flat().map((s) => s.id)).toEqual([good.dynamodb?.SequenceNumber]);
     expect(warnings).toHaveLength(2);
+  });
+
+  it('skips a segment whose packed records do not read, logged (no bytes) and counted, and routes the rest of the batch', async () => {
+    const wake = new RecordingRoute('wake');
+    const notice = new RecordingRoute('notice');
+    const errors: Array<[string, Record<string, unknown>]> = [];
+    const dispatcher = new Dispatcher({ wake: [wake], notice: [notice] }, clock, { warn: () => undefined, error: (m, d) => errors.push([m, d]) });
+    const packed = (record: ChangeRecord, bytes: Buffer): ChangeRecord => {
+      const image = { ...record.dynamodb!.NewImage! };
+      delete image.m;
+      return { ...record, dynamodb: { ...record.dynamodb, NewImage: { ...image, n: { N: '3' }, mz: { B: bytes.toString('base64') } } } };
+    };
+    const before = segmentInsert('t:a/p:0', ['a']);
+    // Not DEFLATE at all; and a DEFLATE whose frame header is not JSON (a secret-looking body in it).
+    const garbage = packed(segmentInsert('t:a/p:1', ['a']), Buffer.from('not deflate at all, not at all'));
+    const badFrame = packed(segmentInsert('t:f/k:x', ['f'], { nf: 2, w: true }), deflateRawSync(Buffer.from('[{"t":"f","i":"m1"\nsecret-body-hunter2')));
+    const after = segmentInsert('t:f/k:y', ['f'], { nf: 1 });
+    expect(await dispatcher.dispatch([before, garbage, badFrame, after])).toEqual({ batchItemFailures: [] });
+    expect(wake.calls.flat().map((s) => s.id)).toEqual([before.dynamodb?.SequenceNumber]);
+    expect(notice.calls.flat().map((s) => s.id)).toEqual([after.dynamodb?.SequenceNumber]);
+    expect(dispatcher.unreadable).toBe(2);
+    expect(errors.map(([m, d]) => [m, d.stream, d.messages, d.reason])).toEqual([
+      ['dispatcher skipped an unreadable segment', 't:a/p:1', 3, 'Z_DATA_ERROR'],
+      ['dispatcher skipped an unreadable segment', 't:f/k:x', 3, 'SyntaxError'],
+    ]);
+    expect(JSON.stringify(errors)).not.toMatch(/hunter2|not deflate/);
   });
 
   it('leaves a kind with no route alone (its routes come with later work)', async () => {

@@ -9,6 +9,8 @@ import type { ChangeRecord } from '../../lib/ports/change-stream.js';
 import type { SegmentChange } from '../../lib/adapters/dynamodb/segment-changes.js';
 import { Dispatcher, DispatchKind, type DispatchRoute } from '../../lib/services/dispatcher.js';
 import { ActivityRoute } from '../../lib/services/activity-route.js';
+import type { Topic } from '../../lib/domain/model.js';
+import * as build from '../helpers/builders.js';
 
 const clock = { now: () => 1_800_000_000_000 };
 
@@ -144,23 +146,40 @@ describe('ActivityRoute', () => {
     ]);
   });
 
-  it("stamps a FIFO topic's notice streams as its partitions, insisting only past the 4th (a topic with the default 4 is never sampled)", async () => {
+  it("stamps a FIFO topic's notice streams as its partitions, insisting on every stamp of a topic with more than 4 (a topic with the default 4 is never sampled)", async () => {
     const touches: Array<[string, number[], boolean | undefined]> = [];
-    const route = new ActivityRoute({
-      touch: async (topic, _at, partitions = [], insist) => (touches.push([topic, [...partitions].sort((x, y) => x - y), insist]), true),
-    });
+    const asked: string[] = [];
+    const fifo = (name: string, partitions: number) => ({ ...build.topic({ type: 'fifo', partitions }), name, generation: 1, createdAt: 0 }) as Topic;
+    const catalog = {
+      topic: async (name: string) => (asked.push(name), name === 'low' ? fifo('low', 16) : name === 'plain' ? fifo('plain', 4) : undefined),
+    };
+    // Every touch loses its first race: a function rule is asked then.
+    const route = new ActivityRoute(
+      {
+        touch: async (topic, _at, partitions = [], insist) => (
+          touches.push([topic, [...partitions].sort((x, y) => x - y), typeof insist === 'function' ? await insist() : insist]), true
+        ),
+      },
+      undefined,
+      catalog,
+    );
     const dispatcher = new Dispatcher({ wake: [route] }, clock);
     await dispatcher.dispatch([
       segmentInsert('t:wide/n:200', ['wide']),
       segmentInsert('t:wide/n:3', ['wide']),
+      segmentInsert('t:low/n:2', ['low']),
+      segmentInsert('t:low/n:0', ['low']),
       segmentInsert('t:plain/n:2', ['plain']),
       segmentInsert('o:og/n:1', ['x']),
     ]);
     expect(touches.sort()).toEqual([
+      ['low', [0, 2], true],
       ['plain', [2], false],
       ['wide', [3, 200], true],
       ['x', [], false],
     ]);
+    // Only topics stamped on streams 0–3 alone are looked up (a stamp past the 4th says enough).
+    expect(asked.sort()).toEqual(['low', 'plain']);
   });
 
   it('writes each topic once per invocation, at the invocation time', async () => {

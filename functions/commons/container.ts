@@ -188,7 +188,7 @@ export function buildContainer(config: Config, overrides: ContainerOverrides = {
   const streamDispatcher = new Dispatcher(
     {
       wake: [
-        new ActivityRoute(activity, dispatchLog),
+        new ActivityRoute(activity, dispatchLog, stores.catalog),
         new PushRoute(stores.catalog, pushQueue, Math.max(1000, config.SLUICE_CATALOG_CACHE_MS), dispatchLog),
         new DoorbellRoute(
           new TopicDoorbellGroups(stores.catalog),

@@ -48,6 +48,8 @@ export const isRedriveStream = (stream: string): boolean => stream.startsWith('r
  */
 export const NOTICE_BUCKETS = 4;
 export const noticeStream = (namespace: string, bucket: number): string => `${namespace}/n:${bucket}`;
+/** A notice stream `<namespace>/n:<b>` (the first '/' ends the namespace; a shard key after `/k:` may hold anything). */
+export const isNoticeStream = (stream: string): boolean => /^n:(0|[1-9][0-9]*)$/.test(stream.slice(stream.indexOf('/') + 1)) && stream.indexOf('/') > 0;
 
 /** How many notice streams the namespace of a FIFO topic has. */
 export const noticeStreamCount = (topic: Pick<Topic, 'orderGroup' | 'partitions'>): number =>

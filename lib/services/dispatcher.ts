@@ -18,7 +18,7 @@
  */
 import type { ChangeBatchResponse, ChangeRecord } from '../ports/change-stream.js';
 import type { Clock } from '../ports/clock.js';
-import { segmentChangeOf, type SegmentChange } from '../adapters/dynamodb/segment-changes.js';
+import { UnreadableSegmentError, segmentChangeOf, type SegmentChange } from '../adapters/dynamodb/segment-changes.js';
 
 export const DispatchKind = {
   /** `w`: a waiter or push group needs to hear of the segment. */
@@ -56,6 +56,9 @@ const kindsOf = (segment: SegmentChange): DispatchKind[] => [
 ];
 
 export class Dispatcher {
+  /** Segments this dispatcher skipped because their packed records do not read (logged with each). */
+  unreadable = 0;
+
   constructor(
     private readonly routes: DispatchRoutes,
     private readonly clock: Clock,
@@ -68,7 +71,25 @@ export class Dispatcher {
     const byKind = new Map<DispatchKind, SegmentChange[]>();
     const order = new Map<string, number>();
     records.forEach((record, index) => {
-      const segment = segmentChangeOf(record);
+      let segment: SegmentChange | undefined;
+      try {
+        segment = segmentChangeOf(record);
+      } catch (error) {
+        if (!(error instanceof UnreadableSegmentError)) throw error;
+        // A poison record: retrying would fail the same way and hold up the shard's later records
+        // (push deliveries, wakes, notices) until it expires from the stream. Its messages are
+        // unreadable for receives too; it is skipped, logged (where and why, no bytes) and counted.
+        this.unreadable += 1;
+        this.log.error('dispatcher skipped an unreadable segment', {
+          stream: error.stream,
+          seq: error.seq,
+          messages: error.count,
+          sequenceNumber: error.id,
+          reason: error.reason,
+          unreadableSegments: this.unreadable,
+        });
+        return;
+      }
       if (!segment) {
         // Retrying cannot make it a segment: skip it rather than block the shard.
         this.log.warn('dispatcher skipped a change that is not a flagged segment insert', {

@@ -9,7 +9,8 @@
  *  2. on every `FAIR_EVERY`-th look of (group, topic) in this container, the
  *     next partition of a fair pointer that steps by one per such look;
  *  3. partitions the notifier heard moved since this container last took
- *     them (most recent first), then partitions this container found
+ *     them (most recent first; of the same time, in rotation order from
+ *     where this look's rotation starts), then partitions this container found
  *     messages in within the last `PRODUCTIVE_MS` (most recent first), with
  *     1 and 2 at most half the sample, leaving out one another receive of
  *     this container is leading with right now;
@@ -55,17 +56,32 @@ export interface PartitionLook {
   done(): void;
 }
 
+/**
+ * (group, topic) pairs whose sampling state one container keeps; the least recently looked at
+ * goes first above this. A pair's state is ≤ 5 numbers and two maps of at most its partitions
+ * (`visited`, ≤ 256) and `PRODUCTIVE_MAX` entries: ≤ ~270 entries, so ≤ ~280,000 entries (about
+ * 10 MB) at this bound. A pair that comes back after it went starts as in a new container (a
+ * random rotation and fair pointer, nothing visited): each bound above holds per container.
+ */
+export const SAMPLER_PAIRS_MAX = 1_024;
+
+/** What the sampler keeps per (group, topic). */
+interface PairState {
+  /** The next partition of the rotation. */
+  rotation?: number;
+  /** The next partition to lead a fair look. */
+  fair?: number;
+  /** Looks taken so far, modulo {@link FAIR_EVERY} (every {@link FAIR_EVERY}-th is a fair one). */
+  looks: number;
+  /** Partition → when it last gave messages (insertion order is recency order). */
+  productive: Map<number, number>;
+  /** Partition → when a sample of this container last took it. */
+  visited: Map<number, number>;
+}
+
 export class PartitionSampler {
-  /** Per `<group>\0<topic>`: the next partition of the rotation. */
-  private readonly rotation = new Map<string, number>();
-  /** Per `<group>\0<topic>`: the next partition to lead a fair look. */
-  private readonly fair = new Map<string, number>();
-  /** Per `<group>\0<topic>`: looks taken so far (every {@link FAIR_EVERY}-th is a fair one). */
-  private readonly looks = new Map<string, number>();
-  /** Per `<group>\0<topic>`: partition → when it last gave messages. */
-  private readonly productive = new Map<string, Map<number, number>>();
-  /** Per `<group>\0<topic>`: partition → when a sample of this container last took it. */
-  private readonly visited = new Map<string, Map<number, number>>();
+  /** Per `<group>\0<topic>`, least recently looked at first (at most `maxPairs`). */
+  private readonly pairs = new Map<string, PairState>();
   /** `<group>\0<topic>\0<partition>` of the hinted partitions a receive of this container is leading with now. */
   private readonly leading = new Set<string>();
 
@@ -73,7 +89,22 @@ export class PartitionSampler {
     private readonly clock: Clock,
     private readonly random: Random,
     private readonly hints?: Pick<Notifier, 'movedPartitions'>,
+    private readonly maxPairs = SAMPLER_PAIRS_MAX,
   ) {}
+
+  /** How many (group, topic) pairs the sampler keeps state for now (≤ `maxPairs`). */
+  get pairCount(): number {
+    return this.pairs.size;
+  }
+
+  /** The state of a pair, made the most recently used; the least recently used goes above the bound. */
+  private pair(key: string): PairState {
+    const state = this.pairs.get(key) ?? { looks: 0, productive: new Map<number, number>(), visited: new Map<number, number>() };
+    this.pairs.delete(key);
+    this.pairs.set(key, state);
+    while (this.pairs.size > this.maxPairs) this.pairs.delete(this.pairs.keys().next().value as string);
+    return state;
+  }
 
   /**
    * The partition streams of `topic` one receive of `group` looks at, in the order to claim from;
@@ -109,16 +140,22 @@ export class PartitionSampler {
       }
     }
     const now = this.clock.now();
-    const visited = this.visited.get(key) ?? new Map<number, number>();
-    const count = (this.looks.get(key) ?? 0) + 1;
-    this.looks.set(key, count % FAIR_EVERY);
+    const state = this.pair(key);
+    const visited = state.visited;
+    const count = state.looks + 1;
+    state.looks = count % FAIR_EVERY;
     const held: string[] = [];
     const fairLook = count % FAIR_EVERY === 0;
     if (fairLook) {
-      const p = this.fair.get(key) ?? Math.floor(this.random.fraction() * n);
+      const p = state.fair ?? Math.floor(this.random.fraction() * n);
       take(p);
-      this.fair.set(key, (p + 1) % n);
+      state.fair = (p + 1) % n;
     }
+    // Where the rotation goes on this look; hints of the same time go in rotation order from here
+    // (not in the order they were heard): each container's pairs start at a random partition, so
+    // containers that hear the same stamps of one dispatcher invocation lead with different ones.
+    let next = state.rotation ?? Math.floor(this.random.fraction() * n);
+    const fromRotation = (p: number) => (p - next + n) % n;
     const hinted = (p: number) => {
       const k = `${key}\u0000${p}`;
       if (chosen.length >= SAMPLE_SIZE / 2 || chosen.includes(p) || this.leading.has(k)) return;
@@ -128,14 +165,12 @@ export class PartitionSampler {
     };
     const moved = [...(this.hints?.movedPartitions?.(topic.name) ?? new Map<number, number>())]
       .filter(([p, at]) => p < n && at >= (visited.get(p) ?? -Infinity))
-      .sort((a, b) => b[1] - a[1]);
+      .sort((a, b) => b[1] - a[1] || fromRotation(a[0]) - fromRotation(b[0]));
     for (const [p] of moved) hinted(p);
-    const recent = [...(this.productive.get(key) ?? new Map<number, number>())]
-      .filter(([p, at]) => p < n && now - at < PRODUCTIVE_MS)
-      .sort((a, b) => b[1] - a[1]);
+    // Productive ones of the same time keep the order this container found them in (stable sort).
+    const recent = [...state.productive].filter(([p, at]) => p < n && now - at < PRODUCTIVE_MS).sort((a, b) => b[1] - a[1]);
     for (const [p] of recent) hinted(p);
     const lead = chosen.length;
-    let next = this.rotation.get(key) ?? Math.floor(this.random.fraction() * n);
     const start = next;
     for (let step = 0; step < n && chosen.length < size; step++) {
       take(next % n);
@@ -143,10 +178,9 @@ export class PartitionSampler {
     }
     // Up to 8 partitions every look takes them all: the rotation steps by one a look (not on fair
     // looks, else with 8 partitions the fair look would always hide the same step), so the tail moves.
-    if (n > SAMPLE_SIZE) this.rotation.set(key, next);
-    else if (!fairLook || !this.rotation.has(key)) this.rotation.set(key, fairLook ? start : (start + 1) % n);
+    if (n > SAMPLE_SIZE) state.rotation = next;
+    else if (!fairLook || state.rotation === undefined) state.rotation = fairLook ? start : (start + 1) % n;
     for (const p of chosen) visited.set(p, now);
-    this.visited.set(key, visited);
     let open = true;
     return {
       streams: chosen.map(all),
@@ -163,11 +197,10 @@ export class PartitionSampler {
   found(group: string, topic: SampledTopic, stream: string): void {
     const key = `${group}\u0000${topic.name}`;
     const p = Number(stream.slice(stream.lastIndexOf(':') + 1));
-    const seen = this.productive.get(key) ?? new Map<number, number>();
+    const seen = this.pair(key).productive;
     seen.delete(p);
     seen.set(p, this.clock.now());
     // Insertion order is recency order: the oldest goes first.
     while (seen.size > PRODUCTIVE_MAX) seen.delete(seen.keys().next().value as number);
-    this.productive.set(key, seen);
   }
 }

@@ -7,12 +7,11 @@ import { planClaims, type ClaimMode, type Delivery, type Verdict } from '../doma
 import { leasesInOrder, completionEpoch, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
 import { planSpill } from '../domain/history.js';
 import type { MessageIdCodec } from '../domain/message-ids.js';
-import { Limits, generationStart, iso, isPurged, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
+import { Limits, iso, isPurged, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
 import {
   isRedriveStream,
   isShardStream,
   namespaceOf,
-  partitionOf,
   redriveStream,
   streamId,
   streamNamespace,
@@ -20,7 +19,6 @@ import {
 } from '../domain/streams.js';
 import { claimFits, type ClaimChange } from '../adapters/dynamodb/cursor-updates.js';
 import { readyKeyChange } from '../adapters/dynamodb/ready-index.js';
-import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
@@ -28,6 +26,7 @@ import type { Notifier } from '../ports/notifier.js';
 import type { CarriedCommit, CarriedCommits } from './carried-commits.js';
 import { ensureDeadLetterTopic } from './lookups.js';
 import { firstAtOrAfter } from './stream-search.js';
+import { missingCursorStart } from './missing-cursor-start.js';
 import { PartitionSampler, type PartitionLook } from './partition-sampler.js';
 import type { Stores } from './stores.js';
 
@@ -278,13 +277,9 @@ export class Receiver {
     const cursor = cursors.get(stream);
     if (!cursor) {
       // A subscription creates its notice cursors, so a group without one on this stream was subscribed
-      // before the stream existed: its topic was deleted and created again with more notice streams.
-      // Every notice in it came after that subscription (a dead generation's announce only messages
-      // the claims pass over), so it is read from its first retained notice; from the head it would
-      // skip what was sent before this receive, and those shards would wait for their next send.
-      const [head, first] = await Promise.all([this.stores.log.head(stream), this.stores.log.first(stream)]);
-      const next = StreamLog.nextAfter(head);
-      await this.stores.cursors.createIfAbsent(group.name, stream, first ? Math.min(first.seq, next) : next, now);
+      // before the stream existed (its topic was deleted and created again with more notice streams):
+      // it starts at the stream's first retained notice (missingCursorStart).
+      await this.stores.cursors.createIfAbsent(group.name, stream, await missingCursorStart(this.stores.log, stream, []), now);
       return undefined;
     }
     // Notices this container absorbed after the cursor's position are not read again (see NoticeMemo).
@@ -470,14 +465,9 @@ export class Receiver {
         }
         if (isShardStream(stream)) return [];
         // Subscriptions and raises create partition cursors; a group without one was subscribed before
-        // its topic was deleted and created again with more partitions. The new generation's first
-        // sequence number there is where it starts (from the head it would skip what was sent before
-        // this receive); a stream without one (no re-creation) starts at its head.
-        const next = StreamLog.nextAfter(await this.stores.log.head(stream));
-        const topic = [...scope.topics.values()].find((t) => t.type === 'standard' && partitionOf(stream, t.name) !== undefined);
-        const p = topic ? partitionOf(stream, topic.name) : undefined;
-        const start = topic?.generationStarts && p !== undefined ? Math.min(generationStart(topic, p), next) : next;
-        await this.stores.cursors.createIfAbsent(group.name, stream, start, now);
+        // its topic was deleted and created again with more partitions: it starts where the new
+        // generation starts there (missingCursorStart).
+        await this.stores.cursors.createIfAbsent(group.name, stream, await missingCursorStart(this.stores.log, stream, scope.topics.values()), now);
         cursor = undefined;
         continue;
       }

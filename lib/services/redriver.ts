@@ -8,11 +8,11 @@ import { redriveStream, streamId } from '../domain/streams.js';
 import { deadLetterLinkPk } from '../adapters/dynamodb/keys.js';
 import { storedRecordMaxBytes } from '../adapters/dynamodb/records.js';
 import type { RedriveLink } from '../adapters/dynamodb/redrives.js';
-import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
 import { chunkAppends } from './append-chunks.js';
+import { missingCursorStart } from './missing-cursor-start.js';
 import type { Stores } from './stores.js';
 
 /**
@@ -87,7 +87,7 @@ export class Redriver {
         empty = 0;
         if (!cursorReady) {
           // The cursor exists before anything is appended, so it starts below the first redriven message.
-          await this.stores.cursors.createIfAbsent(group.name, stream, StreamLog.nextAfter(await this.stores.log.head(stream)), this.clock.now());
+          await this.stores.cursors.createIfAbsent(group.name, stream, await missingCursorStart(this.stores.log, stream, []), this.clock.now());
           cursorReady = true;
         }
         await this.stores.redrives.raiseHint(group.name, Math.max(...candidates.map((c) => c.record.expiresAt)));

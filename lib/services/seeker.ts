@@ -14,6 +14,7 @@ import type { SeekRead } from '../adapters/dynamodb/cursors.js';
 import type { Clock } from '../ports/clock.js';
 import type { Stores } from './stores.js';
 import { firstAtOrAfter, type StreamPosition } from './stream-search.js';
+import { missingCursorStart } from './missing-cursor-start.js';
 import { PARTITION_CALLS_IN_FLIGHT, mapBounded } from './bounded-parallel.js';
 
 /** Where to move: `earliest`, `latest`, or a time (ms). */
@@ -109,8 +110,9 @@ export class Seeker {
     const { next, segmentStart } = await this.target(stream, countedFrom(topic, partition), to);
     let moved = await this.stores.cursors.moveTo(group, stream, next, segmentStart, this.clock.now());
     if (!moved && !(await this.stores.cursors.get(group, stream, this.clock.now()))) {
-      // Subscriptions create their cursors; this repairs one interrupted half-way (as receive does).
-      await this.stores.cursors.createIfAbsent(group, stream, next, this.clock.now());
+      // A partition the group has no cursor on (its topic re-created with more): created where a
+      // receive would create it (missingCursorStart), then moved.
+      await this.stores.cursors.createIfAbsent(group, stream, await missingCursorStart(this.stores.log, stream, [topic]), this.clock.now());
       moved = await this.stores.cursors.moveTo(group, stream, next, segmentStart, this.clock.now());
     }
     if (!moved) throw new ConflictError(`The position of group '${group}' on '${stream}' kept changing while seeking; retry.`);
@@ -148,12 +150,14 @@ export class Seeker {
    */
   private async moveNotices(group: string, stream: string, to: SeekTarget, floor: number, now: number): Promise<void> {
     let cursor = await this.stores.cursors.get(group, stream, now);
-    const end = StreamLog.nextAfter(await this.stores.log.head(stream));
     if (!cursor) {
-      // Subscriptions create their cursors; this repairs one interrupted half-way (as receive does).
-      await this.stores.cursors.createIfAbsent(group, stream, end, now);
+      // A notice stream the group has no cursor on (its topic re-created with more): created where a
+      // receive would create it (missingCursorStart: its first retained notice), so a seek that stops
+      // before its own write below (a crash, a throttled call) skips no notice.
+      await this.stores.cursors.createIfAbsent(group, stream, await missingCursorStart(this.stores.log, stream, []), now);
       cursor = await this.stores.cursors.get(group, stream, now);
     }
+    const end = StreamLog.nextAfter(await this.stores.log.head(stream));
     let position: StreamPosition | undefined;
     if (to === 'latest') position = { next: end, segmentStart: end };
     else if (to === 'earliest' || to <= (cursor?.createdAt ?? 0)) {

@@ -7,7 +7,7 @@
  * (`m`: written before the packed form existed) still read the same way.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SENTINEL_SK, TOPIC_PK, streamPk } from '../../lib/adapters/dynamodb/keys.js';
 import { itemBytes } from '../../lib/adapters/dynamodb/item-size.js';
@@ -18,6 +18,19 @@ import { startDispatchPoller } from '../helpers/dispatch-poller.js';
 import { eventually } from '../helpers/fake-streams.js';
 import { group, topic } from '../helpers/builders.js';
 import { harness, send, testTable } from '../helpers/stores.js';
+
+/** Every DEFLATE the code under test runs, counted (the real one does the work). */
+const deflates = vi.hoisted(() => ({ count: 0 }));
+vi.mock('node:zlib', async (importOriginal) => {
+  const zlib = await importOriginal<typeof import('node:zlib')>();
+  return {
+    ...zlib,
+    deflateRawSync: (...args: Parameters<typeof zlib.deflateRawSync>) => {
+      deflates.count++;
+      return zlib.deflateRawSync(...args);
+    },
+  };
+});
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -159,5 +172,19 @@ describe('packed segments on the real table', () => {
     expect(segment?.m).toHaveLength(10);
     const received = await h.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
     expect(received.map((m) => m.body)).toEqual(inputs.map((i) => i.body));
+  });
+
+  it('with packing off no frame is deflated (before: deflated, then thrown away); with it on, one per batch', async () => {
+    const { doc, table } = await testTable('packing');
+    // Bodies below COMPRESS_FROM_BYTES: no body is deflated on its own, so every DEFLATE is a frame's.
+    const small = Array.from({ length: 10 }, (_, i) => send(`small ${i} ${'x'.repeat(100)}`));
+    for (const [packSegments, frames] of [[false, 0], [true, 1]] as const) {
+      const h = harness(doc, table, { packSegments });
+      const name = `small-${packSegments}`;
+      await h.admin.putTopic(name, topic({ partitions: 1 }));
+      deflates.count = 0;
+      await h.queue.sendBatch(name, small);
+      expect(deflates.count).toBe(frames);
+    }
   });
 });

@@ -8,6 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { Limits } from '../../lib/domain/model.js';
 import { TopicActivity, activityKey } from '../../lib/adapters/dynamodb/topic-activity.js';
 import { testTable } from '../helpers/stores.js';
+import { ActivityRoute } from '../../lib/services/activity-route.js';
+import type { SegmentChange } from '../../lib/adapters/dynamodb/segment-changes.js';
+import type { Topic } from '../../lib/domain/model.js';
+import * as build from '../helpers/builders.js';
 
 describe('topic activity partition stamps', () => {
   it('stamps partitions with `at`; a touch that finds `at` moved past it lands 1 ms later, stamps included', async () => {
@@ -42,5 +46,20 @@ describe('topic activity partition stamps', () => {
     expect(read.partitions.size).toBe(Limits.partitionsMax);
     const { ConsumedCapacity } = await doc.send(new GetCommand({ TableName: table, Key: activityKey(topic), ReturnConsumedCapacity: 'TOTAL' }));
     expect(ConsumedCapacity?.CapacityUnits).toBe(0.5);
+  });
+
+  it('a FIFO topic with 16 notice streams: stamps of streams 0–3 land too after another invocation moved `at` first', async () => {
+    const { doc, table } = await testTable();
+    const activity = new TopicActivity(doc, table);
+    const topic = { ...build.topic({ type: 'fifo', partitions: 16 }), name: 'wide', generation: 1, createdAt: 0 } as Topic;
+    const route = new ActivityRoute(activity, undefined, { topic: async (name) => (name === 'wide' ? topic : undefined) });
+    const notice = (b: number, id: string): SegmentChange => ({ id, stream: `t:wide/n:${b}`, seq: 1, count: 1, topics: ['wide'], noticeLane: undefined, wake: true });
+    const now = 1_800_000_000_000;
+    expect(await route.handle([notice(9, 'a')], now + 5)).toEqual([]);
+    // A later-arriving invocation with an earlier time, stamping streams 2 and 3 only.
+    expect(await route.handle([notice(2, 'b'), notice(3, 'c')], now + 2)).toEqual([]);
+    const read = await activity.activity('wide');
+    expect(read.at).toBe(now + 6);
+    expect(new Map([...read.partitions].sort((x, y) => x[0] - y[0]))).toEqual(new Map([[2, now + 6], [3, now + 6], [9, now + 5]]));
   });
 });

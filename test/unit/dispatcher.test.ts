@@ -3,11 +3,14 @@
  * partial batch response it builds from route failures, and the topic
  * activity route's "one write per topic per invocation".
  */
+import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { ChangeRecord } from '../../lib/ports/change-stream.js';
 import type { SegmentChange } from '../../lib/adapters/dynamodb/segment-changes.js';
 import { Dispatcher, DispatchKind, type DispatchRoute } from '../../lib/services/dispatcher.js';
 import { ActivityRoute } from '../../lib/services/activity-route.js';
+import type { Topic } from '../../lib/domain/model.js';
+import * as build from '../helpers/builders.js';
 
 const clock = { now: () => 1_800_000_000_000 };
 
@@ -93,6 +96,32 @@ describe('Dispatcher', () => {
     expect(warnings).toHaveLength(2);
   });
 
+  it('skips a segment whose packed records do not read, logged (no bytes) and counted, and routes the rest of the batch', async () => {
+    const wake = new RecordingRoute('wake');
+    const notice = new RecordingRoute('notice');
+    const errors: Array<[string, Record<string, unknown>]> = [];
+    const dispatcher = new Dispatcher({ wake: [wake], notice: [notice] }, clock, { warn: () => undefined, error: (m, d) => errors.push([m, d]) });
+    const packed = (record: ChangeRecord, bytes: Buffer): ChangeRecord => {
+      const image = { ...record.dynamodb!.NewImage! };
+      delete image.m;
+      return { ...record, dynamodb: { ...record.dynamodb, NewImage: { ...image, n: { N: '3' }, mz: { B: bytes.toString('base64') } } } };
+    };
+    const before = segmentInsert('t:a/p:0', ['a']);
+    // Not DEFLATE at all; and a DEFLATE whose frame header is not JSON (a secret-looking body in it).
+    const garbage = packed(segmentInsert('t:a/p:1', ['a']), Buffer.from('not deflate at all, not at all'));
+    const badFrame = packed(segmentInsert('t:f/k:x', ['f'], { nf: 2, w: true }), deflateRawSync(Buffer.from('[{"t":"f","i":"m1"\nsecret-body-hunter2')));
+    const after = segmentInsert('t:f/k:y', ['f'], { nf: 1 });
+    expect(await dispatcher.dispatch([before, garbage, badFrame, after])).toEqual({ batchItemFailures: [] });
+    expect(wake.calls.flat().map((s) => s.id)).toEqual([before.dynamodb?.SequenceNumber]);
+    expect(notice.calls.flat().map((s) => s.id)).toEqual([after.dynamodb?.SequenceNumber]);
+    expect(dispatcher.unreadable).toBe(2);
+    expect(errors.map(([m, d]) => [m, d.stream, d.messages, d.reason])).toEqual([
+      ['dispatcher skipped an unreadable segment', 't:a/p:1', 3, 'Z_DATA_ERROR'],
+      ['dispatcher skipped an unreadable segment', 't:f/k:x', 3, 'SyntaxError'],
+    ]);
+    expect(JSON.stringify(errors)).not.toMatch(/hunter2|not deflate/);
+  });
+
   it('leaves a kind with no route alone (its routes come with later work)', async () => {
     const dispatcher = new Dispatcher({}, clock);
     expect(await dispatcher.dispatch([segmentInsert('t:f/k:x', ['f'], { nf: 3 })])).toEqual({ batchItemFailures: [] });
@@ -117,23 +146,40 @@ describe('ActivityRoute', () => {
     ]);
   });
 
-  it("stamps a FIFO topic's notice streams as its partitions, insisting only past the 4th (a topic with the default 4 is never sampled)", async () => {
+  it("stamps a FIFO topic's notice streams as its partitions, insisting on every stamp of a topic with more than 4 (a topic with the default 4 is never sampled)", async () => {
     const touches: Array<[string, number[], boolean | undefined]> = [];
-    const route = new ActivityRoute({
-      touch: async (topic, _at, partitions = [], insist) => (touches.push([topic, [...partitions].sort((x, y) => x - y), insist]), true),
-    });
+    const asked: string[] = [];
+    const fifo = (name: string, partitions: number) => ({ ...build.topic({ type: 'fifo', partitions }), name, generation: 1, createdAt: 0 }) as Topic;
+    const catalog = {
+      topic: async (name: string) => (asked.push(name), name === 'low' ? fifo('low', 16) : name === 'plain' ? fifo('plain', 4) : undefined),
+    };
+    // Every touch loses its first race: a function rule is asked then.
+    const route = new ActivityRoute(
+      {
+        touch: async (topic, _at, partitions = [], insist) => (
+          touches.push([topic, [...partitions].sort((x, y) => x - y), typeof insist === 'function' ? await insist() : insist]), true
+        ),
+      },
+      undefined,
+      catalog,
+    );
     const dispatcher = new Dispatcher({ wake: [route] }, clock);
     await dispatcher.dispatch([
       segmentInsert('t:wide/n:200', ['wide']),
       segmentInsert('t:wide/n:3', ['wide']),
+      segmentInsert('t:low/n:2', ['low']),
+      segmentInsert('t:low/n:0', ['low']),
       segmentInsert('t:plain/n:2', ['plain']),
       segmentInsert('o:og/n:1', ['x']),
     ]);
     expect(touches.sort()).toEqual([
+      ['low', [0, 2], true],
       ['plain', [2], false],
       ['wide', [3, 200], true],
       ['x', [], false],
     ]);
+    // Only topics stamped on streams 0–3 alone are looked up (a stamp past the 4th says enough).
+    expect(asked.sort()).toEqual(['low', 'plain']);
   });
 
   it('writes each topic once per invocation, at the invocation time', async () => {

@@ -1,6 +1,7 @@
 /** PartitionSampler: every partition up to 8; above, 8 a look; productive ones first, every partition visited and, within a bound, first. */
 import { describe, expect, it } from 'vitest';
-import { FAIR_EVERY, PartitionSampler, SAMPLE_SIZE } from '../../lib/services/partition-sampler.js';
+import { FAIR_EVERY, PartitionSampler, SAMPLE_SIZE, SAMPLER_PAIRS_MAX } from '../../lib/services/partition-sampler.js';
+import { cyclingRandom } from '../helpers/random.js';
 import { cryptoRandom } from '../../lib/ports/random.js';
 
 const topic = (partitions: number) => ({ name: 'orders', type: 'standard' as const, orderGroup: undefined, partitions });
@@ -202,5 +203,60 @@ describe('PartitionSampler', () => {
       sample.forEach((s) => seen.add(s));
     }
     expect(seen.size).toBe(256);
+  });
+
+  it('moved partitions of the same time (one dispatcher invocation) lead in rotation order from where the rotation is, not in the order they were heard', () => {
+    const now = 1_000_000;
+    const tied = Array.from({ length: 20 }, (_, i) => 40 + i); // p:40 … p:59, all stamped at once
+    const leads = (order: number[], start: number) => {
+      const moved = new Map(order.map((p) => [p, now - 5] as [number, number]));
+      // The rotation starts at `start` (the first look of a pair draws it).
+      const sampler = new PartitionSampler({ now: () => now }, { ...cryptoRandom, fraction: () => start / 64 }, { movedPartitions: () => moved });
+      return sampler.sample('g', topic(64)).slice(0, SAMPLE_SIZE / 2);
+    };
+    const at = (ps: number[]) => ps.map((p) => `t:orders/p:${p}`);
+    // Heard in either order, the same four lead: the first tied ones at or after the rotation's place.
+    expect(leads(tied, 50)).toEqual(at([50, 51, 52, 53]));
+    expect(leads([...tied].reverse(), 50)).toEqual(at([50, 51, 52, 53]));
+    // Past the last tied one the order wraps around; another place (container, group) leads with others.
+    expect(leads([...tied].reverse(), 58)).toEqual(at([58, 59, 40, 41]));
+    expect(leads(tied, 0)).toEqual(at([40, 41, 42, 43]));
+    // A more recent stamp still goes first.
+    const moved = new Map<number, number>([...tied.map((p) => [p, now - 5] as [number, number]), [7, now - 1]]);
+    const sampler = new PartitionSampler({ now: () => now }, { ...cryptoRandom, fraction: () => 50 / 64 }, { movedPartitions: () => moved });
+    expect(sampler.sample('g', topic(64)).slice(0, 4)).toEqual(at([7, 50, 51, 52]));
+  });
+
+  it(`keeps the state of at most ${SAMPLER_PAIRS_MAX} (group, topic) pairs, least recently looked at first out; a pair in use samples as without the bound`, () => {
+    const { sampler } = setup();
+    for (let g = 0; g < SAMPLER_PAIRS_MAX + 300; g++) {
+      sampler.sample(`g${g}`, topic(64));
+      sampler.found(`g${g}`, topic(64), 't:orders/p:3');
+    }
+    expect(sampler.pairCount).toBe(SAMPLER_PAIRS_MAX);
+    // A pair looked at on every round while 100 others come and go, with a bound of 16 and without
+    // one (the same random draws): the same samples, look by look.
+    const run = (maxPairs: number) => {
+      let now = 1_000_000;
+      const s = new PartitionSampler({ now: () => now }, cyclingRandom(), undefined, maxPairs);
+      const out: string[][] = [];
+      for (let round = 0; round < 100; round++) {
+        now += 100;
+        const look = s.sample('steady', topic(64));
+        if (round % 3 === 0) s.found('steady', topic(64), look[round % 8] ?? '');
+        out.push(look);
+        s.sample(`passing-${round}`, topic(64));
+        expect(s.pairCount).toBeLessThanOrEqual(maxPairs);
+      }
+      return out;
+    };
+    expect(run(16)).toEqual(run(Number.POSITIVE_INFINITY));
+    // A pair that went starts afresh, as in a new container (a random rotation place).
+    const tiny = new PartitionSampler({ now: () => 1 }, { ...cryptoRandom, fraction: () => 0 }, undefined, 1);
+    expect(tiny.sample('a', topic(64))[0]).toBe('t:orders/p:0');
+    expect(tiny.sample('a', topic(64))[0]).toBe('t:orders/p:8');
+    tiny.sample('b', topic(64));
+    expect(tiny.pairCount).toBe(1);
+    expect(tiny.sample('a', topic(64))[0]).toBe('t:orders/p:0');
   });
 });

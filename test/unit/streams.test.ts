@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { padSeq, streamId } from '../../lib/domain/streams.js';
+import { isNoticeStream, noticeStream, padSeq, redriveStream, streamId } from '../../lib/domain/streams.js';
 
 describe('stream ids', () => {
   it('names standard partitions, FIFO shards and order-group shards', () => {
@@ -15,5 +15,15 @@ describe('stream ids', () => {
         expect(Math.sign(padSeq(a).localeCompare(padSeq(b)))).toBe(Math.sign(a - b));
       }),
     );
+  });
+
+  it('tells notice streams from partitions, shards (whatever their key) and redrive streams', () => {
+    expect(isNoticeStream(noticeStream('t:a', 0))).toBe(true);
+    expect(isNoticeStream(noticeStream('o:og', 255))).toBe(true);
+    expect(isNoticeStream('t:a/p:0')).toBe(false);
+    expect(isNoticeStream('t:a/k:n:3')).toBe(false);
+    expect(isNoticeStream('t:a/k:x/n:3')).toBe(false);
+    expect(isNoticeStream('t:a/n:03')).toBe(false);
+    expect(isNoticeStream(redriveStream('g'))).toBe(false);
   });
 });

@@ -25,8 +25,34 @@ export interface SegmentChange {
 }
 
 /**
+ * A segment insert whose packed records (`mz`) do not inflate to a whole frame: which segment, and
+ * why in a word (the zlib error code or the error's class), never the bytes or what parsed of them.
+ * Retrying cannot mend it, and its messages cannot be read by anyone (docs/design.md, The dispatcher).
+ */
+export class UnreadableSegmentError extends Error {
+  constructor(
+    readonly id: string,
+    readonly stream: string,
+    readonly seq: number,
+    readonly count: number,
+    readonly reason: string,
+  ) {
+    super(`segment ${stream} ${seq} (${count} messages, change ${id}) is unreadable: ${reason}`);
+    this.name = 'UnreadableSegmentError';
+  }
+}
+
+/** A word for why a segment did not read: zlib's code (`Z_DATA_ERROR`…) or the error's class. */
+const reasonOf = (error: unknown): string => {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string') return code;
+  return error instanceof Error ? error.name : 'unknown';
+};
+
+/**
  * The segment a change record inserted, or undefined for any other change
  * (the event source's filters already drop those; the handler does not rely on it).
+ * Throws {@link UnreadableSegmentError} for a segment whose packed records do not read.
  */
 export function segmentChangeOf(record: ChangeRecord): SegmentChange | undefined {
   const id = record.dynamodb?.SequenceNumber;
@@ -38,14 +64,21 @@ export function segmentChangeOf(record: ChangeRecord): SegmentChange | undefined
   if (!Number.isSafeInteger(seq)) return undefined;
   // A notice segment names its messages' topics in `wt` (its entries' `t` is a sequence number);
   // a message segment's entries are per record (`m`) or packed (`mz`, inflated here).
-  const named = Array.isArray(item[WAKE_TOPICS]) ? (item[WAKE_TOPICS] as unknown[]) : storedRecordsOf(item).map((m) => m.t as unknown);
+  const stream = item.pk.slice(STREAM_PK_PREFIX.length);
+  const count = Number(item.n ?? (Array.isArray(item.m) ? item.m.length : 0));
+  let named: unknown[];
+  try {
+    named = Array.isArray(item[WAKE_TOPICS]) ? (item[WAKE_TOPICS] as unknown[]) : storedRecordsOf(item).map((m) => m.t as unknown);
+  } catch (error) {
+    throw new UnreadableSegmentError(id, stream, seq, count, reasonOf(error));
+  }
   const topics = [...new Set(named.filter((t): t is string => typeof t === 'string'))];
   const lane = item[NOTICE_FLAG];
   return {
     id,
-    stream: item.pk.slice(STREAM_PK_PREFIX.length),
+    stream,
     seq,
-    count: Number(item.n ?? (Array.isArray(item.m) ? item.m.length : 0)),
+    count,
     topics,
     noticeLane: typeof lane === 'number' ? lane : undefined,
     wake: item[WAKE_FLAG] !== undefined,

@@ -69,11 +69,13 @@ const unframe = (bytes: Buffer): StoredRecord[] => {
 
 /**
  * `records` as a segment stores them: `packed` is given when it is strictly
- * smaller than the per-record list (attribute names included).
+ * smaller than the per-record list (attribute names included). `pack` false
+ * (packing switched off): the per-record form only, and no frame is built or
+ * deflated.
  */
-export function packSegmentRecords(records: readonly MessageRecord[]): StoredSegmentRecords {
+export function packSegmentRecords(records: readonly MessageRecord[], pack = true): StoredSegmentRecords {
   const stored = records.map(toStored);
-  if (records.length < PACK_FROM_RECORDS) return { stored };
+  if (!pack || records.length < PACK_FROM_RECORDS) return { stored };
   const deflated = deflateRawSync(frame(records));
   const perRecord = RECORDS_ATTRIBUTE.length + valueBytes(stored);
   const packed = PACKED_RECORDS_ATTRIBUTE.length + deflated.byteLength;

@@ -89,7 +89,8 @@ export interface StreamWrite {
   /**
    * Builds the stored entries of the segment once its first sequence number is known
    * (`packed`, when given, is written as `mz` instead of the entries: segment-records.ts)
-   * (`opened[i]`: write i's segment opens an epoch of its stream); `topics`: the topics
+   * (`opened[i]`: write i's segment opens an epoch of its stream; `pack`: packing is on, else
+   * no `packed` is built); `topics`: the topics
    * of its messages, whose waiters decide the wake flag; `announces` (a notice segment
    * only): the topics of the messages it announces — they decide its wake flag instead and
    * are stored with it as `wt`, since its entries do not name them.
@@ -98,6 +99,7 @@ export interface StreamWrite {
     firstSeq: number,
     allFirstSeqs: number[],
     opened: boolean[],
+    pack: boolean,
   ) => { stored: object[]; packed?: Uint8Array; ttl: number; topics?: readonly string[]; announces?: readonly string[] };
 }
 
@@ -283,12 +285,12 @@ export class StreamLog {
       [
         {
           stream,
-          build: (first) => {
+          build: (first, _all, _opened, pack) => {
             const planned = plan(first);
             records = planned.records;
             extras = planned.extras ?? new WriteBatch();
             return {
-              ...packSegmentRecords(records),
+              ...packSegmentRecords(records, pack),
               ttl: Math.ceil(Math.max(...records.map((r) => r.expiresAt)) / 1000),
               topics: topicsOf(records),
             };
@@ -398,7 +400,9 @@ export class StreamLog {
         },
       });
     });
-    const built = writes.map((write, i) => write.build(seqs[i] ?? 1, seqs, opened));
+    // Packing off (an upgrade's first step): the per-record form every version reads, no frame deflated.
+    const pack = this.options.packSegments !== false;
+    const built = writes.map((write, i) => write.build(seqs[i] ?? 1, seqs, opened, pack));
     const wake = await Promise.all(
       built.map(({ topics, announces }) => {
         const waitedFor = announces ?? topics;
@@ -432,8 +436,7 @@ export class StreamLog {
             pk: streamPk(write.stream),
             sk: segmentSk(seq),
             n: stored.length,
-            // Packing off (an upgrade's first step): the per-record form every version reads.
-            ...segmentRecordsItem({ stored, packed: this.options.packSegments === false ? undefined : packed }),
+            ...segmentRecordsItem({ stored, packed }),
             ttl,
             ...(wake[i] ? { [WAKE_FLAG]: 1, ...(announces ? { [WAKE_TOPICS]: [...announces] } : {}) } : {}),
           },
@@ -504,10 +507,10 @@ export class StreamLog {
   static recordWrite(stream: string, records: (firstSeq: number) => MessageRecord[]): StreamWrite {
     return {
       stream,
-      build: (seq) => {
+      build: (seq, _all, _opened, pack) => {
         const built = records(seq);
         return {
-          ...packSegmentRecords(built),
+          ...packSegmentRecords(built, pack),
           ttl: Math.ceil(Math.max(...built.map((r) => r.expiresAt)) / 1000),
           topics: topicsOf(built),
         };

@@ -51,9 +51,10 @@ export class TopicActivity {
    * repeated with `at` 1 ms past the `at` it found (the failed condition's
    * old image, no read), at most {@link STAMP_ATTEMPTS} times. One write
    * unit per KB of the item (≤ 4 at 256 partitions). `insist` false: stamps
-   * that may be lost (one attempt, as without partitions).
+   * that may be lost (one attempt, as without partitions); a function: asked
+   * once, after the first lost race only (so what it costs is paid only then).
    */
-  async touch(topic: string, at: number, partitions: readonly number[] = [], insist = partitions.length > 0): Promise<boolean> {
+  async touch(topic: string, at: number, partitions: readonly number[] = [], insist: boolean | (() => Promise<boolean>) = partitions.length > 0): Promise<boolean> {
     const names: Record<string, string> = { '#at': 'at', '#ttl': 'ttl' };
     const sets = ['#at = :at', '#ttl = :ttl'];
     [...new Set(partitions)].forEach((p, i) => {
@@ -71,6 +72,7 @@ export class TopicActivity {
         ExpressionAttributeValues: { ':at': when, ':ttl': Math.ceil(when / 1000) + ACTIVITY_TTL_SECONDS },
       });
       if (result.ok) return true;
+      if (typeof insist === 'function') insist = await insist();
       if (!insist) return false;
       when = Math.max(when, Number(result.old?.at ?? 0)) + 1;
     }

@@ -183,7 +183,10 @@ export class TransactionService {
   async commit(transactionId: string, by: 'producer' | 'check' | 'onMaxChecks' = 'producer') {
     const answer = await this.commitOrLeave(transactionId, by, COMMIT_ATTEMPTS);
     if (answer !== LEFT) return answer;
-    throw new UnavailableError(`Transaction '${transactionId}' is being committed; retry to get its answer.`);
+    // Retry-After: until the claim may be taken over (its claimant gave up), so the SDK's own retry finishes it.
+    const claimedAt = (await this.stores.deferred.get(idOf(transactionId) ?? ''))?.claim?.at;
+    const waitSeconds = claimedAt === undefined ? 1 : Math.ceil((claimedAt + CLAIM_GIVE_UP_MS - this.clock.now()) / 1000);
+    throw new UnavailableError(`Transaction '${transactionId}' is being committed; retry to get its answer.`, Math.min(20, Math.max(1, waitSeconds)));
   }
 
   /** {@link commit}, answering {@link LEFT} for a claim under way that is not this call's to finish yet (a check-back is armed for it). */

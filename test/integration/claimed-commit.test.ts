@@ -139,7 +139,10 @@ describe('transaction-free commit: claim, put, mark', () => {
     await expect(h.queue.cancel('jobs', messageId)).rejects.toThrow(/is being committed/);
     expect(await drain(h)).toEqual([]);
     // The producer retries at once: the claim is young (its claimant may be at work), so the answer is "retry".
-    await expect(h.transactions.commit(tx)).rejects.toBeInstanceOf(UnavailableError);
+    const retry = await h.transactions.commit(tx).catch((error: unknown) => error);
+    expect(retry).toBeInstanceOf(UnavailableError);
+    // Retry-After: until the claim may be taken over (the fake clock stood still: the whole 20 s).
+    expect((retry as UnavailableError).retryAfterSeconds).toBe(CLAIM_GIVE_UP_MS / 1000);
     const armed = h.recorded.checks.filter((c) => c.transactionIds.includes(tx));
     expect(armed.at(-1)?.at).toBe(h.clock.now() + CLAIM_GIVE_UP_MS);
     // The armed check-back, once the claim is past the give-up bound: the slot is empty at the head, it puts it there.

@@ -51,7 +51,8 @@ describe('a FIFO-like stream (the stream log retries it)', () => {
     const { doc, table } = await testTable('contention');
     const watch = new FakeStopwatch();
     const rival = rivalled(doc, watch);
-    const log = new StreamLog(rival.doc, table, clock, undefined, { contention: new Contention(watch, () => 0.999) });
+    // Waits at a fifth of their range: APPEND_MIN_TRIES tries fit in the budget, so the budget is what ends it.
+    const log = new StreamLog(rival.doc, table, clock, undefined, { contention: new Contention(watch, () => 0.2) });
     rival.state.rivalUntil = 0;
     await log.append('s1', () => ({ records: [record(clock, 'first')] })); // the epoch opens (a transaction)
     rival.state.rivalUntil = Number.POSITIVE_INFINITY;
@@ -92,7 +93,8 @@ describe('a standard topic (the sender moves between partitions, then waits)', (
     const watch = new FakeStopwatch();
     const rival = rivalled(doc, watch);
     rival.state.rivalUntil = 0;
-    const h = harness(rival.doc, table, { random: cyclingRandom(), contention: new Contention(watch, () => 0.999) });
+    // Waits at a fifth of their range: APPEND_MIN_TRIES tries fit in the budget, so the budget is what ends it.
+    const h = harness(rival.doc, table, { random: cyclingRandom(), contention: new Contention(watch, () => 0.2) });
     await h.admin.putTopic('orders', build.topic({ partitions: 2 }));
     // Open both partitions (a stream's first append is a transaction the rival does not meet).
     await Promise.all([h.queue.send('orders', send('a')), h.queue.send('orders', send('b'))]);

@@ -68,7 +68,11 @@ describe(`load (${SCALE}: ${SECONDS} s)`, () => {
           ? await timed(() => http.call('POST', `/v1/topics/${topic}/messages`, entries[0]))
           : await timed(() => http.call('POST', `/v1/topics/${topic}/messages/batch`, { entries }));
         if (res.status !== 200 && res.status !== 201) errors.push(`send ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
-        else if (size > 1 && res.body.results.some((r: { error?: unknown }) => r.error)) errors.push(`batch entry refused: ${JSON.stringify(res.body).slice(0, 200)}`);
+        else if (size > 1 && res.body.results.some((r: { error?: unknown }) => r.error)) {
+          // The refused entries' errors, not the first accepted ones.
+          const refused = res.body.results.filter((r: { error?: unknown }) => r.error);
+          errors.push(`batch entry refused (${topic}, ${refused.length} of ${size}): ${JSON.stringify(refused).slice(0, 400)}`);
+        }
         else {
           sent[topic] += size;
           const results = size === 1 ? [res.body] : res.body.results;

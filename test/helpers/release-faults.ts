@@ -36,3 +36,27 @@ export function crashAt(client: DynamoDBClient, matches: (command: string, input
   );
   return { hit: () => hit };
 }
+
+/**
+ * Holds the first call `matches` picks (e.g. the segment put, after the claim and the give-up
+ * check) until `release()`: `reached` resolves when it is held — a claimant stalled mid-protocol.
+ */
+export function stallAt(client: DynamoDBClient, matches: (command: string, input: unknown) => boolean): { reached: Promise<void>; release: () => void } {
+  let release: () => void = () => {};
+  let stalled: () => void = () => {};
+  const reached = new Promise<void>((resolve) => (stalled = resolve));
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let once = false;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (!once && matches(String(context.commandName), args.input)) {
+        once = true;
+        stalled();
+        await gate;
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: `stall-${Math.random()}` },
+  );
+  return { reached, release: () => release() };
+}

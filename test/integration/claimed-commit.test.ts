@@ -18,7 +18,7 @@ import { TransactionAlreadyResolvedError, UnavailableError } from '../../lib/dom
 import { CLAIM_GIVE_UP_MS, CLAIM_TAKEOVER_MS } from '../../lib/services/claimed-release.js';
 import { group, producer, topic } from '../helpers/builders.js';
 import { startChecker, type TestChecker } from '../helpers/checker.js';
-import { crashAt, isCommitClaim, isCommitMark, isSegmentPut } from '../helpers/release-faults.js';
+import { crashAt, isCommitClaim, isCommitMark, isSegmentPut, stallAt } from '../helpers/release-faults.js';
 import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
 
 let checker: TestChecker;
@@ -234,22 +234,8 @@ describe('transaction-free commit: claim, put, mark', () => {
       random: { token: () => ulid().slice(-8), fraction: () => 0.99, id: () => ulid() },
     });
     const { messageId, tx } = await half('m');
-    let held: () => void = () => {};
-    let stalled: () => void = () => {};
-    const atPut = new Promise<void>((resolve) => (stalled = resolve));
-    const gate = new Promise<void>((resolve) => (held = resolve));
-    let once = false;
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (!once && isSegmentPut(String(context.commandName), args.input)) {
-          once = true;
-          stalled();
-          await gate; // the claim is written, the give-up check passed: the put waits here
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'stall-put' },
-    );
+    // The claim is written, the give-up check passed: the put waits here.
+    const { reached: atPut, release: held } = stallAt(client, isSegmentPut);
     const claimant = h.transactions.commit(tx);
     await atPut;
     expect(await raw(h, idOf(tx))).toMatchObject({ st: 'committing', a: { s: 't:jobs/p:0' } });

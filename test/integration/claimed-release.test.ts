@@ -13,7 +13,7 @@ import { deferredKey } from '../../lib/adapters/dynamodb/keys.js';
 import { CLAIM_GIVE_UP_MS } from '../../lib/services/claimed-release.js';
 import { RELEASE_RETRY_MS } from '../../lib/services/releaser.js';
 import { group, topic } from '../helpers/builders.js';
-import { crashAt, isClaim, isMark, isSegmentPut, throttled } from '../helpers/release-faults.js';
+import { crashAt, isClaim, isMark, isSegmentPut, throttled, stallAt } from '../helpers/release-faults.js';
 import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
 
 const idOf = (messageId: string) => messageId.slice(1);
@@ -208,22 +208,8 @@ describe('transaction-free release: claim, append, mark', () => {
     const sent = await h.queue.send('jobs', send('m', { deliverAt: due }));
     const id = idOf(sent.messageId);
     h.clock.t = due;
-    let held: () => void = () => {};
-    let stalled: () => void = () => {};
-    const atPut = new Promise<void>((resolve) => (stalled = resolve));
-    const gate = new Promise<void>((resolve) => (held = resolve));
-    let once = false;
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (!once && isSegmentPut(String(context.commandName), args.input)) {
-          once = true;
-          stalled();
-          await gate; // the claim is written, the give-up check passed: the put waits here
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'stall-put' },
-    );
+    // The claim is written, the give-up check passed: the put waits here.
+    const { reached: atPut, release: held } = stallAt(client, isSegmentPut);
     const claimant = h.releaser.release([id]);
     await atPut;
     expect(await raw(h, id)).toMatchObject({ st: 'releasing', a: { s: 't:jobs/p:0' } });

@@ -6,9 +6,14 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Contention } from '../../lib/adapters/dynamodb/append-contention.js';
 import { StreamLog } from '../../lib/adapters/dynamodb/stream-log.js';
+import { FakeStopwatch } from '../helpers/fake-stopwatch.js';
 import { record } from '../helpers/records.js';
 import { FakeClock, testTable } from '../helpers/stores.js';
+
+/** Past a head hint's life (2 s). */
+const HINT_EXPIRED_MS = 2001;
 
 /** Counts the commands a document client sends, by name. */
 function counting(doc: DynamoDBDocumentClient) {
@@ -29,8 +34,11 @@ describe('stream head hints', () => {
   let reader: StreamLog;
   let countsA: ReturnType<typeof counting>;
 
+  let doc: DynamoDBDocumentClient;
+  let table: string;
+
   beforeAll(async () => {
-    const { doc, table } = await testTable('hints');
+    ({ doc, table } = await testTable('hints'));
     countsA = counting(doc);
     a = new StreamLog(countsA.doc, table, clock);
     b = new StreamLog(doc, table, clock);
@@ -71,6 +79,63 @@ describe('stream head hints', () => {
       [2, 2],
       [4, 1],
       [5, 1],
+    ]);
+  });
+
+  /** A process whose lost races wait `fraction` of their full-jitter bound (on a stopwatch that does not wait). */
+  const process = (fraction: number) => {
+    const counted = counting(doc);
+    return { log: new StreamLog(counted.doc, table, clock, undefined, { contention: new Contention(new FakeStopwatch(), () => fraction) }), counts: counted.counts };
+  };
+
+  it('learns the head from its lost put: the next try puts after the winner’s segment without reading', async () => {
+    const c = process(0);
+    await append(c.log, 's4', ['c1']);
+    await append(b, 's4', ['b1']); // b read the head: seq 2
+    await append(b, 's4', ['b2', 'b3', 'b4']); // b's hint: seq 3…5
+    c.counts.clear();
+    // c's hint says 2: the put collides with b's segment 2 (n 1), learns it, and puts at 3 — taken
+    // too (3…5), learns that and puts at 6. No head read at all.
+    expect((await append(c.log, 's4', ['c2'])).seq).toBe(6);
+    expect(c.counts.get('QueryCommand')).toBeUndefined();
+    expect(c.counts.get('PutCommand')).toBe(3);
+    const segments = await reader.read('s4', 0, 10);
+    expect(segments.map((s) => [s.seq, s.count])).toEqual([
+      [1, 1],
+      [2, 1],
+      [3, 3],
+      [6, 1],
+    ]);
+  });
+
+  it('reads the head instead when it waited longer than one try before the next', async () => {
+    const c = process(0.999);
+    await append(c.log, 's7', ['c1']);
+    await append(b, 's7', ['b1']);
+    await append(b, 's7', ['b2', 'b3', 'b4']);
+    c.counts.clear();
+    // Lost at 2 (learned 2), waited ≤ one try, lost at 3 (learned 3…5), waited 2 tries: reads the head.
+    expect((await append(c.log, 's7', ['c2'])).seq).toBe(6);
+    expect(c.counts.get('PutCommand')).toBe(3);
+    expect(c.counts.get('QueryCommand')).toBe(1);
+  });
+
+  it('learns the head of the stream whose put failed inside a transaction, and keeps the others’', async () => {
+    const both = (log: StreamLog, ids: string[]) =>
+      log.appendMany(['s5', 's6'].map((stream) => StreamLog.recordWrite(stream, () => ids.map((id) => record(clock, `${stream}-${id}`)))));
+    clock.advance(HINT_EXPIRED_MS);
+    await both(a, ['a1']); // s5: 1, s6: 1; a's hints: 2 and 2
+    await append(b, 's6', ['b1', 'b2']); // s6: 2…3
+    countsA.reset();
+    // Hinted at 2 / 2: s6's put fails and returns b's segment (2…3); s5's put passed, so its number
+    // 2 is kept. No head read.
+    expect(await both(a, ['a2'])).toEqual([2, 4]);
+    expect(countsA.counts.get('TransactWriteCommand')).toBe(2);
+    expect(countsA.counts.get('QueryCommand')).toBeUndefined();
+    expect((await reader.read('s6', 0, 10)).map((s) => [s.seq, s.count])).toEqual([
+      [1, 1],
+      [2, 2],
+      [4, 1],
     ]);
   });
 

@@ -126,15 +126,18 @@ export class ContendedAppend {
 
   /**
    * Waits before a try when the keys are contended (`contended` false: the caller has somewhere
-   * else to go, e.g. another partition, and tries at once), never past the budget's end.
+   * else to go, e.g. another partition, and tries at once), never past the budget's end. Returns
+   * whether the wait was at most one slot (the last try's own time): what that try learned of the
+   * stream is then at most about one append old (stream-log.ts, "learned heads").
    */
-  async turn(contended = true): Promise<void> {
+  async turn(contended = true): Promise<boolean> {
     const jitter = contended ? fullJitterMs(this.level, this.slotMs, this.fraction()) : 0;
     const remaining = this.remainingMs();
     // Cut to the budget's end, unless only APPEND_MIN_TRIES keeps the append going (then a full wait, not a spin).
     const wait = remaining > 0 ? Math.min(remaining, jitter) : jitter;
     if (wait > 0) await this.stopwatch.wait(wait);
     this.attemptStart = this.stopwatch.now();
+    return wait <= Math.min(SLOT_MAX_MS, Math.max(SLOT_MIN_MS, this.slotMs));
   }
 
   /** The try lost its race: true when the budget allows another one (time left, or fewer than APPEND_MIN_TRIES made). */

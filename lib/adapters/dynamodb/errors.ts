@@ -1,4 +1,5 @@
 /** DynamoDB's own failure shapes: failed conditions and cancelled transactions. */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { translateAwsError } from '../aws/errors.js';
 
 export const isConditionalFailure = (error: unknown): boolean =>
@@ -9,6 +10,16 @@ export const cancellationReasons = (error: unknown): string[] | undefined => {
   if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return undefined;
   const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? [];
   return reasons.map((reason) => reason.Code ?? 'None');
+};
+
+/**
+ * The old images a cancelled transaction returned, one per item (undefined where there is none:
+ * the item passed, asked for none, or had no item), as DynamoDB sent them (marshalled).
+ */
+export const cancellationImages = (error: unknown): Array<Record<string, AttributeValue> | undefined> => {
+  if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return [];
+  const reasons = (error as { CancellationReasons?: Array<{ Item?: Record<string, AttributeValue> }> }).CancellationReasons ?? [];
+  return reasons.map((reason) => reason.Item);
 };
 
 /** Reasons of a cancelled transaction that only say "busy, try again". */

@@ -34,6 +34,15 @@
  * another append of this process is in flight on the stream, and are turned
  * off for a while on a stream where one turned out stale (another writer).
  *
+ * Learned heads: a segment put that lost its race asks for the item it collided
+ * with (`ReturnValuesOnConditionCheckFailure: ALL_OLD`, no read units): the
+ * winner's segment k…m, so the next try puts at m+1 without reading the head —
+ * when its wait was at most one try long (append-contention.ts, `turn`); after
+ * a longer wait the stream has moved on and the head is read (trusting a stale
+ * learned head made 15.7 lost races per append at 64 producers, docs/design.md).
+ * In a transaction, a write whose put passed keeps the head it used. A closing
+ * marker (n = 0) teaches nothing: its epoch must not be continued.
+ *
  * The wake flag: every message enters a stream here, so this is the one
  * place that sets `w = 1` on a message segment whose topics someone waits
  * for (`wakes`, the catalog's view of the topic items' `pu`/`wu`: design
@@ -42,12 +51,14 @@
  */
 import { TransactWriteCommand, PutCommand, QueryCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { MessageRecord } from '../../domain/model.js';
 import { MAX_SEQ, isShardStream } from '../../domain/streams.js';
 import { ThrottledError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import { Contention } from './append-contention.js';
-import { cancellationReasons, isConditionalFailure, translateDynamoError } from './errors.js';
+import { cancellationImages, cancellationReasons, isConditionalFailure, translateDynamoError } from './errors.js';
 import { call } from './call.js';
 import { WAKE_FLAG, WAKE_TOPICS } from './dispatch-source.js';
 import { SENTINEL_SK, segmentSk, streamOfPk, streamPk } from './keys.js';
@@ -176,6 +187,22 @@ const HINT_BACKOFF_MS = 10_000;
 export const HEAD_MARGIN_MS = 60_000;
 /** Epoch starts this process opened lately, remembered for the notices that announce them. */
 const OPENED_REMEMBERED = 1000;
+
+/** An item as a failed condition returned it (marshalled: the document client leaves it so). */
+type StoredImage = Record<string, AttributeValue>;
+
+/**
+ * The head a lost try learned from the item its segment put collided with (learned heads, above):
+ * that segment, when it holds messages; undefined (read the head) for a closing marker, whose
+ * number the old epoch's writers must not continue, or when DynamoDB returned nothing.
+ */
+export function learnedHead(image: StoredImage | undefined): Head | undefined {
+  if (!image) return undefined;
+  const item = unmarshall(image);
+  const count = Number(item.n);
+  if (typeof item.sk !== 'string' || item.sk === SENTINEL_SK || !Number.isInteger(count) || count <= 0) return undefined;
+  return { kind: 'segment', seq: Number(item.sk), count, ...(item.ttl === undefined ? {} : { ttl: Number(item.ttl) }) };
+}
 
 /** Whether a shard stream's head segment may no longer be appended to (its `ttl` is near or past). */
 export const closingHead = (head: Head, now: number): boolean =>
@@ -325,13 +352,17 @@ export class StreamLog {
     try {
       // Lost races wait (full jitter, from a level remembered per stream) and give up after a time budget.
       const run = options.once ? undefined : this.contention.begin(streams);
+      /** The heads the last lost try learned from its failed puts (learned heads, above). */
+      let learned: Array<Head | undefined> = writes.map(() => undefined);
       for (;;) {
-        await run?.turn();
-        const seqs = await this.tryAppend(writes, extras, hinted, options.wake !== false, options.beforeWrite);
-        if (seqs) {
+        const fresh = (await run?.turn()) ?? false;
+        const known = writes.map((_, i) => (fresh ? learned[i] : undefined) ?? hinted[i]);
+        const tried = await this.tryAppend(writes, extras, known, options.wake !== false, options.beforeWrite);
+        if ('seqs' in tried) {
           run?.won();
-          return seqs;
+          return tried.seqs;
         }
+        learned = tried.learned;
         if (hinted.some(Boolean)) {
           // The attempt trusted a hint and lost: another writer is active here.
           writes.forEach((w, i) => {
@@ -349,20 +380,26 @@ export class StreamLog {
     }
   }
 
-  /** One append attempt; undefined when it lost a race. */
+  /**
+   * One append attempt: the first sequence numbers, or, when it lost a race, per write the head
+   * its failed put learned (undefined: read it next time). `known`: heads to use instead of reading
+   * them (a hint, or what the last try learned).
+   */
   private async tryAppend(
     writes: StreamWrite[],
     extras: (firstSeqs: number[]) => WriteBatch,
-    hinted: Array<Head | undefined>,
+    known: Array<Head | undefined>,
     mayWake: boolean,
     beforeWrite?: (firstSeqs: number[]) => Promise<void>,
-  ): Promise<number[] | undefined> {
+  ): Promise<{ seqs: number[] } | { learned: Array<Head | undefined> }> {
     const now = this.clock.now();
-    const heads = await Promise.all(writes.map((w, i) => hinted[i] ?? this.head(w.stream)));
+    const heads = await Promise.all(writes.map((w, i) => known[i] ?? this.head(w.stream)));
     // A FIFO shard's head near its `ttl` is closed, not continued: the epoch opens over the sentinel.
     const closing = writes.map((w, i) => isShardStream(w.stream) && closingHead(heads[i] ?? { kind: 'none' }, now));
     const sentinels = await Promise.all(writes.map((w, i) => (closing[i] ? this.sentinel(w.stream) : undefined)));
     const items: TransactItem[] = [];
+    /** Where each write's segment put is among `items`. */
+    const segmentAt: number[] = [];
     const seqs: number[] = [];
     const counts: number[] = [];
     const opened: boolean[] = [];
@@ -429,6 +466,7 @@ export class StreamLog {
           });
         }
       }
+      segmentAt.push(items.length);
       items.push({
         Put: {
           TableName: this.table,
@@ -441,6 +479,8 @@ export class StreamLog {
             ...(wake[i] ? { [WAKE_FLAG]: 1, ...(announces ? { [WAKE_TOPICS]: [...announces] } : {}) } : {}),
           },
           ConditionExpression: 'attribute_not_exists(pk)',
+          // A lost race returns the winner's segment (no read units): the next try's head.
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
       });
     });
@@ -451,7 +491,12 @@ export class StreamLog {
     try {
       if (items.length === 1 && items[0]?.Put) {
         // The one item is the segment itself: a lost race fails its condition (retried below).
-        await this.doc.send(new PutCommand(items[0].Put));
+        try {
+          await this.doc.send(new PutCommand(items[0].Put));
+        } catch (error) {
+          if (!isConditionalFailure(error)) throw error;
+          return { learned: [learnedHead((error as { Item?: StoredImage }).Item)] };
+        }
       } else {
         try {
           await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
@@ -460,7 +505,16 @@ export class StreamLog {
           if (!reasons) throw error;
           const extra = failedItem(error, batch, offset);
           if (extra) throw extra;
-          if (reasons.slice(0, offset).some((code) => code === 'ConditionalCheckFailed')) return undefined;
+          if (reasons.slice(0, offset).some((code) => code === 'ConditionalCheckFailed')) {
+            const images = cancellationImages(error);
+            // A write whose segment put failed learned the winner's head; one whose put passed keeps
+            // the head it used (its number was free), unless it opened an epoch (read again).
+            return {
+              learned: segmentAt.map((at, i) =>
+                reasons[at] === 'ConditionalCheckFailed' ? learnedHead(images[at]) : reasons[at] === 'None' && !opened[i] ? heads[i] : undefined,
+              ),
+            };
+          }
           throw error;
         }
       }
@@ -469,10 +523,9 @@ export class StreamLog {
         this.hints.set(write.stream, { next: (seqs[i] ?? 1) + (counts[i] ?? 0), at });
         if (opened[i] && isShardStream(write.stream)) this.rememberOpened(write.stream, seqs[i] ?? 1);
       });
-      return seqs;
+      return { seqs };
     } catch (error) {
       if (error instanceof ItemConditionFailedError) throw error;
-      if (isConditionalFailure(error)) return undefined;
       throw translateDynamoError(error);
     }
   }

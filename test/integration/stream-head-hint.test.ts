@@ -127,15 +127,85 @@ describe('stream head hints', () => {
     await both(a, ['a1']); // s5: 1, s6: 1; a's hints: 2 and 2
     await append(b, 's6', ['b1', 'b2']); // s6: 2…3
     countsA.reset();
-    // Hinted at 2 / 2: s6's put fails and returns b's segment (2…3); s5's put passed, so its number
-    // 2 is kept. No head read.
+    // Hinted at 2 / 2: s6's put fails and returns b's segment (2…3); s5's put passed on a hint, which
+    // a lost race stops trusting: s5's head is read, s6's is not.
     expect(await both(a, ['a2'])).toEqual([2, 4]);
     expect(countsA.counts.get('TransactWriteCommand')).toBe(2);
-    expect(countsA.counts.get('QueryCommand')).toBeUndefined();
+    expect(countsA.counts.get('QueryCommand')).toBe(1);
     expect((await reader.read('s6', 0, 10)).map((s) => [s.seq, s.count])).toEqual([
       [1, 1],
       [2, 2],
       [4, 1],
+    ]);
+  });
+
+  it('keeps the head it read for a stream whose put passed in a lost transaction', async () => {
+    const streams = ['s8', 's9'];
+    await b.appendMany(streams.map((stream) => StreamLog.recordWrite(stream, () => [record(clock, `${stream}-b0`)])));
+    // A process whose first transaction meets a rival append on s9 between its head reads and its write.
+    const counted = counting(doc);
+    let rivalled = false;
+    const raced = Object.create(counted.doc) as DynamoDBDocumentClient;
+    raced.send = (async (command: { constructor: { name: string } }) => {
+      if (command.constructor.name === 'TransactWriteCommand' && !rivalled) {
+        rivalled = true;
+        await append(b, 's9', ['b1']);
+      }
+      return counted.doc.send(command as never);
+    }) as DynamoDBDocumentClient['send'];
+    const c = new StreamLog(raced, table, clock, undefined, { contention: new Contention(new FakeStopwatch(), () => 0) });
+    expect(await c.appendMany(streams.map((stream) => StreamLog.recordWrite(stream, () => [record(clock, `${stream}-c1`)])))).toEqual([2, 3]);
+    expect(counted.counts.get('TransactWriteCommand')).toBe(2);
+    expect(counted.counts.get('QueryCommand')).toBe(2); // both heads, once: s8's is kept, s9's learned
+  });
+
+  /** A record that expires in `seconds` (its segment's `ttl`: a shard head that close to it is closing). */
+  const expiringIn = (id: string, seconds: number) => ({ ...record(clock, id), expiresAt: clock.now() + seconds * 1000 });
+  const appendRecords = (log: StreamLog, stream: string, records: ReturnType<typeof record>[]) => log.append(stream, () => ({ records }));
+
+  it('learns nothing from a closing marker: it reads the head of the new epoch instead of continuing the old one', async () => {
+    const shard = 't:x/k:marker';
+    const c = process(0);
+    const { seq: first } = await appendRecords(c.log, shard, [record(clock, 'c1')]);
+    await appendRecords(c.log, shard, [expiringIn('c2', 30)]); // hinted; c's hint: first + 2
+    // b finds the head 30 s from its ttl: a new epoch, with a closing marker at first + 2.
+    const { seq: opened } = await appendRecords(b, shard, [record(clock, 'b1')]);
+    c.counts.clear();
+    const { seq } = await appendRecords(c.log, shard, [record(clock, 'c3')]);
+    expect(c.counts.get('PutCommand')).toBe(2); // the hinted put, into the marker; then after b's segment
+    expect(c.counts.get('QueryCommand')).toBe(1); // the head, read: the marker taught nothing
+    expect(seq).toBe(opened + 1);
+    const segments = await reader.read(shard, 0, 10);
+    expect(segments.map((s) => [s.seq - first, s.count])).toEqual([
+      [0, 1],
+      [1, 1],
+      [2, 0],
+      [opened - first, 1],
+      [opened + 1 - first, 1],
+    ]);
+  });
+
+  it('reads the head again after a transaction in which it opened an epoch, whatever its put said', async () => {
+    const shard = 't:x/k:opened';
+    const c = process(0);
+    const { seq: first } = await appendRecords(c.log, shard, [record(clock, 'c1')]); // c's hint: first + 1
+    await appendRecords(b, shard, [expiringIn('b1', 30)]); // first + 1, 30 s from its ttl
+    // Another writer (no hint there) reads the closing head: a new epoch, with a marker at first + 2.
+    const { seq: opened } = await appendRecords(process(0).log, shard, [record(clock, 'd1')]);
+    c.counts.clear();
+    // c's hinted put collides with b1 and learns it: closing, so c opens an epoch over the sentinel
+    // with a marker at first + 2 — taken. Its own segment's put passed, but an epoch is read again.
+    const { seq } = await appendRecords(c.log, shard, [record(clock, 'c2')]);
+    expect(seq).toBe(opened + 1);
+    expect(c.counts.get('PutCommand')).toBe(2); // the hinted put, then after the head read
+    expect(c.counts.get('TransactWriteCommand')).toBe(1); // the epoch over the learned closing head
+    expect(c.counts.get('QueryCommand')).toBe(2); // the sentinel, then the head
+    expect((await reader.read(shard, 0, 10)).map((s) => [s.seq - first, s.count])).toEqual([
+      [0, 1],
+      [1, 1],
+      [2, 0],
+      [opened - first, 1],
+      [opened + 1 - first, 1],
     ]);
   });
 

@@ -12,7 +12,8 @@
  *
  * Append reads the head (the highest item, strongly consistent) and puts the
  * next segment with `attribute_not_exists(pk)`. Whoever loses the race waits
- * (full jitter, append-contention.ts) and reads again. Because seq k+1 can only be written by someone who saw seq k, a reader
+ * (full jitter, append-contention.ts) and tries again after the segment its
+ * failed put returned, or reads the head again (learned heads, below). Because seq k+1 can only be written by someone who saw seq k, a reader
  * that sees k+1 knows every earlier message of the stream is already there:
  * cursors never skip a late writer. When every segment has expired and been
  * removed, the sentinel tells the next writer to open a new epoch above every
@@ -52,7 +53,6 @@
 import { TransactWriteCommand, PutCommand, QueryCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { MessageRecord } from '../../domain/model.js';
 import { MAX_SEQ, isShardStream } from '../../domain/streams.js';
 import { ThrottledError } from '../../domain/errors.js';
@@ -197,11 +197,12 @@ type StoredImage = Record<string, AttributeValue>;
  * number the old epoch's writers must not continue, or when DynamoDB returned nothing.
  */
 export function learnedHead(image: StoredImage | undefined): Head | undefined {
-  if (!image) return undefined;
-  const item = unmarshall(image);
-  const count = Number(item.n);
-  if (typeof item.sk !== 'string' || item.sk === SENTINEL_SK || !Number.isInteger(count) || count <= 0) return undefined;
-  return { kind: 'segment', seq: Number(item.sk), count, ...(item.ttl === undefined ? {} : { ttl: Number(item.ttl) }) };
+  // Three attributes read as stored: the entries (up to ~350 KB) are never unmarshalled.
+  const sk = image?.sk?.S;
+  const count = Number(image?.n?.N);
+  const ttl = image?.ttl?.N;
+  if (sk === undefined || sk === SENTINEL_SK || !Number.isInteger(count) || count <= 0) return undefined;
+  return { kind: 'segment', seq: Number(sk), count, ...(ttl === undefined ? {} : { ttl: Number(ttl) }) };
 }
 
 /** Whether a shard stream's head segment may no longer be appended to (its `ttl` is near or past). */
@@ -357,12 +358,13 @@ export class StreamLog {
       for (;;) {
         const fresh = (await run?.turn()) ?? false;
         const known = writes.map((_, i) => (fresh ? learned[i] : undefined) ?? hinted[i]);
-        const tried = await this.tryAppend(writes, extras, known, options.wake !== false, options.beforeWrite);
+        const tried = await this.tryAppend(writes, extras, known, options.wake !== false, run !== undefined, options.beforeWrite);
         if ('seqs' in tried) {
           run?.won();
           return tried.seqs;
         }
-        learned = tried.learned;
+        // A hint kept by a transaction (its put passed) is still a hint: after a lost race, not trusted.
+        learned = tried.learned.map((head, i) => (head !== undefined && head === hinted[i] ? undefined : head));
         if (hinted.some(Boolean)) {
           // The attempt trusted a hint and lost: another writer is active here.
           writes.forEach((w, i) => {
@@ -390,6 +392,7 @@ export class StreamLog {
     extras: (firstSeqs: number[]) => WriteBatch,
     known: Array<Head | undefined>,
     mayWake: boolean,
+    learn: boolean,
     beforeWrite?: (firstSeqs: number[]) => Promise<void>,
   ): Promise<{ seqs: number[] } | { learned: Array<Head | undefined> }> {
     const now = this.clock.now();
@@ -479,8 +482,9 @@ export class StreamLog {
             ...(wake[i] ? { [WAKE_FLAG]: 1, ...(announces ? { [WAKE_TOPICS]: [...announces] } : {}) } : {}),
           },
           ConditionExpression: 'attribute_not_exists(pk)',
-          // A lost race returns the winner's segment (no read units): the next try's head.
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          // A lost race returns the winner's segment (no read units): the next try's head. Not for
+          // a one-try append, which would only download it.
+          ...(learn ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
         },
       });
     });

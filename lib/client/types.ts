@@ -232,7 +232,8 @@ export type ReceiveResult = {
 
 // ── Messages ────────────────────────────────────────────────────────────
 
-export type Message = { messageId: string; topic: string; state: 'deliverable' | 'scheduled' | 'prepared' | 'cancelled' | 'rolled-back' } & MessageContent &
+/** `expired`: a scheduled or committed message whose release (commit) was left unfinished until its retention ran out — delivered at most once, perhaps never. */
+export type Message = { messageId: string; topic: string; state: 'deliverable' | 'scheduled' | 'prepared' | 'cancelled' | 'rolled-back' | 'expired' } & MessageContent &
   MessagePosition & {
     /** Scheduled messages: when they become deliverable. */
     deliverAt?: string;
@@ -289,7 +290,8 @@ export type Producer = {
 
 export type ProducerList = { producers: Producer[]; nextToken: string | null };
 
-export type TransactionState = 'prepared' | 'committed' | 'rolled-back';
+/** `expired`: committed, but its message's retention ran out before its append was confirmed (a commit then answers 409 `TransactionExpired`). */
+export type TransactionState = 'prepared' | 'committed' | 'rolled-back' | 'expired';
 /** The answer to a commit or rollback (`messageId`/`sequence` once committed). */
 export type TransactionResolution = {
   state: 'committed' | 'rolled-back';
@@ -310,7 +312,7 @@ export type TransactionCheckRecord = {
 /** A transaction's state and the check-backs Sluice made. */
 export type Transaction = {
   transactionId: string;
-  state: 'prepared' | 'committed' | 'rolled-back';
+  state: 'prepared' | 'committed' | 'rolled-back' | 'expired';
   producerGroup: string | null;
   topic: string;
   messageId: string;

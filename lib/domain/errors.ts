@@ -129,7 +129,15 @@ export class PartitionRaiseIncompleteError extends ConflictError {
   }
 }
 export class TransactionAlreadyResolvedError extends ConflictError {
-  override readonly code = 'TransactionAlreadyResolved';
+  override readonly code: string = 'TransactionAlreadyResolved';
+}
+/**
+ * A commit of a transaction that was committed but whose message expired before its append was
+ * confirmed (a claimed commit left unfinished for its retention): a 200 would claim a delivery
+ * the service cannot vouch for (docs/design.md, Transactional messages: Closed claims).
+ */
+export class TransactionExpiredError extends TransactionAlreadyResolvedError {
+  override readonly code = 'TransactionExpired';
 }
 export class UnauthorizedError extends SluiceError {
   readonly code = 'Unauthorized';

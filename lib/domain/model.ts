@@ -24,6 +24,11 @@ export const MessageState = {
   prepared: 'prepared',
   cancelled: 'cancelled',
   rolledBack: 'rolled-back',
+  /**
+   * A scheduled or committed message whose release (commit) was left unfinished until its retention
+   * ran out: appended once and expired, or never appended — it will not be delivered (again).
+   */
+  expired: 'expired',
 } as const;
 export type MessageState = (typeof MessageState)[keyof typeof MessageState];
 
@@ -265,6 +270,8 @@ export const TransactionState = {
   prepared: 'prepared',
   committed: 'committed',
   rolledBack: 'rolled-back',
+  /** Committed, but its message's retention ran out before its append was confirmed: delivered at most once, perhaps never. */
+  expired: 'expired',
 } as const;
 export type TransactionState = (typeof TransactionState)[keyof typeof TransactionState];
 

@@ -4,11 +4,14 @@
  * (docs/design.md, Scheduled and delayed messages: Release; Transactional
  * messages: Commit):
  *
- *   release  scheduled → releasing → released   closed: cancelled   dropped: its topic is gone, or purged after its send
- *   commit   prepared  → committing → committed  closed: committed   dropped: its topic is gone (an unclaimed half message stays prepared)
+ *   release  scheduled → releasing → released   expired: expired   closed: cancelled   dropped: its topic is gone, or purged after its send
+ *   commit   prepared  → committing → committed  expired: expired   closed: committed   dropped: its topic is gone (an unclaimed half message stays prepared)
  *
- * A claimed commit is never closed as anything but committed: the commit won
- * at its claim (a rollback answers 409 from then on).
+ * `expired`: a claim a finisher reached only within 60 s of its records' expiry, its slot not holding
+ * the message (claimed-release.ts): appended once and removed by TTL, or never — the item says so,
+ * never `released` or `committed`. `closed`: a claim whose topic was deleted (a release also: purged).
+ * A claimed commit is never rolled back: the commit won at its claim (a rollback answers 409 from
+ * then on).
  */
 import type { Topic } from '../domain/model.js';
 import type { Deferred, DeferredStore, ReleaseClaim } from '../adapters/dynamodb/deferred.js';
@@ -18,8 +21,10 @@ export interface ClaimSteps {
   claim(d: Deferred, claim: ReleaseClaim, expect: string | undefined): Promise<boolean>;
   /** Marks the claimed item appended at `address`; false unless `token` is still its claim. */
   mark(id: string, address: { stream: string; seq: number }, token: string): Promise<boolean>;
-  /** Closes a claim that will not be appended (its records' expiry came, or its topic went); false unless `token` is still its claim. */
+  /** Closes a claim that will not be appended because its topic went; false unless `token` is still its claim. */
   close(id: string, token: string): Promise<boolean>;
+  /** Closes a claim past its records' expiry as `expired` (appended once or never); false unless `token` is still its claim. */
+  expire(id: string, token: string): Promise<boolean>;
   /** Whether the item's topic (undefined: deleted) no longer takes it. */
   dropped(d: Deferred, topic: Topic | undefined): boolean;
   /** What becomes of an item not claimed yet that its topic no longer takes. */
@@ -33,6 +38,7 @@ export const releaseSteps = (deferred: DeferredStore): ClaimSteps => ({
   claim: (d, claim, expect) => deferred.claimRelease(d.id, claim, expect),
   mark: (id, address, token) => deferred.markReleased(id, address, token),
   close: (id, token) => deferred.cancelClaimed(id, token),
+  expire: (id, token) => deferred.expireClaimed(id, token, 'releasing'),
   // A purge of the topic cancels the scheduled messages sent before it.
   dropped: (d, topic) => gone(d, topic) || (topic.purgedAt !== undefined && d.record.sentAt <= topic.purgedAt),
   drop: async (d) => {
@@ -66,6 +72,7 @@ export const commitSteps = (deferred: DeferredStore, by: string, sweepAfterMs: n
     }),
   mark: (id, address, token) => deferred.markCommitted(id, address, token),
   close: (id, token) => deferred.markCommitted(id, undefined, token),
+  expire: (id, token) => deferred.expireClaimed(id, token, 'committing'),
   // Half messages survive a purge (they were not deliverable before it).
   dropped: (d, topic) => gone(d, topic),
   drop: async () => {},

@@ -17,7 +17,7 @@
  * stream's head passed it empty and the claim is older than
  * {@link CLAIM_TAKEOVER_MS}; and never once the claimed records are within
  * {@link CLAIM_TAKEOVER_MS} of their expiry (from then on TTL may have removed
- * the segment put there: the claim is closed instead). A finisher that finds the slot empty at the
+ * the segment put there: the claim is closed as `expired` instead). A finisher that finds the slot empty at the
  * stream's head re-claims the same slot and puts the message there itself: the
  * old claimant's put and its own race for one key, and either way the slot
  * holds the message once.
@@ -57,7 +57,7 @@ export type Settled =
   | { kind: 'landed'; address: { stream: string; seq: number } }
   | { kind: 'adopt'; token: string; slot?: { stream: string; first: number } }
   | { kind: 'left' }
-  /** The claimed records' expiry (less {@link CLAIM_TAKEOVER_MS}) passed with the slot not holding it: closed (claim-steps.ts), never appended again. */
+  /** The claimed records' expiry (less {@link CLAIM_TAKEOVER_MS}) passed with the slot not holding it: closed as `expired` (claim-steps.ts), never appended again. */
   | { kind: 'expired' };
 
 /** Where each message went: an address, undefined (resolved meanwhile by someone else), or {@link LEFT}. */
@@ -114,9 +114,10 @@ export class ClaimedRelease {
     }
     // Near or past the claimed records' expiry (TTL removes their segment from then on, and clocks
     // differ): an empty slot may be a segment that was put and removed, so appending again could
-    // deliver the message twice, and a message this old is past its retention anyway. Closed.
+    // deliver the message twice, and a message this old is past its retention anyway. Closed as
+    // expired: it was appended once (and removed) or never, and the item must not say otherwise.
     if (now >= claim.expiresAt - CLAIM_TAKEOVER_MS) {
-      await this.steps.close(d.id, claim.token);
+      await this.steps.expire(d.id, claim.token);
       return { kind: 'expired' };
     }
     if (segment) return { kind: 'adopt', token: claim.token };

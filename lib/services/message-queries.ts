@@ -6,7 +6,7 @@
  */
 import { MessageNotFoundError } from '../domain/errors.js';
 import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
-import { GroupDeliveryState, Limits, iso, isPurged, messageContent, type MessageRecord, type Topic } from '../domain/model.js';
+import { GroupDeliveryState, Limits, iso, isPurged, messageContent, type MessageRecord, type MessageState, type Topic } from '../domain/model.js';
 import { isDeferredMessageId, redriveStream, streamId, ulidOfDeferredMessageId } from '../domain/streams.js';
 import { tagMatches, type CursorState, type DoneEntry } from '../domain/cursor.js';
 import type { Clock } from '../ports/clock.js';
@@ -17,7 +17,7 @@ interface Found {
   record: MessageRecord;
   stream: string | undefined;
   seq: number | undefined;
-  state: 'deliverable' | 'scheduled' | 'cancelled' | 'prepared' | 'rolled-back';
+  state: MessageState;
 }
 
 export class MessageQueries {
@@ -96,6 +96,7 @@ export class MessageQueries {
         return { record, stream: deferred.address.stream, seq: deferred.address.seq, state: 'deliverable' };
       }
       // Releasing (committing): its release (commit) is under way, or a crash left it to a sweep; it is not deliverable before it is marked.
+      // Expired: such a claim closed past its records' expiry (appended once and expired, or never).
       const waiting =
         deferred.state === 'committing' ? 'prepared' : deferred.state === 'released' || deferred.state === 'committed' || deferred.state === 'releasing' ? 'scheduled' : deferred.state;
       // A purge cancels a scheduled message sent before it when it falls due.

@@ -618,8 +618,9 @@ export class Receiver {
       }
       const movedDead = await this.deadLetter(group, stream, plan.dead, now, scope.deadline);
       const delivered = plan.deliveries.map((d) => this.deliver(d, stream, scope.topics, ids));
-      if (movedDead > 0 && delivered.length < want) {
-        // Dead letters made room (a serialized shard moves on): look again at once.
+      if (movedDead > 0 && delivered.length < want && this.clock.now() < scope.deadline) {
+        // Dead letters made room (a serialized shard moves on): look again at once — unless the
+        // deadline passed (the look would dead-letter the next one: a new append after the deadline).
         return [...delivered, ...(await this.claim(scope, stream, mode, undefined, want - delivered.length))];
       }
       return delivered;

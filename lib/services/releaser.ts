@@ -113,7 +113,7 @@ export class DeferredReleaser {
         const settled = await this.claimed.settle(d, now);
         if (settled.kind === 'landed') released++;
         else if (settled.kind === 'left') left.push(d.id);
-        else if (settled.kind === 'expired') this.log('scheduled message release left unfinished past its retention: closed as cancelled', { id: d.id, messageId: `d${d.id}` });
+        else if (settled.kind === 'expired') this.log('scheduled message release left unfinished past its retention: closed as expired (delivered at most once, perhaps never)', { id: d.id, messageId: `d${d.id}` });
         else toClaim.push({ deferred: d, token: settled.token, slot: settled.slot });
       } catch (error) {
         if (isTransient(error)) throw error;
@@ -149,7 +149,8 @@ export class DeferredReleaser {
    * crash), finishes that claim. Where it landed; undefined: not appended (it
    * was resolved meanwhile, or its topic is gone); {@link LEFT}: a claim under
    * way that is not its to finish yet. A claim past its records' expiry is
-   * closed as committed, logged, and answered at its claimed address.
+   * closed as expired (logged) and answered undefined: the caller reads the
+   * item again and answers from its state.
    */
   async commitClaimed(half: Deferred, by: string): Promise<Address | undefined | typeof LEFT> {
     const claimed = new ClaimedRelease(this.stores, this.clock, this.notifier, this.planner, commitSteps(this.stores.deferred, by, CLAIM_TAKEOVER_MS));
@@ -159,8 +160,8 @@ export class DeferredReleaser {
       if (settled.kind === 'landed') return settled.address;
       if (settled.kind === 'left') return LEFT;
       if (settled.kind === 'expired') {
-        this.log('half message commit left unfinished past its retention: closed as committed', { id: half.id, messageId: `d${half.id}` });
-        return half.address;
+        this.log('half message commit left unfinished past its retention: closed as expired (delivered at most once, perhaps never)', { id: half.id, messageId: `d${half.id}` });
+        return undefined;
       }
       item = { deferred: half, token: settled.token, slot: settled.slot };
     }

@@ -17,6 +17,7 @@ import {
   ProducerGroupNotFoundError,
   ProducerInUseError,
   TransactionAlreadyResolvedError,
+  TransactionExpiredError,
   TransactionNotFoundError,
   InvalidArgumentError,
   UnavailableError,
@@ -194,6 +195,7 @@ export class TransactionService {
     for (let attempt = 0; ; attempt++) {
       const half = await this.require(transactionId);
       if (half.state === 'committed') return this.committedView(half, half.address?.seq);
+      if (half.state === 'expired') throw this.expired(transactionId, half);
       if (half.state !== 'prepared' && half.state !== 'committing') {
         throw new TransactionAlreadyResolvedError(`Transaction '${transactionId}' was rolled back; it cannot be committed.`);
       }
@@ -229,7 +231,8 @@ export class TransactionService {
     }
     const current = await this.require(transactionId);
     if (current.state === 'rolled-back') return { state: 'rolled-back' as const };
-    throw new TransactionAlreadyResolvedError(`Transaction '${transactionId}' was committed; it cannot be rolled back.`);
+    const expired = current.state === 'expired' ? ' (its message then expired before its append was confirmed)' : '';
+    throw new TransactionAlreadyResolvedError(`Transaction '${transactionId}' was committed${expired}; it cannot be rolled back.`);
   }
 
   async get(transactionId: string) {
@@ -285,8 +288,11 @@ export class TransactionService {
       now = this.clock.now();
     }
     if (half?.state === 'committing') {
-      // A commit's claim (under way, or left by a crash): finished here, or left with a check-back armed.
-      await this.commitOrLeave(transactionId, 'check', 1);
+      // A commit's claim (under way, or left by a crash): finished here, or left with a check-back armed
+      // (or closed as expired: the item says so, and nobody is left to answer).
+      await this.commitOrLeave(transactionId, 'check', 1).catch((error: unknown) => {
+        if (!(error instanceof TransactionExpiredError)) throw error;
+      });
       return 'skipped';
     }
     const tx = half?.transaction;
@@ -376,6 +382,16 @@ export class TransactionService {
       this.options.log?.('checker call failed', { producerGroup: producer.name, transactionId, reason });
       return { status: 'unknown' as const, httpStatus: null, error: reason };
     }
+  }
+
+  /** The answer to a commit of a transaction whose claimed commit was closed past its records' expiry. */
+  private expired(transactionId: string, half: Deferred): TransactionExpiredError {
+    const at = half.transaction?.resolvedAt;
+    return new TransactionExpiredError(
+      `Transaction '${transactionId}' was committed${at === undefined ? '' : ` at ${iso(at)}`}, but its message's retention ran out before ` +
+        `its append was confirmed: message '${half.record.messageId}' was delivered at most once, perhaps never, and will not be delivered now. ` +
+        'Send it again if it must be delivered.',
+    );
   }
 
   private async require(transactionId: string): Promise<Deferred> {

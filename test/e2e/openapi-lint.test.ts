@@ -36,11 +36,11 @@ describe('served OpenAPI document', () => {
     expect(send['401'].headers['WWW-Authenticate']).toBeDefined();
     expect(doc.paths['/v1/topics/{topic}/messages/{messageId}'].delete.responses['409'].headers['Retry-After']).toBeDefined();
     const message = doc.paths['/v1/topics/{topic}/messages/{messageId}'].get.responses['200'].content['application/json'].schema;
-    expect(message.properties.state.enum).toEqual(['deliverable', 'scheduled', 'prepared', 'cancelled', 'rolled-back']);
+    expect(message.properties.state.enum).toEqual(['deliverable', 'scheduled', 'prepared', 'cancelled', 'rolled-back', 'expired']);
     expect(message.properties.groups.items.properties.state.enum).toContain('dead-lettered');
     expect(message.properties.sentAt).toMatchObject({ type: 'string', format: 'date-time' });
     const tx = doc.paths['/v1/transactions/{transactionId}'].get.responses['200'].content['application/json'].schema;
-    expect(tx.properties.state.enum).toEqual(['prepared', 'committed', 'rolled-back']);
+    expect(tx.properties.state.enum).toEqual(['prepared', 'committed', 'rolled-back', 'expired']);
     expect(tx.properties.resolvedAt.anyOf ?? [tx.properties.resolvedAt]).toContainEqual(expect.objectContaining({ format: 'date-time' }));
     const self = doc.paths['/v1/openapi.json'].get.responses['200'].content['application/json'].schema;
     expect(self.required).toEqual(expect.arrayContaining(['openapi', 'info', 'paths']));

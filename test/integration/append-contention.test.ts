@@ -47,14 +47,23 @@ const failure = (p: Promise<unknown>) => p.then(() => undefined, (error: unknown
 describe('a FIFO-like stream (the stream log retries it)', () => {
   const clock = new FakeClock();
 
-  it('answers 429 only when the stream stayed contended for the whole budget', async () => {
+  /**
+   * A stream log on a rivalled client, its waits at `fraction` of their range, and `stream` opened
+   * by a first append the rival lets through (the epoch opens: a transaction).
+   */
+  async function rivalledLog(stream: string, fraction: number) {
     const { doc, table } = await testTable('contention');
     const watch = new FakeStopwatch();
     const rival = rivalled(doc, watch);
-    // Waits at a fifth of their range: APPEND_MIN_TRIES tries fit in the budget, so the budget is what ends it.
-    const log = new StreamLog(rival.doc, table, clock, undefined, { contention: new Contention(watch, () => 0.2) });
+    const log = new StreamLog(rival.doc, table, clock, undefined, { contention: new Contention(watch, () => fraction) });
     rival.state.rivalUntil = 0;
-    await log.append('s1', () => ({ records: [record(clock, 'first')] })); // the epoch opens (a transaction)
+    await log.append(stream, () => ({ records: [record(clock, 'first')] }));
+    return { watch, rival, log };
+  }
+
+  it('answers 429 only when the stream stayed contended for the whole budget', async () => {
+    // Waits at a fifth of their range: APPEND_MIN_TRIES tries fit in the budget, so the budget is what ends it.
+    const { watch, rival, log } = await rivalledLog('s1', 0.2);
     rival.state.rivalUntil = Number.POSITIVE_INFINITY;
     const start = watch.now();
     const error = await failure(log.append('s1', () => ({ records: [record(clock, 'm')] })));
@@ -69,12 +78,7 @@ describe('a FIFO-like stream (the stream log retries it)', () => {
   });
 
   it('lands an append whose stream stays contended for most of the budget, without a gap', async () => {
-    const { doc, table } = await testTable('contention');
-    const watch = new FakeStopwatch();
-    const rival = rivalled(doc, watch);
-    const log = new StreamLog(rival.doc, table, clock, undefined, { contention: new Contention(watch, () => 0.999) });
-    rival.state.rivalUntil = 0;
-    await log.append('s2', () => ({ records: [record(clock, 'first')] }));
+    const { watch, rival, log } = await rivalledLog('s2', 0.999);
     const start = watch.now();
     rival.state.rivalUntil = start + APPEND_BUDGET_MS - 300;
     const { seq } = await log.append('s2', () => ({ records: [record(clock, 'mine')] }));

@@ -5,8 +5,10 @@
  * check-back that finds a claim a crash left, a claimant stalled while a
  * check worker in another container finishes its claim, a commit racing a
  * check-back and a rollback, a kept half message, a deleted topic, and a
- * claim finished only after its records expired: every committed half message
- * enters its stream exactly once, and the first resolution wins.
+ * claim finished only after its records expired (closed as `expired`, never
+ * answered `committed` again): every committed half message enters its stream
+ * at most once, exactly once unless its claim was left for its retention, and
+ * the first resolution wins.
  */
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -14,7 +16,8 @@ import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
 import { checkIndexSk, deferredKey, segmentSk, streamPk } from '../../lib/adapters/dynamodb/keys.js';
-import { TransactionAlreadyResolvedError, UnavailableError } from '../../lib/domain/errors.js';
+import { TransactionAlreadyResolvedError, TransactionExpiredError, UnavailableError } from '../../lib/domain/errors.js';
+import { toProblem } from '../../lib/http/problem.js';
 import { CLAIM_GIVE_UP_MS, CLAIM_TAKEOVER_MS } from '../../lib/services/claimed-release.js';
 import { group, producer, topic } from '../helpers/builders.js';
 import { startChecker, type TestChecker } from '../helpers/checker.js';
@@ -352,7 +355,29 @@ describe('transaction-free commit: claim, put, mark', () => {
     expect(await copies(h, messageId)).toBe(0);
   });
 
-  it('a claim finished only after its records expired is closed as committed, not appended again (TTL may have removed the segment it put)', async () => {
+  /**
+   * What a closed-as-expired commit answers everywhere: the item says `expired` (out of the check
+   * index, no claimed address, who committed it when kept), a repeated commit is 409
+   * `TransactionExpired` (never 200: the message may never have been appended), a rollback 409, the
+   * transaction and the message read `expired`, a check-back has nothing to do.
+   */
+  async function expectExpired(h: Harness, tx: string, messageId: string) {
+    const item = await raw(h, idOf(tx));
+    expect(item).toMatchObject({ st: 'expired', rb: 'producer', ra: expect.any(Number) });
+    for (const attribute of ['a', 'rf', 'rt', 'rc', 'rx', 'g1pk', 'g1sk', 'nc']) expect(item).not.toHaveProperty(attribute);
+    for (let i = 0; i < 2; i++) {
+      const repeat = await h.transactions.commit(tx).catch((error: unknown) => error);
+      expect(repeat).toBeInstanceOf(TransactionExpiredError);
+      expect(toProblem(repeat).problem).toMatchObject({ status: 409, code: 'TransactionExpired', detail: expect.stringContaining('delivered at most once, perhaps never') });
+    }
+    await expect(h.transactions.rollback(tx)).rejects.toThrow(/was committed \(its message then expired/);
+    expect(await h.transactions.get(tx)).toMatchObject({ state: 'expired', resolvedBy: 'producer', resolvedAt: expect.any(String), nextCheckAt: null });
+    expect(await h.queue.getMessage('jobs', messageId)).toMatchObject({ state: 'expired', body: 'm', groups: [] });
+    expect(await h.transactions.check(tx)).toBe('skipped');
+    expect(await checkSweep(h)).toEqual([]);
+  }
+
+  it('a claim finished only after its records expired (put, then removed by TTL) is closed as expired, not appended again, and a repeated commit answers 409 TransactionExpired', async () => {
     const { h, client, half, table } = await setup({ retentionSeconds: 300 });
     const { messageId, tx } = await half('m', 3600);
     crashAt(client, isCommitMark); // put, then crash before the mark
@@ -361,12 +386,24 @@ describe('transaction-free commit: claim, put, mark', () => {
     // The retention passes and TTL removes the segment; nobody finished the claim meanwhile.
     h.clock.advance(400_000);
     await h.doc.send(new DeleteCommand({ TableName: table, Key: { pk: streamPk('t:jobs/p:0'), sk: segmentSk(1) } }));
-    expect(await h.transactions.commit(tx)).toEqual({ state: 'committed', messageId });
-    const item = await raw(h, idOf(tx));
-    expect(item).toMatchObject({ st: 'committed', a: { s: 't:jobs/p:0', q: 1 } });
-    for (const attribute of ['rt', 'g1pk', 'g1sk']) expect(item).not.toHaveProperty(attribute);
+    const repeat = await h.transactions.commit(tx).catch((error: unknown) => error);
+    expect(repeat).toBeInstanceOf(TransactionExpiredError); // was 200 `committed`
+    await expectExpired(h, tx, messageId);
     expect(await copies(h, messageId)).toBe(0);
     expect(await drain(h)).toEqual([]);
-    expect(await h.queue.getMessage('jobs', messageId).catch(() => undefined)).toBeUndefined();
+  });
+
+  it('a claim never put and left until its records\' expiry: the check sweep closes it as expired (never appended, never delivered); the producer\'s retry answers 409 TransactionExpired, not committed', async () => {
+    const { h, client, half } = await setup({ retentionSeconds: 300 });
+    const { messageId, tx } = await half('m', 3600);
+    crashAt(client, isSegmentPut); // claimed, then crash before the put
+    await expect(h.transactions.commit(tx)).rejects.toThrow();
+    expect(await h.transactions.get(tx)).toMatchObject({ state: 'committed' }); // the commit won at its claim
+    // The sweep is down for the whole retention; the first finisher comes within 60 s of the records' expiry.
+    h.clock.advance(300_000 - CLAIM_TAKEOVER_MS);
+    expect(await checkSweep(h)).toEqual([tx]);
+    await expectExpired(h, tx, messageId);
+    expect(await copies(h, messageId)).toBe(0);
+    expect(await drain(h)).toEqual([]);
   });
 });

@@ -2,7 +2,8 @@
  * Two corners of the transaction-free release (docs/design.md, Scheduled and
  * delayed messages: Release) that a review of it found untested: a finisher
  * that comes only after the claimed records' expiry (TTL may have removed the
- * segment the claimant put: it must not append the message again), and a
+ * segment the claimant put: it must not append the message again, and closes
+ * it as `expired`, not `cancelled`), and a
  * stalled claimant whose put lands in the slot a finisher took over while the
  * finisher is appending (its slot check must find the message there).
  */
@@ -21,7 +22,7 @@ import { FakeClock, harness, send, testTable } from '../helpers/stores.js';
 const isHead = (command: string, input: unknown) => command === 'QueryCommand' && JSON.stringify(input).includes('S#t:jobs/p:0') && JSON.stringify(input).includes('"ScanIndexForward":false');
 
 describe('claimed release: review corners', () => {
-  it('a claim finished only after its records expired is closed, not appended again (TTL may have removed the segment it put)', async () => {
+  it('a claim finished only after its records expired is closed as expired, not appended again (TTL may have removed the segment it put), and says so', async () => {
     const { client, doc, table } = await testTable('claim-expiry');
     const clock = new FakeClock();
     const h = harness(doc, table, { clock });
@@ -46,9 +47,12 @@ describe('claimed release: review corners', () => {
       clock.advance(70_000);
     }
     const item = (await doc.send(new GetCommand({ TableName: table, Key: deferredKey(id), ConsistentRead: true }))).Item;
-    expect(item?.st).toBe('cancelled');
-    expect(item?.g1pk).toBeUndefined();
+    // Expired, not cancelled (it was delivered; nobody cancelled it) nor released (the item cannot vouch for a copy).
+    expect(item?.st).toBe('expired');
+    for (const attribute of ['a', 'rf', 'rt', 'rc', 'rx', 'g1pk', 'g1sk']) expect(item).not.toHaveProperty(attribute);
     expect(await h.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+    expect(await h.queue.getMessage('jobs', sent.messageId)).toMatchObject({ state: 'expired', body: 'm', groups: [] });
+    await expect(h.queue.cancel('jobs', sent.messageId)).rejects.toThrow(/is expired; only scheduled messages can be cancelled/);
   });
 
   it('a stalled claimant whose put lands in the slot a finisher took over, before the finisher appends: one copy (the slot check)', async () => {

@@ -27,6 +27,14 @@ const loseRaces = async (contention: Contention, watch: FakeStopwatch, keys: str
   return run;
 };
 
+/** A contention memory whose waits take the top of their range, and an append on `keys` that lost `n` races of `attemptMs` each. */
+const afterLosses = async (keys: string[], n: number, attemptMs: number) => {
+  const watch = new FakeStopwatch();
+  const contention = new Contention(watch, () => 0.999);
+  const run = await loseRaces(contention, watch, keys, n, attemptMs);
+  return { watch, contention, run };
+};
+
 describe('fullJitterMs', () => {
   it('is 0 at level 0, then uniform in [0, slot × 2^(level − 1)], capped', () => {
     expect(fullJitterMs(0, 15, 0.99)).toBe(0);
@@ -97,9 +105,7 @@ describe('Contention', () => {
   });
 
   it('remembers the level per key: the next append waits its turn before its first try, one level lower after a win', async () => {
-    const watch = new FakeStopwatch();
-    const contention = new Contention(watch, () => 0.999);
-    const first = await loseRaces(contention, watch, ['s'], 3, 20);
+    const { watch, contention, run: first } = await afterLosses(['s'], 3, 20);
     await first.turn();
     first.won(); // won at level 3: the next starts at 2
     watch.waits.length = 0;
@@ -121,9 +127,7 @@ describe('Contention', () => {
   });
 
   it('forgets contention that ended: one level per LEVEL_FADE_MS', async () => {
-    const watch = new FakeStopwatch();
-    const contention = new Contention(watch, () => 0.999);
-    const run = await loseRaces(contention, watch, ['s'], 4, 10);
+    const { watch, contention, run } = await afterLosses(['s'], 4, 10);
     await run.turn();
     run.won(); // level 3 remembered
     watch.advance(2 * LEVEL_FADE_MS);
@@ -137,9 +141,7 @@ describe('Contention', () => {
   });
 
   it('does not wait when told the caller has somewhere else to go', async () => {
-    const watch = new FakeStopwatch();
-    const contention = new Contention(watch, () => 0.999);
-    const run = await loseRaces(contention, watch, ['T#topic'], 2, 10);
+    const { watch, run } = await afterLosses(['T#topic'], 2, 10);
     watch.waits.length = 0;
     await run.turn(false);
     expect(watch.waits).toEqual([]);

@@ -103,6 +103,7 @@ const ANSWERS: Record<string, { status: number; code: string; logged?: true }> =
   TooManyPushGroupsError: { status: 409, code: 'TooManyPushGroups' },
   PartitionRaiseIncompleteError: { status: 409, code: 'PartitionRaiseIncomplete' },
   TransactionAlreadyResolvedError: { status: 409, code: 'TransactionAlreadyResolved' },
+  TransactionExpiredError: { status: 409, code: 'TransactionExpired' },
   PayloadTooLargeError: { status: 413, code: 'PayloadTooLarge' },
   ThrottledError: { status: 429, code: 'Throttled' },
   UnavailableError: { status: 503, code: 'ServiceUnavailable' },

@@ -5,7 +5,9 @@
  *
  * A deferred item (pk `X#<ulid>`, sk `X`):
  *
- *   st    state: scheduled → releasing → released | cancelled; prepared → [committing →] committed | rolled-back
+ *   st    state: scheduled → releasing → released | cancelled | expired; prepared → [committing →] committed |
+ *         rolled-back, committing → expired (a claim closed past its records' expiry: never appended
+ *         again, appended once or never — docs/design.md, Transactional messages: Closed claims)
  *   tp    topic name
  *   r     the message record (records.ts)
  *   du    due time (ms); a half message: its send time
@@ -28,7 +30,8 @@
  *   ck    checkAfterSeconds: delay of the first check-back
  *   nc    next check time (ms); removed when resolved or kept
  *   cc    checks made so far
- *   rb    who resolved it: producer | check | onMaxChecks (set only with committing / committed / rolled-back)
+ *   rb    who resolved it: producer | check | onMaxChecks (set only with committing / committed / rolled-back,
+ *         and kept when a claimed commit expires)
  *   ra    resolved at (ms; a claimed commit: the claim's time)
  *   kp    true: `onMaxChecks: keep` stopped the checks, it stays prepared (not resolved)
  *   ks    when the checks stopped (ms), with kp
@@ -83,6 +86,12 @@ export const DeferredState = {
   committing: 'committing',
   committed: 'committed',
   rolledBack: 'rolled-back',
+  /**
+   * A claimed release or commit that a finisher reached only within 60 s of its records' expiry,
+   * its slot not holding the message: closed, never appended again. The claimant may have put it
+   * and TTL removed it, or never put it: it was delivered at most once, perhaps never.
+   */
+  expired: 'expired',
 } as const;
 export type DeferredState = (typeof DeferredState)[keyof typeof DeferredState];
 
@@ -619,6 +628,19 @@ export class DeferredStore {
       ':released': DeferredState.released,
       ':releasing': DeferredState.releasing,
       ':a': { s: address.stream, q: address.seq },
+      ':t': token,
+    });
+  }
+
+  /**
+   * Closes a claim (`releasing` or `committing`, as `claimed` says) past its records' expiry: `expired`,
+   * out of the due or check index, its claimed address dropped (the message may not be there); a
+   * commit keeps who resolved it when (`rb`, `ra`). False unless the claim `token` is still the item's.
+   */
+  async expireClaimed(id: string, token: string, claimed: typeof DeferredState.releasing | typeof DeferredState.committing): Promise<boolean> {
+    return this.conditional(id, 'SET st = :expired REMOVE g1pk, g1sk, nc, a, rf, rt, rc, rx', 'st = :claimed AND rt = :t', {
+      ':expired': DeferredState.expired,
+      ':claimed': claimed,
       ':t': token,
     });
   }

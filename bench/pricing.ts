@@ -62,6 +62,9 @@ export const PRICE_TABLE: Array<{ item: string; price: string; source: string }>
   { item: 'EventBridge Scheduler invocations', price: `$${PRICES.schedulerPerMillion} per million`, source: 'aws.amazon.com/eventbridge/pricing' },
 ];
 
+/** CloudWatch list prices (us-east-1): custom metrics, first 10,000 (per metric-month, prorated by the hour); logs ingested. */
+export const CLOUDWATCH = { metricMonth: 0.3, logsPerGb: 0.5 } as const;
+
 /**
  * What a deployment costs whatever its traffic, USD per month (43,200 one-minute ticks):
  * the group-metrics function's figures of docs/design.md, "Per-group metrics".
@@ -87,6 +90,16 @@ export const CONDITIONAL = [
     what: "a receive while the group's redrive hint (`rd`) is live: the redrive stream read",
     units: '+½ RRU, +1 Query',
     usdPerMillion: 0.5 * PRICES.dynamoRruPerMillion,
+  },
+  {
+    what: 'a minute in which an API container saw a topic lose an append race or answer 429: one EMF document of its contention metrics (docs/design.md, "Append contention metrics")',
+    units: '~400 B of CloudWatch Logs at $0.50/GB',
+    usdPerMillion: 1e6 * 400e-9 * CLOUDWATCH.logsPerGb,
+  },
+  {
+    what: 'an hour in which a topic lost append races: its 3 contention metrics, billed by the hour they are sent',
+    units: '3 custom metrics × $0.30 per metric-month ÷ 730 h',
+    usdPerMillion: (1e6 * 3 * CLOUDWATCH.metricMonth) / 730,
   },
 ] as const;
 

@@ -10,7 +10,7 @@ import { HttpApi, HttpMethod, HttpNoneAuthorizer, HttpStage, LogGroupLogDestinat
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { Alarm, ComparisonOperator, Metric, TreatMissingData, type IAlarmAction, type IMetric, type MetricOptions } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, MathExpression, Metric, TreatMissingData, type IAlarmAction, type IMetric, type MetricOptions } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant as IamGrant, PolicyStatement, type Grant, type IGrantable, type Role } from 'aws-cdk-lib/aws-iam';
@@ -22,7 +22,7 @@ import { Schedule, ScheduleExpression, ScheduleGroup, TimeWindow } from 'aws-cdk
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { routes, type RouteDef } from '../functions/api/routes.js';
-import { doorbellQueuePrefix, GROUP_METRICS, MINUTE_SCHEDULE_PREFIX, SECRET_CONTEXT_PURPOSE, MESSAGE_ID_KEY_PURPOSE, PUSH_SECRET_CONTEXT_PURPOSE } from '../lib/adapters/aws/names.js';
+import { doorbellQueuePrefix, GROUP_METRICS, TOPIC_METRICS, MINUTE_SCHEDULE_PREFIX, SECRET_CONTEXT_PURPOSE, MESSAGE_ID_KEY_PURPOSE, PUSH_SECRET_CONTEXT_PURPOSE } from '../lib/adapters/aws/names.js';
 import { Limits } from '../lib/domain/model.js';
 import { PUSH_JOB_VISIBILITY_MS, PUSH_WORKER_TIMEOUT_MS } from '../lib/ports/push-queue.js';
 import { CHECK_QUEUE_VISIBILITY_MS, CHECK_WORKER_TIMEOUT_MS, DELAY_QUEUE_VISIBILITY_MS, RELEASE_WORKER_TIMEOUT_MS, WORK_QUEUE_BATCH_SIZE } from '../lib/ports/work-queues.js';
@@ -843,6 +843,64 @@ export class SluiceService extends Construct {
    */
   metricPushFailures(group: string, options?: MetricOptions): Metric {
     return this.metricForGroup(group, GROUP_METRICS.pushFailures, { statistic: 'Sum', ...options });
+  }
+
+  /**
+   * A topic's append contention metric (namespace `Sluice`, dimension `Topic`; services/append-meter.ts):
+   * summed per period. Each API container writes its figures at most once a minute and only for a
+   * topic that lost a race or answered 429 in it, so a period without contention has no data point.
+   * `topic` is the topic's name, or `order-group:<name>` for the streams of a time-order group.
+   */
+  metricForTopic(topic: string, metricName: string, options: MetricOptions = {}): Metric {
+    return new Metric({
+      namespace: TOPIC_METRICS.namespace,
+      metricName,
+      dimensionsMap: { [TOPIC_METRICS.dimension]: topic },
+      period: Duration.minutes(1),
+      statistic: 'Sum',
+      ...options,
+    });
+  }
+
+  /** Segments written to the topic's streams (in the minutes it was contended: see {@link metricForTopic}). */
+  metricAppends(topic: string, options?: MetricOptions): Metric {
+    return this.metricForTopic(topic, TOPIC_METRICS.appends, options);
+  }
+
+  /** Append races lost on the topic's streams: another writer took the sequence number (a billed, failed put). */
+  metricAppendLostRaces(topic: string, options?: MetricOptions): Metric {
+    return this.metricForTopic(topic, TOPIC_METRICS.lostRaces, options);
+  }
+
+  /** Appends on the topic answered 429 Throttled (a stream contended for the whole 2 s budget). */
+  metricAppendsThrottled(topic: string, options?: MetricOptions): Metric {
+    return this.metricForTopic(topic, TOPIC_METRICS.throttled, options);
+  }
+
+  /**
+   * An alarm (notifying the service's alarm actions) when the topic's appends lose `lostRacesPerAppend`
+   * (default 0.5) races each or more over a period (default 5 minutes), for `evaluationPeriods`
+   * periods (default 3): its producers outnumber its partitions (raise them: docs/performance.md,
+   * Scale), or one FIFO shard key is hot. Missing data (no contention) does not breach.
+   */
+  alarmOnAppendContention(
+    topic: string,
+    options: { readonly lostRacesPerAppend?: number; readonly period?: Duration; readonly evaluationPeriods?: number } = {},
+  ): Alarm {
+    const period = options.period ?? Duration.minutes(5);
+    const threshold = options.lostRacesPerAppend ?? 0.5;
+    return this.notifyingAlarm(`AppendContention${pascalCase(topic.replace(/[^A-Za-z0-9]/g, '-'))}Alarm`, `append-contention-${topic.replace(/[^A-Za-z0-9_.-]/g, '-')}`, {
+      alarmDescription: `Topic '${topic}' lost ${threshold} or more append races per append over ${period.toHumanString()}: raise its partitions (standard) or spread its shard keys (FIFO).`,
+      metric: new MathExpression({
+        // + 1: plain arithmetic, defined when every append of the period was throttled (no landed one).
+        expression: 'lost / (appends + 1)',
+        usingMetrics: { lost: this.metricAppendLostRaces(topic, { period }), appends: this.metricAppends(topic, { period }) },
+        label: 'lost races per append',
+        period,
+      }),
+      threshold,
+      evaluationPeriods: options.evaluationPeriods ?? 3,
+    });
   }
 
   /**

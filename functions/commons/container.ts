@@ -42,6 +42,7 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { PushQueue } from '../../lib/ports/push-queue.js';
 import { Pusher } from '../../lib/services/pusher.js';
 import { emitPushFailures } from './push-failure-metrics.js';
+import { AppendMeter } from '../../lib/services/append-meter.js';
 import { PushRoute } from '../../lib/services/push-route.js';
 import { DoorbellRoute } from '../../lib/services/doorbell-route.js';
 import { DoorbellParker } from '../../lib/services/doorbell-parker.js';
@@ -77,6 +78,8 @@ export interface Container {
   localPush: LocalPushBus | undefined;
   /** Local runtime only: the pull groups' doorbells, rung by the dispatcher, waited on by parking long polls. */
   localDoorbell: InProcessDoorbell | undefined;
+  /** Counts this container's appends per topic; the HTTP edge writes the contended ones as metrics (append-metrics.ts). */
+  appendMeter: AppendMeter;
 }
 
 let instance: Container | undefined;
@@ -95,7 +98,9 @@ export function buildContainer(config: Config, overrides: ContainerOverrides = {
     ? new KmsSecretBox(new KMSClient({ region: config.AWS_REGION }), config.SLUICE_KMS_KEY_ID)
     : // Without a configured key (tests), secrets live as long as this process.
       new LocalSecretBox(config.SLUICE_SECRETS_KEY ? Buffer.from(config.SLUICE_SECRETS_KEY, 'base64') : randomBytes(32));
+  const appendMeter = new AppendMeter(systemClock);
   const stores = createStores(doc, table, {
+    observeAppends: appendMeter.record,
     clock: systemClock,
     secrets,
     catalog: { cacheTtlMs: config.SLUICE_CATALOG_CACHE_MS, now: systemClock.now },
@@ -228,6 +233,7 @@ export function buildContainer(config: Config, overrides: ContainerOverrides = {
     pusher,
     localPush,
     localDoorbell,
+    appendMeter,
   };
 }
 

@@ -11,6 +11,7 @@ import { UnavailableError } from '../../lib/domain/errors.js';
 import { HttpProblemError, toProblem } from '../../lib/http/problem.js';
 import { parseJsonBody } from '../../lib/http/json-body.js';
 import { container } from './container.js';
+import { emitAppendContention } from './append-metrics.js';
 
 export type HttpResult = APIGatewayProxyStructuredResultV2;
 
@@ -103,9 +104,15 @@ export function route<P extends z.ZodType = z.ZodType<Record<string, string>>, Q
       },
     })
     .handler(async (event, context) => {
-      const params = schemas.params ? validate(schemas.params, event.pathParameters ?? {}, 'path') : {};
-      const query = schemas.query ? validate(schemas.query, event.queryStringParameters ?? {}, 'query') : {};
-      const body = schemas.body ? validate(schemas.body, parseBody(event), 'body') : undefined;
-      return handler({ params, query, body, event, context } as Input<z.output<P>, z.output<Q>, z.output<B>>);
+      try {
+        const params = schemas.params ? validate(schemas.params, event.pathParameters ?? {}, 'path') : {};
+        const query = schemas.query ? validate(schemas.query, event.queryStringParameters ?? {}, 'query') : {};
+        const body = schemas.body ? validate(schemas.body, parseBody(event), 'body') : undefined;
+        return await handler({ params, query, body, event, context } as Input<z.output<P>, z.output<Q>, z.output<B>>);
+      } finally {
+        // At most once a minute per container, and only for topics that lost a race or answered 429.
+        const contended = container().appendMeter.take();
+        if (contended) emitAppendContention(contended);
+      }
     });
 }

@@ -1,3 +1,4 @@
+import type { AppendObserver } from '../ports/append-observer.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BatchWriter } from '../adapters/dynamodb/write-batch.js';
 import type { Contention } from '../adapters/dynamodb/append-contention.js';
@@ -58,13 +59,26 @@ export interface Stores {
 export function createStores(
   doc: DynamoDBDocumentClient,
   table: string,
-  options: { clock: Clock; secrets: SecretBox; catalog?: CatalogOptions; cursorCache?: CursorCacheOptions; packSegments?: boolean; contention?: Contention },
+  options: {
+    clock: Clock;
+    secrets: SecretBox;
+    catalog?: CatalogOptions;
+    cursorCache?: CursorCacheOptions;
+    packSegments?: boolean;
+    contention?: Contention;
+    /** Told each append's outcome (services/append-meter.ts); deployed containers count them. */
+    observeAppends?: AppendObserver;
+  },
 ): Stores {
   const history = new HistoryStore(doc, table);
   const catalog = new Catalog(doc, table, options.catalog);
   return {
     catalog,
-    log: new StreamLog(doc, table, options.clock, wakeCheck(catalog), { packSegments: options.packSegments ?? true, ...(options.contention ? { contention: options.contention } : {}) }),
+    log: new StreamLog(doc, table, options.clock, wakeCheck(catalog), {
+      packSegments: options.packSegments ?? true,
+      ...(options.contention ? { contention: options.contention } : {}),
+      ...(options.observeAppends ? { observe: options.observeAppends } : {}),
+    }),
     cursors: new CursorStore(doc, table, history, new CursorCache({ now: options.clock.now.bind(options.clock), ...options.cursorCache })),
     history,
     readyIndex: new ReadyIndex(doc, table),

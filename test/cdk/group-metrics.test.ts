@@ -4,12 +4,13 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Template } from 'aws-cdk-lib/assertions';
-import { GROUP_METRICS } from '../../lib/adapters/aws/names.js';
+import { GROUP_METRICS, TOPIC_METRICS } from '../../lib/adapters/aws/names.js';
 import { logicalIdOf, resourcesOf, roleGrants, sluiceApp } from './synth.js';
 
 let stateless: Template;
 let alarmLogicalId: string;
 let pushAlarmLogicalId: string;
+let contentionAlarmLogicalId: string;
 
 beforeAll(() => {
   const built = sluiceApp({ namePrefix: 'gm', alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops' });
@@ -19,6 +20,16 @@ beforeAll(() => {
   alarmLogicalId = built.stateless.getLogicalId(alarm.node.defaultChild as never);
   const pushAlarm = service.alarmOnPushFailures('hooks', { threshold: 3 });
   pushAlarmLogicalId = built.stateless.getLogicalId(pushAlarm.node.defaultChild as never);
+  const contentionAlarm = service.alarmOnAppendContention('orders');
+  contentionAlarmLogicalId = built.stateless.getLogicalId(contentionAlarm.node.defaultChild as never);
+  expect(service.metricAppendLostRaces('orders').toMetricConfig().metricStat).toMatchObject({
+    namespace: TOPIC_METRICS.namespace,
+    metricName: 'AppendLostRaces',
+    statistic: 'Sum',
+    dimensions: [{ name: 'Topic', value: 'orders' }],
+  });
+  expect(service.metricAppends('orders').toMetricConfig().metricStat?.metricName).toBe('Appends');
+  expect(service.metricAppendsThrottled('orders').toMetricConfig().metricStat?.metricName).toBe('AppendsThrottled');
   expect(service.metricPushFailures('hooks').toMetricConfig().metricStat).toMatchObject({ metricName: 'PushFailures', statistic: 'Sum', dimensions: [{ name: 'Group', value: 'hooks' }] });
   expect(service.metricBacklog('billing.eu').toMetricConfig().metricStat).toMatchObject({
     namespace: GROUP_METRICS.namespace,
@@ -65,6 +76,28 @@ describe('group metrics', () => {
     });
     const other = Object.values(resourcesOf(stateless, 'AWS::CloudWatch::Alarm')).find((a) => a.Properties?.AlarmName === 'gm-oldest-message-audit');
     expect(other?.Properties).toMatchObject({ Threshold: 60, EvaluationPeriods: 2 });
+  });
+
+  it('alarmOnAppendContention divides the topic’s lost races by its appends per 5 minutes, 3 periods, and notifies the alarm topic', () => {
+    const alarm = stateless.toJSON().Resources[contentionAlarmLogicalId] as { Properties: Record<string, any> };
+    expect(alarm.Properties).toMatchObject({
+      AlarmName: 'gm-append-contention-orders',
+      Threshold: 0.5,
+      EvaluationPeriods: 3,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: ['arn:aws:sns:eu-west-1:123456789012:ops'],
+    });
+    const queries = alarm.Properties.Metrics as Array<Record<string, any>>;
+    expect(queries.find((q) => q.Expression !== undefined)).toMatchObject({ Expression: 'lost / (appends + 1)', ReturnData: true });
+    const stats = Object.fromEntries(queries.filter((q) => q.MetricStat).map((q) => [q.Id, q.MetricStat]));
+    for (const [id, name] of [['lost', 'AppendLostRaces'], ['appends', 'Appends']]) {
+      expect(stats[id!]).toMatchObject({
+        Metric: { Namespace: 'Sluice', MetricName: name, Dimensions: [{ Name: 'Topic', Value: 'orders' }] },
+        Period: 300,
+        Stat: 'Sum',
+      });
+    }
   });
 
   it('alarmOnPushFailures sums the push group’s failed requests per 5 minutes and notifies the alarm topic', () => {

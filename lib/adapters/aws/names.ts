@@ -44,6 +44,22 @@ export const GROUP_METRICS = {
 } as const;
 
 /**
+ * Per topic append contention (services/append-meter.ts), emitted as EMF by the HTTP edge of
+ * each container at most once a minute, only for topics that lost a race or answered 429 in it;
+ * `SluiceService.metricAppendLostRaces(topic)` and friends read them.
+ */
+export const TOPIC_METRICS = {
+  namespace: 'Sluice',
+  dimension: 'Topic',
+  /** Segments written. */
+  appends: 'Appends',
+  /** Append races lost (a failed segment put): their ratio to `Appends` says a stream is contended. */
+  lostRaces: 'AppendLostRaces',
+  /** Appends answered 429 Throttled (contended for the whole 2 s budget). */
+  throttled: 'AppendsThrottled',
+} as const;
+
+/**
  * The KMS encryption context push groups' signing secrets are sealed with
  * (IAM: kms:Encrypt/Decrypt only with this purpose) plus the consumer group's name.
  */

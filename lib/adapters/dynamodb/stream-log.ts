@@ -58,6 +58,7 @@ import { MAX_SEQ, isShardStream } from '../../domain/streams.js';
 import { ThrottledError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import { Contention } from './append-contention.js';
+import type { AppendObserver } from '../../ports/append-observer.js';
 import { cancellationImages, cancellationReasons, isConditionalFailure, translateDynamoError } from './errors.js';
 import { call } from './call.js';
 import { WAKE_FLAG, WAKE_TOPICS } from './dispatch-source.js';
@@ -150,6 +151,8 @@ export interface StreamLogOptions {
   packSegments?: boolean;
   /** How lost races wait and when they give up (default: 2 s budget, real time). Tests inject a fake stopwatch. */
   contention?: Contention;
+  /** Told each append's outcome (landed, races lost, throttled): the per-topic contention metrics (append-meter.ts). */
+  observe?: AppendObserver;
 }
 
 export interface AppendOptions {
@@ -361,6 +364,7 @@ export class StreamLog {
         const tried = await this.tryAppend(writes, extras, known, options.wake !== false, run !== undefined, options.beforeWrite);
         if ('seqs' in tried) {
           run?.won();
+          this.options.observe?.(streams, { landed: true, lost: run?.lost ?? 0, throttled: false });
           return tried.seqs;
         }
         // A hint kept by a transaction (its put passed) is still a hint: after a lost race, not trusted.
@@ -374,8 +378,14 @@ export class StreamLog {
           });
           hinted = writes.map(() => undefined);
         }
-        if (!run) throw new LostRaceError(streams[0] ?? '');
-        if (!run.lostRace()) throw new ThrottledError('Too many concurrent writers on one stream; retry the request.');
+        if (!run) {
+          this.options.observe?.(streams, { landed: false, lost: 1, throttled: false });
+          throw new LostRaceError(streams[0] ?? '');
+        }
+        if (!run.lostRace()) {
+          this.options.observe?.(streams, { landed: false, lost: run.lost, throttled: true });
+          throw new ThrottledError('Too many concurrent writers on one stream; retry the request.');
+        }
       }
     } finally {
       this.track(streams, -1);

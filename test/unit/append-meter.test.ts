@@ -3,7 +3,8 @@
  * (functions/commons/append-metrics.ts): counted per container, taken at most once a minute and
  * only for topics that lost a race or answered 429.
  */
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { emfDocuments } from '../helpers/emf.js';
 import { TOPIC_METRICS } from '../../lib/adapters/aws/names.js';
 import { APPEND_METRICS_WINDOW_MS, AppendMeter, TOPICS_COUNTED, topicOfStream } from '../../lib/services/append-meter.js';
 import { emitAppendContention } from '../../functions/commons/append-metrics.js';
@@ -68,22 +69,12 @@ describe('AppendMeter', () => {
 
 describe('emitAppendContention', () => {
   it('writes one EMF document per topic with the topic as its only dimension', () => {
-    const lines: string[] = [];
-    const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      lines.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
-      return true;
-    });
-    const logs = vi.spyOn(console, 'log').mockImplementation((line: unknown) => void lines.push(String(line)));
-    try {
+    const docs = emfDocuments(() => {
       emitAppendContention([
         { topic: 'orders', appends: 900, lostRaces: 1200, throttled: 3 },
         { topic: 'order-group:payments', appends: 10, lostRaces: 1, throttled: 0 },
       ]);
-    } finally {
-      out.mockRestore();
-      logs.mockRestore();
-    }
-    const docs = lines.flatMap((l) => l.split('\n')).filter((l) => l.includes('"_aws"')).map((l) => JSON.parse(l) as Record<string, any>);
+    });
     expect(docs).toHaveLength(2);
     const [directive] = docs[0]!._aws.CloudWatchMetrics;
     expect(directive).toMatchObject({

@@ -862,7 +862,7 @@ export class SluiceService extends Construct {
     });
   }
 
-  /** Segments written to the topic's streams (in the minutes it was contended: see {@link metricForTopic}). */
+  /** Appends that landed on the topic's streams, a multi-stream append once (in the minutes it was contended: see {@link metricForTopic}). */
   metricAppends(topic: string, options?: MetricOptions): Metric {
     return this.metricForTopic(topic, TOPIC_METRICS.appends, options);
   }
@@ -879,21 +879,24 @@ export class SluiceService extends Construct {
 
   /**
    * An alarm (notifying the service's alarm actions) when the topic's appends lose `lostRacesPerAppend`
-   * (default 0.5) races each or more over a period (default 5 minutes), for `evaluationPeriods`
-   * periods (default 3): its producers outnumber its partitions (raise them: docs/performance.md,
+   * (default 0.5) races each or more over a period (default 5 minutes) in which they lost at least
+   * `minLostRaces` (default 10), for `evaluationPeriods` periods (default 3): its producers outnumber its partitions (raise them: docs/performance.md,
    * Scale), or one FIFO shard key is hot. Missing data (no contention) does not breach.
    */
   alarmOnAppendContention(
     topic: string,
-    options: { readonly lostRacesPerAppend?: number; readonly period?: Duration; readonly evaluationPeriods?: number } = {},
+    options: { readonly lostRacesPerAppend?: number; readonly minLostRaces?: number; readonly period?: Duration; readonly evaluationPeriods?: number } = {},
   ): Alarm {
     const period = options.period ?? Duration.minutes(5);
     const threshold = options.lostRacesPerAppend ?? 0.5;
+    // `Appends` is written only for contended container-minutes: without a floor, one container's
+    // single collision in a quiet period (1 lost / (1 + 1)) would read as 0.5.
+    const minLostRaces = options.minLostRaces ?? 10;
     return this.notifyingAlarm(`AppendContention${pascalCase(topic.replace(/[^A-Za-z0-9]/g, '-'))}Alarm`, `append-contention-${topic.replace(/[^A-Za-z0-9_.-]/g, '-')}`, {
       alarmDescription: `Topic '${topic}' lost ${threshold} or more append races per append over ${period.toHumanString()}: raise its partitions (standard) or spread its shard keys (FIFO).`,
       metric: new MathExpression({
-        // + 1: plain arithmetic, defined when every append of the period was throttled (no landed one).
-        expression: 'lost / (appends + 1)',
+        // + 1: defined when every append of the period was throttled (no landed one).
+        expression: `IF(lost >= ${minLostRaces}, lost / (appends + 1), 0)`,
         usingMetrics: { lost: this.metricAppendLostRaces(topic, { period }), appends: this.metricAppends(topic, { period }) },
         label: 'lost races per append',
         period,

@@ -110,9 +110,14 @@ export function route<P extends z.ZodType = z.ZodType<Record<string, string>>, Q
         const body = schemas.body ? validate(schemas.body, parseBody(event), 'body') : undefined;
         return await handler({ params, query, body, event, context } as Input<z.output<P>, z.output<Q>, z.output<B>>);
       } finally {
-        // At most once a minute per container, and only for topics that lost a race or answered 429.
-        const contended = container().appendMeter.take();
-        if (contended) emitAppendContention(contended);
+        // At most once a minute per container, and only for topics that lost a race or answered 429;
+        // statistics: a failure here never replaces the request's own answer.
+        try {
+          const contended = container().appendMeter.take();
+          if (contended) emitAppendContention(contended);
+        } catch (error) {
+          logger.warn('append contention metrics not written', { error: error as Error });
+        }
       }
     });
 }

@@ -8,13 +8,13 @@
  * Scale). A window without contention takes nothing, so an uncontended or idle topic costs no
  * log bytes and no metric hours.
  */
-import { isRedriveStream, namespaceOf } from '../domain/streams.js';
+import { isNoticeStream, isRedriveStream, namespaceOf } from '../domain/streams.js';
 import type { AppendObserver } from '../ports/append-observer.js';
 import type { Clock } from '../ports/clock.js';
 
 /** How often (at most) a container writes its figures. */
 export const APPEND_METRICS_WINDOW_MS = 60_000;
-/** Topics counted per window (a window's first ones; the rest wait for the next). */
+/** Topics counted per window (a window's first ones; appends on others are not counted in it). */
 export const TOPICS_COUNTED = 1000;
 
 /** One topic's figures over a window. */
@@ -26,9 +26,13 @@ export interface AppendFigures {
   throttled: number;
 }
 
-/** The dimension value of a stream's topic; undefined for streams no user tunes (a group's redrive stream). */
+/**
+ * The dimension value of a stream's topic; undefined for streams that carry no messages of it or
+ * that no user tunes: a FIFO topic's notice streams (written after the shard segments they
+ * announce; counting them would count every FIFO send twice) and a group's redrive stream.
+ */
 export function topicOfStream(stream: string): string | undefined {
-  if (isRedriveStream(stream)) return undefined;
+  if (isRedriveStream(stream) || isNoticeStream(stream)) return undefined;
   const namespace = namespaceOf(stream);
   if (namespace.startsWith('t:')) return namespace.slice(2);
   if (namespace.startsWith('o:')) return `order-group:${namespace.slice(2)}`;

@@ -139,7 +139,10 @@ export class ClaimedRelease {
     const out: ClaimedOutcome = new Map();
     let live = [...items]; // the items keep the tokens of their claims (a caller that retries them one by one takes the claims over)
     for (let attempt = 0; live.length > 0; attempt++) {
-      if (attempt >= ATTEMPTS) throw new ThrottledError('Too many concurrent writers on one stream; retry the request.');
+      if (attempt >= ATTEMPTS) {
+        this.stores.log.reportThrottled([stream]);
+        throw new ThrottledError('Too many concurrent writers on one stream; retry the request.');
+      }
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(1000, 10 * 2 ** attempt)));
       const at = this.clock.now();
       const token = newToken();

@@ -242,6 +242,7 @@ export class Sender {
         if (error instanceof LostRaceError) {
           outcome = 'lost';
           if (run?.lostRace()) continue;
+          this.stores.log.reportThrottled([target]);
           const throttled = new ThrottledError('Too many concurrent writers on this topic; retry the request.');
           for (const entry of pending) out.push({ index: entry.index, error: throttled });
           pending = [];

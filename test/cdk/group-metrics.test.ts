@@ -89,7 +89,7 @@ describe('group metrics', () => {
       AlarmActions: ['arn:aws:sns:eu-west-1:123456789012:ops'],
     });
     const queries = alarm.Properties.Metrics as Array<Record<string, any>>;
-    expect(queries.find((q) => q.Expression !== undefined)).toMatchObject({ Expression: 'lost / (appends + 1)', ReturnData: true });
+    expect(queries.find((q) => q.Expression !== undefined)).toMatchObject({ Expression: 'IF(lost >= 10, lost / (appends + 1), 0)', ReturnData: true });
     const stats = Object.fromEntries(queries.filter((q) => q.MetricStat).map((q) => [q.Id, q.MetricStat]));
     for (const [id, name] of [['lost', 'AppendLostRaces'], ['appends', 'Appends']]) {
       expect(stats[id!]).toMatchObject({

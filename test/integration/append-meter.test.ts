@@ -36,11 +36,23 @@ describe('append outcomes reach the meter', () => {
     await append(counted, 't:calm/p:0', 'p1'); // counted's hint on the partition
     await append(rival, 't:calm/p:0', 'r3');
     await expect(append(counted, 't:calm/p:0', 'p2', true)).rejects.toBeInstanceOf(LostRaceError);
+    counted.reportThrottled(['t:calm/p:1']); // the sender's 429 after its one-try appends lost everywhere
     expect(meter.take()).toBeUndefined(); // the window lasts
     clock.advance(APPEND_METRICS_WINDOW_MS);
     expect(meter.take()).toEqual([
       { topic: 'hot', appends: 2, lostRaces: 2, throttled: 0 },
-      { topic: 'calm', appends: 1, lostRaces: 1, throttled: 0 },
+      { topic: 'calm', appends: 1, lostRaces: 1, throttled: 1 },
     ]);
+  });
+
+  it('lands an append whatever the observer does (its figures are statistics)', async () => {
+    const { doc, table } = await testTable('append-meter-throwing');
+    const log = new StreamLog(doc, table, clock, undefined, {
+      observe: () => {
+        throw new Error('observer broken');
+      },
+    });
+    expect((await append(log, 't:any/p:0', 'x1')).seq).toBe(1);
+    expect((await log.read('t:any/p:0', 0, 10)).map((s) => s.records[0]?.messageId)).toEqual(['x1']);
   });
 });

@@ -13,10 +13,11 @@ import { FakeClock } from '../helpers/stores.js';
 const landed = (lost = 0) => ({ landed: true, lost, throttled: false });
 
 describe('topicOfStream', () => {
-  it('names a topic by its streams; a time-order group by its own; not a redrive stream', () => {
+  it('names a topic by its streams; a time-order group by its own; not a notice or redrive stream', () => {
     expect(topicOfStream('t:orders/p:3')).toBe('orders');
     expect(topicOfStream('t:ledger/k:a/b')).toBe('ledger');
-    expect(topicOfStream('t:ledger/n:17')).toBe('ledger');
+    expect(topicOfStream('t:ledger/k:n:1')).toBe('ledger');
+    expect(topicOfStream('t:ledger/n:17')).toBeUndefined();
     expect(topicOfStream('o:payments/k:x')).toBe('order-group:payments');
     expect(topicOfStream('r:billing/p:0')).toBeUndefined();
   });

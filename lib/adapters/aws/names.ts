@@ -51,7 +51,7 @@ export const GROUP_METRICS = {
 export const TOPIC_METRICS = {
   namespace: 'Sluice',
   dimension: 'Topic',
-  /** Segments written. */
+  /** Appends that landed (a multi-stream append once); FIFO notice and redrive streams are not counted. */
   appends: 'Appends',
   /** Append races lost (a failed segment put): their ratio to `Appends` says a stream is contended. */
   lostRaces: 'AppendLostRaces',

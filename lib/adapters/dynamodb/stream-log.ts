@@ -58,7 +58,7 @@ import { MAX_SEQ, isShardStream } from '../../domain/streams.js';
 import { ThrottledError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import { Contention } from './append-contention.js';
-import type { AppendObserver } from '../../ports/append-observer.js';
+import type { AppendObserver, AppendOutcome } from '../../ports/append-observer.js';
 import { cancellationImages, cancellationReasons, isConditionalFailure, translateDynamoError } from './errors.js';
 import { call } from './call.js';
 import { WAKE_FLAG, WAKE_TOPICS } from './dispatch-source.js';
@@ -364,7 +364,7 @@ export class StreamLog {
         const tried = await this.tryAppend(writes, extras, known, options.wake !== false, run !== undefined, options.beforeWrite);
         if ('seqs' in tried) {
           run?.won();
-          this.options.observe?.(streams, { landed: true, lost: run?.lost ?? 0, throttled: false });
+          this.tell(streams, { landed: true, lost: run?.lost ?? 0, throttled: false });
           return tried.seqs;
         }
         // A hint kept by a transaction (its put passed) is still a hint: after a lost race, not trusted.
@@ -379,16 +379,33 @@ export class StreamLog {
           hinted = writes.map(() => undefined);
         }
         if (!run) {
-          this.options.observe?.(streams, { landed: false, lost: 1, throttled: false });
+          this.tell(streams, { landed: false, lost: 1, throttled: false });
           throw new LostRaceError(streams[0] ?? '');
         }
         if (!run.lostRace()) {
-          this.options.observe?.(streams, { landed: false, lost: run.lost, throttled: true });
+          this.tell(streams, { landed: false, lost: run.lost, throttled: true });
           throw new ThrottledError('Too many concurrent writers on one stream; retry the request.');
         }
       }
     } finally {
       this.track(streams, -1);
+    }
+  }
+
+  /**
+   * An append of the caller's (one-try appends on several streams: a standard topic's send, the
+   * claimed release) answered 429 after losing on them: counted as throttled on `streams`.
+   */
+  reportThrottled(streams: readonly string[]): void {
+    this.tell(streams, { landed: false, lost: 0, throttled: true });
+  }
+
+  /** Tells the observer an append's outcome; a failing observer never fails an append (its figures are statistics). */
+  private tell(streams: readonly string[], outcome: AppendOutcome): void {
+    try {
+      this.options.observe?.(streams, outcome);
+    } catch {
+      // Statistics only: the append's own result stands.
     }
   }
 

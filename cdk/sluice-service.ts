@@ -806,14 +806,7 @@ export class SluiceService extends Construct {
 
   /** A consumer group's metric as the group-metrics function emits it (namespace `Sluice`, dimension `Group`). */
   metricForGroup(group: string, metricName: string, options: MetricOptions = {}): Metric {
-    return new Metric({
-      namespace: GROUP_METRICS.namespace,
-      metricName,
-      dimensionsMap: { [GROUP_METRICS.dimension]: group },
-      period: Duration.minutes(1),
-      statistic: 'Maximum',
-      ...options,
-    });
+    return sluiceMetric(GROUP_METRICS, group, metricName, 'Maximum', options);
   }
 
   /** Messages of the group waiting to be received (including leases that expired and wait for redelivery). */
@@ -852,14 +845,7 @@ export class SluiceService extends Construct {
    * `topic` is the topic's name, or `order-group:<name>` for the streams of a time-order group.
    */
   metricForTopic(topic: string, metricName: string, options: MetricOptions = {}): Metric {
-    return new Metric({
-      namespace: TOPIC_METRICS.namespace,
-      metricName,
-      dimensionsMap: { [TOPIC_METRICS.dimension]: topic },
-      period: Duration.minutes(1),
-      statistic: 'Sum',
-      ...options,
-    });
+    return sluiceMetric(TOPIC_METRICS, topic, metricName, 'Sum', options);
   }
 
   /** Appends that landed on the topic's streams, a multi-stream append once (in the minutes it was contended: see {@link metricForTopic}). */
@@ -959,4 +945,9 @@ export class SluiceService extends Construct {
     this.alarms.push(alarm);
     return alarm;
   }
+}
+
+/** One of Sluice's EMF metrics (namespace and its one dimension as `family` names them), per minute. */
+function sluiceMetric(family: { namespace: string; dimension: string }, value: string, metricName: string, statistic: string, options: MetricOptions): Metric {
+  return new Metric({ namespace: family.namespace, metricName, dimensionsMap: { [family.dimension]: value }, period: Duration.minutes(1), statistic, ...options });
 }

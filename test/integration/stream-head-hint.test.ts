@@ -163,6 +163,16 @@ describe('stream head hints', () => {
   const expiringIn = (id: string, seconds: number) => ({ ...record(clock, id), expiresAt: clock.now() + seconds * 1000 });
   const appendRecords = (log: StreamLog, stream: string, records: ReturnType<typeof record>[]) => log.append(stream, () => ({ records }));
 
+  /** Two segments of the old epoch from `first`, its closing marker, the new epoch's segment at `opened` and the one after it. */
+  const expectClosedEpoch = async (shard: string, first: number, opened: number) =>
+    expect((await reader.read(shard, 0, 10)).map((s) => [s.seq - first, s.count])).toEqual([
+      [0, 1],
+      [1, 1],
+      [2, 0],
+      [opened - first, 1],
+      [opened + 1 - first, 1],
+    ]);
+
   it('learns nothing from a closing marker: it reads the head of the new epoch instead of continuing the old one', async () => {
     const shard = 't:x/k:marker';
     const c = process(0);
@@ -175,14 +185,7 @@ describe('stream head hints', () => {
     expect(c.counts.get('PutCommand')).toBe(2); // the hinted put, into the marker; then after b's segment
     expect(c.counts.get('QueryCommand')).toBe(1); // the head, read: the marker taught nothing
     expect(seq).toBe(opened + 1);
-    const segments = await reader.read(shard, 0, 10);
-    expect(segments.map((s) => [s.seq - first, s.count])).toEqual([
-      [0, 1],
-      [1, 1],
-      [2, 0],
-      [opened - first, 1],
-      [opened + 1 - first, 1],
-    ]);
+    await expectClosedEpoch(shard, first, opened);
   });
 
   it('reads the head again after a transaction in which it opened an epoch, whatever its put said', async () => {
@@ -200,13 +203,7 @@ describe('stream head hints', () => {
     expect(c.counts.get('PutCommand')).toBe(2); // the hinted put, then after the head read
     expect(c.counts.get('TransactWriteCommand')).toBe(1); // the epoch over the learned closing head
     expect(c.counts.get('QueryCommand')).toBe(2); // the sentinel, then the head
-    expect((await reader.read(shard, 0, 10)).map((s) => [s.seq - first, s.count])).toEqual([
-      [0, 1],
-      [1, 1],
-      [2, 0],
-      [opened - first, 1],
-      [opened + 1 - first, 1],
-    ]);
+    await expectClosedEpoch(shard, first, opened);
   });
 
   it('never lets two concurrent appends of one process trust the same hint', async () => {

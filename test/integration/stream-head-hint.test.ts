@@ -4,6 +4,7 @@
  * meanwhile) costs one failed put and the sequence stays gap-free.
  * Two StreamLog instances on one table stand for two containers.
  */
+import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Contention } from '../../lib/adapters/dynamodb/append-contention.js';
@@ -106,6 +107,19 @@ describe('stream head hints', () => {
       [3, 3],
       [6, 1],
     ]);
+  });
+
+  it('learns the head from a collision with a segment at the message size limit (256 KiB, incompressible)', async () => {
+    const c = process(0);
+    await append(c.log, 's10', ['c1']); // c's hint: 2
+    const big = { ...record(clock, 'big'), body: randomBytes(192 * 1024).toString('base64') }; // 256 KiB of base64
+    await b.append('s10', () => ({ records: [big] })); // b read the head: 2, an item of ~256 KiB
+    c.counts.clear();
+    expect((await append(c.log, 's10', ['c2'])).seq).toBe(3); // the failed put returned the big item whole
+    expect(c.counts.get('QueryCommand')).toBeUndefined();
+    expect(c.counts.get('PutCommand')).toBe(2);
+    const [, second] = await reader.read('s10', 0, 10);
+    expect(second?.records[0]?.body).toBe(big.body);
   });
 
   it('reads the head instead when it waited longer than one try before the next', async () => {

@@ -1,6 +1,7 @@
+import type middy from '@middy/core';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { TOPIC_METRICS } from '../../lib/adapters/aws/names.js';
-import type { AppendFigures } from '../../lib/services/append-meter.js';
+import type { AppendFigures, AppendMeter } from '../../lib/services/append-meter.js';
 
 /**
  * The per-topic append contention metrics (namespace `Sluice`, dimension `Topic`, read by the
@@ -18,4 +19,33 @@ export function emitAppendContention(figures: readonly AppendFigures[]): void {
     metrics.addMetric(TOPIC_METRICS.throttled, MetricUnit.Count, f.throttled);
     metrics.publishStoredMetrics();
   }
+}
+
+interface WarnLogger {
+  warn(message: string, extra: { error: Error }): void;
+}
+
+/**
+ * Writes what the container's meter took, if its window is over and a topic was contended: at most
+ * once a minute per container. Statistics: a failure here is logged and never replaces the
+ * invocation's own result.
+ */
+export function flushAppendContention(meter: Pick<AppendMeter, 'take'>, logger: WarnLogger): void {
+  try {
+    const contended = meter.take();
+    if (contended) emitAppendContention(contended);
+  } catch (error) {
+    logger.warn('append contention metrics not written', { error: error as Error });
+  }
+}
+
+/**
+ * The same flush after every invocation of a function that is not behind the HTTP edge (release,
+ * timer and check sweeps, the check worker, the dispatcher, the push worker): they append too
+ * (releases, check-back commits, dead letters, notices), and their contention would otherwise be
+ * counted and never written. Runs after a failed invocation as well.
+ */
+export function appendContentionMetrics(meter: () => Pick<AppendMeter, 'take'>, logger: () => WarnLogger): middy.MiddlewareObj {
+  const flush = async () => flushAppendContention(meter(), logger());
+  return { after: flush, onError: flush };
 }

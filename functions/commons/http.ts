@@ -11,7 +11,7 @@ import { UnavailableError } from '../../lib/domain/errors.js';
 import { HttpProblemError, toProblem } from '../../lib/http/problem.js';
 import { parseJsonBody } from '../../lib/http/json-body.js';
 import { container } from './container.js';
-import { emitAppendContention } from './append-metrics.js';
+import { flushAppendContention } from './append-metrics.js';
 
 export type HttpResult = APIGatewayProxyStructuredResultV2;
 
@@ -112,12 +112,7 @@ export function route<P extends z.ZodType = z.ZodType<Record<string, string>>, Q
       } finally {
         // At most once a minute per container, and only for topics that lost a race or answered 429;
         // statistics: a failure here never replaces the request's own answer.
-        try {
-          const contended = container().appendMeter.take();
-          if (contended) emitAppendContention(contended);
-        } catch (error) {
-          logger.warn('append contention metrics not written', { error: error as Error });
-        }
+        flushAppendContention(container().appendMeter, logger);
       }
     });
 }

@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { container } from '../commons/container.js';
+import { appendContentionMetrics } from '../commons/append-metrics.js';
 
 /**
  * The table stream's trigger: every segment INSERT that carries a flag
@@ -8,6 +9,6 @@ import { container } from '../commons/container.js';
  * naming the records to retry. Locally, lib/adapters/local/stream-poller.ts
  * invokes it with the same event, read from DynamoDB Local's stream.
  */
-export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>().handler((event) =>
-  container().dispatcher.dispatch(event.Records),
-);
+export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>()
+  .use(appendContentionMetrics(() => container().appendMeter, () => container().logger))
+  .handler((event) => container().dispatcher.dispatch(event.Records));

@@ -2,6 +2,7 @@ import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { z } from 'zod';
 import { container } from '../commons/container.js';
+import { appendContentionMetrics } from '../commons/append-metrics.js';
 import { NAME_PATTERN } from '../../lib/domain/model.js';
 
 const PushJob = z.object({
@@ -15,7 +16,9 @@ const PushJob = z.object({
  * (lib/services/pusher.ts). A job that cannot be parsed is dropped (retrying
  * cannot fix it); a failed run is reported for its records alone and retried by SQS.
  */
-export const handler = middy<SQSEvent, SQSBatchResponse>().handler(async (event) => {
+export const handler = middy<SQSEvent, SQSBatchResponse>()
+  .use(appendContentionMetrics(() => container().appendMeter, () => container().logger))
+  .handler(async (event) => {
   const jobs: Array<{ id: string; job: z.infer<typeof PushJob> }> = [];
   for (const record of event.Records) {
     const parsed = PushJob.safeParse((() => { try { return JSON.parse(record.body) as unknown; } catch { return undefined; } })());

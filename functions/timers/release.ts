@@ -2,6 +2,7 @@ import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
 import { container } from '../commons/container.js';
+import { appendContentionMetrics } from '../commons/append-metrics.js';
 import { MAX_IDS_PER_WAKE } from '../../lib/ports/timers.js';
 
 const ReleaseWake = z.object({
@@ -21,7 +22,9 @@ type ReleaseWake = z.infer<typeof ReleaseWake>;
  * so a wake-up delivered twice releases once; a failed record is reported
  * alone (partial batch response) and retried by SQS.
  */
-export const handler = middy<SQSEvent, SQSBatchResponse>().handler(async (event) => {
+export const handler = middy<SQSEvent, SQSBatchResponse>()
+  .use(appendContentionMetrics(() => container().appendMeter, () => container().logger))
+  .handler(async (event) => {
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   const fail = (record: SQSRecord, error: unknown) => {
     container().logger.error('release failed', { error: error as Error, messageId: record.messageId });

@@ -9,7 +9,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
 import { describe, expect, it } from 'vitest';
 import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
-import { deferredKey } from '../../lib/adapters/dynamodb/keys.js';
+import { deferredKey, dueIndexPkOf } from '../../lib/adapters/dynamodb/keys.js';
 import { CLAIM_GIVE_UP_MS } from '../../lib/services/claimed-release.js';
 import { RELEASE_RETRY_MS } from '../../lib/services/releaser.js';
 import { group, topic } from '../helpers/builders.js';
@@ -78,7 +78,7 @@ describe('transaction-free release: claim, append, mark', () => {
     expect(await h.queue.getMessage('jobs', sent.messageId)).toMatchObject({ state: 'scheduled' });
     // The timer fired twice: the claim is young, its claimant may be at work — left, moved to the next sweep.
     expect(await h.releaser.release([id])).toBe(0);
-    expect(await raw(h, id)).toMatchObject({ st: 'releasing', g1pk: `T#${Math.floor((due + RELEASE_RETRY_MS) / 60_000)}` });
+    expect(await raw(h, id)).toMatchObject({ st: 'releasing', g1pk: dueIndexPkOf(Math.floor((due + RELEASE_RETRY_MS) / 60_000), id) });
     expect(await drain(h)).toEqual([]);
     // The sweep finds it by its due-index entry, past the give-up bound: the slot is empty at the head, it puts it there.
     h.clock.advance(RELEASE_RETRY_MS + 6_000);

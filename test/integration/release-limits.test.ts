@@ -8,7 +8,7 @@ import { inflateRawSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { deferredKey } from '../../lib/adapters/dynamodb/keys.js';
+import { deferredKey, dueIndexPkOf } from '../../lib/adapters/dynamodb/keys.js';
 import { InProcessNotifier } from '../../lib/ports/notifier.js';
 import { cryptoRandom } from '../../lib/ports/random.js';
 import { DeferredReleaser, RELEASE_RETRY_MS } from '../../lib/services/releaser.js';
@@ -115,7 +115,7 @@ describe('release of due scheduled messages at the limits', () => {
     expect(logged).toHaveLength(1);
     expect(logged[0]?.details).toMatchObject({ id: poison, messageId: sent[1]!.messageId });
     const { Item } = await h.doc.send(new GetCommand({ TableName: h.table, Key: deferredKey(poison), ConsistentRead: true }));
-    expect(Item).toMatchObject({ st: 'scheduled', pa: 1, g1pk: `T#${Math.floor((due + RELEASE_RETRY_MS) / 60_000)}` });
+    expect(Item).toMatchObject({ st: 'scheduled', pa: 1, g1pk: dueIndexPkOf(Math.floor((due + RELEASE_RETRY_MS) / 60_000), poison) });
     const got = await receiveAll(h, 'f', 2);
     expect(got.map((m) => m.body)).toEqual(['a'.repeat(400), 'b'.repeat(400)]);
   }, 60_000);

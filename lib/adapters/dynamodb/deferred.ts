@@ -17,7 +17,8 @@
  *         Release; Transactional messages: Commit): the first seq of the segment its claimant
  *         puts, the claim's token, the claimant's clock (ms) read before the claim, when the
  *         claimed records expire
- *   g1pk, g1sk   while it waits: `T#<due minute>` / `<due ms>#<ulid>` (scheduled) or
+ *   g1pk, g1sk   while it waits: `T#<due minute>[#<bucket>]` / `<due ms>#<ulid>` (scheduled; bucket
+ *                by the ULID, keys.ts `dueIndexPkOf`) or
  *                `K#<0..3>` / `<next check ms>#<ulid>` (half message, until resolved; a kept one
  *                stays at `KEPT_CHECK_AT`, never due, so the producer group's look-up finds it)
  *   ttl   removal (epoch s): after the appended message itself would expire
@@ -62,7 +63,9 @@ import {
   KEPT_CHECK_AT,
   checkRecordKey,
   deferredKey as key,
+  DUE_INDEX_BUCKETS,
   dueIndexPk,
+  dueIndexPkOf,
   dueIndexSk,
   dueIndexUpTo,
   dueOfIndexSk,
@@ -173,6 +176,16 @@ const toDeferred = (item: Record<string, unknown>): Deferred => {
 };
 
 
+/** Where a {@link DeferredStore.duePage} walk stands in one bucket of a minute: after an entry, or done. */
+interface BucketPosition {
+  after?: Record<string, unknown>;
+  done?: boolean;
+}
+/** The continuation of a due page: a position per bucket. */
+interface DuePageCursor {
+  buckets: BucketPosition[];
+}
+
 export class DeferredStore {
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -190,7 +203,7 @@ export class DeferredStore {
           tp: record.topic,
           r: toStored(record),
           du: dueAt,
-          g1pk: dueIndexPk(minuteOf(dueAt)),
+          g1pk: dueIndexPkOf(minuteOf(dueAt), id),
           g1sk: dueIndexSk(dueAt, id),
           // Kept until the released message itself would expire, so queries by id keep working.
           ttl: Math.ceil(dueAt / 1000) + retentionSeconds + 86_400,
@@ -478,21 +491,49 @@ export class DeferredStore {
     return ids;
   }
 
-  /** One page of {@link due} from `start` on; `next` continues it (undefined: the bucket is read to `until`). */
+  /**
+   * One page of {@link due} from `start` on, in due order across the minute's buckets; `next`
+   * continues it (undefined: every bucket is read to `until`). Each bucket is read up to `limit`
+   * from where it stopped and the first `limit` of the merge are taken, so pages come in due order:
+   * a release takes due messages in due order (append-chunks.ts), and one FIFO shard's scheduled
+   * messages keep theirs. Reads up to `DUE_INDEX_BUCKETS × limit` entries for `limit` (the sweep
+   * only: the safety net; a timer's release reads its ids by key).
+   */
   async duePage(minute: number, until: number, limit: number, start?: Record<string, unknown>): Promise<{ ids: string[]; next: Record<string, unknown> | undefined }> {
-    const page = await call(() =>
-      this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: GSI1,
-          KeyConditionExpression: 'g1pk = :pk AND g1sk <= :until',
-          ExpressionAttributeValues: { ':pk': dueIndexPk(minute), ':until': dueIndexUpTo(until) },
-          Limit: limit,
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }),
+    const from = start ? (start as unknown as DuePageCursor).buckets : Array.from({ length: DUE_INDEX_BUCKETS }, (): BucketPosition => ({}));
+    const pages = await Promise.all(
+      from.map((position, bucket) =>
+        position.done
+          ? { items: [] as Record<string, unknown>[], more: false }
+          : call(() =>
+              this.doc.send(
+                new QueryCommand({
+                  TableName: this.table,
+                  IndexName: GSI1,
+                  KeyConditionExpression: 'g1pk = :pk AND g1sk <= :until',
+                  ExpressionAttributeValues: { ':pk': dueIndexPk(minute, bucket), ':until': dueIndexUpTo(until) },
+                  Limit: limit,
+                  ...(position.after ? { ExclusiveStartKey: position.after } : {}),
+                }),
+              ),
+            ).then((page) => ({ items: page.Items ?? [], more: page.LastEvaluatedKey !== undefined })),
       ),
     );
-    return { ids: (page.Items ?? []).map((item) => idOfDeferredPk(String(item.pk))), next: page.LastEvaluatedKey };
+    // The first `limit` of the merge are the minute's next `limit` entries: a bucket's entries not
+    // read yet come after the `limit` it returned, and so after all of the first `limit`.
+    const read = pages.flatMap((page, bucket) => page.items.map((item) => ({ bucket, item })));
+    read.sort((a, b) => (String(a.item.g1sk) < String(b.item.g1sk) ? -1 : String(a.item.g1sk) > String(b.item.g1sk) ? 1 : 0));
+    const taken = read.slice(0, limit);
+    const buckets: BucketPosition[] = from.map((position, bucket) => {
+      const page = pages[bucket];
+      if (position.done || !page) return position;
+      const mine = taken.filter((t) => t.bucket === bucket);
+      const last = mine.at(-1)?.item;
+      if (!page.more && mine.length === page.items.length) return { done: true };
+      return last ? { after: { pk: last.pk, sk: last.sk, g1pk: last.g1pk, g1sk: last.g1sk } } : position;
+    });
+    const next = buckets.every((b) => b.done) ? undefined : ({ buckets } satisfies DuePageCursor as unknown as Record<string, unknown>);
+    return { ids: taken.map((t) => idOfDeferredPk(String(t.item.pk))), next };
   }
 
   /** The sweep's low-water mark (ms), undefined before the first sweep. */
@@ -518,13 +559,20 @@ export class DeferredStore {
 
   /** Every message still scheduled in a minute bucket, with its due time (the minute timer arms their second-level wake-ups). */
   async dueEntries(minute: number): Promise<Array<{ id: string; dueAt: number }>> {
-    const items = await queryAll(this.doc, {
-      TableName: this.table,
-      IndexName: GSI1,
-      KeyConditionExpression: 'g1pk = :pk',
-      ExpressionAttributeValues: { ':pk': dueIndexPk(minute) },
-    });
-    return items.map((item) => ({ id: idOfDeferredPk(String(item.pk)), dueAt: dueOfIndexSk(String(item.g1sk)) }));
+    const buckets = await Promise.all(
+      Array.from({ length: DUE_INDEX_BUCKETS }, (_, bucket) =>
+        queryAll(this.doc, {
+          TableName: this.table,
+          IndexName: GSI1,
+          KeyConditionExpression: 'g1pk = :pk',
+          ExpressionAttributeValues: { ':pk': dueIndexPk(minute, bucket) },
+        }),
+      ),
+    );
+    return buckets
+      .flat()
+      .map((item) => ({ id: idOfDeferredPk(String(item.pk)), dueAt: dueOfIndexSk(String(item.g1sk)) }))
+      .sort((a, b) => a.dueAt - b.dueAt);
   }
 
   /**
@@ -663,7 +711,7 @@ export class DeferredStore {
    */
   async retryLater(id: string, retryAt: number): Promise<boolean> {
     return this.conditional(id, 'SET g1pk = :pk, g1sk = :sk ADD pa :one', 'st IN (:scheduled, :releasing)', {
-      ':pk': dueIndexPk(minuteOf(retryAt)),
+      ':pk': dueIndexPkOf(minuteOf(retryAt), id),
       ':sk': dueIndexSk(retryAt, id),
       ':one': 1,
       ':scheduled': DeferredState.scheduled,

@@ -25,7 +25,7 @@
  * The sparse index `gsi1` (`g1pk`/`g1sk`, KEYS_ONLY) has four kinds of partition:
  *
  *   ready FIFO shards  R#<group>                #<8 hex> (ready now) | <13-digit ms>     ready-index.ts
- *   scheduled, by due  T#<due minute>           <13-digit due ms>#<ulid>        deferred.ts
+ *   scheduled, by due  T#<due minute>[#<1..7>]  <13-digit due ms>#<ulid>        deferred.ts
  *   half messages, by next check  K#<0..3>      <13-digit check ms>#<ulid>      deferred.ts
  *   dead letters a group may redrive  Q#<group>  <13-digit dead-lettered ms>     redrives.ts
  *                      (on dead-letter link items until they are redriven)
@@ -125,7 +125,19 @@ export const checkRecordKey = (id: string, n: number) => ({ pk: deferredKey(id).
 
 /** Scheduled messages are indexed by due minute, sorted by due time. */
 export const minuteOf = (ms: number): number => Math.floor(ms / 60_000);
-export const dueIndexPk = (minute: number): string => `T#${minute}`;
+/**
+ * A minute's due-index entries are spread over this many index partitions (docs/design.md,
+ * Scheduled and delayed messages, "The due index without a hot key"): one GSI partition key takes
+ * about 1,000 write units a second, and every message due in a minute writes its minute's entry
+ * at send and removes it at release.
+ */
+export const DUE_INDEX_BUCKETS = 8;
+/** Bucket b of a minute; bucket 0 is the key every earlier version wrote, so their entries are still found. */
+export const dueIndexPk = (minute: number, bucket = 0): string => (bucket === 0 ? `T#${minute}` : `T#${minute}#${bucket}`);
+/** The due-index bucket of a deferred message (by its ULID). */
+export const dueIndexBucketOf = (id: string): number => fnv1a32(id) % DUE_INDEX_BUCKETS;
+/** The due-index partition of a deferred message due (or retried) in `minute`. */
+export const dueIndexPkOf = (minute: number, id: string): string => dueIndexPk(minute, dueIndexBucketOf(id));
 export const dueIndexSk = (dueAt: number, id: string): string => `${padMs(dueAt)}#${id}`;
 export const dueIndexUpTo = upTo;
 /** The due time in a due-index sort key. */

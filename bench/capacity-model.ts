@@ -201,3 +201,54 @@ export function receiveCeiling(loads: UnitLoad[], messages: number, callMs: numb
   }
   return best;
 }
+
+/**
+ * The ceiling of a topic whose consumers choose the partition they claim from (standard topics: the
+ * partition sampler; a partition that is busy or lost a claim is passed for another). As for sends
+ * ({@link spreadCeiling}), the shares are not fixed: the topic saturates only when every partition
+ * the consumers used does. Units that belong to one partition (`partitionOf` names it: its cursor
+ * item, its `S#` key) are summed per partition — each partition's smallest bound at the share of
+ * the claims it took, scaled to what it takes alone (× its share) — over the partitions that took
+ * claims; units shared by all partitions (the topic's activity item, …) keep their own bound.
+ * The ceiling is the smaller of the two.
+ */
+export function spreadReceiveCeiling(loads: UnitLoad[], messages: number, callMs: number, partitionOf: (unit: string) => string | undefined): (ReceiveCeiling & { partitions: number }) | undefined {
+  if (messages <= 0) return undefined;
+  const claimsOf = new Map<string, number>();
+  for (const l of loads) {
+    const p = partitionOf(l.unit);
+    if (p !== undefined) claimsOf.set(p, (claimsOf.get(p) ?? 0) + l.claims);
+  }
+  const claims = [...claimsOf.values()].reduce((n, c) => n + c, 0);
+  if (claims === 0) return undefined;
+  const smallest = new Map<string, { bound: number; limitedBy: ReceiveBound }>();
+  let shared: ReceiveCeiling | undefined;
+  for (const l of loads) {
+    const b = unitBounds(l, messages, callMs);
+    const [limitedBy, bound] = (['write units', 'read units', 'claim chain'] as const).map((k) => [k, b[k]] as const).reduce((a, x) => (x[1] < a[1] ? x : a));
+    if (!Number.isFinite(bound)) continue;
+    const p = partitionOf(l.unit);
+    if (p === undefined) {
+      if (shared === undefined || bound < shared.msgPerSecond) shared = { msgPerSecond: bound, limitedBy, unit: l.unit, kind: l.kind };
+      continue;
+    }
+    if ((claimsOf.get(p) ?? 0) === 0) continue;
+    const was = smallest.get(p);
+    if (was === undefined || bound < was.bound) smallest.set(p, { bound, limitedBy });
+  }
+  let sum = 0;
+  const limiting = new Map<ReceiveBound, number>();
+  for (const [p, { bound, limitedBy }] of smallest) {
+    sum += bound * ((claimsOf.get(p) ?? 0) / claims);
+    limiting.set(limitedBy, (limiting.get(limitedBy) ?? 0) + 1);
+  }
+  if (smallest.size === 0) return shared && { ...shared, partitions: 0 };
+  const spread: ReceiveCeiling & { partitions: number } = {
+    msgPerSecond: sum,
+    limitedBy: [...limiting].reduce((a, b) => (b[1] > a[1] ? b : a))[0],
+    unit: `${smallest.size} partitions summed`,
+    kind: 'item',
+    partitions: smallest.size,
+  };
+  return shared !== undefined && shared.msgPerSecond < spread.msgPerSecond ? { ...shared, partitions: smallest.size } : spread;
+}

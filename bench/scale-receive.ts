@@ -9,8 +9,8 @@
  * not those of consumers that always find work.
  */
 import { messageBody } from './http.js';
-import { receiveCeiling, unitBounds, type ReceiveBound, type ReceiveUnitKind, type UnitLoad } from './capacity-model.js';
-import { unitKind } from './key-units.js';
+import { receiveCeiling, spreadReceiveCeiling, unitBounds, type ReceiveBound, type ReceiveUnitKind, type UnitLoad } from './capacity-model.js';
+import { ITEM_SEPARATOR, unitKind } from './key-units.js';
 import type { Snapshot } from './meter.js';
 import type { RoundTrip } from './round-trip.js';
 import { sleep } from './stats.js';
@@ -60,8 +60,16 @@ export interface ReceiveRow {
   /** Write and read units per message received, over every unit. */
   wcuPerMessage: number;
   rcuPerMessage: number;
-  /** The capacity model's ceiling on AWS (msg/s): the smallest bound over every unit the row touched. */
+  /**
+   * The capacity model's ceiling on AWS (msg/s). FIFO (the shard key decides where a message is):
+   * the smallest bound over every unit the row touched (*hottest unit*). Standard (consumers choose
+   * the partition): the sum over the partitions that took claims of what each takes alone, or a
+   * shared unit's bound when smaller (*sum over partitions used*).
+   */
   awsCeilingMsgPerSecond: number;
+  model: 'hottest unit' | 'sum over partitions used';
+  /** The hottest unit's bound at its measured share (the FIFO model), for comparison on standard rows. */
+  hottestUnitCeilingMsgPerSecond: number;
   limitedBy: ReceiveBound | 'nothing measured';
   hottestKey: string;
   hottestKeyKind: ReceiveUnitKind | '';
@@ -88,6 +96,12 @@ export interface ReceiveRow {
 const partitionsOf = (topic: ReceiveTopic) => (topic === 'standard-p64' ? 64 : topic === 'fifo-many-p256' ? 256 : 4);
 const isStandard = (topic: ReceiveTopic) => topic.startsWith('standard');
 
+/** The partition stream a unit belongs to (its cursor item, its `S#` key), for standard topics' spread model; undefined for shared units. */
+export function partitionOfUnit(unit: string): string | undefined {
+  const stream = unit.includes(ITEM_SEPARATOR) ? unit.slice(unit.indexOf(ITEM_SEPARATOR) + ITEM_SEPARATOR.length) : unit.startsWith('S#') ? unit.slice(2) : undefined;
+  return stream !== undefined && /\/p:\d+$/.test(stream) ? stream : undefined;
+}
+
 /** The capacity units a row's tag touched, as the model's input. */
 export function unitLoads(counted: Snapshot, tag: string): UnitLoad[] {
   return Object.entries(counted.keys ?? {})
@@ -113,7 +127,9 @@ export function receiveRow(
   const ms = Object.entries(counted.dynamo)
     .filter(([k]) => k.startsWith(`${tag}|`))
     .reduce((n, [, c]) => n + c.ms, 0);
-  const ceiling = receiveCeiling(loads, m, awsCallMs);
+  const hottest = receiveCeiling(loads, m, awsCallMs);
+  const spread = isStandard(base.topic) ? spreadReceiveCeiling(loads, m, awsCallMs, partitionOfUnit) : undefined;
+  const ceiling = spread ?? hottest;
   const claims = loads.reduce((n, l) => n + l.claims, 0);
   const lostClaims = loads.reduce((n, l) => n + l.lostClaims, 0);
   const figures: UnitFigure[] =
@@ -132,6 +148,8 @@ export function receiveRow(
     wcuPerMessage: m > 0 ? loads.reduce((n, l) => n + l.wcu, 0) / m : 0,
     rcuPerMessage: m > 0 ? loads.reduce((n, l) => n + l.rcu, 0) / m : 0,
     awsCeilingMsgPerSecond: ceiling?.msgPerSecond ?? 0,
+    model: spread ? 'sum over partitions used' : 'hottest unit',
+    hottestUnitCeilingMsgPerSecond: hottest?.msgPerSecond ?? 0,
     limitedBy: ceiling?.limitedBy ?? 'nothing measured',
     hottestKey: ceiling?.unit ?? '',
     hottestKeyKind: ceiling?.kind ?? '',

@@ -4,10 +4,10 @@
  * (bench/capacity-model.ts) and a row from a window (bench/scale-receive.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { receiveCeiling, unitBounds, type UnitLoad } from '../../bench/capacity-model.js';
+import { receiveCeiling, spreadReceiveCeiling, unitBounds, type UnitLoad } from '../../bench/capacity-model.js';
 import { indexWrites, isClaimUpdate, queryUnit, tableUnit, unitKind } from '../../bench/key-units.js';
 import { Meter, diff, emptyKey, type Snapshot } from '../../bench/meter.js';
-import { backlogTarget, receiveRow, unitLoads } from '../../bench/scale-receive.js';
+import { backlogTarget, partitionOfUnit, receiveRow, unitLoads } from '../../bench/scale-receive.js';
 import { advanceUpdate, claimUpdate, completionUpdate, raiseKnownUpdate } from '../../lib/adapters/dynamodb/cursor-updates.js';
 
 const unit = (over: Partial<UnitLoad>): UnitLoad => ({ unit: 'C#g @ t:x/p:0', kind: 'item', wcu: 0, rcu: 0, reads: 0, claims: 0, lostClaims: 0, ...over });
@@ -187,5 +187,44 @@ describe('backlogTarget', () => {
     expect(backlogTarget(1000, 4, 60_000)).toBe(8000);
     expect(backlogTarget(10, 1.5, 60_000)).toBe(500);
     expect(backlogTarget(1e6, 4, 60_000)).toBe(60_000);
+  });
+});
+
+describe('spreadReceiveCeiling (standard topics: consumers choose the partition)', () => {
+  it('sums what every partition that took claims takes alone, where the hottest unit alone says less', () => {
+    // 100 messages, 100 claims over 4 partitions (70/10/10/10), 1 call per claim (cached cursors), 2 WCU per claim.
+    const loads = [70, 10, 10, 10].map((claims, p) => unit({ unit: `C#g @ t:a/p:${p}`, claims, wcu: 2 * claims }));
+    const c = spreadReceiveCeiling(loads, 100, 7.5, partitionOfUnit);
+    // Each partition alone: chain 133.3 claims/s, write bound 500 claims/s → 133.3; × 4.
+    expect(c?.msgPerSecond).toBeCloseTo((4 * 1000) / 7.5, 9);
+    expect(c).toMatchObject({ limitedBy: 'claim chain', partitions: 4, unit: '4 partitions summed' });
+    expect(receiveCeiling(loads, 100, 7.5)?.msgPerSecond).toBeCloseTo(1000 / 7.5 / 0.7, 9);
+  });
+
+  it('keeps a partition\'s own units together (its S# key) and lets a shared unit limit when smaller; partitions without claims count nothing', () => {
+    const loads = [
+      unit({ unit: 'C#g @ t:a/p:0', claims: 50, wcu: 50 }),
+      // p:1's segments cost 30 RCU per claim: 3,000 / (1,500 / 100) = 200 msg/s at its share, 400 alone.
+      unit({ unit: 'C#g @ t:a/p:1', claims: 50, wcu: 50 }),
+      unit({ unit: 'S#t:a/p:1', kind: 'table key', rcu: 1500 }),
+      unit({ unit: 'C#g @ t:a/p:2', reads: 5, rcu: 5 }),
+    ];
+    const c = spreadReceiveCeiling(loads, 100, 7.5, partitionOfUnit);
+    // Each partition's smallest bound at its measured share (0.5 of the claims), times that share: what it takes alone.
+    const p0 = Math.min(1000 / 7.5 / 0.5, 1000 / 0.5) * 0.5;
+    const p1 = Math.min(1000 / 7.5 / 0.5, 3000 / 15) * 0.5;
+    expect(c?.msgPerSecond).toBeCloseTo(p0 + p1, 9);
+    expect(c?.partitions).toBe(2);
+    // A shared unit limits the topic only when it takes less than the sum (233.3 here).
+    expect(spreadReceiveCeiling([...loads, unit({ unit: 'A#a', kind: 'table key', rcu: 100 })], 100, 7.5, partitionOfUnit)).toMatchObject({ unit: '2 partitions summed', msgPerSecond: expect.closeTo(p0 + p1, 9) });
+    expect(spreadReceiveCeiling([...loads, unit({ unit: 'A#a', kind: 'table key', rcu: 2000 })], 100, 7.5, partitionOfUnit)).toMatchObject({ unit: 'A#a', limitedBy: 'read units', msgPerSecond: 150 });
+  });
+
+  it('names the partition of cursor items and stream keys of partitions only', () => {
+    expect(partitionOfUnit('C#g @ t:a/p:12')).toBe('t:a/p:12');
+    expect(partitionOfUnit('S#t:a/p:12')).toBe('t:a/p:12');
+    expect(partitionOfUnit('C#g @ t:a/n:3')).toBeUndefined();
+    expect(partitionOfUnit('gsi1 R#g')).toBeUndefined();
+    expect(partitionOfUnit('A#a')).toBeUndefined();
   });
 });

@@ -272,9 +272,30 @@ async function runConsumers(ctx: Ctx, group: string, batch: number, consumers: n
   return { messages, committed, receives, emptyReceives, ranDry, errors };
 }
 
-export interface ReceiveRowsState {
-  /** The highest local rate (msg/s) a row of this (topic, batch, commits) reached: the next row's backlog is sized from it. */
-  rates: Map<string, number>;
+/**
+ * Opens the group's shard cursors of a fifo-many topic before its rows, as the producer rows open
+ * their streams: one message per shard key, then drained (round trip off) by receives of 100 until
+ * 3 come back empty. A group's first notice of a shard creates its cursor (a one-time transaction);
+ * without this the first rows would count every shard's creation against the few messages they
+ * receive. Returns the messages drained (they are not part of any row's backlog).
+ */
+async function openShardCursors(ctx: Ctx, name: string, group: string, shardKeys: number): Promise<number> {
+  for (let i = 0; i < shardKeys; i += 100) {
+    const entries = Array.from({ length: Math.min(100, shardKeys - i) }, (_, j) => ({ body: messageBody(ctx.bodyBytes), shardKey: `k${i + j}` }));
+    await ctx.api.must('POST', `/v1/topics/${name}/messages/batch`, { entries }, 'rx-warmup');
+  }
+  let drained = 0;
+  for (let empty = 0, rounds = 0; empty < 3 && rounds < 10 * Math.ceil(shardKeys / 100) + 20; rounds++) {
+    const got = await ctx.api.must<Received>('POST', `/v1/groups/${group}/receive`, { maxMessages: 100, waitSeconds: 0 }, 'rx-warmup');
+    const handles = got.body.messages.map((m) => m.receiptHandle);
+    if (handles.length === 0) {
+      empty++;
+      continue;
+    }
+    drained += handles.length;
+    await ctx.api.must('POST', `/v1/groups/${group}/commit`, { entries: handles.map((receiptHandle) => ({ receiptHandle })) }, 'rx-warmup');
+  }
+  return drained;
 }
 
 /** The backlog a row needs: 2 × its seconds at the rate expected (the last rate × consumer ratio, at most 4×), at least 500. */
@@ -297,6 +318,13 @@ export async function receiveRows(ctx: Ctx, roundTrip: RoundTrip, profile: Recei
         const group = `${name}-g`;
         await ctx.api.put(`/v1/topics/${name}`, { type: isStandard(topic) ? 'standard' : 'fifo', partitions: partitionsOf(topic) });
         await ctx.api.put(`/v1/groups/${group}`, { subscriptions: [{ topic: name }], ...(isStandard(topic) ? {} : { deliveryMode: 'concurrent' }), visibilityTimeoutSeconds: 300 });
+        if (topic === 'fifo-many-p256') {
+          const drained = await openShardCursors(ctx, name, group, profile.shardKeys).catch((error: unknown) => {
+            ctx.log(`scale rx ${name}: opening shard cursors FAILED: ${error instanceof Error ? error.message : String(error)}`);
+            return 0;
+          });
+          ctx.log(`scale rx ${name}: ${profile.shardKeys} shard cursors opened (${drained} warm-up messages drained)`);
+        }
         let waiting = 0;
         let lastRate: number | undefined;
         let lastConsumers = 1;

@@ -256,7 +256,14 @@ export class Meter {
             counter.conditionalFailures++;
             counter.wruFailedModel += failedWriteModel(command, args.input);
             this.countStreamKeys(at, command, args.input, { ok: false, failed: failedIndexes(command, reasons) });
-            this.countFailedKeys(at, command, args.input, error as { Item?: Record<string, unknown> }, failedIndexes(command, reasons));
+            // An update or delete whose answer has no old image: the item as it is now (read uncounted, when a reader is set) sizes what AWS bills.
+            const image = (error as { Item?: Record<string, unknown> }).Item;
+            const key = args.input.Key as Record<string, unknown> | undefined;
+            const current =
+              image === undefined && this.reader && key && (command === 'UpdateItemCommand' || command === 'DeleteItemCommand')
+                ? await this.reader(String(args.input.TableName ?? ''), asAttributes(key)).catch(() => undefined)
+                : undefined;
+            this.countFailedKeys(at, command, args.input, { Item: image ?? current }, failedIndexes(command, reasons));
           }
           throw error;
         }
@@ -502,8 +509,9 @@ export class Meter {
 
   /**
    * A write whose condition failed: AWS bills it (DynamoDB Local reports nothing) — a put by its
-   * item's size, an update or delete by the existing item's size when the answer carried it
-   * (`ReturnValuesOnConditionCheckFailure: ALL_OLD`), else the 1 WRU minimum; a cancelled
+   * item's size, an update or delete by the existing item's size: the old image when the answer
+   * carried it (`ReturnValuesOnConditionCheckFailure: ALL_OLD`), else the item as read right after
+   * (uncounted, with {@link Meter.readItemsWith}), else the 1 WRU minimum; a cancelled
    * transaction's items 2× that, as {@link failedWriteModel}. A failed claim is a lost claim race.
    */
   private countFailedKeys(at: Attribution | undefined, command: string, input: Record<string, unknown>, error: { Item?: Record<string, unknown> }, failed: Set<number>): void {

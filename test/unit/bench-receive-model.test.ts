@@ -128,6 +128,21 @@ describe('Meter: units per capacity unit', () => {
     expect(meter.snapshot().keys['t|C#g @ t:x/k:a']).toEqual({ ...emptyKey(), wcu: 3 + 1, failedWrites: 2, lostClaims: 2 });
   });
 
+  it('sizes a failed claim without an old image by the item read right after it (uncounted), when the meter has a reader', async () => {
+    const { meter, send } = metered();
+    const reads: unknown[] = [];
+    meter.readItemsWith(async (table, k) => {
+      reads.push({ table, k });
+      return { pk: { S: 'C#g' }, sk: { S: 't:x/k:a' }, fl: { S: 'x'.repeat(3000) } };
+    });
+    const fail = () => {
+      throw Object.assign(new Error('failed'), { name: 'ConditionalCheckFailedException' });
+    };
+    await expect(send('UpdateItemCommand', { TableName: 'bench', Key: key, ...claim }, fail)).rejects.toThrow();
+    expect(meter.snapshot().keys['t|C#g @ t:x/k:a']).toEqual({ ...emptyKey(), wcu: 3, failedWrites: 1, lostClaims: 1 });
+    expect(reads).toEqual([{ table: 'bench', k: { pk: { S: 'C#g' }, sk: { S: 't:x/k:a' } } }]);
+  });
+
   it('bills each item of a BatchGetItem by its size, the minimum for an item not found, and a Query to the key it reads', async () => {
     const { meter, send } = metered();
     const a = { pk: 'C#g', sk: 't:x/p:0' };

@@ -92,3 +92,9 @@ export function isClaimUpdate(input: Record<string, unknown>): boolean {
   const pk = stringValue((input.Key as Record<string, unknown> | undefined)?.pk);
   return pk?.startsWith('C#') === true && /^nx = :\w+/.test(condition) && condition !== 'nx = :old';
 }
+
+/** A FIFO shard raise written on its own (cursor-updates.ts `raiseKnownUpdate`: `kn` moves up to a notice's `to`). */
+export function isRaiseUpdate(input: Record<string, unknown>): boolean {
+  const condition = typeof input.ConditionExpression === 'string' ? input.ConditionExpression : '';
+  return /\bkn < :to\b/.test(condition);
+}

@@ -15,7 +15,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { wruOf, rruOf, itemBytes, type AttributeMap } from './units.js';
 import { transactTargets, transactionTargetUnits, type ItemReader, type TransactTarget } from './transaction-units.js';
-import { indexUnit, indexWrites, isClaimUpdate, keyUnit, queryUnit, stringValue } from './key-units.js';
+import { indexUnit, indexWrites, isClaimUpdate, isRaiseUpdate, keyUnit, queryUnit, stringValue } from './key-units.js';
 
 export interface Attribution {
   tag: string;
@@ -94,6 +94,8 @@ export interface KeyCounter {
   /** Cursor claims (key-units.ts `isClaimUpdate`) that succeeded, and those that lost (ConditionalCheckFailed). */
   claims: number;
   lostClaims: number;
+  /** FIFO shard raises written on their own (key-units.ts `isRaiseUpdate`: a notice's `kn` outside a claim), successful. */
+  raises: number;
 }
 
 export interface Snapshot {
@@ -139,7 +141,7 @@ const emptyCall = (): CallCounter => ({
   ms: 0,
 });
 const emptyStreamKey = (): StreamKeyCounter => ({ appends: 0, lostRaces: 0, headReads: 0, wcu: 0, rcu: 0 });
-export const emptyKey = (): KeyCounter => ({ wcu: 0, rcu: 0, writes: 0, failedWrites: 0, reads: 0, consistentReads: 0, claims: 0, lostClaims: 0 });
+export const emptyKey = (): KeyCounter => ({ wcu: 0, rcu: 0, writes: 0, failedWrites: 0, reads: 0, consistentReads: 0, claims: 0, lostClaims: 0, raises: 0 });
 const emptyHttp = (): HttpCounter => ({ requests: 0, ms: 0, billedMs: 0, bytesIn: 0, apiUnits: 0, status: {} });
 
 interface ConsumedCapacity {
@@ -435,6 +437,7 @@ export class Meter {
       c.writes++;
       c.wcu += reported.table;
       if (command === 'UpdateItemCommand' && isClaimUpdate(input)) c.claims++;
+      if (command === 'UpdateItemCommand' && isRaiseUpdate(input)) c.raises++;
       if (reported.gsi > 0) {
         const written = command === 'PutItemCommand' ? { set: stringValue(item?.g1pk) } : command === 'UpdateItemCommand' ? indexWrites(input) : {};
         const target = written.set ?? written.removed;

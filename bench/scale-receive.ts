@@ -89,6 +89,8 @@ export interface ReceiveRow {
   ranDry: boolean;
   claims: number;
   lostClaims: number;
+  /** FIFO shard raises written on their own (a notice's shard not claimed by the receive that read it): the discovery of a backlog's shards. */
+  raises: number;
   errors: Record<string, number>;
   msPerCall: number;
 }
@@ -168,6 +170,7 @@ export function receiveRow(
     ranDry: run.ranDry,
     claims,
     lostClaims,
+    raises: Object.entries(counted.keys ?? {}).filter(([k]) => k.startsWith(`${tag}|`)).reduce((n, [, c]) => n + c.raises, 0),
     errors: run.errors,
     msPerCall: d.requests > 0 ? ms / d.requests : 0,
   };
@@ -274,10 +277,11 @@ async function runConsumers(ctx: Ctx, group: string, batch: number, consumers: n
 
 /**
  * Opens the group's shard cursors of a fifo-many topic before its rows, as the producer rows open
- * their streams: one message per shard key, then drained (round trip off) by receives of 100 until
- * 3 come back empty. A group's first notice of a shard creates its cursor (a one-time transaction);
+ * their streams: one message per shard key, then drained (round trip off) by receives of 100. A
+ * group's first notice of a shard creates its cursor (a one-time transaction);
  * without this the first rows would count every shard's creation against the few messages they
- * receive. Returns the messages drained (they are not part of any row's backlog).
+ * receive. Drains until every message came back or 66 rounds past the minimum (two rotations of
+ * the notice-stream sample). Returns the messages drained (they are not part of any row's backlog).
  */
 async function openShardCursors(ctx: Ctx, name: string, group: string, shardKeys: number): Promise<number> {
   for (let i = 0; i < shardKeys; i += 100) {
@@ -285,13 +289,12 @@ async function openShardCursors(ctx: Ctx, name: string, group: string, shardKeys
     await ctx.api.must('POST', `/v1/topics/${name}/messages/batch`, { entries }, 'rx-warmup');
   }
   let drained = 0;
-  for (let empty = 0, rounds = 0; empty < 3 && rounds < 10 * Math.ceil(shardKeys / 100) + 20; rounds++) {
+  // A receive reads 8 of the 256 notice streams (design.md, which notice streams a receive reads): an
+  // empty one does not mean the others are; a rotation takes at most 33 looks.
+  for (let rounds = 0; drained < shardKeys && rounds < Math.ceil(shardKeys / 100) + 66; rounds++) {
     const got = await ctx.api.must<Received>('POST', `/v1/groups/${group}/receive`, { maxMessages: 100, waitSeconds: 0 }, 'rx-warmup');
     const handles = got.body.messages.map((m) => m.receiptHandle);
-    if (handles.length === 0) {
-      empty++;
-      continue;
-    }
+    if (handles.length === 0) continue;
     drained += handles.length;
     await ctx.api.must('POST', `/v1/groups/${group}/commit`, { entries: handles.map((receiptHandle) => ({ receiptHandle })) }, 'rx-warmup');
   }
@@ -323,7 +326,7 @@ export async function receiveRows(ctx: Ctx, roundTrip: RoundTrip, profile: Recei
             ctx.log(`scale rx ${name}: opening shard cursors FAILED: ${error instanceof Error ? error.message : String(error)}`);
             return 0;
           });
-          ctx.log(`scale rx ${name}: ${profile.shardKeys} shard cursors opened (${drained} warm-up messages drained)`);
+          ctx.log(`scale rx ${name}: shard cursors opened (${drained} of ${profile.shardKeys} warm-up messages drained)`);
         }
         let waiting = 0;
         let lastRate: number | undefined;

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { receiveCeiling, spreadReceiveCeiling, unitBounds, type UnitLoad } from '../../bench/capacity-model.js';
-import { indexWrites, isClaimUpdate, queryUnit, tableUnit, unitKind } from '../../bench/key-units.js';
+import { indexWrites, isClaimUpdate, isRaiseUpdate, queryUnit, tableUnit, unitKind } from '../../bench/key-units.js';
 import { Meter, diff, emptyKey, type Snapshot } from '../../bench/meter.js';
 import { backlogTarget, partitionOfUnit, receiveRow, unitLoads } from '../../bench/scale-receive.js';
 import { advanceUpdate, claimUpdate, completionUpdate, raiseKnownUpdate } from '../../lib/adapters/dynamodb/cursor-updates.js';
@@ -85,6 +85,9 @@ describe('capacity units of a call (key-units.ts)', () => {
     expect(isClaimUpdate({ Key: key, ...advanceUpdate(5, 9, 5) })).toBe(false);
     expect(isClaimUpdate({ Key: key, ...completionUpdate('g', 't:x/k:a', { complete: [{ seq: 5, token: '1.abc.k' }], now: 1_000 }) })).toBe(false);
     expect(isClaimUpdate({ Key: key, ...raiseKnownUpdate('g', 't:x/k:a', 9, 1_000) })).toBe(false);
+    expect(isRaiseUpdate({ ...raiseKnownUpdate('g', 't:x/k:a', 9, 1_000) })).toBe(true);
+    expect(isRaiseUpdate({ ...claim })).toBe(false);
+    expect(isRaiseUpdate({ ...advanceUpdate(5, 9, 5) })).toBe(false);
   });
 
   it('finds the index key an update writes: a SET of g1pk, or a REMOVE on a cursor (its group\'s ready index)', () => {

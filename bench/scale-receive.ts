@@ -186,14 +186,15 @@ interface Received {
 /**
  * Sends `count` messages in sends of `batch` (the row's receive batch: a segment holds what one send
  * put on one stream, and a receive reads whole segments, so the backlog's segments are those of
- * producers sending as the consumers receive), 16 requests at a time, round trip off.
+ * producers sending as the consumers receive), 16 requests at a time (fifo-hot: 2), round trip off.
  */
 async function prefill(ctx: Ctx, name: string, topic: ReceiveTopic, count: number, shardKeys: number, batch: number): Promise<number> {
   let sent = 0;
   let next = 0;
   const entry = () => (isStandard(topic) ? { body: messageBody(ctx.bodyBytes) } : { body: messageBody(ctx.bodyBytes), shardKey: topic === 'fifo-hot' ? HOT_SHARD : `k${Math.floor(Math.random() * shardKeys)}` });
   await Promise.all(
-    Array.from({ length: 16 }, async () => {
+    // One hot shard's appends are one chain: more senders only lose races.
+    Array.from({ length: topic === 'fifo-hot' ? 2 : 16 }, async () => {
       for (let failures = 0; next < count && failures < 20; ) {
         const n = Math.min(batch, count - next);
         next += n;
@@ -301,9 +302,13 @@ async function openShardCursors(ctx: Ctx, name: string, group: string, shardKeys
   return drained;
 }
 
-/** The backlog a row needs: 2 × its seconds at the rate expected (the last rate × consumer ratio, at most 4×), at least 500. */
-export function backlogTarget(expectedRate: number, seconds: number, maxBacklog: number): number {
-  return Math.min(maxBacklog, Math.max(500, Math.ceil(2 * seconds * expectedRate)));
+/**
+ * The backlog a row needs: 2 × its seconds at the rate expected (the last rate × consumer ratio, at
+ * most 4×), plus two rounds of every consumer's batch (a row stops as ran dry one round before
+ * empty), at least 500, at most `maxBacklog`.
+ */
+export function backlogTarget(expectedRate: number, seconds: number, consumers: number, batch: number, maxBacklog: number): number {
+  return Math.min(maxBacklog, Math.max(500, Math.ceil(2 * seconds * expectedRate) + 2 * consumers * batch));
 }
 
 /**
@@ -336,7 +341,7 @@ export async function receiveRows(ctx: Ctx, roundTrip: RoundTrip, profile: Recei
           const tag = `scale:${id}`;
           // A consumer does at most ~1 receive per 4 calls of 7.5 ms: the first row's guess; later rows scale the last rate.
           const expected = lastRate === undefined ? consumers * batch * 30 : lastRate * Math.min(4, consumers / lastConsumers);
-          const target = backlogTarget(expected, profile.seconds, profile.maxBacklog);
+          const target = backlogTarget(expected, profile.seconds, consumers, batch, profile.maxBacklog);
           try {
             if (waiting < target) waiting += await prefill(ctx, name, topic, target - waiting, profile.shardKeys, batch);
             const backlogBefore = waiting;

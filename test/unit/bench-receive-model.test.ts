@@ -201,10 +201,12 @@ describe('receiveRow', () => {
 });
 
 describe('backlogTarget', () => {
-  it('fills twice the row at the expected rate, at least 500, at most the profile\'s bound', () => {
-    expect(backlogTarget(1000, 4, 60_000)).toBe(8000);
-    expect(backlogTarget(10, 1.5, 60_000)).toBe(500);
-    expect(backlogTarget(1e6, 4, 60_000)).toBe(60_000);
+  it('fills twice the row at the expected rate plus two rounds of every consumer\'s batch, at least 500, at most the profile\'s bound', () => {
+    expect(backlogTarget(1000, 4, 1, 1, 60_000)).toBe(8002);
+    expect(backlogTarget(10, 1.5, 1, 1, 60_000)).toBe(500);
+    // 64 consumers × 10: the row stops as ran dry below 640 left, so 1,280 on top of the expected 660.
+    expect(backlogTarget(220, 1.5, 64, 10, 60_000)).toBe(660 + 1280);
+    expect(backlogTarget(1e6, 4, 64, 10, 60_000)).toBe(60_000);
   });
 });
 

@@ -114,3 +114,141 @@ export function lostRacesPerAppend(keys: KeyLoad[]): number {
   const appends = keys.reduce((n, k) => n + k.appends, 0);
   return appends > 0 ? keys.reduce((n, k) => n + k.lostRaces, 0) / appends : 0;
 }
+
+/*
+ * ── The receive side (issue 19 item 3: consumers 1 → 64) ──
+ *
+ * A receive row counts, per capacity unit (key-units.ts), everything its receives and commits asked
+ * of DynamoDB: write units (failed conditional writes included), read units, reads, and the claims
+ * written on a cursor item and the ones that lost (ConditionalCheckFailed). What counts as one
+ * partition (one set of per-partition limits):
+ *
+ * - a table partition key written at the end of an ordered key range (stream segments `S#…`) or
+ *   read as one (`A#<topic>`): the whole key, as for appends;
+ * - a GSI partition key (`gsi1 R#<group>`, the FIFO ready index): the whole key — its sort keys are
+ *   lease expiry times and per-shard hashes rewritten as readiness changes;
+ * - a cursor item (`C#<group> @ <stream>`), updated in place: the item. Adaptive capacity "isolates
+ *   frequently accessed items" on partitions of their own
+ *   (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/burst-adaptive-capacity.html);
+ *   it takes minutes to do so, and a table with a local secondary index cannot split an item
+ *   collection (the Sluice table has none: cdk/sluice-table.ts declares only the GSI).
+ *
+ * Per unit u and per message received (M messages in the row):
+ *
+ *   write bound   1,000 WCU/s ÷ (write units on u ÷ M)
+ *   read bound    3,000 RCU/s ÷ (read units on u ÷ M)
+ *   claim chain   (1,000 ms ÷ (chain calls × call ms)) ÷ (claims on u ÷ M)      cursor items with claims
+ *   chain calls   1 + min(1, reads of u ÷ claim attempts on u)
+ *
+ * The claim chain is the receive protocol's own limit: a claim is conditional on the cursor state
+ * it planned from (`nx`, and on FIFO shards `kn`, `size(fl)`, the index key), so the successful
+ * claims of one cursor are a chain — each plans from what the previous one left (its read, unless
+ * a cached cursor spared it) and then writes. Lost claims enter the write bound through the units
+ * the losers are billed and the chain through the reads they force (each loser re-reads). Commits
+ * of the same cursor are not in the chain (they do not read first) but make claims in flight lose,
+ * which the lost claims measure. The ceiling is the smallest bound over every unit: consumers cannot
+ * move a backlog off the key its producers put it on.
+ */
+
+export type ReceiveBound = 'write units' | 'read units' | 'claim chain';
+export type ReceiveUnitKind = 'item' | 'index key' | 'table key';
+
+/** What one receive row measured on one capacity unit. */
+export interface UnitLoad {
+  unit: string;
+  kind: ReceiveUnitKind;
+  wcu: number;
+  rcu: number;
+  /** Reads of the unit (any consistency). */
+  reads: number;
+  claims: number;
+  lostClaims: number;
+}
+
+/** The bounds of one unit, in messages per second of the whole topic (Infinity: the unit does not limit). */
+export function unitBounds(load: UnitLoad, messages: number, callMs: number): Record<ReceiveBound, number> & { chainCalls: number } {
+  if (messages <= 0) throw new Error('unitBounds needs the number of messages the row received');
+  if (!(callMs > 0)) throw new Error('unitBounds needs a positive call time');
+  const perMessage = (n: number) => n / messages;
+  const bound = (limit: number, used: number) => (used > 0 ? limit / used : Number.POSITIVE_INFINITY);
+  const attempts = load.claims + load.lostClaims;
+  const chainCalls = 1 + (attempts > 0 ? Math.min(1, load.reads / attempts) : 1);
+  return {
+    'write units': bound(PARTITION_WCU_PER_SECOND, perMessage(load.wcu)),
+    'read units': bound(PARTITION_RCU_PER_SECOND, perMessage(load.rcu)),
+    'claim chain': load.kind === 'item' ? bound(1000 / (chainCalls * callMs), perMessage(load.claims)) : Number.POSITIVE_INFINITY,
+    chainCalls,
+  };
+}
+
+export interface ReceiveCeiling {
+  msgPerSecond: number;
+  limitedBy: ReceiveBound;
+  unit: string;
+  kind: ReceiveUnitKind;
+}
+
+/** The smallest bound over every unit; undefined when nothing was received or no unit limits. */
+export function receiveCeiling(loads: UnitLoad[], messages: number, callMs: number): ReceiveCeiling | undefined {
+  if (messages <= 0) return undefined;
+  let best: ReceiveCeiling | undefined;
+  for (const load of loads) {
+    const b = unitBounds(load, messages, callMs);
+    for (const limitedBy of ['write units', 'read units', 'claim chain'] as const) {
+      const msgPerSecond = b[limitedBy];
+      if (Number.isFinite(msgPerSecond) && (best === undefined || msgPerSecond < best.msgPerSecond)) best = { msgPerSecond, limitedBy, unit: load.unit, kind: load.kind };
+    }
+  }
+  return best;
+}
+
+/**
+ * The ceiling of a topic whose consumers choose the partition they claim from (standard topics: the
+ * partition sampler; a partition that is busy or lost a claim is passed for another). As for sends
+ * ({@link spreadCeiling}), the shares are not fixed: the topic saturates only when every partition
+ * the consumers used does. Units that belong to one partition (`partitionOf` names it: its cursor
+ * item, its `S#` key) are summed per partition — each partition's smallest bound at the share of
+ * the claims it took, scaled to what it takes alone (× its share) — over the partitions that took
+ * claims; units shared by all partitions (the topic's activity item, …) keep their own bound.
+ * The ceiling is the smaller of the two.
+ */
+export function spreadReceiveCeiling(loads: UnitLoad[], messages: number, callMs: number, partitionOf: (unit: string) => string | undefined): (ReceiveCeiling & { partitions: number }) | undefined {
+  if (messages <= 0) return undefined;
+  const claimsOf = new Map<string, number>();
+  for (const l of loads) {
+    const p = partitionOf(l.unit);
+    if (p !== undefined) claimsOf.set(p, (claimsOf.get(p) ?? 0) + l.claims);
+  }
+  const claims = [...claimsOf.values()].reduce((n, c) => n + c, 0);
+  if (claims === 0) return undefined;
+  const smallest = new Map<string, { bound: number; limitedBy: ReceiveBound }>();
+  let shared: ReceiveCeiling | undefined;
+  for (const l of loads) {
+    const b = unitBounds(l, messages, callMs);
+    const [limitedBy, bound] = (['write units', 'read units', 'claim chain'] as const).map((k) => [k, b[k]] as const).reduce((a, x) => (x[1] < a[1] ? x : a));
+    if (!Number.isFinite(bound)) continue;
+    const p = partitionOf(l.unit);
+    if (p === undefined) {
+      if (shared === undefined || bound < shared.msgPerSecond) shared = { msgPerSecond: bound, limitedBy, unit: l.unit, kind: l.kind };
+      continue;
+    }
+    if ((claimsOf.get(p) ?? 0) === 0) continue;
+    const was = smallest.get(p);
+    if (was === undefined || bound < was.bound) smallest.set(p, { bound, limitedBy });
+  }
+  let sum = 0;
+  const limiting = new Map<ReceiveBound, number>();
+  for (const [p, { bound, limitedBy }] of smallest) {
+    sum += bound * ((claimsOf.get(p) ?? 0) / claims);
+    limiting.set(limitedBy, (limiting.get(limitedBy) ?? 0) + 1);
+  }
+  if (smallest.size === 0) return shared && { ...shared, partitions: 0 };
+  const spread: ReceiveCeiling & { partitions: number } = {
+    msgPerSecond: sum,
+    limitedBy: [...limiting].reduce((a, b) => (b[1] > a[1] ? b : a))[0],
+    unit: `${smallest.size} partitions summed`,
+    kind: 'item',
+    partitions: smallest.size,
+  };
+  return shared !== undefined && shared.msgPerSecond < spread.msgPerSecond ? { ...shared, partitions: smallest.size } : spread;
+}

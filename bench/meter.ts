@@ -14,7 +14,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { wruOf, rruOf, itemBytes, type AttributeMap } from './units.js';
-import { transactTargets, transactionUnits, type ItemReader, type TransactTarget } from './transaction-units.js';
+import { transactTargets, transactionTargetUnits, type ItemReader, type TransactTarget } from './transaction-units.js';
+import { indexUnit, indexWrites, isClaimUpdate, isRaiseUpdate, keyUnit, queryUnit, stringValue } from './key-units.js';
 
 export interface Attribution {
   tag: string;
@@ -75,8 +76,32 @@ export interface StreamKeyCounter {
   rcu: number;
 }
 
+/**
+ * What a window asked of one capacity unit (key-units.ts: a table partition key, a cursor item, or a
+ * GSI partition key), for the receive rows' capacity model (capacity-model.ts).
+ */
+export interface KeyCounter {
+  /** Write units: DynamoDB Local's report for the table and the index apart (transactions by the size rules), failed conditional writes modelled (the old image's size when the answer carried it, else 1 WRU; a put: its item). */
+  wcu: number;
+  /** Read units: DynamoDB Local's report (GetItem, Query), per item by the size rules in a BatchGetItem, the minimum charge for nothing found. */
+  rcu: number;
+  /** Write calls (transaction items included) that succeeded, and those whose condition failed. */
+  writes: number;
+  failedWrites: number;
+  /** Reads of the unit, and the strongly consistent ones among them. */
+  reads: number;
+  consistentReads: number;
+  /** Cursor claims (key-units.ts `isClaimUpdate`) that succeeded, and those that lost (ConditionalCheckFailed). */
+  claims: number;
+  lostClaims: number;
+  /** FIFO shard raises written on their own (key-units.ts `isRaiseUpdate`: a notice's `kn` outside a claim), successful. */
+  raises: number;
+}
+
 export interface Snapshot {
   dynamo: Record<string, CallCounter>;
+  /** Per `<tag>|<unit>`: units, calls and claims on that capacity unit (key-units.ts). */
+  keys: Record<string, KeyCounter>;
   /** Per `<tag>|S#<stream>`: appends, lost races and units on that partition key. */
   streams: Record<string, StreamKeyCounter>;
   http: Record<string, HttpCounter>;
@@ -116,6 +141,7 @@ const emptyCall = (): CallCounter => ({
   ms: 0,
 });
 const emptyStreamKey = (): StreamKeyCounter => ({ appends: 0, lostRaces: 0, headReads: 0, wcu: 0, rcu: 0 });
+export const emptyKey = (): KeyCounter => ({ wcu: 0, rcu: 0, writes: 0, failedWrites: 0, reads: 0, consistentReads: 0, claims: 0, lostClaims: 0, raises: 0 });
 const emptyHttp = (): HttpCounter => ({ requests: 0, ms: 0, billedMs: 0, bytesIn: 0, apiUnits: 0, status: {} });
 
 interface ConsumedCapacity {
@@ -145,6 +171,7 @@ interface TransactItemInput {
 export class Meter {
   private readonly dynamo = new Map<string, CallCounter>();
   private readonly streams = new Map<string, StreamKeyCounter>();
+  private readonly keys = new Map<string, KeyCounter>();
   private readonly http = new Map<string, HttpCounter>();
   private readonly other = new Map<string, number>();
   private readonly check = { compared: 0, agreed: 0, samples: [] as string[] };
@@ -189,6 +216,7 @@ export class Meter {
           let reported = 0;
           let reportedTable = 0;
           let reportedGsi = 0;
+          let writeTable = 0;
           for (const c of list) {
             const total = c.CapacityUnits ?? 0;
             reported += total;
@@ -200,20 +228,24 @@ export class Meter {
               if (reader) continue;
               counter.wruGsi += gsi;
               counter.wruTable += c.Table?.CapacityUnits ?? total - gsi;
+              writeTable += c.Table?.CapacityUnits ?? total - gsi;
             } else counter.rru += total;
           }
           if (reader) {
             const after = await Promise.all(targets.map((t) => (t.kind === 'Update' ? reader(t.table, t.key) : Promise.resolve(undefined))));
-            const units = transactionUnits(targets, before, after);
+            const perTarget = transactionTargetUnits(targets, before, after);
+            const units = perTarget.reduce((n, u) => ({ table: n.table + u.table, gsi: n.gsi + u.gsi }), { table: 0, gsi: 0 });
             counter.wruTable += units.table;
             counter.wruGsi += units.gsi;
             this.compare('TransactWriteItemsCommand', reportedTable + reportedGsi, units.table + units.gsi);
+            this.countTransactionKeys(at, targets, perTarget);
           }
           if (!isWrite && consumed !== undefined && reported === 0 && (command === 'QueryCommand' || command === 'GetItemCommand')) {
             counter.rruMinModel += args.input.ConsistentRead === true ? 1 : 0.5;
           }
           counter.itemsRead += readItems(command, output);
           this.countStreamKeys(at, command, args.input, { ok: true, rcu: reported });
+          this.countKeys(at, command, args.input, output, { table: writeTable, gsi: isWrite ? reportedGsi : 0, read: isWrite ? 0 : reported }, reader !== undefined);
           this.crossCheck(command, args.input, output, reportedTable);
           if (injected) delete output.ConsumedCapacity;
           return result;
@@ -226,6 +258,14 @@ export class Meter {
             counter.conditionalFailures++;
             counter.wruFailedModel += failedWriteModel(command, args.input);
             this.countStreamKeys(at, command, args.input, { ok: false, failed: failedIndexes(command, reasons) });
+            // An update or delete whose answer has no old image: the item as it is now (read uncounted, when a reader is set) sizes what AWS bills.
+            const image = (error as { Item?: Record<string, unknown> }).Item;
+            const key = args.input.Key as Record<string, unknown> | undefined;
+            const current =
+              image === undefined && this.reader && key && (command === 'UpdateItemCommand' || command === 'DeleteItemCommand')
+                ? await this.reader(String(args.input.TableName ?? ''), asAttributes(key)).catch(() => undefined)
+                : undefined;
+            this.countFailedKeys(at, command, args.input, { Item: image ?? current }, failedIndexes(command, reasons));
           }
           throw error;
         }
@@ -315,7 +355,9 @@ export class Meter {
     for (const [k, v] of this.http) http[k] = { ...v, status: { ...v.status } };
     const streams: Record<string, StreamKeyCounter> = {};
     for (const [k, v] of this.streams) streams[k] = { ...v };
-    return { dynamo, streams, http, other, check: { ...this.check, samples: [...this.check.samples] } };
+    const keys: Record<string, KeyCounter> = {};
+    for (const [k, v] of this.keys) keys[k] = { ...v };
+    return { dynamo, keys, streams, http, other, check: { ...this.check, samples: [...this.check.samples] } };
   }
 
   /**
@@ -363,6 +405,136 @@ export class Meter {
         lost.add(target.pk);
         c.lostRaces++;
       }
+    });
+  }
+
+  private keyCounter(at: Attribution | undefined, unit: string): KeyCounter {
+    const key = `${at?.tag ?? 'background'}|${unit}`;
+    let c = this.keys.get(key);
+    if (!c) this.keys.set(key, (c = emptyKey()));
+    return c;
+  }
+
+  /**
+   * Attributes a successful call's units to the capacity units it touched (key-units.ts): a write's
+   * table units to its item's unit and its index units to the `g1pk` it sets or removes; a read's
+   * units to the key read (BatchGetItem: each item by the size rules). Transactions with a reader
+   * are counted per item by {@link countTransactionKeys}.
+   */
+  private countKeys(
+    at: Attribution | undefined,
+    command: string,
+    input: Record<string, unknown>,
+    output: Record<string, unknown>,
+    reported: { table: number; gsi: number; read: number },
+    transactionsCounted: boolean,
+  ): void {
+    if (command === 'PutItemCommand' || command === 'UpdateItemCommand' || command === 'DeleteItemCommand') {
+      const item = command === 'PutItemCommand' ? (input.Item as Record<string, unknown> | undefined) : (input.Key as Record<string, unknown> | undefined);
+      const unit = keyUnit(item);
+      if (unit === undefined) return;
+      const c = this.keyCounter(at, unit);
+      c.writes++;
+      c.wcu += reported.table;
+      if (command === 'UpdateItemCommand' && isClaimUpdate(input)) c.claims++;
+      if (command === 'UpdateItemCommand' && isRaiseUpdate(input)) c.raises++;
+      if (reported.gsi > 0) {
+        const written = command === 'PutItemCommand' ? { set: stringValue(item?.g1pk) } : command === 'UpdateItemCommand' ? indexWrites(input) : {};
+        const target = written.set ?? written.removed;
+        this.keyCounter(at, target === undefined ? indexUnit('?') : indexUnit(target)).wcu += reported.gsi;
+      }
+      return;
+    }
+    if (command === 'TransactWriteItemsCommand') {
+      if (transactionsCounted) return;
+      // Without a reader, DynamoDB Local's (under-reported) total goes to the first item.
+      const first = ((input.TransactItems as TransactItemInput[] | undefined) ?? [])[0];
+      const unit = keyUnit(first?.Put?.Item ?? first?.Update?.Key ?? first?.Delete?.Key ?? first?.ConditionCheck?.Key);
+      if (unit !== undefined) this.keyCounter(at, unit).wcu += reported.table + reported.gsi;
+      return;
+    }
+    if (command === 'GetItemCommand') {
+      const unit = keyUnit(input.Key as Record<string, unknown> | undefined);
+      if (unit === undefined) return;
+      const c = this.keyCounter(at, unit);
+      c.reads++;
+      if (input.ConsistentRead === true) c.consistentReads++;
+      c.rcu += reported.read > 0 ? reported.read : input.ConsistentRead === true ? 1 : 0.5;
+      return;
+    }
+    if (command === 'QueryCommand') {
+      const unit = queryUnit(input);
+      if (unit === undefined) return;
+      const c = this.keyCounter(at, unit);
+      c.reads++;
+      if (input.ConsistentRead === true) c.consistentReads++;
+      c.rcu += reported.read > 0 ? reported.read : input.ConsistentRead === true ? 1 : 0.5;
+      return;
+    }
+    if (command === 'BatchGetItemCommand') {
+      const requests = (input.RequestItems as Record<string, { Keys?: Array<Record<string, unknown>>; ConsistentRead?: boolean }> | undefined) ?? {};
+      const responses = (output.Responses as Record<string, Array<Record<string, unknown>>> | undefined) ?? {};
+      for (const [table, request] of Object.entries(requests)) {
+        const found = new Map<string, Record<string, unknown>>();
+        for (const item of responses[table] ?? []) {
+          const unit = keyUnit(item);
+          if (unit !== undefined) found.set(unit, item);
+        }
+        const consistent = request.ConsistentRead === true;
+        for (const key of request.Keys ?? []) {
+          const unit = keyUnit(key);
+          if (unit === undefined) continue;
+          const c = this.keyCounter(at, unit);
+          c.reads++;
+          if (consistent) c.consistentReads++;
+          const item = found.get(unit);
+          // The size rules per item (each item of a BatchGetItem is billed as a GetItem); nothing found: the minimum.
+          c.rcu += item ? rruOf(itemBytes(asAttributes(item)), consistent) : consistent ? 1 : 0.5;
+        }
+      }
+    }
+  }
+
+  /** A transaction's items, each with its own table units and its index units on the `g1pk` it leaves and writes. */
+  private countTransactionKeys(at: Attribution | undefined, targets: TransactTarget[], units: Array<{ table: number; gsi: number; indexFrom?: string; indexTo?: string }>): void {
+    targets.forEach((t, i) => {
+      const u = units[i];
+      const unit = keyUnit(t.key as Record<string, unknown>);
+      if (!u || unit === undefined) return;
+      const c = this.keyCounter(at, unit);
+      if (t.kind !== 'ConditionCheck') c.writes++;
+      c.wcu += u.table;
+      if (u.gsi === 0) return;
+      const sides = [u.indexFrom, u.indexTo].filter((k): k is string => k !== undefined);
+      for (const side of sides) this.keyCounter(at, indexUnit(side)).wcu += u.gsi / sides.length;
+    });
+  }
+
+  /**
+   * A write whose condition failed: AWS bills it (DynamoDB Local reports nothing) — a put by its
+   * item's size, an update or delete by the existing item's size: the old image when the answer
+   * carried it (`ReturnValuesOnConditionCheckFailure: ALL_OLD`), else the item as read right after
+   * (uncounted, with {@link Meter.readItemsWith}), else the 1 WRU minimum; a cancelled
+   * transaction's items 2× that, as {@link failedWriteModel}. A failed claim is a lost claim race.
+   */
+  private countFailedKeys(at: Attribution | undefined, command: string, input: Record<string, unknown>, error: { Item?: Record<string, unknown> }, failed: Set<number>): void {
+    if (command === 'PutItemCommand' || command === 'UpdateItemCommand' || command === 'DeleteItemCommand') {
+      const item = command === 'PutItemCommand' ? (input.Item as Record<string, unknown> | undefined) : (input.Key as Record<string, unknown> | undefined);
+      const unit = keyUnit(item);
+      if (unit === undefined) return;
+      const c = this.keyCounter(at, unit);
+      c.failedWrites++;
+      c.wcu += command === 'PutItemCommand' && item ? wruOf(itemBytes(asAttributes(item))) : error.Item ? wruOf(itemBytes(asAttributes(error.Item))) : 1;
+      if (command === 'UpdateItemCommand' && isClaimUpdate(input)) c.lostClaims++;
+      return;
+    }
+    if (command !== 'TransactWriteItemsCommand') return;
+    ((input.TransactItems as TransactItemInput[] | undefined) ?? []).forEach((t, i) => {
+      const unit = keyUnit(t.Put?.Item ?? t.Update?.Key ?? t.Delete?.Key ?? t.ConditionCheck?.Key);
+      if (unit === undefined) return;
+      const c = this.keyCounter(at, unit);
+      if (failed.has(i)) c.failedWrites++;
+      c.wcu += 2 * (t.Put?.Item ? wruOf(itemBytes(asAttributes(t.Put.Item))) : 1);
     });
   }
 
@@ -427,10 +599,18 @@ export function diff(after: Snapshot, before: Snapshot): Snapshot {
     for (const f of Object.keys(d) as Array<keyof StreamKeyCounter>) d[f] = v[f] - b[f];
     if (Object.values(d).some((n) => n !== 0)) streams[k] = d;
   }
+  const keys: Record<string, KeyCounter> = {};
+  for (const [k, v] of Object.entries(after.keys ?? {})) {
+    const b = before.keys?.[k] ?? emptyKey();
+    const d = emptyKey();
+    for (const f of Object.keys(d) as Array<keyof KeyCounter>) d[f] = v[f] - b[f];
+    if (Object.values(d).some((n) => n !== 0)) keys[k] = d;
+  }
   const other: Record<string, number> = {};
   for (const [k, v] of Object.entries(after.other)) if (v - (before.other[k] ?? 0) > 0) other[k] = v - (before.other[k] ?? 0);
   return {
     dynamo,
+    keys,
     streams,
     http,
     other,
@@ -442,9 +622,6 @@ export function diff(after: Snapshot, before: Snapshot): Snapshot {
   };
 }
 
-/** A string attribute in document (`'x'`) or marshalled (`{ S: 'x' }`) shape. */
-const stringValue = (v: unknown): string | undefined =>
-  typeof v === 'string' ? v : typeof v === 'object' && v !== null && typeof (v as { S?: unknown }).S === 'string' ? (v as { S: string }).S : undefined;
 
 /** A put of a stream's segment (16-digit sort key) or sentinel (`#`): the items an append race is about (keys.ts). */
 function streamItem(item: Record<string, unknown> | undefined): { pk: string; segment: boolean } | undefined {

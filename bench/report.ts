@@ -3,7 +3,8 @@ import { CONDITIONAL, DISPATCHER_MEMORY_MB, LAMBDA_MEMORY_MB, MONTHLY, RECEIVE_M
 import type { Snapshot } from './meter.js';
 import type { CellResult, CostResult, FloorResult, LatencyResult, ScheduledResult } from './workloads.js';
 import type { ScaleRow } from './scale.js';
-import { scaleSection } from './scale-report.js';
+import { receiveSection, scaleSection } from './scale-report.js';
+import type { ReceiveRow } from './scale-receive.js';
 import type { IdleRow, WakeRow } from './idle-cost.js';
 import { idleSection, idleTargets } from './idle-report.js';
 
@@ -22,6 +23,8 @@ export interface BenchResults {
   costs: CostResult[];
   /** Contention as producers grow and the modelled AWS ceiling (bench/scale.ts); absent in runs before it existed. */
   scale?: ScaleRow[];
+  /** The consumer side: lost claims, requests and the modelled AWS ceiling as consumers grow (bench/scale-receive.ts); absent in runs before it existed. */
+  scaleReceive?: ReceiveRow[];
   /** One idle consumer's modelled AWS month, per kind (bench/idle.ts); absent in runs before it existed. */
   idle?: IdleRow[];
   /** Send → delivered latency of a push group and an SDK Consumer through the stream path (ms); absent in runs before it existed. */
@@ -391,6 +394,7 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
   out.push('');
   const roundTrip = r.config.roundTrip as { minMs: number; maxMs: number } | undefined;
   if (r.scale && r.scale.length > 0 && roundTrip) out.push(...scaleSection(r.scale, roundTrip));
+  if (r.scaleReceive && r.scaleReceive.length > 0 && roundTrip) out.push(...receiveSection(r.scaleReceive, roundTrip));
   out.push(...idleSection(r.idle, r.wake));
   out.push('## Measurement check');
   out.push('');

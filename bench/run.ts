@@ -29,7 +29,8 @@ import { cpuSeconds, sleep } from './stats.js';
 import { renderChart } from './chart.js';
 import { RoundTrip } from './round-trip.js';
 import { SCALE_TOPICS, scaleRows, type ScaleRow, type ScaleTopic } from './scale.js';
-import { scaleSection } from './scale-report.js';
+import { receiveSection, scaleSection } from './scale-report.js';
+import { RECEIVE_TOPICS, receiveRows, type ReceiveRow, type ReceiveTopic } from './scale-receive.js';
 import { buildReport, renderMarkdown, type BenchResults } from './report.js';
 import { measureIdle, measureWake, type IdleEnv } from './idle.js';
 import type { IdleRow, WakeRow } from './idle-cost.js';
@@ -76,6 +77,7 @@ if (values.help) {
   console.log('  --cost-only IDS only the cost rows named (comma-separated row ids, or "all"), printed, no result files: a quick check of a change');
   console.log('  --idle-only     only the idle and wake rows, printed, no result files');
   console.log(`  --scale-only TOPICS only the scale rows of the topics named (comma-separated: ${SCALE_TOPICS.join(', ')}; or "all"), printed; result files <date>-scale-<mode>.{json,md} only with --out`);
+  console.log(`                  a topic name runs its producer rows and, for ${RECEIVE_TOPICS.join(', ')}, its consumer rows; send:<topic> / receive:<topic> one side; "send" / "receive" one side of every topic`);
   process.exit(0);
 }
 
@@ -86,9 +88,13 @@ const idleOnly = values['idle-only'] === true;
 const costOnly = values['cost-only']?.split(',').map((id) => id.trim()).filter(Boolean);
 /** Only the scale rows of these topics (no other phase; result files only with --out). */
 const scaleOnly = values['scale-only']?.split(',').map((id) => id.trim()).filter(Boolean);
-const scaleTopics: readonly ScaleTopic[] = scaleOnly === undefined || scaleOnly.includes('all') ? SCALE_TOPICS : SCALE_TOPICS.filter((t) => scaleOnly.includes(t));
-if (scaleOnly !== undefined && (scaleTopics.length === 0 || scaleOnly.some((t) => t !== 'all' && !(SCALE_TOPICS as readonly string[]).includes(t)))) {
-  console.error(`--scale-only takes a comma-separated list of ${SCALE_TOPICS.join(', ')} (or "all")`);
+/** A selector of --scale-only: `all`, `send`, `receive`, a topic (both sides), `send:<topic>`, `receive:<topic>`. */
+const selects = (side: 'send' | 'receive', topic: string) => (s: string) => s === 'all' || s === side || s === topic || s === `${side}:${topic}`;
+const scaleTopics: readonly ScaleTopic[] = scaleOnly === undefined ? SCALE_TOPICS : SCALE_TOPICS.filter((t) => scaleOnly.some(selects('send', t)));
+const receiveTopics: readonly ReceiveTopic[] = scaleOnly === undefined ? RECEIVE_TOPICS : RECEIVE_TOPICS.filter((t) => scaleOnly.some(selects('receive', t)));
+const knownSelector = (s: string) => SCALE_TOPICS.some((t) => selects('send', t)(s)) || RECEIVE_TOPICS.some((t) => selects('receive', t)(s));
+if (scaleOnly !== undefined && (scaleTopics.length + receiveTopics.length === 0 || scaleOnly.some((s) => !knownSelector(s)))) {
+  console.error(`--scale-only takes a comma-separated list of ${SCALE_TOPICS.join(', ')}, send:<topic>, receive:<${RECEIVE_TOPICS.join('|')}>, send, receive (or "all")`);
   process.exit(2);
 }
 const concurrency = Number(values.concurrency);
@@ -99,8 +105,8 @@ if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
 
 /** Time and counts per mode: quick is about a minute, full a few minutes on 2 cores. */
 const PROFILE = quick
-  ? { shards: 16, fifoBatches: [1], cellSeconds: 1, floorSeconds: 2, floorWarmupSeconds: 2, pairedFloorSeconds: 0.5, latencyStandard: 60, latencyFifo: 40, scheduledCount: 30, scheduledMaxDelay: 8, costRounds: { 1: 10, 10: 2, 100: 1 } as Record<number, number>, costShards: 8, scale: { producers: [1, 16, 64], wideProducers: [128, 256], batches: [1, 10], seconds: 1.5, shardKeys: 256, wideFifo: { shardKeys: 2048, seconds: 4 } }, idle: { warmupPolls: 1, measuredPolls: 2, wakeSamples: 20 }, watchdogSeconds: 900 }
-  : { shards: 64, fifoBatches: [1, 10, 100], cellSeconds: 5, floorSeconds: 8, floorWarmupSeconds: 6, pairedFloorSeconds: 2, latencyStandard: 300, latencyFifo: 150, scheduledCount: 150, scheduledMaxDelay: 30, costRounds: { 1: 60, 10: 12, 100: 3 } as Record<number, number>, costShards: 16, scale: { producers: [1, 4, 16, 64], wideProducers: [128, 256], batches: [1, 10], seconds: 4, shardKeys: 1000, wideFifo: { shardKeys: 10_000, seconds: 16 } }, idle: { warmupPolls: 1, measuredPolls: 6, wakeSamples: 60 }, watchdogSeconds: 2400 };
+  ? { shards: 16, fifoBatches: [1], cellSeconds: 1, floorSeconds: 2, floorWarmupSeconds: 2, pairedFloorSeconds: 0.5, latencyStandard: 60, latencyFifo: 40, scheduledCount: 30, scheduledMaxDelay: 8, costRounds: { 1: 10, 10: 2, 100: 1 } as Record<number, number>, costShards: 8, scale: { producers: [1, 16, 64], wideProducers: [128, 256], batches: [1, 10], seconds: 1.5, shardKeys: 256, wideFifo: { shardKeys: 2048, seconds: 4 } }, receive: { consumers: [1, 16, 64], batches: [1, 10], carriedBatches: [10], seconds: 1.5, shardKeys: 256, maxBacklog: 20_000 }, idle: { warmupPolls: 1, measuredPolls: 2, wakeSamples: 20 }, watchdogSeconds: 900 }
+  : { shards: 64, fifoBatches: [1, 10, 100], cellSeconds: 5, floorSeconds: 8, floorWarmupSeconds: 6, pairedFloorSeconds: 2, latencyStandard: 300, latencyFifo: 150, scheduledCount: 150, scheduledMaxDelay: 30, costRounds: { 1: 60, 10: 12, 100: 3 } as Record<number, number>, costShards: 16, scale: { producers: [1, 4, 16, 64], wideProducers: [128, 256], batches: [1, 10], seconds: 4, shardKeys: 1000, wideFifo: { shardKeys: 10_000, seconds: 16 } }, receive: { consumers: [1, 4, 16, 64], batches: [1, 10], carriedBatches: [10], seconds: 4, shardKeys: 1000, maxBacklog: 60_000 }, idle: { warmupPolls: 1, measuredPolls: 6, wakeSamples: 60 }, watchdogSeconds: 2400 };
 const BATCHES = [1, 10, 100];
 const BODY_BYTES = 1024;
 const SHARDS = PROFILE.shards;
@@ -259,18 +265,43 @@ async function main() {
       only,
     );
   };
+  // ── scale, the consumer side: lost claims as consumers grow, the modelled AWS ceiling ──
+  const receivePhase = async (only: readonly ReceiveTopic[]): Promise<ReceiveRow[]> => {
+    if (only.length === 0) return [];
+    const p = PROFILE.receive;
+    log(
+      `scale receive: consumers ${p.consumers.join(', ')} × batches ${p.batches.join(', ')} (carried commits too at ${p.carriedBatches.join(', ')}) on ${only.join(', ')}, ${p.seconds} s each from a prefilled backlog ` +
+        `(≤ ${fmt(p.maxBacklog)}; fifo-many-p256 over ${p.shardKeys} shard keys), ${roundTrip.minMs}–${roundTrip.maxMs} ms added per DynamoDB call; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+    );
+    return receiveRows(
+      ctx,
+      roundTrip,
+      p,
+      (row) =>
+        log(
+          `scale ${row.id.padEnd(34)} ${row.lostClaimsPerMessage.toFixed(3)} lost claims/msg  ${row.requestsPerMessage.toFixed(2)} req/msg  ${row.wcuPerMessage.toFixed(2)} WCU ${row.rcuPerMessage.toFixed(2)} RCU/msg  ` +
+            `AWS ceiling ${fmt(row.awsCeilingMsgPerSecond)} msg/s (${row.model}: ${row.limitedBy} on ${row.hottestKey}; hottest unit alone ${fmt(row.hottestUnitCeilingMsgPerSecond)})  ${fmt(row.messages)} msgs, local ${fmt(row.localMsgPerSecond)} msg/s, ` +
+            `${row.emptyReceives}/${row.receives} empty receives, backlog ${fmt(row.backlogBefore)}, ${row.claims} claims, ${row.raises} raises${row.ranDry ? ' RAN DRY (row invalid)' : ''}, ${fmt(row.msPerCall, 1)} ms per call${Object.keys(row.errors).length ? `, errors ${JSON.stringify(row.errors)}` : ''}, load average ${loadavg()[0]?.toFixed(2)}\n` +
+            row.topUnits.slice(0, 3).map((u) => `        ${u.unit}: ${u.wcuPerMessage.toFixed(2)} WCU ${u.rcuPerMessage.toFixed(2)} RCU ${u.claimsPerMessage.toFixed(2)} claims/msg, ${u.lostClaims} lost, ${u.kind === 'item' ? `chain ${u.chainCalls.toFixed(2)} calls` : u.kind} → ${fmt(u.bound)} msg/s (${u.limitedBy})`).join('\n'),
+        ),
+      only,
+    );
+  };
   if (scaleOnly) {
-    const rows = await scalePhase(scaleTopics);
+    const rows = scaleTopics.length > 0 ? await scalePhase(scaleTopics) : [];
+    const receive = await receivePhase(receiveTopics);
     if (values.out !== undefined) {
       const outDir = resolve(values.out);
       mkdirSync(outDir, { recursive: true });
       const stem = `${new Date(started).toISOString().slice(0, 10)}-scale-${mode}`;
       const roundTripConfig = { minMs: roundTrip.minMs, maxMs: roundTrip.maxMs };
-      const run = { date: new Date(started).toISOString(), durationSeconds: (Date.now() - started) / 1000, loadAverageAtEnd: loadavg(), otherCpuAtStart, machine: { cpus: cpus().length, node: process.version }, config: { ...PROFILE.scale, roundTrip: roundTripConfig } };
-      writeFileSync(join(outDir, `${stem}.json`), `${JSON.stringify({ ...run, scale: rows }, null, 2)}\n`);
-      writeFileSync(join(outDir, `${stem}.md`), `${[`# Scale rows (${mode}, ${run.date}, ${run.durationSeconds.toFixed(0)} s, load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')})`, '', ...scaleSection(rows, roundTripConfig)].join('\n')}\n`);
+      const run = { date: new Date(started).toISOString(), durationSeconds: (Date.now() - started) / 1000, loadAverageAtEnd: loadavg(), otherCpuAtStart, machine: { cpus: cpus().length, node: process.version }, config: { ...PROFILE.scale, receive: PROFILE.receive, roundTrip: roundTripConfig } };
+      writeFileSync(join(outDir, `${stem}.json`), `${JSON.stringify({ ...run, scale: rows, scaleReceive: receive }, null, 2)}\n`);
+      const sections = [...(rows.length > 0 ? scaleSection(rows, roundTripConfig) : []), ...(receive.length > 0 ? receiveSection(receive, roundTripConfig) : [])];
+      writeFileSync(join(outDir, `${stem}.md`), `${[`# Scale rows (${mode}, ${run.date}, ${run.durationSeconds.toFixed(0)} s, load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')})`, '', ...sections].join('\n')}\n`);
       log(`results: ${join(values.out, stem)}.{json,md}`);
     }
+    log(`scale-only: ${((Date.now() - started) / 1000).toFixed(0)} s`);
     return;
   }
   const floors: FloorResult[] = [];
@@ -463,6 +494,7 @@ async function main() {
   }
 
   const scale: ScaleRow[] = await scalePhase(SCALE_TOPICS);
+  const scaleReceive: ReceiveRow[] = await receivePhase(RECEIVE_TOPICS);
 
   const { idle, wake } = await idlePhase(idleEnv);
 
@@ -482,6 +514,7 @@ async function main() {
     transactional,
     costs,
     scale,
+    scaleReceive,
     ...(idle ? { idle } : {}),
     ...(wake ? { wake } : {}),
     capacityCheck: {

@@ -1,6 +1,7 @@
 /** The Markdown section of the scale rows: contention as producers grow, and the modelled AWS ceiling. */
 import { PARTITION_RCU_PER_SECOND, PARTITION_WCU_PER_SECOND } from './capacity-model.js';
 import type { ScaleRow } from './scale.js';
+import type { ReceiveRow } from './scale-receive.js';
 
 const f = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -34,6 +35,37 @@ export function scaleSection(rows: ScaleRow[], roundTrip: { minMs: number; maxMs
       `| ${r.id} | ${r.producers} | ${f(r.lostRacesPerAppend, 2)} | ${f(r.requestsPerMessage, 2)} | ${f(r.awsCeilingMsgPerSecond)} | ${r.model ?? 'hottest key'} | ${r.limitedBy} | \`${r.hottestKey}\` | ` +
         `${r.keysUsed ?? ''} | ${r.hottestKeyCeilingMsgPerSecond === undefined ? '' : f(r.hottestKeyCeilingMsgPerSecond)} | ` +
         `${f(r.messages)} | ${f(r.localMsgPerSecond)} | ${f(r.throttled)} | ${f(r.msPerCall, 1)} |`,
+    );
+  }
+  out.push('');
+  return out;
+}
+
+/** The Markdown section of the receive rows: lost claims and requests as consumers grow, and the modelled AWS ceiling. */
+export function receiveSection(rows: ReceiveRow[], roundTrip: { minMs: number; maxMs: number }): string[] {
+  const out: string[] = [];
+  const callMs = (roundTrip.minMs + roundTrip.maxMs) / 2;
+  out.push('## Scale, the consumer side: lost claims and the modelled AWS ceiling (issue 19)');
+  out.push('');
+  out.push(
+    `Consumers receive back to back (\`waitSeconds\` 0) from a backlog prefilled before each row, with ${f(roundTrip.minMs)}–${f(roundTrip.maxMs)} ms added to every DynamoDB call. ` +
+      '*call*: each receive\'s messages committed by one `/commit`; *carried*: by the consumer\'s next receive (the SDK Consumer\'s default). FIFO groups are `concurrent`. ' +
+      'Every capacity unit the receives and commits touched is counted: a table partition key (`S#…`, `A#…`), a cursor item (`C#<group> @ <stream>`, updated in place: adaptive capacity isolates it), a GSI key (`gsi1 R#<group>`, the ready index).',
+  );
+  out.push('');
+  out.push(
+    `Per unit u: ${f(PARTITION_WCU_PER_SECOND)} WCU/s ÷ (write units on u per message, failed conditional writes included), ${f(PARTITION_RCU_PER_SECOND)} RCU/s ÷ (read units on u per message), ` +
+      `and on cursor items the claim chain (1,000 ms ÷ (chain calls × ${f(callMs, 1)} ms)) ÷ (claims on u per message), chain calls = 1 + min(1, reads of u ÷ claim attempts on u). ` +
+      'FIFO rows: AWS ceiling = the smallest over every unit (*hottest unit*: the shard key decides where messages are). Standard rows (consumers choose the partition): the sum over the partitions that took claims of each one\'s smallest bound at the share it would carry alone, or a shared unit\'s bound when smaller (*sum over partitions used*; the hottest-unit figure next to it). *ran dry*: the backlog came within one round of receives of empty — the row is not valid. *local msg/s* is what this machine did, not an AWS figure.',
+  );
+  out.push('');
+  const head = ['row', 'consumers', 'lost claims / message', 'lost claims / claim', 'requests / message', 'WCU / msg', 'RCU / msg', 'AWS ceiling msg/s', 'model', 'hottest unit alone msg/s', 'limited by', 'on unit', 'messages', 'claims', 'raises', 'local msg/s', 'empty receives', 'backlog', 'ran dry', 'ms / call'];
+  out.push(`| ${head.join(' | ')} |`);
+  out.push(`|---|${head.slice(1).map((h) => (h === 'limited by' || h === 'on unit' || h === 'ran dry' || h === 'model' ? '---' : '---:')).join('|')}|`);
+  for (const r of rows) {
+    out.push(
+      `| ${r.id} | ${r.consumers} | ${f(r.lostClaimsPerMessage, 3)} | ${f(r.lostClaimsPerClaim, 3)} | ${f(r.requestsPerMessage, 2)} | ${f(r.wcuPerMessage, 2)} | ${f(r.rcuPerMessage, 2)} | ` +
+        `${f(r.awsCeilingMsgPerSecond)} | ${r.model} | ${f(r.hottestUnitCeilingMsgPerSecond)} | ${r.limitedBy} | \`${r.hottestKey}\` | ${f(r.messages)} | ${f(r.claims)} | ${f(r.raises ?? 0)} | ${f(r.localMsgPerSecond)} | ${f(r.emptyReceives)} of ${f(r.receives)} | ${f(r.backlogBefore)} | ${r.ranDry ? '**yes**' : 'no'} | ${f(r.msPerCall, 1)} |`,
     );
   }
   out.push('');

@@ -90,16 +90,24 @@ const bytes = (item: AttributeMap | undefined): number => (item ? itemBytes(item
  * and after it (a put's item after it is what it wrote).
  */
 export function transactionUnits(targets: readonly TransactTarget[], before: ReadonlyArray<AttributeMap | undefined>, after: ReadonlyArray<AttributeMap | undefined>): TransactionUnits {
-  let table = 0;
-  let gsi = 0;
-  targets.forEach((t, i) => {
+  return transactionTargetUnits(targets, before, after).reduce((n, u) => ({ table: n.table + u.table, gsi: n.gsi + u.gsi }), { table: 0, gsi: 0 });
+}
+
+/** What {@link transactionUnits} counts, per target: its table units, its index units, and the `g1pk` it leaves and the one it writes (per-key attribution, meter.ts). */
+export function transactionTargetUnits(
+  targets: readonly TransactTarget[],
+  before: ReadonlyArray<AttributeMap | undefined>,
+  after: ReadonlyArray<AttributeMap | undefined>,
+): Array<TransactionUnits & { indexFrom?: string; indexTo?: string }> {
+  return targets.map((t, i) => {
     const old = before[i];
     const now = t.kind === 'Put' ? t.put : t.kind === 'Delete' ? undefined : t.kind === 'ConditionCheck' ? old : after[i];
-    table += 2 * wruOf(Math.max(bytes(old), bytes(now)));
-    if (t.kind === 'ConditionCheck') return;
+    const table = 2 * wruOf(Math.max(bytes(old), bytes(now)));
+    if (t.kind === 'ConditionCheck') return { table, gsi: 0 };
     const from = indexKey(old);
     const to = indexKey(now);
-    if (from !== to) gsi += 2 * ((from ? 1 : 0) + (to ? 1 : 0));
+    if (from === to) return { table, gsi: 0 };
+    const pkOf = (item: AttributeMap | undefined) => (item?.g1pk as { S?: string } | undefined)?.S;
+    return { table, gsi: 2 * ((from ? 1 : 0) + (to ? 1 : 0)), ...(from ? { indexFrom: pkOf(old) } : {}), ...(to ? { indexTo: pkOf(now) } : {}) };
   });
-  return { table, gsi };
 }

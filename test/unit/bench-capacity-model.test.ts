@@ -122,6 +122,7 @@ describe('scaleRow', () => {
         [`${tag}|POST /v1/topics/{name}/messages|PutItem`]: calls(60, 600),
         [`other|POST /v1/topics/{name}/messages|PutItem`]: calls(1000, 1),
       },
+      keys: {},
       streams: {
         [`${tag}|S#t:s/p:0`]: { appends: 25, lostRaces: 5, headReads: 30, wcu: 30, rcu: 30 },
         [`${tag}|S#t:s/p:1`]: { appends: 25, lostRaces: 5, headReads: 30, wcu: 30, rcu: 30 },

@@ -161,6 +161,9 @@ export class Receiver {
     // of 8 (partition-sampler.ts, as a standard topic's partitions), so a receive stays O(batch).
     const noticeSample = new Map<string, Set<string>>();
     const noticeTopics = new Map<string, Topic>();
+    // Wide FIFO topics: the ready-index bucket of each notice stream sampled (docs/design.md, Ready
+    // index), ≤ 8 per topic: the shards it announces are on the index there, not under R#<group>.
+    const buckets = new Map<string, string>();
     for (const topic of scope.topics.values()) {
       if (!requested.has(topic.name) || topic.type !== 'fifo') continue;
       const namespace = streamNamespace(topic);
@@ -168,13 +171,11 @@ export class Receiver {
       for (const stream of this.sampler.sample(group.name, topic)) {
         streams.add(stream);
         noticeTopics.set(stream, topic);
+        if (isWideFifo(topic)) buckets.set(stream, readyBucketPk(group.name, stream));
       }
       noticeSample.set(namespace, streams);
     }
     const noticeStreams = [...noticeSample.values()].flatMap((streams) => [...streams]);
-    // Wide FIFO topics: the ready-index bucket of each notice stream sampled (docs/design.md, Ready
-    // index), ≤ 8 per topic: the shards it announces are on the index there, not under R#<group>.
-    const buckets = new Map(noticeStreams.filter((s) => isWideFifo(noticeTopics.get(s)!)).map((s) => [s, readyBucketPk(group.name, s)] as const));
     // Only the cursors this receive starts from: O(subscriptions), never O(shards). Partition cursors
     // are read eventually consistently (half price), or come from this container's cursor cache while
     // fresh (no read): a stale one only makes its conditional claim fail and read again. Notice

@@ -52,8 +52,8 @@ export class ReadyIndex {
   ) {}
 
   /**
-   * Up to `limit` FIFO shard cursors of `group` that are ready (`readyAt <= now`). Eventually
-   * consistent. A ready shard keeps its key while it stays ready, so the first page alone would
+   * Up to `limit` FIFO shard cursors of `group` under its home key that are ready (`readyAt <=
+   * now`; wide topics' shards: {@link readyAcross}). Eventually consistent. A ready shard keeps its key while it stays ready, so the first page alone would
    * serve the same shards again and again: when there are more than a page, reading also starts
    * at a random point (`spread`, in [0, 1)) of the "ready now" keys, wrapping to the first page.
    */

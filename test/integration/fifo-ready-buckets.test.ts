@@ -153,6 +153,27 @@ describe('the ready index of a wide FIFO topic', () => {
     }
   });
 
+  it('deleting the group takes its shards off every bucket', async () => {
+    await wideTopic();
+    await group(['wide']);
+    const keys = ['a', 'b', 'c', 'd'];
+    await h.queue.sendBatch('wide', keys.flatMap((key) => [send(`${key}-0`, { shardKey: key }), send(`${key}-1`, { shardKey: key })]));
+    // Every message leased, none committed: each shard waits on its leases, indexed in its bucket.
+    expect(await receiveUntil(keys.length * 2, 100)).toHaveLength(keys.length * 2);
+    const everyBucket = async () => {
+      const all = await Promise.all(
+        Array.from({ length: WIDE }, (_, b) => readyBucketPk('g', `t:wide/n:${b}`)).map((pk) =>
+          h.doc.send(new QueryCommand({ TableName: h.table, IndexName: GSI1, KeyConditionExpression: 'g1pk = :pk', ExpressionAttributeValues: { ':pk': pk } })),
+        ),
+      );
+      return all.flatMap((r) => (r.Items ?? []).map((i) => String(i.sk)));
+    };
+    expect((await everyBucket()).sort()).toEqual(keys.map((k) => shard(k)));
+    await h.admin.deleteGroup('g');
+    expect(await everyBucket()).toEqual([]);
+    expect(await h.stores.readyIndex.ready('g', h.clock.now() + 3_600_000, 100)).toEqual([]);
+  });
+
   it('queries the home key and at most 8 buckets a receive, the sampled notice streams’', async () => {
     await wideTopic();
     await group(['wide']);

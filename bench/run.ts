@@ -412,6 +412,7 @@ async function main() {
     { id: 'fifo-concurrent-10-one-shard', label: 'ordered (FIFO, concurrent), batches of 10 of one shard', topicType: 'fifo', mode: 'concurrent', batch: 10, shardKeys: 'per-batch' },
     { id: 'fifo-serialized-1-carry-one-shard', label: 'ordered (FIFO, serialized), unbatched, one shard, commit carried by the next receive', topicType: 'fifo', mode: 'serialized', batch: 1, variant: 'carry', shardKeys: 'one' },
     { id: 'fifo-concurrent-1-new-shard', label: 'ordered (FIFO, concurrent), unbatched, a new shard key per message', topicType: 'fifo', mode: 'concurrent', batch: 1, shardKeys: 'fresh' },
+    { id: 'fifo-concurrent-1-p16', label: 'ordered (FIFO, concurrent), unbatched, 16 notice streams (a wide topic: its ready index per notice stream)', topicType: 'fifo', mode: 'concurrent', batch: 1, partitions: 16 },
     ...(scheduledProbe.available ? [{ id: 'scheduled-1', label: 'scheduled (delaySeconds 1), unbatched', topicType: 'standard', mode: 'standard', batch: 1, variant: 'scheduled' } as CostType] : []),
     ...(pushProbe
       ? [
@@ -427,7 +428,7 @@ async function main() {
     const topic = `cost-${type.id}`;
     const group = `${topic}-g`;
     try {
-      await api.put(`/v1/topics/${topic}`, { type: type.topicType });
+      await api.put(`/v1/topics/${topic}`, { type: type.topicType, ...(type.partitions === undefined ? {} : { partitions: type.partitions }) });
       await api.put(`/v1/groups/${group}`, {
         subscriptions: [{ topic }],
         ...(type.topicType === 'fifo' ? { deliveryMode: type.mode } : {}),

@@ -549,6 +549,8 @@ export interface CostType {
    * `one` — every message on one shard key (a consumer carrying its commits folds them into that shard's claims).
    */
   shardKeys?: 'per-batch' | 'fresh' | 'one';
+  /** The topic's partitions (FIFO: notice streams; more than 4 makes it wide, its ready index per notice stream). Default 4. */
+  partitions?: number;
 }
 
 export interface CostResult {

@@ -67,6 +67,11 @@ export interface CursorState {
   readyAt: number | undefined;
   /** FIFO shard cursors: the ready-index key as stored, to leave it alone when readiness does not change. */
   readyKey?: string | undefined;
+  /**
+   * FIFO shard cursors of wide topics: the ready-index partition key the cursor's entry goes under
+   * (`rk`: `R#<group>#<notice stream>`); undefined: the group's home key `R#<group>`.
+   */
+  readyPk?: string | undefined;
   /** History mark `hw`: completions up to it were spilled into history chunks, or are still in `done` (history.ts). */
   historyMark?: number | undefined;
   /** When the cursor was created (ms): a group created again under the same name starts a history of its own. */

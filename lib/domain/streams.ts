@@ -55,6 +55,14 @@ export const isNoticeStream = (stream: string): boolean => /^n:(0|[1-9][0-9]*)$/
 export const noticeStreamCount = (topic: Pick<Topic, 'orderGroup' | 'partitions'>): number =>
   topic.orderGroup !== undefined ? NOTICE_BUCKETS : topic.partitions;
 
+/**
+ * A wide FIFO topic: more notice streams than the default 4 (never one of a time-order group). Its
+ * shard cursors are on the ready index per notice stream, not under the group's one key
+ * (docs/design.md, Ready index); receives sample its notice streams above 8 (partition-sampler.ts).
+ */
+export const isWideFifo = (topic: Pick<Topic, 'type' | 'orderGroup' | 'partitions'>): boolean =>
+  topic.type === 'fifo' && noticeStreamCount(topic) > NOTICE_BUCKETS;
+
 /** A stable, well-spread notice bucket for a shard key among `count` notice streams. */
 export const noticeBucket = (shardKey: string, count: number = NOTICE_BUCKETS): number => fnv1a32(shardKey) % count;
 

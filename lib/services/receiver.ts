@@ -11,6 +11,7 @@ import { Limits, iso, isPurged, messageContent, type DeliveredMessage, type Grou
 import {
   isRedriveStream,
   isShardStream,
+  isWideFifo,
   namespaceOf,
   redriveStream,
   streamId,
@@ -18,6 +19,7 @@ import {
   type StreamLocal,
 } from '../domain/streams.js';
 import { claimFits, type ClaimChange } from '../adapters/dynamodb/cursor-updates.js';
+import { readyBucketPk } from '../adapters/dynamodb/keys.js';
 import { readyKeyChange } from '../adapters/dynamodb/ready-index.js';
 import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
@@ -159,6 +161,9 @@ export class Receiver {
     // of 8 (partition-sampler.ts, as a standard topic's partitions), so a receive stays O(batch).
     const noticeSample = new Map<string, Set<string>>();
     const noticeTopics = new Map<string, Topic>();
+    // Wide FIFO topics: the ready-index bucket of each notice stream sampled (docs/design.md, Ready
+    // index), ≤ 8 per topic: the shards it announces are on the index there, not under R#<group>.
+    const buckets = new Map<string, string>();
     for (const topic of scope.topics.values()) {
       if (!requested.has(topic.name) || topic.type !== 'fifo') continue;
       const namespace = streamNamespace(topic);
@@ -166,6 +171,7 @@ export class Receiver {
       for (const stream of this.sampler.sample(group.name, topic)) {
         streams.add(stream);
         noticeTopics.set(stream, topic);
+        if (isWideFifo(topic)) buckets.set(stream, readyBucketPk(group.name, stream));
       }
       noticeSample.set(namespace, streams);
     }
@@ -193,7 +199,9 @@ export class Receiver {
     if (namespaces.size > 0) {
       const absorbed = (
         await Promise.all(
-          [...noticeSample].map(([namespace, streams]) => this.readNotices(group, namespace, [...streams], cursors, fromEarliest(scope, namespace))),
+          [...noticeSample].map(([namespace, streams]) =>
+            this.readNotices(group, namespace, [...streams], cursors, fromEarliest(scope, namespace), buckets),
+          ),
         )
       ).flat();
       // Notice streams with news lead this container's next samples of a wide FIFO topic.
@@ -203,9 +211,15 @@ export class Receiver {
       }
       const announced = new Map(absorbed.flatMap((bucket) => bucket.raises.map((raise) => [raise.stream, raise] as const)));
       const looks = Math.max(READY_READ_MIN, max * READY_READ_PER_MESSAGE);
-      const ready = (await this.stores.readyIndex.ready(group.name, this.clock.now(), looks, this.random.fraction())).filter(
-        (stream) => namespaces.has(namespaceOf(stream)) && !announced.has(stream) && !folding.has(stream),
-      );
+      // The home key and the sampled buckets, in parallel: ≤ 1 + 8 × wide topics Queries (O(subscriptions)).
+      const found = await this.stores.readyIndex.readyAcross(group.name, [...buckets.values()], this.clock.now(), looks, () => this.random.fraction());
+      // A bucket with ready shards leads this container's next samples, as one with news does: a shard
+      // with work left (or a lease expired) but no new notice is found again soon, not by rotation only.
+      for (const [stream, key] of buckets) {
+        const topic = noticeTopics.get(stream);
+        if (topic && found.productive.has(key)) this.sampler.found(group.name, topic, stream);
+      }
+      const ready = found.shards.filter((stream) => namespaces.has(namespaceOf(stream)) && !announced.has(stream) && !folding.has(stream));
       // O(batch): as many shards as the ready index is read for; announced shards left out are raised on their own.
       // Shards with carried commits lead (their claims write the commits) but share each wave's room like
       // any other, so a busy shard a consumer keeps committing does not crowd out the others.
@@ -260,9 +274,12 @@ export class Receiver {
     streams: readonly string[],
     cursors: Map<string, CursorState>,
     earliest: boolean,
+    readyPks: ReadonlyMap<string, string>,
   ): Promise<AbsorbedNotices[]> {
     const now = this.clock.now();
-    const buckets = await Promise.all(streams.map((stream) => this.readBucket(group, namespace, stream, cursors, now, earliest)));
+    const buckets = await Promise.all(
+      streams.map((stream) => this.readBucket(group, namespace, stream, cursors, now, earliest, readyPks.get(stream))),
+    );
     return buckets.filter((b): b is AbsorbedNotices => b !== undefined);
   }
 
@@ -273,6 +290,7 @@ export class Receiver {
     cursors: Map<string, CursorState>,
     now: number,
     earliest: boolean,
+    readyPk: string | undefined,
   ): Promise<AbsorbedNotices | undefined> {
     const cursor = cursors.get(stream);
     if (!cursor) {
@@ -323,6 +341,7 @@ export class Receiver {
         ...(range.epoch === undefined ? {} : { epoch: range.epoch }),
         applied: false,
         known: false,
+        readyPk,
         apply: () =>
           this.stores.cursors.raiseKnown(
             group.name,
@@ -332,6 +351,7 @@ export class Receiver {
             this.clock.now(),
             { noticeStream: stream, version: sought?.version },
             range.epoch,
+            readyPk,
           ),
       };
     });
@@ -556,6 +576,9 @@ export class Receiver {
         const known = Math.max(read.known ?? 0, plan.seen);
         // The ready-index key is written only when readiness changes (an index key change costs 2 WRU).
         const index = shard ? readyKeyChange(stream, read, plan.readyAt, now) : undefined;
+        // A raise puts the shard under its notice stream's ready-index key (a cursor of an earlier
+        // version, or of the topic before it was created again with other notice streams, has another).
+        const rekey = raise && raise.readyPk !== held.readyPk ? { pk: raise.readyPk, entry: index === undefined && read.readyKey !== undefined } : undefined;
         const change: ClaimChange = {
           expectNext: read.next,
           next: plan.next,
@@ -576,6 +599,7 @@ export class Receiver {
                   known,
                   now,
                   ...(index ? { index } : {}),
+                  ...(rekey ? { rekey } : {}),
                   ...(raise?.epoch !== undefined ? { epochStart: raise.epoch } : {}),
                 },
               }
@@ -737,6 +761,8 @@ interface AnnouncedShard {
   applied: boolean;
   /** The cursor knew as much before this receive raised it: the notice had been absorbed (another container). */
   known: boolean;
+  /** The ready-index key of the notice stream that announced it: a wide topic's bucket (undefined: the home key). */
+  readyPk: string | undefined;
   /**
    * The raise on its own (`CursorStore.raiseKnown`: update, or create the cursor); false when a seek
    * raced it, `'known'` when the cursor knew as much already.

@@ -19,7 +19,7 @@ import {
 } from '../../lib/adapters/dynamodb/cursor-updates.js';
 import { storedLease, toItem, toState } from '../../lib/adapters/dynamodb/cursor-item.js';
 import { itemBytes } from '../../lib/adapters/dynamodb/item-size.js';
-import { readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
+import { readyBucketPk, readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
 import { MAX_IN_FLIGHT_PER_STREAM, type CursorState, type DoneEntry, type Lease } from '../../lib/domain/cursor.js';
 import { CHUNK_MAX_ENTRIES, SPILL_AT, STRAGGLERS_MAX, planSpill, spilledSeqs } from '../../lib/domain/history.js';
 import { Limits } from '../../lib/domain/model.js';
@@ -30,6 +30,9 @@ const NOW = 1_800_000_000_000;
 /** FIFO sequence numbers may be large (epochs start at now_ms × 1000): the worst case for digits. */
 const BIG = 1_800_000_000_000_000;
 const LONG_TOPIC = 'x'.repeat(Limits.nameMaxLength);
+const LONG_GROUP = 'g'.repeat(Limits.nameMaxLength);
+/** A wide topic's ready-index key at its longest (`rk`, and `g1pk` with it): the longest names, the highest notice stream. */
+const LONG_BUCKET = readyBucketPk(LONG_GROUP, `t:${LONG_TOPIC}/n:${Limits.partitionsMax - 1}`);
 
 const lease = (seq: number, deliveries = 1, extra: Partial<Lease> = {}): Lease => ({
   seq,
@@ -43,7 +46,7 @@ const lease = (seq: number, deliveries = 1, extra: Partial<Lease> = {}): Lease =
 });
 
 const cursor = (leases: Lease[], done = SPILL_AT): CursorState => ({
-  group: 'g'.repeat(Limits.nameMaxLength),
+  group: LONG_GROUP,
   stream: SHARD,
   next: BIG + 1000,
   segmentStart: BIG + 1000,
@@ -56,13 +59,27 @@ const cursor = (leases: Lease[], done = SPILL_AT): CursorState => ({
   known: BIG + 5000,
   readyAt: 0,
   readyKey: readyNowKey(SHARD),
+  readyPk: LONG_BUCKET,
 });
 
 const sizes = (parts: UpdateParts) => ({ update: expressionBytes(parts.UpdateExpression), condition: expressionBytes(parts.ConditionExpression) });
 
 describe('claim budget', () => {
   const inFlight = Array.from({ length: MAX_IN_FLIGHT_PER_STREAM }, (_, i) => lease(BIG + i, 7));
-  const shard = { expectKnown: BIG + 5000, expectInFlight: MAX_IN_FLIGHT_PER_STREAM, known: BIG + 6000, index: { from: readyNowKey(SHARD), to: '0001800000030000' }, now: NOW };
+  // The worst shard claim also carries a raise that moves the cursor to another bucket (rk and g1pk written).
+  const shard = {
+    expectKnown: BIG + 5000,
+    expectInFlight: MAX_IN_FLIGHT_PER_STREAM,
+    known: BIG + 6000,
+    index: { from: readyNowKey(SHARD), to: '0001800000030000' },
+    rekey: { pk: readyBucketPk(LONG_GROUP, `t:${LONG_TOPIC}/n:${Limits.partitionsMax - 2}`), entry: false },
+    now: NOW,
+  };
+
+  it('a ready-index key at its longest is far below DynamoDB\'s 2,048-byte partition key limit', () => {
+    expect(Buffer.byteLength(LONG_BUCKET)).toBe(2 + 128 + 1 + 2 + 128 + 6);
+    expect(Buffer.byteLength(LONG_BUCKET)).toBeLessThan(2048);
+  });
 
   it('100 renewals (a full cursor, long topic names, FIFO-sized sequence numbers) fit one write', () => {
     const read = cursor(inFlight);

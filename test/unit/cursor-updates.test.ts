@@ -112,8 +112,22 @@ describe('claimUpdate', () => {
       grant: [{ lease: lease(5, '1.a.d'), replaces: undefined }],
       shard: { expectKnown: 5, expectInFlight: 0, known: 5, index: { from: readyNowKey(SHARD), to: '0000000030000' }, now: 1_000_000 },
     });
-    expect(update).toBe('SET nx = 6, ns = 5, fl.5 = {"e":5000,"k":"1.a.d","d":2,"g":7}, kn = 5, g1pk = "R#g", g1sk = "0000000030000", ttl = 1297000');
+    expect(update).toBe('SET nx = 6, ns = 5, fl.5 = {"e":5000,"k":"1.a.d","d":2,"g":7}, kn = 5, g1pk = if_not_exists(rk, "R#g"), g1sk = "0000000030000", ttl = 1297000');
     expect(condition).toBe(`nx = 5 AND g1sk = "${readyNowKey(SHARD)}" AND kn = 5 AND size(fl) = 0 AND (attribute_not_exists(ttl) OR ttl > 1000)`);
+  });
+
+  it('a raise folded into the claim moves the shard to its notice stream\'s key: with the index change, or alone with the entry kept', () => {
+    const bucket = 'R#g#t:ledger/n:9';
+    const base = { expectKnown: 4, expectInFlight: 0, known: 5, now: 1_000_000 };
+    const moved = claim({ shard: { ...base, index: { from: undefined, to: readyNowKey(SHARD) }, rekey: { pk: bucket, entry: false } } });
+    expect(moved.update).toBe(`SET nx = 5, ns = 5, kn = 5, g1pk = "${bucket}", g1sk = "${readyNowKey(SHARD)}", rk = "${bucket}", ttl = 1297000`);
+    const kept = claim({ shard: { ...base, rekey: { pk: bucket, entry: true } } });
+    expect(kept.update).toBe(`SET nx = 5, ns = 5, kn = 5, g1pk = "${bucket}", rk = "${bucket}", ttl = 1297000`);
+    // Back to the home key (a topic created again with 4 notice streams): rk goes.
+    const home = claim({ shard: { ...base, rekey: { pk: undefined, entry: true } } });
+    expect(home.update).toBe('SET nx = 5, ns = 5, kn = 5, g1pk = "R#g", ttl = 1297000 REMOVE rk');
+    const idle = claim({ shard: { ...base, rekey: { pk: bucket, entry: false } } });
+    expect(idle.update).toBe(`SET nx = 5, ns = 5, kn = 5, rk = "${bucket}", ttl = 1297000`);
   });
 
   it('takes a shard off the index only if it was where the claim read it, and no notice came meanwhile', () => {
@@ -146,7 +160,7 @@ describe('completionUpdate', () => {
 
   it('on a FIFO shard without a decision: ready now, unconditionally', () => {
     const { update, condition } = render(completionUpdate('g', SHARD, { complete: [{ seq: 4, token: '1.a' }], now: 99 }));
-    expect(update).toBe(`SET dn.4 = 405508, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}" REMOVE fl.4 ADD cm 1`);
+    expect(update).toBe(`SET dn.4 = 405508, g1pk = if_not_exists(rk, "R#g"), g1sk = "${readyNowKey(SHARD)}" REMOVE fl.4 ADD cm 1`);
     // A cursor past its ttl is absent: no commit (docs/design.md, Idle shards expire).
     expect(condition).toBe('fl.4.k = "1.a" AND (attribute_not_exists(ttl) OR ttl > 0)');
   });
@@ -204,10 +218,10 @@ describe('visibility', () => {
     expect(at('plain')).toEqual({ update: 'SET fl.4.e = 30000 REMOVE fl.4.r', condition: `${base}${live}` });
     expect(at('keep')).toEqual({ update: 'SET fl.4.e = 30000 REMOVE fl.4.r', condition: `${base} AND g1sk <= "0000000030000"${live}` });
     expect(at('lower')).toEqual({
-      update: 'SET fl.4.e = 30000, g1pk = "R#g", g1sk = "0000000030000" REMOVE fl.4.r',
+      update: 'SET fl.4.e = 30000, g1pk = if_not_exists(rk, "R#g"), g1sk = "0000000030000" REMOVE fl.4.r',
       condition: `${base} AND (attribute_not_exists(g1sk) OR g1sk > "0000000030000")${live}`,
     });
-    expect(at('now')).toEqual({ update: `SET fl.4.e = 30000, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}" REMOVE fl.4.r`, condition: `${base}${live}` });
+    expect(at('now')).toEqual({ update: `SET fl.4.e = 30000, g1pk = if_not_exists(rk, "R#g"), g1sk = "${readyNowKey(SHARD)}" REMOVE fl.4.r`, condition: `${base}${live}` });
   });
 
   it('marks a release (the dead letter names it as the last failure), and clears the mark on a later extension', () => {
@@ -232,15 +246,22 @@ describe('dead letters, notices, notice cursors', () => {
       condition: 'fl.4.k = "3.a" AND attribute_not_exists(fl.4.c)',
     });
     expect(render(deadLetterUpdate('g', SHARD, done, '3.a')).update).toBe(
-      `SET dn.4 = 36877, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}" REMOVE fl.4 ADD dl 1`,
+      `SET dn.4 = 36877, g1pk = if_not_exists(rk, "R#g"), g1sk = "${readyNowKey(SHARD)}" REMOVE fl.4 ADD dl 1`,
     );
   });
 
   it('raises the known head only upwards, on an existing cursor', () => {
     expect(render(raiseKnownUpdate('g', SHARD, 7, 1_000_000))).toEqual({
-      update: `SET kn = 7, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}", ttl = 1297000`,
+      update: `SET kn = 7, g1pk = "R#g", g1sk = "${readyNowKey(SHARD)}", ttl = 1297000 REMOVE rk`,
       condition: 'attribute_exists(pk) AND (attribute_not_exists(kn) OR kn < 7) AND (attribute_not_exists(ttl) OR ttl > 1000)',
     });
+  });
+
+  it('a raise puts the shard under the ready-index key of the notice stream that announced it (rk), whatever it had', () => {
+    const bucket = 'R#g#t:ledger/n:9';
+    expect(render(raiseKnownUpdate('g', SHARD, 7, 1_000_000, undefined, bucket)).update).toBe(
+      `SET kn = 7, g1pk = "${bucket}", g1sk = "${readyNowKey(SHARD)}", ttl = 1297000, rk = "${bucket}"`,
+    );
   });
 
   it('advances a notice cursor from the nx it read', () => {
@@ -253,7 +274,7 @@ describe('seek', () => {
   it('moves a shard cursor conditional on nx, the lease map and kn as read; ready now when kn reaches the target', () => {
     const fl = { '7': storedLease(lease(7, 't')) };
     const ready = seekMoveUpdate('g', shard, { nx: 8, fl, kn: 9 }, 3, 1, 5_000);
-    expect(ready.UpdateExpression).toBe('SET nx = :to, ns = :ns, fl = :none, g1pk = :rk, g1sk = :rs ADD se :one');
+    expect(ready.UpdateExpression).toBe('SET nx = :to, ns = :ns, fl = :none, g1pk = if_not_exists(rk, :rk), g1sk = :rs ADD se :one');
     expect(ready.ConditionExpression).toBe('nx = :nx AND fl = :fl AND kn = :kn AND (attribute_not_exists(#t) OR #t > :ls)');
     expect(ready.ExpressionAttributeValues).toMatchObject({ ':to': 3, ':ns': 1, ':none': {}, ':nx': 8, ':fl': fl, ':kn': 9, ':rs': readyNowKey(shard), ':ls': 5 });
     expect(ready.ExpressionAttributeNames).toEqual({ '#t': 'ttl' });

@@ -14,8 +14,12 @@
  *   ca    created at (ms); also names the cursor's history (keys.ts)
  *   FIFO shard cursors also:
  *   kn    known head: the highest sequence number notices announced
- *   g1pk, g1sk   the ready index (ready-index.ts): `R#<group>` and when the shard
- *                next has work; absent while the shard is idle
+ *   g1pk, g1sk   the ready index (ready-index.ts): `rk` if present, else `R#<group>`, and
+ *                when the shard next has work; absent while the shard is idle
+ *   rk    shard cursors of wide FIFO topics only: their ready-index partition key,
+ *         `R#<group>#<notice stream>` (keys.ts). Written when the cursor is created and by
+ *         notice raises; every other write of `g1pk` sets `if_not_exists(rk, R#<group>)`, so
+ *         cursors without it (default topics, earlier versions) keep the home key
  *   ttl   expiry (epoch s): now + the longest retention + 1 day, set by its creation, every
  *         notice raise and every claim, so later than every message it knows or leases;
  *         from then on the cursor is read as absent (docs/design.md, Idle shards expire)
@@ -147,8 +151,9 @@ export const toItem = (state: CursorState): Record<string, unknown> => {
   if (state.known !== undefined) item.kn = state.known;
   if (state.expiresAtSeconds !== undefined) item.ttl = state.expiresAtSeconds;
   if (state.epochStart !== undefined) item.ke = state.epochStart;
+  if (state.readyPk !== undefined) item.rk = state.readyPk;
   if (state.readyKey !== undefined) {
-    item.g1pk = readyIndexPk(state.group);
+    item.g1pk = state.readyPk ?? readyIndexPk(state.group);
     item.g1sk = state.readyKey;
   }
   return item;
@@ -185,6 +190,7 @@ export const toState = (item: Record<string, unknown>): CursorState => {
     known: item.kn === undefined ? undefined : Number(item.kn),
     readyAt: item.g1sk === undefined ? undefined : readyAtOfKey(String(item.g1sk)),
     readyKey: item.g1sk === undefined ? undefined : String(item.g1sk),
+    ...(item.rk === undefined ? {} : { readyPk: String(item.rk) }),
     ...(item.hw === undefined ? {} : { historyMark: Number(item.hw) }),
     ...(item.ca === undefined ? {} : { createdAt: Number(item.ca) }),
     ...(item.ttl === undefined ? {} : { expiresAtSeconds: Number(item.ttl) }),

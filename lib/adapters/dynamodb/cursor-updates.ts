@@ -138,6 +138,12 @@ export interface ClaimChange {
     expectInFlight: number;
     known: number;
     index?: ReadyKeyChange;
+    /**
+     * A notice raise this claim absorbs puts the shard under another ready-index key than its `rk`
+     * (a wide topic's cursor of an earlier version, or a topic created again with other notice
+     * streams): `rk` and, when there is an entry, `g1pk` move to it.
+     */
+    rekey?: ReadyRekey;
     /** When the claim is written (ms): the cursor must be live then, and its `ttl` moves on from it. */
     now: number;
     /**
@@ -146,6 +152,24 @@ export interface ClaimChange {
      */
     epochStart?: number;
   };
+}
+
+/**
+ * What every write of a shard's ready-index entry but a notice raise's sets `g1pk` to: the cursor's
+ * own key `rk` (wide FIFO topics: its notice stream's bucket) if it has one, else `home`, the
+ * placeholder of the group's home key `R#<group>` — so no write needs the topic, and cursors of
+ * earlier versions (no `rk`) keep the key receives read them under (docs/design.md, Ready index).
+ */
+const readyPkOf = (home: string): string => `if_not_exists(rk, ${home})`;
+
+/**
+ * The ready-index partition key a notice raise puts a shard under (`rk`), from the notice stream
+ * that announced it: `pk` a wide topic's bucket key, undefined the home key (and no `rk`).
+ */
+export interface ReadyRekey {
+  pk: string | undefined;
+  /** The claim leaves the shard's existing entry as it is (no index change): its `g1pk` moves too. */
+  entry: boolean;
 }
 
 /** A claim plan (lib/domain/claims.ts) as one update: conditional on `nx` and on every lease it replaces. */
@@ -194,9 +218,16 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
     if (shard.index) {
       const { from, to } = shard.index;
       if (to === undefined) removes.push('g1pk', 'g1sk');
-      else sets.push(`g1pk = ${x.value(readyIndexPk(group))}`, `g1sk = ${x.value(to)}`);
+      else {
+        const pk = shard.rekey ? x.value(shard.rekey.pk ?? readyIndexPk(group)) : readyPkOf(x.value(readyIndexPk(group)));
+        sets.push(`g1pk = ${pk}`, `g1sk = ${x.value(to)}`);
+      }
       // Nobody (a visibility change) moved the entry since it was read.
       conditions.push(from === undefined ? 'attribute_not_exists(g1sk)' : `g1sk = ${x.value(from)}`);
+    } else if (shard.rekey?.entry) sets.push(`g1pk = ${x.value(shard.rekey.pk ?? readyIndexPk(group))}`);
+    if (shard.rekey) {
+      if (shard.rekey.pk === undefined) removes.push('rk');
+      else sets.push(`rk = ${x.value(shard.rekey.pk)}`);
     }
     // Readiness may only be dropped or delayed if no notice raised the head and no commit freed a slot meanwhile.
     conditions.push(
@@ -241,6 +272,7 @@ export function cursorAfterClaim(cursor: CursorState, change: ClaimChange): Curs
   for (const seq of change.forgetDone) done.delete(seq);
   const historyMark = change.history ? change.history.mark : cursor.historyMark;
   const readyKey = change.shard?.index ? change.shard.index.to : cursor.readyKey;
+  const rekey = change.shard?.rekey;
   return {
     ...cursor,
     next: change.next,
@@ -250,6 +282,7 @@ export function cursorAfterClaim(cursor: CursorState, change: ClaimChange): Curs
     ...(change.shard ? { known: change.shard.known } : {}),
     ...(change.shard?.epochStart !== undefined ? { epochStart: change.shard.epochStart } : {}),
     readyKey,
+    ...(rekey ? { readyPk: rekey.pk } : {}),
     ...(historyMark !== undefined ? { historyMark } : {}),
   };
 }
@@ -310,7 +343,7 @@ export function completionUpdate(group: string, stream: string, change: Completi
     const completing = () => x.value(change.complete.length);
     if (readiness === 'ready') {
       // Known messages after nx: ready now (an unchanged key is no index write).
-      sets.push(`g1pk = ${x.value(readyIndexPk(group))}`, `g1sk = ${x.value(readyNowKey(stream))}`);
+      sets.push(`g1pk = ${readyPkOf(x.value(readyIndexPk(group)))}`, `g1sk = ${x.value(readyNowKey(stream))}`);
       if (guarded) conditions.push('(attribute_not_exists(kn) OR kn >= nx)');
     } else if (readiness === 'drop') {
       // Nothing after nx and no lease left: idle until a notice raises kn.
@@ -396,12 +429,12 @@ export function visibilityUpdate(
     condition += ' AND g1sk <= :at';
     values[':at'] = readyAtKey(expiresAt);
   } else if (variant === 'lower') {
-    update += ', g1pk = :rk, g1sk = :at';
+    update += `, g1pk = ${readyPkOf(':rk')}, g1sk = :at`;
     condition += ' AND (attribute_not_exists(g1sk) OR g1sk > :at)';
     values[':at'] = readyAtKey(expiresAt);
     values[':rk'] = readyIndexPk(group);
   } else if (variant === 'now') {
-    update += ', g1pk = :rk, g1sk = :at';
+    update += `, g1pk = ${readyPkOf(':rk')}, g1sk = :at`;
     values[':at'] = readyNowKey(stream);
     values[':rk'] = readyIndexPk(group);
   }
@@ -423,7 +456,7 @@ export function visibilityUpdate(
 export function deadLetterUpdate(group: string, stream: string, done: DoneEntry, token: string, expiresAt?: number): UpdateParts {
   const shard = isShardStream(stream);
   return {
-    UpdateExpression: `SET dn.#s = :done${shard ? ', g1pk = :rk, g1sk = :rs' : ''} REMOVE fl.#s ADD dl :one`,
+    UpdateExpression: `SET dn.#s = :done${shard ? `, g1pk = ${readyPkOf(':rk')}, g1sk = :rs` : ''} REMOVE fl.#s ADD dl :one`,
     // Not a lease whose (protected) commit went pending meanwhile; a shard cursor not expired.
     ConditionExpression: `fl.#s.k = :k AND attribute_not_exists(fl.#s.c)${expiresAt === undefined ? '' : ' AND fl.#s.e = :e'}${shard ? ` AND ${LIVE_CURSOR}` : ''}`,
     ExpressionAttributeNames: { '#s': String(done.seq), ...(shard ? { '#t': 'ttl' } : {}) },
@@ -437,16 +470,20 @@ export function deadLetterUpdate(group: string, stream: string, done: DoneEntry,
   };
 }
 
-/** A notice raised a FIFO shard's known head to `to`: ready now, unless the cursor knows as much already (or is missing). */
-export function raiseKnownUpdate(group: string, stream: string, to: number, now: number, epochStart?: number): UpdateParts {
+/**
+ * A notice raised a FIFO shard's known head to `to`: ready now, unless the cursor knows as much
+ * already (or is missing). The raise puts the entry under `readyPk`, the key of the notice stream
+ * that announced it (undefined: the group's home key, and no `rk`), whatever key the cursor had.
+ */
+export function raiseKnownUpdate(group: string, stream: string, to: number, now: number, epochStart?: number, readyPk?: string): UpdateParts {
   return {
     // The raise keeps the cursor alive for as long as the messages it announces (and notes an epoch's start).
-    UpdateExpression: `SET kn = :to, g1pk = :rk, g1sk = :rs, #t = :t${epochStart === undefined ? '' : ', ke = :e'}`,
+    UpdateExpression: `SET kn = :to, g1pk = :rk, g1sk = :rs, #t = :t${epochStart === undefined ? '' : ', ke = :e'}${readyPk === undefined ? ' REMOVE rk' : ', rk = :rk'}`,
     ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(kn) OR kn < :to) AND ${LIVE_CURSOR}`,
     ExpressionAttributeNames: { '#t': 'ttl' },
     ExpressionAttributeValues: {
       ':to': to,
-      ':rk': readyIndexPk(group),
+      ':rk': readyPk ?? readyIndexPk(group),
       ':rs': readyNowKey(stream),
       ':t': shardCursorTtl(now),
       ...liveValues(now),
@@ -495,7 +532,7 @@ export function seekMoveUpdate(group: string, stream: string, read: SeekRead, ne
       values[':kn'] = read.kn;
     }
     if (Number(read.kn ?? 0) >= next) {
-      update += ', g1pk = :rk, g1sk = :rs';
+      update += `, g1pk = ${readyPkOf(':rk')}, g1sk = :rs`;
       values[':rk'] = readyIndexPk(group);
       values[':rs'] = readyNowKey(stream);
     } else update += ' REMOVE g1pk, g1sk';

@@ -384,7 +384,8 @@ export class CursorStore {
    * transaction with a check that no seek moved the namespace since: false
    * when one did (nothing was created; the notices must be read again).
    * `'known'` when the live cursor knew `to` already (its failed condition's old
-   * image says so; the notice had been absorbed before).
+   * image says so; the notice had been absorbed before). `readyPk`: the ready-index key of the
+   * notice stream that announced the shard (a wide topic's bucket, `rk`; undefined: the home key).
    */
   async raiseKnown(
     group: string,
@@ -394,12 +395,13 @@ export class CursorStore {
     now: number,
     unsought?: { noticeStream: string; version: number | undefined },
     epochStart?: number,
+    readyPk?: string,
   ): Promise<boolean | 'known'> {
     for (let attempt = 0; attempt < RAISE_ATTEMPTS; attempt++) {
       const raised = await conditionalWithImage(this.doc, {
         TableName: this.table,
         Key: this.key(group, stream),
-        ...raiseKnownUpdate(group, stream, to, now, epochStart),
+        ...raiseKnownUpdate(group, stream, to, now, epochStart, readyPk),
       });
       if (raised.ok) return true;
       // An old image of a live cursor: it already knows at least `to`. An expired one is absent:
@@ -411,8 +413,9 @@ export class CursorStore {
       const item = {
         ...newCursorItem(group, stream, start, now),
         kn: to,
-        g1pk: readyIndexPk(group),
+        g1pk: readyPk ?? readyIndexPk(group),
         g1sk: readyNowKey(stream),
+        ...(readyPk === undefined ? {} : { rk: readyPk }),
         ttl: shardCursorTtl(now),
         ...(epochStart === undefined ? {} : { ke: epochStart }),
       };

@@ -25,6 +25,7 @@
  * The sparse index `gsi1` (`g1pk`/`g1sk`, KEYS_ONLY) has four kinds of partition:
  *
  *   ready FIFO shards  R#<group>                #<8 hex> (ready now) | <13-digit ms>     ready-index.ts
+ *     of wide topics   R#<group>#<notice stream>   (the same)                    ready-index.ts
  *   scheduled, by due  T#<due minute>[#<1..7>]  <13-digit due ms>#<ulid>        deferred.ts
  *   half messages, by next check  K#<0..3>      <13-digit check ms>#<ulid>      deferred.ts
  *   dead letters a group may redrive  Q#<group>  <13-digit dead-lettered ms>     redrives.ts
@@ -88,7 +89,15 @@ export const historyStragglerSk = (createdAt: number, seq: number): string => `$
 
 // ── ready index (gsi1) ─────────────────────────────────────────────────
 
+/** The home ready-index partition of a group: every FIFO shard cursor but those of wide topics (and of earlier versions). */
 export const readyIndexPk = (group: string): string => `R#${group}`;
+/**
+ * The ready-index partition of a wide FIFO topic's shard cursors (more than 4 notice streams), one
+ * per notice stream: the one that announces the shard (docs/design.md, Ready index). Group names
+ * never contain `#` (NAME_PATTERN), so no bucket key is another group's home key, nor the bucket
+ * of another group; the cursor stores it in `rk` (cursor-item.ts).
+ */
+export const readyBucketPk = (group: string, noticeStream: string): string => `R#${group}#${noticeStream}`;
 /** Ready-index sort keys of shards with work now start with this; it sorts before every time. */
 export const READY_NOW_PREFIX = '#';
 /** The "ready now" key at a point of the 32-bit hash space (where a spread read starts). */

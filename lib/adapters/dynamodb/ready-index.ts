@@ -1,6 +1,10 @@
 /**
  * The ready index of FIFO shard cursors (docs/design.md, Ready index): the
- * cursor's `g1pk = R#<group>` and `g1sk` on the sparse index `gsi1`.
+ * cursor's `g1pk` and `g1sk` on the sparse index `gsi1`. `g1pk` is the group's
+ * home key `R#<group>`, or for a shard of a wide FIFO topic (more than 4 notice
+ * streams) the bucket of the notice stream that announces it,
+ * `R#<group>#<notice stream>` (the cursor's `rk`), so that no one partition
+ * key of the index takes every shard's writes (≤ 1,000 WCU/s per key on AWS).
  *
  * A shard waiting for a lease to expire is indexed at that time (13-digit
  * ms); a shard with work now at a key of its own, `#<FNV-1a of the stream,
@@ -48,12 +52,36 @@ export class ReadyIndex {
   ) {}
 
   /**
-   * Up to `limit` FIFO shard cursors of `group` that are ready (`readyAt <= now`). Eventually
-   * consistent. A ready shard keeps its key while it stays ready, so the first page alone would
+   * Up to `limit` FIFO shard cursors of `group` under its home key that are ready (`readyAt <=
+   * now`; wide topics' shards: {@link readyAcross}). Eventually consistent. A ready shard keeps its key while it stays ready, so the first page alone would
    * serve the same shards again and again: when there are more than a page, reading also starts
    * at a random point (`spread`, in [0, 1)) of the "ready now" keys, wrapping to the first page.
    */
   async ready(group: string, now: number, limit: number, spread = Math.random()): Promise<string[]> {
+    return this.readyUnder(readyIndexPk(group), group, now, limit, spread);
+  }
+
+  /**
+   * The ready shards under the group's home key and under each of `buckets` (bucket keys of the
+   * notice streams a receive sampled: ≤ 8 per wide topic), one Query each (two when a key has more
+   * than a page), in parallel, each with its own spread; merged without repeats (an entry moved from
+   * one key to another may show under both for a moment: the index is eventually consistent), up
+   * to `limit` per key. `productive`: the buckets that gave shards.
+   */
+  async readyAcross(
+    group: string,
+    buckets: readonly string[],
+    now: number,
+    limit: number,
+    spread: () => number = Math.random,
+  ): Promise<{ shards: string[]; productive: Set<string> }> {
+    const keys = [readyIndexPk(group), ...buckets];
+    const found = await Promise.all(keys.map((pk) => this.readyUnder(pk, group, now, limit, spread())));
+    const productive = new Set(buckets.filter((_, i) => (found[i + 1]?.length ?? 0) > 0));
+    return { shards: [...new Set(found.flat())], productive };
+  }
+
+  private async readyUnder(pk: string, group: string, now: number, limit: number, spread: number): Promise<string[]> {
     const page = (from?: string) =>
       call(() =>
         this.doc.send(
@@ -61,7 +89,7 @@ export class ReadyIndex {
             TableName: this.table,
             IndexName: GSI1,
             KeyConditionExpression: `g1pk = :pk AND g1sk ${from === undefined ? '<= :now' : 'BETWEEN :from AND :now'}`,
-            ExpressionAttributeValues: { ':pk': readyIndexPk(group), ':now': readyAtKey(now), ...(from === undefined ? {} : { ':from': from }) },
+            ExpressionAttributeValues: { ':pk': pk, ':now': readyAtKey(now), ...(from === undefined ? {} : { ':from': from }) },
             Limit: limit,
           }),
         ),

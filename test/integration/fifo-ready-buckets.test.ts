@@ -1,0 +1,292 @@
+/**
+ * The FIFO ready index without a hot partition key (issue 19, docs/design.md, Ready index): a wide
+ * FIFO topic's shard cursors (more than 4 notice streams) are indexed under the bucket of their
+ * notice stream, `R#<group>#<notice stream>` (their `rk`), not under the group's one key; a
+ * receive queries the home key and the buckets of the notice streams it sampled. Cursors of
+ * earlier versions (no `rk`) keep the home key; a notice raise puts a shard under the key of the
+ * notice stream that announced it. A default topic's receive makes one ready-index Query, as before.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { newHarness, send, type Harness } from '../helpers/stores.js';
+import * as build from '../helpers/builders.js';
+import { GSI1 } from '../../lib/adapters/dynamodb/table.js';
+import { readyBucketPk, readyIndexPk, readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
+import { noticeStreamOf } from '../../lib/domain/streams.js';
+import type { DeliveredMessage, DeliveryMode } from '../../lib/domain/model.js';
+
+let h: Harness;
+/** The partition key of every ready-index Query sent since the last `take()`, per receive. */
+let readyQueries: string[] = [];
+
+beforeEach(async () => {
+  h = await newHarness();
+  readyQueries = [];
+  h.doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as { IndexName?: string; ExpressionAttributeValues?: Record<string, unknown> };
+      const pk = String(input.ExpressionAttributeValues?.[':pk'] ?? '');
+      if (context.commandName === 'QueryCommand' && input.IndexName === GSI1 && pk.startsWith('R#')) readyQueries.push(pk);
+      return next(args);
+    },
+    { step: 'initialize', name: 'countReadyQueries' },
+  );
+});
+
+const WIDE = 16;
+const wideTopic = () => h.admin.putTopic('wide', build.topic({ type: 'fifo', partitions: WIDE }));
+const group = (topics: string[], mode: DeliveryMode = 'concurrent') =>
+  h.admin.putGroup('g', build.group(topics, { deliveryMode: mode, visibilityTimeoutSeconds: 30, retryPolicy: { initialSeconds: 0 } }));
+const receive = (max: number) => h.queue.receive('g', { maxMessages: max, waitSeconds: 0, topics: undefined });
+const commit = (ms: DeliveredMessage[]) => (ms.length ? h.queue.commit('g', ms.map((m) => m.receiptHandle)) : Promise.resolve([]));
+const shard = (key: string, t = 'wide') => `t:${t}/k:${key}`;
+const bucketOf = (key: string, t = 'wide', partitions = WIDE) => readyBucketPk('g', noticeStreamOf({ name: t, type: 'fifo', orderGroup: undefined, partitions }, key));
+
+/** Receives (`max` a call, committing nothing) until `count` messages came, within 20 receives. */
+async function receiveUntil(count: number, max: number): Promise<DeliveredMessage[]> {
+  const got: DeliveredMessage[] = [];
+  for (let looks = 0; looks < 20 && got.length < count; looks++) got.push(...(await receive(max)));
+  return got;
+}
+
+/** The group's shard cursors as stored: stream → `g1pk`, `g1sk`, `rk`. */
+async function shardCursors(): Promise<Map<string, { g1pk?: string; g1sk?: string; rk?: string }>> {
+  const { Items } = await h.doc.send(
+    new QueryCommand({ TableName: h.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'C#g' }, ConsistentRead: true }),
+  );
+  return new Map((Items ?? []).filter((i) => String(i.sk).includes('/k:')).map((i) => [String(i.sk), { g1pk: i.g1pk, g1sk: i.g1sk, rk: i.rk }]));
+}
+
+/** Every indexed shard cursor of the wide topic is under its own notice stream's bucket, and carries it as `rk`. */
+async function expectBucketed(): Promise<number> {
+  let indexed = 0;
+  for (const [stream, item] of await shardCursors()) {
+    const key = stream.slice(stream.indexOf('/k:') + 3);
+    expect(item.rk, stream).toBe(bucketOf(key));
+    if (item.g1sk !== undefined) {
+      indexed++;
+      expect(item.g1pk, stream).toBe(item.rk);
+    }
+  }
+  return indexed;
+}
+
+describe('the ready index of a wide FIFO topic', () => {
+  it('keeps each shard under its notice stream’s bucket through claims, commits and raises; shards with work left are found again there', async () => {
+    await wideTopic();
+    await group(['wide']);
+    const keys = Array.from({ length: 8 }, (_, i) => `s${i}`);
+    const PER = 3;
+    // Sent in one batch: every shard's notice is read by the first receives, the rest of the work is found through the index.
+    await h.queue.sendBatch('wide', keys.flatMap((key) => Array.from({ length: PER }, (_, n) => send(`${key}-${n}`, { shardKey: key }))));
+    const committed = new Map<string, string[]>();
+    let looks = 0;
+    let indexedSeen = 0;
+    while ([...committed.values()].flat().length < keys.length * PER && looks < 200) {
+      looks++;
+      // One message a receive: the shard it claims from keeps work after the claim (ready now).
+      const got = await receive(1);
+      indexedSeen = Math.max(indexedSeen, await expectBucketed());
+      await commit(got);
+      for (const m of got) committed.set(m.shardKey!, [...(committed.get(m.shardKey!) ?? []), m.body]);
+    }
+    for (const key of keys) expect(committed.get(key), key).toEqual(Array.from({ length: PER }, (_, n) => `${key}-${n}`));
+    expect(indexedSeen).toBeGreaterThan(1);
+    await expectBucketed();
+    // Nothing under the home key, every entry gone once drained.
+    expect(await h.stores.readyIndex.ready('g', h.clock.now() + 3_600_000, 100)).toEqual([]);
+    for (const item of (await shardCursors()).values()) expect(item.g1sk).toBeUndefined();
+
+    // A later notice raises a drained shard back onto its bucket (the raise's own write).
+    await h.queue.send('wide', send('s0-3', { shardKey: 's0' }));
+    // (Its notice is read when its stream is sampled: 8 of 16 a receive.)
+    const again = await receiveUntil(1, 10);
+    expect(again.map((m) => m.body)).toEqual(['s0-3']);
+    await expectBucketed();
+  });
+
+  it('a shard whose lease expired is found again through its bucket, redelivered in order', async () => {
+    await wideTopic();
+    await group(['wide'], 'serialized');
+    const keys = ['a', 'b', 'c', 'd', 'e', 'f'];
+    await h.queue.sendBatch('wide', keys.flatMap((key) => [send(`${key}-0`, { shardKey: key }), send(`${key}-1`, { shardKey: key })]));
+    // Leased, never committed: each shard waits on its lease's expiry, indexed at that time in its bucket.
+    // (A receive reads 8 of the 16 notice streams: a few receives hear of every shard.)
+    const first = await receiveUntil(keys.length, 100);
+    expect(first.map((m) => m.body).sort()).toEqual(keys.map((k) => `${k}-0`));
+    const cursors = await shardCursors();
+    for (const key of keys) {
+      expect(cursors.get(shard(key))).toMatchObject({ g1pk: bucketOf(key), rk: bucketOf(key) });
+      expect(cursors.get(shard(key))?.g1sk).not.toMatch(/^#/);
+    }
+    expect(await receive(100)).toEqual([]);
+    h.clock.advance(31_000);
+    const byShard = new Map<string, DeliveredMessage[]>();
+    for (let looks = 0; looks < 40 && [...byShard.values()].flat().length < keys.length * 2; looks++) {
+      const got = await receive(100);
+      for (const m of got) byShard.set(m.shardKey!, [...(byShard.get(m.shardKey!) ?? []), m]);
+      await commit(got);
+    }
+    for (const key of keys) {
+      const got = byShard.get(key) ?? [];
+      expect(got.map((m) => m.body), key).toEqual([`${key}-0`, `${key}-1`]);
+      expect(got[0]?.deliveryCount, key).toBe(2);
+    }
+    await expectBucketed();
+  });
+
+  it('a bucket that gave ready shards leads the next samples: a backlog without new notices is served every receive', async () => {
+    await wideTopic();
+    await group(['wide']);
+    const N = 6;
+    await h.queue.sendBatch('wide', Array.from({ length: N }, (_, n) => send(`b${n}`, { shardKey: 'b' })));
+    // The notice is read when its stream is sampled (a few receives at most); its claim takes b0.
+    const [b0] = await receiveUntil(1, 1);
+    expect(b0?.body).toBe('b0');
+    await commit([b0!]);
+    // From then on no notice: the shard is found only through its bucket. 4 s a receive, so that only
+    // the bucket's own finds keep it productive (5 s); the rotation alone samples it every other receive.
+    for (let n = 1; n < N; n++) {
+      h.clock.advance(4_000);
+      const got = await receive(1);
+      expect(got.map((m) => m.body), `receive ${n}`).toEqual([`b${n}`]);
+      await commit(got);
+    }
+  });
+
+  it('deleting the group takes its shards off every bucket', async () => {
+    await wideTopic();
+    await group(['wide']);
+    const keys = ['a', 'b', 'c', 'd'];
+    await h.queue.sendBatch('wide', keys.flatMap((key) => [send(`${key}-0`, { shardKey: key }), send(`${key}-1`, { shardKey: key })]));
+    // Every message leased, none committed: each shard waits on its leases, indexed in its bucket.
+    expect(await receiveUntil(keys.length * 2, 100)).toHaveLength(keys.length * 2);
+    const everyBucket = async () => {
+      const all = await Promise.all(
+        Array.from({ length: WIDE }, (_, b) => readyBucketPk('g', `t:wide/n:${b}`)).map((pk) =>
+          h.doc.send(new QueryCommand({ TableName: h.table, IndexName: GSI1, KeyConditionExpression: 'g1pk = :pk', ExpressionAttributeValues: { ':pk': pk } })),
+        ),
+      );
+      return all.flatMap((r) => (r.Items ?? []).map((i) => String(i.sk)));
+    };
+    expect((await everyBucket()).sort()).toEqual(keys.map((k) => shard(k)));
+    await h.admin.deleteGroup('g');
+    expect(await everyBucket()).toEqual([]);
+    expect(await h.stores.readyIndex.ready('g', h.clock.now() + 3_600_000, 100)).toEqual([]);
+  });
+
+  it('queries the home key and at most 8 buckets a receive, the sampled notice streams’', async () => {
+    await wideTopic();
+    await group(['wide']);
+    for (let i = 0; i < 10; i++) {
+      readyQueries = [];
+      await receive(10);
+      expect(readyQueries[0]).toBe(readyIndexPk('g'));
+      const buckets = readyQueries.filter((pk) => pk !== readyIndexPk('g'));
+      expect(buckets.length).toBe(8);
+      expect(new Set(buckets).size).toBe(8);
+      for (const pk of buckets) expect(pk).toMatch(/^R#g#t:wide\/n:\d+$/);
+    }
+  });
+
+  it('a cursor of an earlier version (no rk, under R#<group>) is found through the home key and keeps it; a new notice moves it to its bucket', async () => {
+    await wideTopic();
+    await group(['wide']);
+    await h.queue.sendBatch('wide', ['a0', 'a1', 'a2', 'a3'].map((b) => send(b, { shardKey: 'a' })));
+    const [a0] = await receiveUntil(1, 1);
+    expect(a0?.body).toBe('a0');
+    // As an earlier version wrote it: the home key, no rk.
+    await h.doc.send(
+      new UpdateCommand({ TableName: h.table, Key: { pk: 'C#g', sk: shard('a') }, UpdateExpression: 'SET g1pk = :home REMOVE rk', ExpressionAttributeValues: { ':home': 'R#g' } }),
+    );
+    expect(await h.stores.readyIndex.ready('g', h.clock.now(), 100)).toEqual([shard('a')]);
+    const bodies = [a0!.body];
+    await commit([a0!]);
+    const homed = async () => {
+      const item = (await shardCursors()).get(shard('a'));
+      expect(item?.rk).toBeUndefined();
+      if (item?.g1sk !== undefined) expect(item.g1pk).toBe('R#g');
+      return item;
+    };
+    for (let looks = 0; looks < 10 && bodies.length < 3; looks++) {
+      const got = await receive(1);
+      bodies.push(...got.map((m) => m.body));
+      // Claims (work left, then a lease to wait on) and commits keep the home key.
+      await homed();
+      await commit(got);
+      await homed();
+    }
+    expect(bodies).toEqual(['a0', 'a1', 'a2']);
+    // A lease that expires under the home key is found there too.
+    const [a3] = await receive(1);
+    expect(a3?.body).toBe('a3');
+    expect((await homed())?.g1sk).toMatch(/^\d{13}$/);
+    h.clock.advance(31_000);
+    const [again] = await receive(1);
+    expect(again).toMatchObject({ body: 'a3', deliveryCount: 2 });
+    await commit([again!]);
+    await homed();
+
+    await h.queue.send('wide', send('a4', { shardKey: 'a' }));
+    await h.doc.send(
+      new UpdateCommand({ TableName: h.table, Key: { pk: 'C#g', sk: shard('a') }, UpdateExpression: 'SET g1pk = :home REMOVE rk', ExpressionAttributeValues: { ':home': 'R#g' } }),
+    );
+    // The raise of a4's notice puts it under its bucket (the notice stream's key).
+    const raised = await receiveUntil(1, 1);
+    expect(raised.map((m) => m.body)).toEqual(['a4']);
+    expect((await shardCursors()).get(shard('a'))).toMatchObject({ rk: bucketOf('a'), g1pk: bucketOf('a') });
+  });
+
+  it('shards under a bucket their topic no longer has (created again with 4 notice streams) go back to the home key at their next notice', async () => {
+    await h.admin.putTopic('ledger', build.topic({ type: 'fifo' }));
+    await group(['ledger']);
+    await h.queue.sendBatch('ledger', [send('x0', { shardKey: 'x' }), send('y0', { shardKey: 'y' })]);
+    await commit(await receive(10));
+    // The cursors as the 16-stream topic of that name left them: rk a bucket the 4-stream topic has not.
+    const stale = readyBucketPk('g', 't:ledger/n:9');
+    for (const key of ['x', 'y']) {
+      await h.doc.send(
+        new UpdateCommand({
+          TableName: h.table,
+          Key: { pk: 'C#g', sk: shard(key, 'ledger') },
+          UpdateExpression: 'SET rk = :b, g1pk = :b, g1sk = :now',
+          ExpressionAttributeValues: { ':b': stale, ':now': readyNowKey(shard(key, 'ledger')) },
+        }),
+      );
+    }
+    await h.queue.sendBatch('ledger', ['x1', 'x2', 'y1', 'y2'].map((b) => send(b, { shardKey: b.slice(0, 1) })));
+    // One message: one shard's claim takes its raise (and moves it home); the other is raised on its own.
+    const [first] = await receive(1);
+    expect(['x1', 'y1']).toContain(first?.body);
+    for (const key of ['x', 'y']) {
+      const item = (await shardCursors()).get(shard(key, 'ledger'));
+      expect(item?.rk, key).toBeUndefined();
+      expect(item?.g1pk, key).toBe('R#g');
+    }
+    const rest: string[] = [];
+    for (let looks = 0; looks < 6 && rest.length < 3; looks++) {
+      const got = await receive(1);
+      rest.push(...got.map((m) => m.body));
+      await commit(got);
+    }
+    expect([first!.body, ...rest].sort()).toEqual(['x1', 'x2', 'y1', 'y2']);
+  });
+});
+
+describe('the ready index of a default FIFO topic', () => {
+  it('is read with exactly one Query a receive, under R#<group>, and its cursors carry no rk', async () => {
+    await h.admin.putTopic('ledger', build.topic({ type: 'fifo' }));
+    await group(['ledger']);
+    await h.queue.sendBatch('ledger', ['a', 'b', 'c'].flatMap((key) => [send(`${key}0`, { shardKey: key }), send(`${key}1`, { shardKey: key })]));
+    let delivered = 0;
+    for (let i = 0; i < 8; i++) {
+      readyQueries = [];
+      const got = await receive(1);
+      delivered += got.length;
+      expect(readyQueries).toEqual([readyIndexPk('g')]);
+      await commit(got);
+    }
+    expect(delivered).toBe(6);
+    for (const item of (await shardCursors()).values()) expect(item.rk).toBeUndefined();
+  });
+});

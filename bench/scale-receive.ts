@@ -16,13 +16,20 @@ import type { RoundTrip } from './round-trip.js';
 import { sleep } from './stats.js';
 import { dynamoTotals, measured, type Ctx } from './workloads.js';
 
-/** standard-p64: 64 partitions; fifo-many-p256: shard keys drawn from many, 256 notice streams; fifo-hot: one shard key. */
-export type ReceiveTopic = 'standard-p64' | 'fifo-many-p256' | 'fifo-hot';
-export const RECEIVE_TOPICS: ReceiveTopic[] = ['standard-p64', 'fifo-many-p256', 'fifo-hot'];
+/**
+ * standard-p64 / -p256: 64 / 256 partitions (the p256 rows add the profile's `wideConsumers`, as the
+ * producer rows add `wideProducers`: one unbatched consumer claims from one partition at a time, so
+ * only as many consumers as partitions show what the partitions take); fifo-many-p256: shard keys
+ * drawn from many, 256 notice streams; fifo-hot: one shard key.
+ */
+export type ReceiveTopic = 'standard-p64' | 'standard-p256' | 'fifo-many-p256' | 'fifo-hot';
+export const RECEIVE_TOPICS: ReceiveTopic[] = ['standard-p64', 'standard-p256', 'fifo-many-p256', 'fifo-hot'];
 export type CommitWay = 'call' | 'carried';
 
 export interface ReceiveProfile {
   consumers: number[];
+  /** More consumers, for the rows of standard-p256 (up to its partitions). */
+  wideConsumers: number[];
   batches: number[];
   /** Ways of committing per batch: `call` (one /commit per receive) always; `carried` for the batches listed. */
   carriedBatches: number[];
@@ -95,7 +102,10 @@ export interface ReceiveRow {
   msPerCall: number;
 }
 
-const partitionsOf = (topic: ReceiveTopic) => (topic === 'standard-p64' ? 64 : topic === 'fifo-many-p256' ? 256 : 4);
+const partitionsOf = (topic: ReceiveTopic) => (topic === 'standard-p64' ? 64 : topic === 'standard-p256' || topic === 'fifo-many-p256' ? 256 : 4);
+/** Consumer counts of a topic's rows: the profile's, and for standard-p256 its wide ones too. */
+export const consumersOf = (topic: ReceiveTopic, profile: Pick<ReceiveProfile, 'consumers' | 'wideConsumers'>): number[] =>
+  [...profile.consumers, ...(topic === 'standard-p256' ? profile.wideConsumers.filter((n) => n <= partitionsOf(topic) && !profile.consumers.includes(n)) : [])].sort((a, b) => a - b);
 const isStandard = (topic: ReceiveTopic) => topic.startsWith('standard');
 
 /** The partition stream a unit belongs to (its cursor item, its `S#` key), for standard topics' spread model; undefined for shared units. */
@@ -336,7 +346,7 @@ export async function receiveRows(ctx: Ctx, roundTrip: RoundTrip, profile: Recei
         let waiting = 0;
         let lastRate: number | undefined;
         let lastConsumers = 1;
-        for (const consumers of profile.consumers) {
+        for (const consumers of consumersOf(topic, profile)) {
           const id = `rx ${topic} ×${batch}${commits === 'carried' ? ' carried' : ''} c${consumers}`;
           const tag = `scale:${id}`;
           // A consumer does at most ~1 receive per 4 calls of 7.5 ms: the first row's guess; later rows scale the last rate.

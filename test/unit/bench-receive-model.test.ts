@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { receiveCeiling, spreadReceiveCeiling, unitBounds, type UnitLoad } from '../../bench/capacity-model.js';
 import { indexWrites, isClaimUpdate, isRaiseUpdate, queryUnit, tableUnit, unitKind } from '../../bench/key-units.js';
 import { Meter, diff, emptyKey, type Snapshot } from '../../bench/meter.js';
-import { backlogTarget, partitionOfUnit, receiveRow, unitLoads } from '../../bench/scale-receive.js';
+import { backlogTarget, consumersOf, partitionOfUnit, receiveRow, unitLoads } from '../../bench/scale-receive.js';
 import { advanceUpdate, claimUpdate, completionUpdate, raiseKnownUpdate } from '../../lib/adapters/dynamodb/cursor-updates.js';
 
 const unit = (over: Partial<UnitLoad>): UnitLoad => ({ unit: 'C#g @ t:x/p:0', kind: 'item', wcu: 0, rcu: 0, reads: 0, claims: 0, lostClaims: 0, ...over });
@@ -246,5 +246,14 @@ describe('spreadReceiveCeiling (standard topics: consumers choose the partition)
     expect(partitionOfUnit('C#g @ t:a/n:3')).toBeUndefined();
     expect(partitionOfUnit('gsi1 R#g')).toBeUndefined();
     expect(partitionOfUnit('A#a')).toBeUndefined();
+  });
+});
+
+describe('consumersOf', () => {
+  it('adds the wide consumer counts to the 256-partition standard topic only, up to its partitions', () => {
+    const profile = { consumers: [1, 4, 16, 64], wideConsumers: [256, 512] };
+    expect(consumersOf('standard-p256', profile)).toEqual([1, 4, 16, 64, 256]);
+    expect(consumersOf('standard-p64', profile)).toEqual([1, 4, 16, 64]);
+    expect(consumersOf('fifo-many-p256', profile)).toEqual([1, 4, 16, 64]);
   });
 });

@@ -63,23 +63,37 @@ export function queryUnit(input: Record<string, unknown>): string | undefined {
 
 /**
  * The GSI keys an UpdateItem writes: `set` the `g1pk` value it SETs, `removed` when it REMOVEs
- * `g1pk` (the old value is not in the request: for a cursor `C#<group>` it is the group's ready
- * index `R#<group>`, the only index key a cursor carries — ready-index.ts).
+ * `g1pk`. Two cases depend on the item, not the request (`fromItem`): a shard cursor's
+ * `SET g1pk = if_not_exists(rk, :home)` writes its `rk` when it has one (a wide FIFO topic's
+ * bucket, ready-index.ts) and `:home` otherwise (`set` holds `:home`); a REMOVE takes the cursor
+ * off the key it had — its `rk`, else its group's ready index `R#<group>` (`removed`).
+ * {@link indexKeyOfItem} resolves both from the item as it is after the update.
  */
-export function indexWrites(input: Record<string, unknown>): { set?: string; removed?: string } {
+export function indexWrites(input: Record<string, unknown>): { set?: string; removed?: string; fromItem?: 'set' | 'removed' } {
   const update = typeof input.UpdateExpression === 'string' ? input.UpdateExpression : '';
   const names = input.ExpressionAttributeNames as Record<string, string> | undefined;
   const values = input.ExpressionAttributeValues as Record<string, unknown> | undefined;
-  const out: { set?: string; removed?: string } = {};
-  for (const m of update.matchAll(/([#\w]+)\s*=\s*(:\w+)/g)) {
-    if (resolveName(m[1] ?? '', names) === 'g1pk') out.set = stringValue(values?.[m[2] ?? '']);
+  const out: { set?: string; removed?: string; fromItem?: 'set' | 'removed' } = {};
+  for (const m of update.matchAll(/([#\w]+)\s*=\s*(if_not_exists\(\s*[#\w]+\s*,\s*)?(:\w+)/g)) {
+    if (resolveName(m[1] ?? '', names) !== 'g1pk') continue;
+    out.set = stringValue(values?.[m[3] ?? '']);
+    if (m[2] !== undefined) out.fromItem = 'set';
   }
   const remove = /\bREMOVE\b(.*?)(?=\b(?:SET|ADD|DELETE)\b|$)/s.exec(update)?.[1] ?? '';
   if (remove.split(',').some((p) => resolveName(p.trim(), names) === 'g1pk')) {
     const pk = stringValue((input.Key as Record<string, unknown> | undefined)?.pk);
-    if (pk?.startsWith('C#')) out.removed = `R#${pk.slice(2)}`;
+    if (pk?.startsWith('C#')) {
+      out.removed = `R#${pk.slice(2)}`;
+      out.fromItem = 'removed';
+    }
   }
   return out;
+}
+
+/** The index key {@link indexWrites} left to the item: the `g1pk` it now has (set), or its `rk` (removed); undefined: keep the request's. */
+export function indexKeyOfItem(written: ReturnType<typeof indexWrites>, item: Record<string, unknown> | undefined): string | undefined {
+  if (item === undefined || written.fromItem === undefined) return undefined;
+  return written.fromItem === 'set' ? stringValue(item.g1pk) : stringValue(item.rk);
 }
 
 /**

@@ -15,7 +15,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { wruOf, rruOf, itemBytes, type AttributeMap } from './units.js';
 import { transactTargets, transactionTargetUnits, type ItemReader, type TransactTarget } from './transaction-units.js';
-import { indexUnit, indexWrites, isClaimUpdate, isRaiseUpdate, keyUnit, queryUnit, stringValue } from './key-units.js';
+import { indexKeyOfItem, indexUnit, indexWrites, isClaimUpdate, isRaiseUpdate, keyUnit, queryUnit, stringValue } from './key-units.js';
 
 export interface Attribution {
   tag: string;
@@ -245,7 +245,14 @@ export class Meter {
           }
           counter.itemsRead += readItems(command, output);
           this.countStreamKeys(at, command, args.input, { ok: true, rcu: reported });
-          this.countKeys(at, command, args.input, output, { table: writeTable, gsi: isWrite ? reportedGsi : 0, read: isWrite ? 0 : reported }, reader !== undefined);
+          // A cursor update whose index key depends on the cursor (a wide FIFO topic's bucket, `rk`): the item after it, read uncounted.
+          const written = command === 'UpdateItemCommand' && reportedGsi > 0 ? indexWrites(args.input) : undefined;
+          const itemKey = args.input.Key as Record<string, unknown> | undefined;
+          const indexKey =
+            written?.fromItem !== undefined && this.reader && itemKey
+              ? indexKeyOfItem(written, await this.reader(String(args.input.TableName ?? ''), asAttributes(itemKey)).catch(() => undefined))
+              : undefined;
+          this.countKeys(at, command, args.input, output, { table: writeTable, gsi: isWrite ? reportedGsi : 0, read: isWrite ? 0 : reported }, reader !== undefined, indexKey);
           this.crossCheck(command, args.input, output, reportedTable);
           if (injected) delete output.ConsumedCapacity;
           return result;
@@ -428,6 +435,8 @@ export class Meter {
     output: Record<string, unknown>,
     reported: { table: number; gsi: number; read: number },
     transactionsCounted: boolean,
+    /** The index key an update wrote, when the item decided it (see key-units.ts `indexWrites`). */
+    indexKey?: string,
   ): void {
     if (command === 'PutItemCommand' || command === 'UpdateItemCommand' || command === 'DeleteItemCommand') {
       const item = command === 'PutItemCommand' ? (input.Item as Record<string, unknown> | undefined) : (input.Key as Record<string, unknown> | undefined);
@@ -440,7 +449,7 @@ export class Meter {
       if (command === 'UpdateItemCommand' && isRaiseUpdate(input)) c.raises++;
       if (reported.gsi > 0) {
         const written = command === 'PutItemCommand' ? { set: stringValue(item?.g1pk) } : command === 'UpdateItemCommand' ? indexWrites(input) : {};
-        const target = written.set ?? written.removed;
+        const target = indexKey ?? written.set ?? written.removed;
         this.keyCounter(at, target === undefined ? indexUnit('?') : indexUnit(target)).wcu += reported.gsi;
       }
       return;

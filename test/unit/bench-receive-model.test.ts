@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { receiveCeiling, spreadReceiveCeiling, unitBounds, type UnitLoad } from '../../bench/capacity-model.js';
-import { indexWrites, isClaimUpdate, isRaiseUpdate, queryUnit, tableUnit, unitKind } from '../../bench/key-units.js';
+import { indexKeyOfItem, indexWrites, isClaimUpdate, isRaiseUpdate, queryUnit, tableUnit, unitKind } from '../../bench/key-units.js';
 import { Meter, diff, emptyKey, type Snapshot } from '../../bench/meter.js';
 import { backlogTarget, consumersOf, partitionOfUnit, receiveRow, unitLoads } from '../../bench/scale-receive.js';
 import { advanceUpdate, claimUpdate, completionUpdate, raiseKnownUpdate } from '../../lib/adapters/dynamodb/cursor-updates.js';
@@ -92,9 +92,18 @@ describe('capacity units of a call (key-units.ts)', () => {
 
   it('finds the index key an update writes: a SET of g1pk, or a REMOVE on a cursor (its group\'s ready index)', () => {
     const key = { pk: 'C#g', sk: 't:x/k:a' };
-    expect(indexWrites({ Key: key, ...completionUpdate('g', 't:x/k:a', { complete: [{ seq: 5, token: '1.abc.k' }], now: 1_000 }) })).toEqual({ set: 'R#g' });
-    expect(indexWrites({ Key: key, ...claimUpdate('g', { expectNext: 5, next: 6, segmentStart: 5, grant: [], close: [], forgetDone: [], shard: { expectKnown: 5, expectInFlight: 0, known: 6, now: 1_000, index: { from: 'x', to: undefined } } }) })).toEqual({ removed: 'R#g' });
+    const commit = indexWrites({ Key: key, ...completionUpdate('g', 't:x/k:a', { complete: [{ seq: 5, token: '1.abc.k' }], now: 1_000 }) });
+    expect(commit).toEqual({ set: 'R#g', fromItem: 'set' });
+    const claim = indexWrites({ Key: key, ...claimUpdate('g', { expectNext: 5, next: 6, segmentStart: 5, grant: [], close: [], forgetDone: [], shard: { expectKnown: 5, expectInFlight: 0, known: 6, now: 1_000, index: { from: 'x', to: undefined } } }) });
+    expect(claim).toEqual({ removed: 'R#g', fromItem: 'removed' });
     expect(indexWrites({ Key: key, ...advanceUpdate(5, 9, 5) })).toEqual({});
+    // `if_not_exists(rk, :home)`: the cursor decides. A wide FIFO topic's cursor is on its bucket.
+    const bucket = 'R#g#t:x/n:9';
+    expect(indexKeyOfItem(commit, { ...key, rk: bucket, g1pk: bucket })).toBe(bucket);
+    expect(indexKeyOfItem(commit, { ...key, g1pk: 'R#g' })).toBe('R#g');
+    expect(indexKeyOfItem(claim, { ...key, rk: bucket })).toBe(bucket);
+    expect(indexKeyOfItem(claim, { ...key })).toBeUndefined(); // no rk: the request's R#g stands
+    expect(indexKeyOfItem({ set: 'R#g' }, { ...key, g1pk: bucket })).toBeUndefined(); // an explicit key needs no item
   });
 });
 

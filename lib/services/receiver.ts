@@ -19,7 +19,7 @@ import {
   type StreamLocal,
 } from '../domain/streams.js';
 import { claimFits, type ClaimChange } from '../adapters/dynamodb/cursor-updates.js';
-import { readyBucketPk } from '../adapters/dynamodb/keys.js';
+import { readyBucketPk, readyBucketPks } from '../adapters/dynamodb/keys.js';
 import { readyKeyChange } from '../adapters/dynamodb/ready-index.js';
 import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
@@ -161,9 +161,9 @@ export class Receiver {
     // of 8 (partition-sampler.ts, as a standard topic's partitions), so a receive stays O(batch).
     const noticeSample = new Map<string, Set<string>>();
     const noticeTopics = new Map<string, Topic>();
-    // Wide FIFO topics: the ready-index bucket of each notice stream sampled (docs/design.md, Ready
-    // index), ≤ 8 per topic: the shards it announces are on the index there, not under R#<group>.
-    const buckets = new Map<string, string>();
+    // Wide FIFO topics' shards are on the group's ready-index buckets, not under R#<group>
+    // (docs/design.md, Ready index): a receive asking for one reads all 16, whatever it samples.
+    const wideNamespaces = new Set<string>();
     for (const topic of scope.topics.values()) {
       if (!requested.has(topic.name) || topic.type !== 'fifo') continue;
       const namespace = streamNamespace(topic);
@@ -171,9 +171,9 @@ export class Receiver {
       for (const stream of this.sampler.sample(group.name, topic)) {
         streams.add(stream);
         noticeTopics.set(stream, topic);
-        if (isWideFifo(topic)) buckets.set(stream, readyBucketPk(group.name, stream));
       }
       noticeSample.set(namespace, streams);
+      if (isWideFifo(topic)) wideNamespaces.add(namespace);
     }
     const noticeStreams = [...noticeSample.values()].flatMap((streams) => [...streams]);
     // Only the cursors this receive starts from: O(subscriptions), never O(shards). Partition cursors
@@ -200,7 +200,7 @@ export class Receiver {
       const absorbed = (
         await Promise.all(
           [...noticeSample].map(([namespace, streams]) =>
-            this.readNotices(group, namespace, [...streams], cursors, fromEarliest(scope, namespace), buckets),
+            this.readNotices(group, namespace, [...streams], cursors, fromEarliest(scope, namespace), wideNamespaces.has(namespace)),
           ),
         )
       ).flat();
@@ -211,15 +211,10 @@ export class Receiver {
       }
       const announced = new Map(absorbed.flatMap((bucket) => bucket.raises.map((raise) => [raise.stream, raise] as const)));
       const looks = Math.max(READY_READ_MIN, max * READY_READ_PER_MESSAGE);
-      // The home key and the sampled buckets, in parallel: ≤ 1 + 8 × wide topics Queries (O(subscriptions)).
-      const found = await this.stores.readyIndex.readyAcross(group.name, [...buckets.values()], this.clock.now(), looks, () => this.random.fraction());
-      // A bucket with ready shards leads this container's next samples, as one with news does: a shard
-      // with work left (or a lease expired) but no new notice is found again soon, not by rotation only.
-      for (const [stream, key] of buckets) {
-        const topic = noticeTopics.get(stream);
-        if (topic && found.productive.has(key)) this.sampler.found(group.name, topic, stream);
-      }
-      const ready = found.shards.filter((stream) => namespaces.has(namespaceOf(stream)) && !announced.has(stream) && !folding.has(stream));
+      // The home key, and the 16 buckets when a wide topic is asked for, in parallel: 1 or 17 Queries
+      // (a second page each only when a key holds more than a page), whatever the subscriptions.
+      const found = await this.stores.readyIndex.readyAcross(group.name, wideNamespaces.size > 0 ? readyBucketPks(group.name) : [], this.clock.now(), looks, () => this.random.fraction());
+      const ready = found.filter((stream) => namespaces.has(namespaceOf(stream)) && !announced.has(stream) && !folding.has(stream));
       // O(batch): as many shards as the ready index is read for; announced shards left out are raised on their own.
       // Shards with carried commits lead (their claims write the commits) but share each wave's room like
       // any other, so a busy shard a consumer keeps committing does not crowd out the others.
@@ -274,12 +269,10 @@ export class Receiver {
     streams: readonly string[],
     cursors: Map<string, CursorState>,
     earliest: boolean,
-    readyPks: ReadonlyMap<string, string>,
+    wide: boolean,
   ): Promise<AbsorbedNotices[]> {
     const now = this.clock.now();
-    const buckets = await Promise.all(
-      streams.map((stream) => this.readBucket(group, namespace, stream, cursors, now, earliest, readyPks.get(stream))),
-    );
+    const buckets = await Promise.all(streams.map((stream) => this.readBucket(group, namespace, stream, cursors, now, earliest, wide)));
     return buckets.filter((b): b is AbsorbedNotices => b !== undefined);
   }
 
@@ -290,7 +283,7 @@ export class Receiver {
     cursors: Map<string, CursorState>,
     now: number,
     earliest: boolean,
-    readyPk: string | undefined,
+    wide: boolean,
   ): Promise<AbsorbedNotices | undefined> {
     const cursor = cursors.get(stream);
     if (!cursor) {
@@ -335,6 +328,7 @@ export class Receiver {
           : this.shardStart(group, shard, from);
     const raises = [...shards].map(([shardKey, range]): AnnouncedShard => {
       const shard = `${namespace}/k:${shardKey}`;
+      const readyPk = wide ? readyBucketPk(group.name, shard) : undefined;
       return {
         stream: shard,
         to: range.to,

@@ -1,18 +1,17 @@
 /**
  * The FIFO ready index without a hot partition key (issue 19, docs/design.md, Ready index): a wide
- * FIFO topic's shard cursors (more than 4 notice streams) are indexed under the bucket of their
- * notice stream, `R#<group>#<notice stream>` (their `rk`), not under the group's one key; a
- * receive queries the home key and the buckets of the notice streams it sampled. Cursors of
- * earlier versions (no `rk`) keep the home key; a notice raise puts a shard under the key of the
- * notice stream that announced it. A default topic's receive makes one ready-index Query, as before.
+ * FIFO topic's shard cursors (more than 4 notice streams) are indexed under one of their group's 16
+ * buckets, `R#<group>#<fnv1a(stream) % 16>` (their `rk`), not under the group's one key; a receive
+ * that asks for a wide topic queries the home key and all 16 buckets, so an expired lease is found
+ * by the next receive. Cursors of earlier versions (no `rk`) keep the home key; a notice raise puts
+ * a shard under its bucket. A default topic's receive makes one ready-index Query, as before.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
 import { GSI1 } from '../../lib/adapters/dynamodb/table.js';
-import { readyBucketPk, readyIndexPk, readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
-import { noticeStreamOf } from '../../lib/domain/streams.js';
+import { readyBucketPk, readyBucketPks, readyIndexPk, readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
 import type { DeliveredMessage, DeliveryMode } from '../../lib/domain/model.js';
 
 let h: Harness;
@@ -40,7 +39,7 @@ const group = (topics: string[], mode: DeliveryMode = 'concurrent') =>
 const receive = (max: number) => h.queue.receive('g', { maxMessages: max, waitSeconds: 0, topics: undefined });
 const commit = (ms: DeliveredMessage[]) => (ms.length ? h.queue.commit('g', ms.map((m) => m.receiptHandle)) : Promise.resolve([]));
 const shard = (key: string, t = 'wide') => `t:${t}/k:${key}`;
-const bucketOf = (key: string, t = 'wide', partitions = WIDE) => readyBucketPk('g', noticeStreamOf({ name: t, type: 'fifo', orderGroup: undefined, partitions }, key));
+const bucketOf = (key: string, t = 'wide') => readyBucketPk('g', shard(key, t));
 
 /** Receives (`max` a call, committing nothing) until `count` messages came, within 20 receives. */
 async function receiveUntil(count: number, max: number): Promise<DeliveredMessage[]> {
@@ -57,7 +56,7 @@ async function shardCursors(): Promise<Map<string, { g1pk?: string; g1sk?: strin
   return new Map((Items ?? []).filter((i) => String(i.sk).includes('/k:')).map((i) => [String(i.sk), { g1pk: i.g1pk, g1sk: i.g1sk, rk: i.rk }]));
 }
 
-/** Every indexed shard cursor of the wide topic is under its own notice stream's bucket, and carries it as `rk`. */
+/** Every indexed shard cursor of the wide topic is under its own bucket, and carries it as `rk`. */
 async function expectBucketed(): Promise<number> {
   let indexed = 0;
   for (const [stream, item] of await shardCursors()) {
@@ -72,7 +71,7 @@ async function expectBucketed(): Promise<number> {
 }
 
 describe('the ready index of a wide FIFO topic', () => {
-  it('keeps each shard under its notice stream’s bucket through claims, commits and raises; shards with work left are found again there', async () => {
+  it('keeps each shard under its bucket through claims, commits and raises; shards with work left are found again there', async () => {
     await wideTopic();
     await group(['wide']);
     const keys = Array.from({ length: 8 }, (_, i) => `s${i}`);
@@ -105,7 +104,7 @@ describe('the ready index of a wide FIFO topic', () => {
     await expectBucketed();
   });
 
-  it('a shard whose lease expired is found again through its bucket, redelivered in order', async () => {
+  it('a shard whose lease expired is found again through its bucket by the next receive, redelivered in order', async () => {
     await wideTopic();
     await group(['wide'], 'serialized');
     const keys = ['a', 'b', 'c', 'd', 'e', 'f'];
@@ -121,7 +120,12 @@ describe('the ready index of a wide FIFO topic', () => {
     }
     expect(await receive(100)).toEqual([]);
     h.clock.advance(31_000);
-    const byShard = new Map<string, DeliveredMessage[]>();
+    // The first receive after the expiry reads every bucket: all six leases come back at once.
+    const redelivered = await receive(100);
+    expect(redelivered.map((m) => m.body).sort()).toEqual(keys.map((k) => `${k}-0`));
+    expect(redelivered.every((m) => m.deliveryCount === 2)).toBe(true);
+    await commit(redelivered);
+    const byShard = new Map<string, DeliveredMessage[]>(keys.map((key) => [key, redelivered.filter((m) => m.shardKey === key)]));
     for (let looks = 0; looks < 40 && [...byShard.values()].flat().length < keys.length * 2; looks++) {
       const got = await receive(100);
       for (const m of got) byShard.set(m.shardKey!, [...(byShard.get(m.shardKey!) ?? []), m]);
@@ -135,7 +139,7 @@ describe('the ready index of a wide FIFO topic', () => {
     await expectBucketed();
   });
 
-  it('a bucket that gave ready shards leads the next samples: a backlog without new notices is served every receive', async () => {
+  it('a backlog without new notices is served every receive, through its bucket', async () => {
     await wideTopic();
     await group(['wide']);
     const N = 6;
@@ -144,8 +148,7 @@ describe('the ready index of a wide FIFO topic', () => {
     const [b0] = await receiveUntil(1, 1);
     expect(b0?.body).toBe('b0');
     await commit([b0!]);
-    // From then on no notice: the shard is found only through its bucket. 4 s a receive, so that only
-    // the bucket's own finds keep it productive (5 s); the rotation alone samples it every other receive.
+    // From then on no notice: the shard is found only through its bucket, which every receive reads.
     for (let n = 1; n < N; n++) {
       h.clock.advance(4_000);
       const got = await receive(1);
@@ -163,7 +166,7 @@ describe('the ready index of a wide FIFO topic', () => {
     expect(await receiveUntil(keys.length * 2, 100)).toHaveLength(keys.length * 2);
     const everyBucket = async () => {
       const all = await Promise.all(
-        Array.from({ length: WIDE }, (_, b) => readyBucketPk('g', `t:wide/n:${b}`)).map((pk) =>
+        readyBucketPks('g').map((pk) =>
           h.doc.send(new QueryCommand({ TableName: h.table, IndexName: GSI1, KeyConditionExpression: 'g1pk = :pk', ExpressionAttributeValues: { ':pk': pk } })),
         ),
       );
@@ -175,17 +178,15 @@ describe('the ready index of a wide FIFO topic', () => {
     expect(await h.stores.readyIndex.ready('g', h.clock.now() + 3_600_000, 100)).toEqual([]);
   });
 
-  it('queries the home key and at most 8 buckets a receive, the sampled notice streams’', async () => {
+  it('queries the home key and the 16 buckets a receive, each once, with a default topic beside it too', async () => {
     await wideTopic();
-    await group(['wide']);
-    for (let i = 0; i < 10; i++) {
+    await h.admin.putTopic('ledger', build.topic({ type: 'fifo' }));
+    await group(['wide', 'ledger']);
+    for (let i = 0; i < 4; i++) {
       readyQueries = [];
       await receive(10);
       expect(readyQueries[0]).toBe(readyIndexPk('g'));
-      const buckets = readyQueries.filter((pk) => pk !== readyIndexPk('g'));
-      expect(buckets.length).toBe(8);
-      expect(new Set(buckets).size).toBe(8);
-      for (const pk of buckets) expect(pk).toMatch(/^R#g#t:wide\/n:\d+$/);
+      expect(readyQueries.slice(1).sort()).toEqual([...readyBucketPks('g')].sort());
     }
   });
 
@@ -231,7 +232,7 @@ describe('the ready index of a wide FIFO topic', () => {
     await h.doc.send(
       new UpdateCommand({ TableName: h.table, Key: { pk: 'C#g', sk: shard('a') }, UpdateExpression: 'SET g1pk = :home REMOVE rk', ExpressionAttributeValues: { ':home': 'R#g' } }),
     );
-    // The raise of a4's notice puts it under its bucket (the notice stream's key).
+    // The raise of a4's notice puts it under its bucket.
     const raised = await receiveUntil(1, 1);
     expect(raised.map((m) => m.body)).toEqual(['a4']);
     expect((await shardCursors()).get(shard('a'))).toMatchObject({ rk: bucketOf('a'), g1pk: bucketOf('a') });
@@ -242,8 +243,8 @@ describe('the ready index of a wide FIFO topic', () => {
     await group(['ledger']);
     await h.queue.sendBatch('ledger', [send('x0', { shardKey: 'x' }), send('y0', { shardKey: 'y' })]);
     await commit(await receive(10));
-    // The cursors as the 16-stream topic of that name left them: rk a bucket the 4-stream topic has not.
-    const stale = readyBucketPk('g', 't:ledger/n:9');
+    // The cursors as the 16-stream topic of that name left them: rk a bucket the 4-stream topic's receives do not read.
+    const stale = 'R#g#9';
     for (const key of ['x', 'y']) {
       await h.doc.send(
         new UpdateCommand({

@@ -25,7 +25,7 @@
  * The sparse index `gsi1` (`g1pk`/`g1sk`, KEYS_ONLY) has four kinds of partition:
  *
  *   ready FIFO shards  R#<group>                #<8 hex> (ready now) | <13-digit ms>     ready-index.ts
- *     of wide topics   R#<group>#<notice stream>   (the same)                    ready-index.ts
+ *     of wide topics   R#<group>#<0..15>        (the same)                      ready-index.ts
  *   scheduled, by due  T#<due minute>[#<1..7>]  <13-digit due ms>#<ulid>        deferred.ts
  *   half messages, by next check  K#<0..3>      <13-digit check ms>#<ulid>      deferred.ts
  *   dead letters a group may redrive  Q#<group>  <13-digit dead-lettered ms>     redrives.ts
@@ -92,12 +92,20 @@ export const historyStragglerSk = (createdAt: number, seq: number): string => `$
 /** The home ready-index partition of a group: every FIFO shard cursor but those of wide topics (and of earlier versions). */
 export const readyIndexPk = (group: string): string => `R#${group}`;
 /**
- * The ready-index partition of a wide FIFO topic's shard cursors (more than 4 notice streams), one
- * per notice stream: the one that announces the shard (docs/design.md, Ready index). Group names
- * never contain `#` (NAME_PATTERN), so no bucket key is another group's home key, nor the bucket
- * of another group; the cursor stores it in `rk` (cursor-item.ts).
+ * The ready index of a group's wide FIFO topics' shard cursors (more than 4 notice streams) is
+ * spread over this many partition keys (docs/design.md, Ready index): each takes ≤ 1,000 index
+ * writes a second on AWS, and a receive of a group that asks for a wide topic reads every one of
+ * them, so that an expired lease or a released message is found by the next receive.
  */
-export const readyBucketPk = (group: string, noticeStream: string): string => `R#${group}#${noticeStream}`;
+export const READY_BUCKETS = 16;
+/**
+ * The ready-index partition of a wide FIFO topic's shard cursor: bucket `fnv1a(stream) % 16` of its
+ * group, `R#<group>#<b>`. Group names never contain `#` (NAME_PATTERN), so no bucket key is another
+ * group's home key, nor the bucket of another group; the cursor stores it in `rk` (cursor-item.ts).
+ */
+export const readyBucketPk = (group: string, stream: string): string => `R#${group}#${fnv1a32(stream) % READY_BUCKETS}`;
+/** Every ready-index bucket of a group (what a receive asking for a wide FIFO topic reads besides the home key). */
+export const readyBucketPks = (group: string): string[] => Array.from({ length: READY_BUCKETS }, (_, b) => `R#${group}#${b}`);
 /** Ready-index sort keys of shards with work now start with this; it sorts before every time. */
 export const READY_NOW_PREFIX = '#';
 /** The "ready now" key at a point of the 32-bit hash space (where a spread read starts). */

@@ -2,9 +2,9 @@
  * The ready index of FIFO shard cursors (docs/design.md, Ready index): the
  * cursor's `g1pk` and `g1sk` on the sparse index `gsi1`. `g1pk` is the group's
  * home key `R#<group>`, or for a shard of a wide FIFO topic (more than 4 notice
- * streams) the bucket of the notice stream that announces it,
- * `R#<group>#<notice stream>` (the cursor's `rk`), so that no one partition
- * key of the index takes every shard's writes (≤ 1,000 WCU/s per key on AWS).
+ * streams) one of the group's 16 buckets, `R#<group>#<fnv1a(stream) % 16>` (the
+ * cursor's `rk`), so that no one partition key of the index takes every shard's
+ * writes (≤ 1,000 WCU/s per key on AWS).
  *
  * A shard waiting for a lease to expire is indexed at that time (13-digit
  * ms); a shard with work now at a key of its own, `#<FNV-1a of the stream,
@@ -62,23 +62,16 @@ export class ReadyIndex {
   }
 
   /**
-   * The ready shards under the group's home key and under each of `buckets` (bucket keys of the
-   * notice streams a receive sampled: ≤ 8 per wide topic), one Query each (two when a key has more
-   * than a page), in parallel, each with its own spread; merged without repeats (an entry moved from
-   * one key to another may show under both for a moment: the index is eventually consistent), up
-   * to `limit` per key. `productive`: the buckets that gave shards.
+   * The ready shards under the group's home key and under each of `buckets` (a group's 16 bucket
+   * keys when a receive asks for a wide topic), one Query each (two when a key has more than a
+   * page), in parallel, each with its own spread; merged without repeats (an entry moved from one
+   * key to another may show under both for a moment: the index is eventually consistent), up to
+   * `limit` per key.
    */
-  async readyAcross(
-    group: string,
-    buckets: readonly string[],
-    now: number,
-    limit: number,
-    spread: () => number = Math.random,
-  ): Promise<{ shards: string[]; productive: Set<string> }> {
+  async readyAcross(group: string, buckets: readonly string[], now: number, limit: number, spread: () => number = Math.random): Promise<string[]> {
     const keys = [readyIndexPk(group), ...buckets];
     const found = await Promise.all(keys.map((pk) => this.readyUnder(pk, group, now, limit, spread())));
-    const productive = new Set(buckets.filter((_, i) => (found[i + 1]?.length ?? 0) > 0));
-    return { shards: [...new Set(found.flat())], productive };
+    return [...new Set(found.flat())];
   }
 
   private async readyUnder(pk: string, group: string, now: number, limit: number, spread: number): Promise<string[]> {

@@ -76,6 +76,9 @@ export interface ReceiveRow {
   awsCeilingMsgPerSecond: number;
   model: 'hottest unit' | 'sum over partitions used';
   /** The hottest unit's bound at its measured share (the FIFO model), for comparison on standard rows. */
+  /** The smallest bound over the units shared by every stream of the row (see {@link isStreamUnit}), and which one; 0 / '' when none bound. */
+  sharedUnitsCeilingMsgPerSecond: number;
+  sharedUnit: string;
   hottestUnitCeilingMsgPerSecond: number;
   limitedBy: ReceiveBound | 'nothing measured';
   hottestKey: string;
@@ -114,6 +117,18 @@ export function partitionOfUnit(unit: string): string | undefined {
   return stream !== undefined && /\/p:\d+$/.test(stream) ? stream : undefined;
 }
 
+/**
+ * Whether a unit belongs to one stream of messages — a partition's or a FIFO shard's cursor item or
+ * `S#` key — rather than being shared by all of them (notice cursors and streams, ready-index keys,
+ * the topic's activity item). The shared units' bound is reported apart: on FIFO rows over many
+ * shards the hottest shard's share in a row of a few hundred messages is the sample's, not the
+ * workload's (10^6 mostly idle shard keys), while the shared units carry every message.
+ */
+export function isStreamUnit(unit: string): boolean {
+  const stream = unit.includes(ITEM_SEPARATOR) ? unit.slice(unit.indexOf(ITEM_SEPARATOR) + ITEM_SEPARATOR.length) : unit.startsWith('S#') ? unit.slice(2) : undefined;
+  return stream !== undefined && /\/(p:\d+|k:.*)$/.test(stream);
+}
+
 /** The capacity units a row's tag touched, as the model's input. */
 export function unitLoads(counted: Snapshot, tag: string): UnitLoad[] {
   return Object.entries(counted.keys ?? {})
@@ -142,6 +157,7 @@ export function receiveRow(
   const hottest = receiveCeiling(loads, m, awsCallMs);
   const spread = isStandard(base.topic) ? spreadReceiveCeiling(loads, m, awsCallMs, partitionOfUnit) : undefined;
   const ceiling = spread ?? hottest;
+  const shared = receiveCeiling(loads.filter((l) => !isStreamUnit(l.unit)), m, awsCallMs);
   const claims = loads.reduce((n, l) => n + l.claims, 0);
   const lostClaims = loads.reduce((n, l) => n + l.lostClaims, 0);
   const figures: UnitFigure[] =
@@ -162,6 +178,8 @@ export function receiveRow(
     awsCeilingMsgPerSecond: ceiling?.msgPerSecond ?? 0,
     model: spread ? 'sum over partitions used' : 'hottest unit',
     hottestUnitCeilingMsgPerSecond: hottest?.msgPerSecond ?? 0,
+    sharedUnitsCeilingMsgPerSecond: shared?.msgPerSecond ?? 0,
+    sharedUnit: shared ? `${shared.limitedBy} on ${shared.unit}` : '',
     limitedBy: ceiling?.limitedBy ?? 'nothing measured',
     hottestKey: ceiling?.unit ?? '',
     hottestKeyKind: ceiling?.kind ?? '',

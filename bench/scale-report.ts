@@ -56,16 +56,16 @@ export function receiveSection(rows: ReceiveRow[], roundTrip: { minMs: number; m
   out.push(
     `Per unit u: ${f(PARTITION_WCU_PER_SECOND)} WCU/s ÷ (write units on u per message, failed conditional writes included), ${f(PARTITION_RCU_PER_SECOND)} RCU/s ÷ (read units on u per message), ` +
       `and on cursor items the claim chain (1,000 ms ÷ (chain calls × ${f(callMs, 1)} ms)) ÷ (claims on u per message), chain calls = 1 + min(1, reads of u ÷ claim attempts on u). ` +
-      'FIFO rows: AWS ceiling = the smallest over every unit (*hottest unit*: the shard key decides where messages are). Standard rows (consumers choose the partition): the sum over the partitions that took claims of each one\'s smallest bound at the share it would carry alone, or a shared unit\'s bound when smaller (*sum over partitions used*; the hottest-unit figure next to it). *ran dry*: the backlog came within one round of receives of empty — the row is not valid. *local msg/s* is what this machine did, not an AWS figure.',
+      'FIFO rows: AWS ceiling = the smallest over every unit (*hottest unit*: the shard key decides where messages are). Standard rows (consumers choose the partition): the sum over the partitions that took claims of each one\'s smallest bound at the share it would carry alone, or a shared unit\'s bound when smaller (*sum over partitions used*; the hottest-unit figure next to it). *shared units alone*: the smallest bound over the units every stream shares (notice cursors and streams, ready-index keys, activity), leaving out each partition’s and shard’s own — on FIFO rows over many shards the hottest shard’s share in a few hundred messages is the sample’s, not that of 10^6 mostly idle shards. *ran dry*: the backlog came within one round of receives of empty — the row is not valid. *local msg/s* is what this machine did, not an AWS figure.',
   );
   out.push('');
-  const head = ['row', 'consumers', 'lost claims / message', 'lost claims / claim', 'requests / message', 'WCU / msg', 'RCU / msg', 'AWS ceiling msg/s', 'model', 'hottest unit alone msg/s', 'limited by', 'on unit', 'messages', 'claims', 'raises', 'local msg/s', 'empty receives', 'backlog', 'ran dry', 'ms / call'];
+  const head = ['row', 'consumers', 'lost claims / message', 'lost claims / claim', 'requests / message', 'WCU / msg', 'RCU / msg', 'AWS ceiling msg/s', 'model', 'hottest unit alone msg/s', 'shared units alone msg/s', 'limited by', 'on unit', 'messages', 'claims', 'raises', 'local msg/s', 'empty receives', 'backlog', 'ran dry', 'ms / call'];
   out.push(`| ${head.join(' | ')} |`);
   out.push(`|---|${head.slice(1).map((h) => (h === 'limited by' || h === 'on unit' || h === 'ran dry' || h === 'model' ? '---' : '---:')).join('|')}|`);
   for (const r of rows) {
     out.push(
       `| ${r.id} | ${r.consumers} | ${f(r.lostClaimsPerMessage, 3)} | ${f(r.lostClaimsPerClaim, 3)} | ${f(r.requestsPerMessage, 2)} | ${f(r.wcuPerMessage, 2)} | ${f(r.rcuPerMessage, 2)} | ` +
-        `${f(r.awsCeilingMsgPerSecond)} | ${r.model} | ${f(r.hottestUnitCeilingMsgPerSecond)} | ${r.limitedBy} | \`${r.hottestKey}\` | ${f(r.messages)} | ${f(r.claims)} | ${f(r.raises ?? 0)} | ${f(r.localMsgPerSecond)} | ${f(r.emptyReceives)} of ${f(r.receives)} | ${f(r.backlogBefore)} | ${r.ranDry ? '**yes**' : 'no'} | ${f(r.msPerCall, 1)} |`,
+        `${f(r.awsCeilingMsgPerSecond)} | ${r.model} | ${f(r.hottestUnitCeilingMsgPerSecond)} | ${r.sharedUnitsCeilingMsgPerSecond ? `${f(r.sharedUnitsCeilingMsgPerSecond)} (${r.sharedUnit})` : '–'} | ${r.limitedBy} | \`${r.hottestKey}\` | ${f(r.messages)} | ${f(r.claims)} | ${f(r.raises ?? 0)} | ${f(r.localMsgPerSecond)} | ${f(r.emptyReceives)} of ${f(r.receives)} | ${f(r.backlogBefore)} | ${r.ranDry ? '**yes**' : 'no'} | ${f(r.msPerCall, 1)} |`,
     );
   }
   out.push('');

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { receiveCeiling, spreadReceiveCeiling, unitBounds, type UnitLoad } from '../../bench/capacity-model.js';
 import { indexKeyOfItem, indexWrites, isClaimUpdate, isRaiseUpdate, queryUnit, tableUnit, unitKind } from '../../bench/key-units.js';
 import { Meter, diff, emptyKey, type Snapshot } from '../../bench/meter.js';
-import { backlogTarget, consumersOf, partitionOfUnit, receiveRow, unitLoads } from '../../bench/scale-receive.js';
+import { backlogTarget, consumersOf, isStreamUnit, partitionOfUnit, receiveRow, unitLoads } from '../../bench/scale-receive.js';
 import { advanceUpdate, claimUpdate, completionUpdate, raiseKnownUpdate } from '../../lib/adapters/dynamodb/cursor-updates.js';
 
 const unit = (over: Partial<UnitLoad>): UnitLoad => ({ unit: 'C#g @ t:x/p:0', kind: 'item', wcu: 0, rcu: 0, reads: 0, claims: 0, lostClaims: 0, ...over });
@@ -264,5 +264,18 @@ describe('consumersOf', () => {
     expect(consumersOf('standard-p256', profile)).toEqual([1, 4, 16, 64, 256]);
     expect(consumersOf('standard-p64', profile)).toEqual([1, 4, 16, 64]);
     expect(consumersOf('fifo-many-p256', profile)).toEqual([1, 4, 16, 64]);
+  });
+});
+
+describe('isStreamUnit', () => {
+  it('tells a partition’s or a shard’s own units from those every stream shares', () => {
+    expect(isStreamUnit('C#g @ t:x/p:12')).toBe(true);
+    expect(isStreamUnit('C#g @ t:x/k:order-7')).toBe(true);
+    expect(isStreamUnit('S#t:x/k:order-7')).toBe(true);
+    expect(isStreamUnit('S#t:x/p:0')).toBe(true);
+    expect(isStreamUnit('C#g @ t:x/n:3')).toBe(false);
+    expect(isStreamUnit('S#t:x/n:3')).toBe(false);
+    expect(isStreamUnit('gsi1 R#g#5')).toBe(false);
+    expect(isStreamUnit('A#x')).toBe(false);
   });
 });

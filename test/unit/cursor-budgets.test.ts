@@ -77,7 +77,7 @@ describe('claim budget', () => {
   };
 
   it('a ready-index key at its longest is far below DynamoDB\'s 2,048-byte partition key limit', () => {
-    expect(Buffer.byteLength(LONG_BUCKET)).toBe(2 + 128 + 1 + 2 + 128 + 6);
+    expect(Buffer.byteLength(LONG_BUCKET)).toBe(2 + 128 + 1 + 2);
     expect(Buffer.byteLength(LONG_BUCKET)).toBeLessThan(2048);
   });
 

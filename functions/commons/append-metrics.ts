@@ -46,6 +46,13 @@ export function flushAppendContention(meter: Pick<AppendMeter, 'take'>, logger: 
  * counted and never written. Runs after a failed invocation as well.
  */
 export function appendContentionMetrics(meter: () => Pick<AppendMeter, 'take'>, logger: () => WarnLogger): middy.MiddlewareObj {
-  const flush = async () => flushAppendContention(meter(), logger());
+  const flush = async () => {
+    // The container itself may fail to build (a bad configuration): the invocation's own error stands.
+    try {
+      flushAppendContention(meter(), logger());
+    } catch (error) {
+      console.warn('append contention metrics not written', error instanceof Error ? error.message : String(error));
+    }
+  };
   return { after: flush, onError: flush };
 }

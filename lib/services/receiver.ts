@@ -570,8 +570,8 @@ export class Receiver {
         const known = Math.max(read.known ?? 0, plan.seen);
         // The ready-index key is written only when readiness changes (an index key change costs 2 WRU).
         const index = shard ? readyKeyChange(stream, read, plan.readyAt, now) : undefined;
-        // A raise puts the shard under its notice stream's ready-index key (a cursor of an earlier
-        // version, or of the topic before it was created again with other notice streams, has another).
+        // A raise puts the shard under its ready-index key (a cursor of an earlier version, or of the
+        // topic before it was created again with another width, has another).
         const rekey = raise && raise.readyPk !== held.readyPk ? { pk: raise.readyPk, entry: index === undefined && read.readyKey !== undefined } : undefined;
         const change: ClaimChange = {
           expectNext: read.next,
@@ -755,7 +755,7 @@ interface AnnouncedShard {
   applied: boolean;
   /** The cursor knew as much before this receive raised it: the notice had been absorbed (another container). */
   known: boolean;
-  /** The ready-index key of the notice stream that announced it: a wide topic's bucket (undefined: the home key). */
+  /** The shard's ready-index key: its bucket when its topic is wide (undefined: the home key). */
   readyPk: string | undefined;
   /**
    * The raise on its own (`CursorStore.raiseKnown`: update, or create the cursor); false when a seek

@@ -17,15 +17,21 @@ import type { DeliveredMessage, DeliveryMode } from '../../lib/domain/model.js';
 let h: Harness;
 /** The partition key of every ready-index Query sent since the last `take()`, per receive. */
 let readyQueries: string[] = [];
+/** The `Limit` of each of those Queries, by partition key. */
+let readyLimits = new Map<string, number>();
 
 beforeEach(async () => {
   h = await newHarness();
   readyQueries = [];
+  readyLimits = new Map();
   h.doc.middlewareStack.add(
     (next, context) => async (args) => {
-      const input = args.input as { IndexName?: string; ExpressionAttributeValues?: Record<string, unknown> };
+      const input = args.input as { IndexName?: string; Limit?: number; ExpressionAttributeValues?: Record<string, unknown> };
       const pk = String(input.ExpressionAttributeValues?.[':pk'] ?? '');
-      if (context.commandName === 'QueryCommand' && input.IndexName === GSI1 && pk.startsWith('R#')) readyQueries.push(pk);
+      if (context.commandName === 'QueryCommand' && input.IndexName === GSI1 && pk.startsWith('R#')) {
+        readyQueries.push(pk);
+        readyLimits.set(pk, input.Limit ?? 0);
+      }
       return next(args);
     },
     { step: 'initialize', name: 'countReadyQueries' },
@@ -187,7 +193,35 @@ describe('the ready index of a wide FIFO topic', () => {
       await receive(10);
       expect(readyQueries[0]).toBe(readyIndexPk('g'));
       expect(readyQueries.slice(1).sort()).toEqual([...readyBucketPks('g')].sort());
+      // 10 messages: 40 shards looked for under the home key, ⌈2 × 40 ÷ 16⌉ = 5 under each bucket.
+      expect(readyLimits.get(readyIndexPk('g'))).toBe(40);
+      for (const pk of readyBucketPks('g')) expect(readyLimits.get(pk), pk).toBe(5);
     }
+  });
+
+  it('a default topic beside a busy wide one is served from the home key; a receive for the default topic alone reads that one key', async () => {
+    await wideTopic();
+    await h.admin.putTopic('ledger', build.topic({ type: 'fifo' }));
+    await group(['wide', 'ledger']);
+    // 40 shards with work in each topic, all known to the index (the first receives read every notice).
+    const keys = Array.from({ length: 40 }, (_, i) => `k${i}`);
+    for (const t of ['wide', 'ledger']) await h.queue.sendBatch(t, keys.slice(0, 20).flatMap((key) => [send(`${t}-${key}-0`, { shardKey: key }), send(`${t}-${key}-1`, { shardKey: key })]));
+    for (const t of ['wide', 'ledger']) await h.queue.sendBatch(t, keys.slice(20).flatMap((key) => [send(`${t}-${key}-0`, { shardKey: key }), send(`${t}-${key}-1`, { shardKey: key })]));
+    // Claim one message a shard (the second stays: each shard stays ready), until every shard was heard of.
+    const first = await receiveUntil(80, 10);
+    await commit(first);
+    // Now 80 ready shards, 40 a topic, each with one message: both topics are served.
+    readyQueries = [];
+    const got = await receive(10);
+    expect(readyQueries).toHaveLength(17);
+    const ledger = got.filter((m) => m.topic === 'ledger').length;
+    expect(got).toHaveLength(10);
+    expect(ledger).toBeGreaterThanOrEqual(1);
+    expect(ledger).toBeLessThan(10);
+    // A receive asking for the default topic alone reads its one key.
+    readyQueries = [];
+    await h.queue.receive('g', { maxMessages: 10, waitSeconds: 0, topics: ['ledger'] });
+    expect(readyQueries).toEqual([readyIndexPk('g')]);
   });
 
   it('a cursor of an earlier version (no rk, under R#<group>) is found through the home key and keeps it; a new notice moves it to its bucket', async () => {

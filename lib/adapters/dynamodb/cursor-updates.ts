@@ -156,7 +156,7 @@ export interface ClaimChange {
 
 /**
  * What every write of a shard's ready-index entry but a notice raise's sets `g1pk` to: the cursor's
- * own key `rk` (wide FIFO topics: its notice stream's bucket) if it has one, else `home`, the
+ * own key `rk` (wide FIFO topics: its bucket, keys.ts `readyBucketPk`) if it has one, else `home`, the
  * placeholder of the group's home key `R#<group>` — so no write needs the topic, and cursors of
  * earlier versions (no `rk`) keep the key receives read them under (docs/design.md, Ready index).
  */

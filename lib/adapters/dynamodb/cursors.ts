@@ -384,8 +384,8 @@ export class CursorStore {
    * transaction with a check that no seek moved the namespace since: false
    * when one did (nothing was created; the notices must be read again).
    * `'known'` when the live cursor knew `to` already (its failed condition's old
-   * image says so; the notice had been absorbed before). `readyPk`: the ready-index key of the
-   * notice stream that announced the shard (a wide topic's bucket, `rk`; undefined: the home key).
+   * image says so; the notice had been absorbed before). `readyPk`: the shard's ready-index key
+   * (a wide topic's bucket, `rk`; undefined: the home key).
    */
   async raiseKnown(
     group: string,

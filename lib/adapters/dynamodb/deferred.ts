@@ -496,8 +496,9 @@ export class DeferredStore {
    * continues it (undefined: every bucket is read to `until`). Each bucket is read up to `limit`
    * from where it stopped and the first `limit` of the merge are taken, so pages come in due order:
    * a release takes due messages in due order (append-chunks.ts), and one FIFO shard's scheduled
-   * messages keep theirs. Reads up to `DUE_INDEX_BUCKETS × limit` entries for `limit` (the sweep
-   * only: the safety net; a timer's release reads its ids by key).
+   * messages keep theirs. Reads up to `DUE_INDEX_BUCKETS × limit` entries for `limit` (the sweep,
+   * and the release of a wake-up queued before wake-ups carried ids; a timer's release reads its
+   * ids by key). `start` is only ever a `next` of this method within one walk, never a stored key.
    */
   async duePage(minute: number, until: number, limit: number, start?: Record<string, unknown>): Promise<{ ids: string[]; next: Record<string, unknown> | undefined }> {
     const from = start ? (start as unknown as DuePageCursor).buckets : Array.from({ length: DUE_INDEX_BUCKETS }, (): BucketPosition => ({}));

@@ -62,15 +62,20 @@ export class ReadyIndex {
   }
 
   /**
-   * The ready shards under the group's home key and under each of `buckets` (a group's 16 bucket
-   * keys when a receive asks for a wide topic), one Query each (two when a key has more than a
+   * The ready shards under the group's home key (up to `limit`) and under each of `buckets` (a
+   * group's 16 bucket keys when a receive asks for a wide topic; up to `⌈2 × limit ÷ buckets⌉`
+   * each, so that the buckets together offer about twice what the home key does — the home key's
+   * shards, a default topic's beside a wide one, keep about a third of the candidates, and a
+   * backlog reads ≈ 3 × `limit` entries, not 17 ×), one Query each (two when a key has more than a
    * page), in parallel, each with its own spread; merged without repeats (an entry moved from one
-   * key to another may show under both for a moment: the index is eventually consistent), up to
-   * `limit` per key.
+   * key to another may show under both for a moment: the index is eventually consistent).
    */
   async readyAcross(group: string, buckets: readonly string[], now: number, limit: number, spread: () => number = Math.random): Promise<string[]> {
-    const keys = [readyIndexPk(group), ...buckets];
-    const found = await Promise.all(keys.map((pk) => this.readyUnder(pk, group, now, limit, spread())));
+    const perBucket = buckets.length > 0 ? Math.max(1, Math.ceil((2 * limit) / buckets.length)) : 0;
+    const found = await Promise.all([
+      this.readyUnder(readyIndexPk(group), group, now, limit, spread()),
+      ...buckets.map((pk) => this.readyUnder(pk, group, now, perBucket, spread())),
+    ]);
     return [...new Set(found.flat())];
   }
 

@@ -462,17 +462,9 @@ export class Meter {
       if (unit !== undefined) this.keyCounter(at, unit).wcu += reported.table + reported.gsi;
       return;
     }
-    if (command === 'GetItemCommand') {
-      const unit = keyUnit(input.Key as Record<string, unknown> | undefined);
-      if (unit === undefined) return;
-      const c = this.keyCounter(at, unit);
-      c.reads++;
-      if (input.ConsistentRead === true) c.consistentReads++;
-      c.rcu += reported.read > 0 ? reported.read : input.ConsistentRead === true ? 1 : 0.5;
-      return;
-    }
-    if (command === 'QueryCommand') {
-      const unit = queryUnit(input);
+    if (command === 'GetItemCommand' || command === 'QueryCommand') {
+      // One key read: its units as reported, or the minimum AWS bills for a read that found nothing.
+      const unit = command === 'GetItemCommand' ? keyUnit(input.Key as Record<string, unknown> | undefined) : queryUnit(input);
       if (unit === undefined) return;
       const c = this.keyCounter(at, unit);
       c.reads++;

@@ -168,6 +168,12 @@ interface TransactItemInput {
   ConditionCheck?: { TableName?: string; Key?: Record<string, unknown> };
 }
 
+/** The item a single-item write names (a put's item, an update's or delete's key) and its capacity unit. */
+function writtenUnit(command: string, input: Record<string, unknown>): { item: Record<string, unknown> | undefined; unit: string | undefined } {
+  const item = command === 'PutItemCommand' ? (input.Item as Record<string, unknown> | undefined) : (input.Key as Record<string, unknown> | undefined);
+  return { item, unit: keyUnit(item) };
+}
+
 export class Meter {
   private readonly dynamo = new Map<string, CallCounter>();
   private readonly streams = new Map<string, StreamKeyCounter>();
@@ -439,8 +445,7 @@ export class Meter {
     indexKey?: string,
   ): void {
     if (command === 'PutItemCommand' || command === 'UpdateItemCommand' || command === 'DeleteItemCommand') {
-      const item = command === 'PutItemCommand' ? (input.Item as Record<string, unknown> | undefined) : (input.Key as Record<string, unknown> | undefined);
-      const unit = keyUnit(item);
+      const { item, unit } = writtenUnit(command, input);
       if (unit === undefined) return;
       const c = this.keyCounter(at, unit);
       c.writes++;
@@ -520,8 +525,7 @@ export class Meter {
    */
   private countFailedKeys(at: Attribution | undefined, command: string, input: Record<string, unknown>, error: { Item?: Record<string, unknown> }, failed: Set<number>): void {
     if (command === 'PutItemCommand' || command === 'UpdateItemCommand' || command === 'DeleteItemCommand') {
-      const item = command === 'PutItemCommand' ? (input.Item as Record<string, unknown> | undefined) : (input.Key as Record<string, unknown> | undefined);
-      const unit = keyUnit(item);
+      const { item, unit } = writtenUnit(command, input);
       if (unit === undefined) return;
       const c = this.keyCounter(at, unit);
       c.failedWrites++;

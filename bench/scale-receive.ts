@@ -111,9 +111,13 @@ export const consumersOf = (topic: ReceiveTopic, profile: Pick<ReceiveProfile, '
   [...profile.consumers, ...(topic === 'standard-p256' ? profile.wideConsumers.filter((n) => n <= partitionsOf(topic) && !profile.consumers.includes(n)) : [])].sort((a, b) => a - b);
 const isStandard = (topic: ReceiveTopic) => topic.startsWith('standard');
 
+/** The stream a unit names: a cursor item's (`C#<group> @ <stream>`) or an `S#<stream>` key's; undefined for any other unit. */
+const streamOfUnit = (unit: string): string | undefined =>
+  unit.includes(ITEM_SEPARATOR) ? unit.slice(unit.indexOf(ITEM_SEPARATOR) + ITEM_SEPARATOR.length) : unit.startsWith('S#') ? unit.slice(2) : undefined;
+
 /** The partition stream a unit belongs to (its cursor item, its `S#` key), for standard topics' spread model; undefined for shared units. */
 export function partitionOfUnit(unit: string): string | undefined {
-  const stream = unit.includes(ITEM_SEPARATOR) ? unit.slice(unit.indexOf(ITEM_SEPARATOR) + ITEM_SEPARATOR.length) : unit.startsWith('S#') ? unit.slice(2) : undefined;
+  const stream = streamOfUnit(unit);
   return stream !== undefined && /\/p:\d+$/.test(stream) ? stream : undefined;
 }
 
@@ -125,7 +129,7 @@ export function partitionOfUnit(unit: string): string | undefined {
  * workload's (10^6 mostly idle shard keys), while the shared units carry every message.
  */
 export function isStreamUnit(unit: string): boolean {
-  const stream = unit.includes(ITEM_SEPARATOR) ? unit.slice(unit.indexOf(ITEM_SEPARATOR) + ITEM_SEPARATOR.length) : unit.startsWith('S#') ? unit.slice(2) : undefined;
+  const stream = streamOfUnit(unit);
   return stream !== undefined && /\/(p:\d+|k:.*)$/.test(stream);
 }
 

@@ -4,7 +4,7 @@
  */
 import { jsonBytes, type AnswerBudget } from '../domain/answer-budget.js';
 import { planClaims, type ClaimMode, type Delivery, type Verdict } from '../domain/claims.js';
-import { leasesInOrder, completionEpoch, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
+import { cursorExpired, leasesInOrder, completionEpoch, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
 import { planSpill } from '../domain/history.js';
 import type { MessageIdCodec } from '../domain/message-ids.js';
 import { Limits, iso, isPurged, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
@@ -29,6 +29,7 @@ import type { CarriedCommit, CarriedCommits } from './carried-commits.js';
 import { ensureDeadLetterTopic } from './lookups.js';
 import { firstAtOrAfter } from './stream-search.js';
 import { missingCursorStart } from './missing-cursor-start.js';
+import { reusableRead, type StreamRead } from './reusable-read.js';
 import { PartitionSampler, type PartitionLook } from './partition-sampler.js';
 import type { Stores } from './stores.js';
 
@@ -468,6 +469,9 @@ export class Receiver {
     const ids = await this.stores.ids.codec();
     let cursor = hint;
     let stale = hint !== undefined;
+    // What the last attempt read of the stream: a claim lost to another receiver plans again from it
+    // when it still covers the cursor the lost write returned (reusableRead).
+    let lastRead: StreamRead | undefined;
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const now = this.clock.now();
       cursor ??= await this.stores.cursors.get(group.name, stream, now);
@@ -526,13 +530,16 @@ export class Receiver {
       // Completions past the cursor's memory go to history items first; the claim then removes
       // them from `dn` under the mark it read (docs/design.md, History for the whole retention).
       const spill = planSpill(read);
+      const reused = reusableRead(lastRead, read, limit);
       const [leaseSegments, segments, spilled] = await Promise.all([
         expired.length ? this.stores.log.getSegments(expired.map((l) => ({ stream, seq: l.segment }))) : Promise.resolve([]),
-        this.stores.log.read(stream, read.segmentStart, limit + 1),
+        reused ? Promise.resolve(reused.segments) : this.stores.log.read(stream, read.segmentStart, limit + 1),
         spill
           ? this.stores.history.write(group.name, stream, read.createdAt ?? 0, new Set(read.done.keys()), spill, historyTtl(now))
           : Promise.resolve(undefined),
       ]);
+      const truncated = reused ? reused.truncated : segments.length === limit + 1;
+      if (!reused) lastRead = { start: read.segmentStart, segments, truncated };
       const leaseRecords = new Map<number, MessageRecord | undefined>();
       for (const lease of expired) {
         const segment = leaseSegments.find((s) => s.seq <= lease.seq && lease.seq < s.seq + s.count);
@@ -561,7 +568,7 @@ export class Receiver {
           retryPolicy: group.retryPolicy,
           leaseRecords,
           segments,
-          truncated: segments.length === limit + 1,
+          truncated,
           live: (record) => this.live(scope, record, now, stream),
           verdict: (record) => this.verdict(scope, record, stream),
           token: () => this.random.token(),
@@ -623,12 +630,13 @@ export class Receiver {
       const { plan, change, changed } = planned;
       if (changed) {
         // Partition claims return the cursor they leave into the cursor cache (FIFO shards: not cached).
-        const ok = await this.stores.cursors.claim(group.name, stream, change, shard ? undefined : group.createdAt);
-        if (!ok) {
-          // Another receiver moved the cursor, or a carried token no longer holds: read again
-          // (carried commits that no longer fold are then committed on their own) and plan again.
+        const outcome = await this.stores.cursors.claim(group.name, stream, change, shard ? undefined : group.createdAt);
+        if (!outcome.ok) {
+          // Another receiver moved the cursor, or a carried token no longer holds: plan again (carried
+          // commits that no longer fold are then committed on their own) from the cursor the failed
+          // write was checked against — as consistent as a read, and free — or read it when it is gone.
           scope.budget.give(taken);
-          cursor = undefined;
+          cursor = outcome.seen && !cursorExpired(outcome.seen, this.clock.now()) ? outcome.seen : undefined;
           continue;
         }
         if (fold.length > 0) scope.carried?.folded(stream, fold);

@@ -45,7 +45,7 @@ describe('protected mode: a lease that went pending after a receiver read the cu
       close: [],
       forgetDone: [],
     });
-    expect(renewed).toBe(false);
+    expect(renewed.ok).toBe(false);
     expect((await h.stores.cursors.get('g', a2.stream, h.clock.now()))?.leases.get(a2.seq)).toMatchObject({ token: a2.token, pending: true });
   });
 
@@ -61,7 +61,7 @@ describe('protected mode: a lease that went pending after a receiver read the cu
       close: [{ done, replaces: lease }],
       forgetDone: [],
     });
-    expect(closed).toBe(false);
+    expect(closed.ok).toBe(false);
     const dead = { ...done, outcome: 'dead-lettered' as const };
     await expect(
       h.doc.send(new TransactWriteCommand({ TransactItems: [h.stores.cursors.deadLetterItem('g', a2.stream, dead, lease.token)] })),

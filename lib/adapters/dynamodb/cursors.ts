@@ -42,6 +42,9 @@ export type { ClaimChange, CompletionChange, SeekRead } from './cursor-updates.j
 
 export type CommitOutcome = 'committed' | 'expired';
 
+/** What a claim did: written, or lost to another writer, with the cursor as that writer left it. */
+export type ClaimOutcome = { ok: true } | { ok: false; seen?: CursorState };
+
 /** Keys per BatchGetItem request (DynamoDB's limit). */
 const BATCH_GET_MAX_KEYS = 100;
 /** Rounds of retrying a BatchGetItem's unprocessed keys before answering "busy" (429). */
@@ -214,31 +217,28 @@ export class CursorStore {
   }
 
   /**
-   * Applies a claim plan; false when another receiver changed the cursor first. With `incarnation`
-   * (the group's `createdAt`), a partition cursor's claim returns the item it leaves (`ALL_NEW`, no
-   * extra capacity) into the cursor cache, and a lost race marks the stream contended there.
+   * Applies a claim plan. When another receiver changed the cursor first, the answer holds the
+   * cursor the failed condition was evaluated against (`ReturnValuesOnConditionCheckFailure:
+   * ALL_OLD`: strongly consistent, no read capacity), so the receiver plans again without reading it
+   * (`seen` is absent when the item is gone; an expired one is the caller's to discard). With `incarnation` (the group's
+   * `createdAt`), a partition cursor's claim returns the item it leaves (`ALL_NEW`, no extra
+   * capacity) into the cursor cache, and a lost race marks the stream contended there.
    */
-  async claim(group: string, stream: string, change: ClaimChange, incarnation?: number): Promise<boolean> {
+  async claim(group: string, stream: string, change: ClaimChange, incarnation?: number): Promise<ClaimOutcome> {
     const cached = incarnation !== undefined && this.cache.enabled && CursorCache.caches(stream);
     const at = this.cache.now();
-    try {
-      const { Attributes } = await call(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: this.key(group, stream),
-            ...claimUpdate(group, change),
-            ...(cached ? { ReturnValues: 'ALL_NEW' as const } : {}),
-          }),
-        ),
-      );
-      if (cached && Attributes) this.cache.put(group, stream, toState(Attributes), at, incarnation);
-      return true;
-    } catch (error) {
-      if (!isConditionalFailure(error)) throw error;
-      if (cached) this.cache.lost(group, stream);
-      return false;
+    const result = await conditionalWithImage(this.doc, {
+      TableName: this.table,
+      Key: this.key(group, stream),
+      ...claimUpdate(group, change),
+      ...(cached ? { ReturnValues: 'ALL_NEW' as const } : {}),
+    });
+    if (result.ok) {
+      if (cached && result.item) this.cache.put(group, stream, toState(result.item), at, incarnation);
+      return { ok: true };
     }
+    if (cached) this.cache.lost(group, stream);
+    return { ok: false, ...(result.old ? { seen: toState(result.old) } : {}) };
   }
 
   /**

@@ -1,0 +1,37 @@
+import type { CursorState } from '../domain/cursor.js';
+import type { Segment } from '../adapters/dynamodb/stream-log.js';
+
+/** What one attempt of a claim read of its stream: `segments` from the one at `start` on; `truncated` when it hit its limit. */
+export interface StreamRead {
+  start: number;
+  segments: Segment[];
+  truncated: boolean;
+}
+
+/**
+ * The segments an earlier attempt of the same claim read, when they still serve the cursor another
+ * receiver left (the one its lost write returned), so the claim is planned again without reading
+ * the stream: on a contended stream the losers' second try is one write, not a read and a write,
+ * and the stream's key is not read again by each of them (docs/design.md, Receive, "Learned
+ * cursors").
+ *
+ * Segments are written once, so what was read still holds; what it cannot show is a segment
+ * appended since, as with any read made a few milliseconds earlier. It serves only when the
+ * cursor's first segment is among those read (the cursor moved forward, not back by a seek, and
+ * not over a gap the read showed), and they reach `limit` positions past the cursor's next message
+ * or reached the stream's end then — else the stream is read again.
+ */
+export function reusableRead(
+  last: StreamRead | undefined,
+  cursor: Pick<CursorState, 'segmentStart' | 'next'>,
+  limit: number,
+): { segments: Segment[]; truncated: boolean } | undefined {
+  if (!last || cursor.segmentStart < last.start) return undefined;
+  const i = last.segments.findIndex((s) => s.seq + s.count > cursor.segmentStart);
+  const first = last.segments[i];
+  if (!first || first.seq > cursor.segmentStart) return undefined;
+  const tail = last.segments[last.segments.length - 1]!;
+  const reach = tail.seq + tail.count - cursor.next;
+  if (last.truncated && reach < limit) return undefined;
+  return { segments: last.segments.slice(i), truncated: last.truncated };
+}

@@ -1,0 +1,144 @@
+/**
+ * Learned cursors (docs/design.md, Receive, "Learned cursors"), on DynamoDB Local with two
+ * "containers" (two service instances with their own DynamoDB clients on one table): a claim that
+ * loses its cursor to another receiver plans again from the cursor its failed write returns
+ * (`ALL_OLD`) and from the segments it already read, so its second try is one write — no cursor
+ * read, no stream read — and what it delivers is what a fresh read would have given it.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
+import { Seeker } from '../../lib/services/seeker.js';
+import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
+import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
+import * as build from '../helpers/builders.js';
+
+let a: Harness;
+let b: Harness;
+
+/** What container A sent after its claim lost: cursor reads, stream reads and cursor writes. */
+interface AfterLoss {
+  cursorReads: number;
+  streamReads: number;
+  cursorWrites: number;
+}
+
+/**
+ * Arms A's client so that A's next write of a cursor of `stream` first waits for `rival` (B's
+ * receive), which then moves the cursor under it: A's write loses. Counts A's calls after that.
+ */
+function loseNextClaim(client: DynamoDBClient, stream: string, rival: () => Promise<unknown>): AfterLoss {
+  const after: AfterLoss = { cursorReads: 0, streamReads: 0, cursorWrites: 0 };
+  let armed = true;
+  let lost = false;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      // Marshalled ({ S: … }) or not, as the document client hands it on.
+      const text = (value: unknown) => String((value as { S?: string } | undefined)?.S ?? value ?? '');
+      const input = args.input as { Key?: { pk?: unknown; sk?: unknown }; ExpressionAttributeValues?: Record<string, unknown> };
+      const cursorOf = text(input.Key?.pk).startsWith('C#') && text(input.Key?.sk) === stream;
+      if (lost) {
+        if (context.commandName === 'GetItemCommand' && cursorOf) after.cursorReads++;
+        if (context.commandName === 'BatchGetItemCommand' && JSON.stringify(args.input).includes(stream)) after.cursorReads++;
+        if (context.commandName === 'QueryCommand' && text(input.ExpressionAttributeValues?.[':pk']) === `S#${stream}`) after.streamReads++;
+        if (context.commandName === 'UpdateItemCommand' && cursorOf) after.cursorWrites++;
+      }
+      if (armed && context.commandName === 'UpdateItemCommand' && cursorOf) {
+        armed = false;
+        await rival();
+        try {
+          return await next(args);
+        } finally {
+          lost = true;
+        }
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'loseNextClaim' },
+  );
+  return after;
+}
+
+async function containers() {
+  const { doc, table } = await testTable();
+  const clock = new FakeClock();
+  const mine = createDynamoClients({ endpoint: dynamoEndpoint(), requestTimeoutMs: 10_000 });
+  a = harness(mine.doc, table, { clock });
+  b = harness(doc, table, { clock });
+  return mine.client;
+}
+
+const bodies = (messages: Array<{ body: string }>) => messages.map((m) => m.body);
+const batch = (from: number, count: number, shardKey?: string) =>
+  Array.from({ length: count }, (_, i) => send(`m${from + i}`, shardKey === undefined ? {} : { shardKey }));
+
+describe('learned cursors', () => {
+  let client: DynamoDBClient;
+  beforeEach(async () => {
+    client = await containers();
+  });
+
+  it('a FIFO shard claim that lost plans again from the returned cursor and the segments it read: one write, no read', async () => {
+    await a.admin.putTopic('t', build.topic({ type: 'fifo' }));
+    await a.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60 }));
+    // The shard's cursor exists and its notices are absorbed before the race.
+    await a.queue.sendBatch('t', batch(0, 1, 'k'));
+    const [warm] = await a.queue.receive('g', { maxMessages: 1, waitSeconds: 0 });
+    const [done] = await a.queue.commit('g', [warm!.receiptHandle]);
+    expect(done).toMatchObject({ status: 'committed' });
+    for (let i = 0; i < 3; i++) await a.queue.sendBatch('t', batch(1 + 10 * i, 10, 'k'));
+
+    let rival: Array<{ body: string }> = [];
+    const after = loseNextClaim(client, 't:t/k:k', async () => {
+      rival = await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    });
+    const mine = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+
+    expect(bodies(rival)).toEqual(batch(1, 10).map((m) => m.body));
+    expect(bodies(mine)).toEqual(batch(11, 10).map((m) => m.body));
+    expect(after).toEqual({ cursorReads: 0, streamReads: 0, cursorWrites: 1 });
+    // The rest is still there, in order, once.
+    expect(bodies(await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(batch(21, 10).map((m) => m.body));
+    expect(await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+  });
+
+  it('a standard partition claim that lost plans again without reading its cursor', async () => {
+    await a.admin.putTopic('t', build.topic({ partitions: 1 }));
+    await a.admin.putGroup('g', build.group('t', { visibilityTimeoutSeconds: 60 }));
+    await a.queue.sendBatch('t', batch(0, 10));
+    await a.queue.sendBatch('t', batch(10, 10));
+
+    let rival: Array<{ body: string }> = [];
+    const after = loseNextClaim(client, 't:t/p:0', async () => {
+      rival = await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    });
+    const mine = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+
+    expect(bodies(rival)).toEqual(batch(0, 10).map((m) => m.body));
+    expect(bodies(mine)).toEqual(batch(10, 10).map((m) => m.body));
+    expect(after).toEqual({ cursorReads: 0, streamReads: 0, cursorWrites: 1 });
+    expect(await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+  });
+
+  it('a cursor a seek moved back under the lost claim is read from the stream again, from its new start', async () => {
+    await a.admin.putTopic('t', build.topic({ partitions: 1 }));
+    await a.admin.putGroup('g', build.group('t', { visibilityTimeoutSeconds: 60 }));
+    await a.queue.sendBatch('t', batch(0, 10));
+    await a.queue.sendBatch('t', batch(10, 10));
+    // The group consumes the first ten; A's next receive reads from the second segment on.
+    const first = await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    expect(bodies(first)).toEqual(batch(0, 10).map((m) => m.body));
+    await b.queue.commit('g', first.map((m) => m.receiptHandle));
+
+    const after = loseNextClaim(client, 't:t/p:0', async () => {
+      // Under A's claim, the group is rewound to the topic's first message.
+      await new Seeker(b.stores, b.clock).seek('g', 'earliest', undefined);
+    });
+    const mine = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+
+    // Planned from the rewound cursor: the read A made (second segment on) does not cover it.
+    expect(bodies(mine)).toEqual(batch(0, 10).map((m) => m.body));
+    expect(after.streamReads).toBe(1);
+    expect(after.cursorReads).toBe(0);
+  });
+});

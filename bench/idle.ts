@@ -15,11 +15,11 @@ import { SluiceClient } from '../lib/client/client.js';
 import { Consumer } from '../lib/client/consumer.js';
 import { diff, type Meter, type Snapshot } from './meter.js';
 import { dynamoTotals, httpTotals, type Ctx } from './workloads.js';
-import { idleRow, type IdleCounts, type IdleRow, type WakeRow } from './idle-cost.js';
+import { idleRow, type IdleCounts, type IdleId, type IdleRow, type WakeRow } from './idle-cost.js';
 import { percentiles, sleep } from './stats.js';
 import { itemBytes, type AttributeMap } from './units.js';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { startAwsModeReceiver } from './aws-mode-receiver.js';
+import { startAwsModeReceiver, type AwsModeReceiver } from './aws-mode-receiver.js';
 import { startBenchSqs } from './doorbell-sqs.js';
 import { container } from '../functions/commons/container.js';
 import { DOORBELL_RECEIVE_EVERY_MS } from '../lib/client/consumer.js';
@@ -140,42 +140,61 @@ function watchCalls(client: IdleEnv['dynamo'], names: string[]): { calls: () => 
 const WAIT_SECONDS = 20;
 
 /**
- * The three idle rows, measured at the same time on their own topics: a
- * curl-style long poll and an SDK `Consumer` against their own AWS-mode
- * receive endpoints, and a push group whose idle window is everything the
- * local runtime called meanwhile (an upper bound: timer sweeps included).
+ * The curl-style rows: a long poll one after the other, each on its own topic and its own
+ * AWS-mode receive endpoint (a container of its own, so each row's calls are counted apart).
+ * The FIFO rows price what a FIFO receive reads at each real look: its notice streams' cursors
+ * and notices, and the ready index — the home key `R#<group>` on a default topic, and the 16
+ * bucket keys besides on a wide one (more than 4 notice streams; docs/design.md, Ready index).
+ */
+export const LONG_POLL_ROWS = [
+  { id: 'http-long-poll', topic: 'idle-http', body: { type: 'standard' }, what: 'a standard topic (4 partitions)' },
+  { id: 'http-long-poll-fifo', topic: 'idle-fifo', body: { type: 'fifo' }, what: 'a FIFO topic, 4 notice streams (the default): the ready index under the home key' },
+  { id: 'http-long-poll-fifo-wide', topic: 'idle-fifo-wide', body: { type: 'fifo', partitions: 16 }, what: 'a wide FIFO topic, 16 notice streams (`partitions: 16`): the ready index under the home key and the 16 bucket keys' },
+] as const satisfies ReadonlyArray<{ id: IdleId; topic: string; body: Record<string, unknown>; what: string }>;
+
+/** A curl consumer: `warmupPolls + measuredPolls` long polls of `group` one after the other; the last `measuredPolls` counted. */
+export async function longPollWindow(receiver: AwsModeReceiver, group: string, profile: Pick<IdleProfile, 'warmupPolls' | 'measuredPolls'>, waitSeconds = WAIT_SECONDS): Promise<{ window: Snapshot; seconds: number }> {
+  const polls = profile.warmupPolls + profile.measuredPolls;
+  let before = receiver.meter.snapshot();
+  let t0 = performance.now();
+  for (let i = 0; i < polls; i++) {
+    if (i === profile.warmupPolls) {
+      before = receiver.meter.snapshot();
+      t0 = performance.now();
+    }
+    const res = await fetch(`${receiver.url}/v1/groups/${encodeURIComponent(group)}/receive`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ maxMessages: 10, waitSeconds }),
+    });
+    const got = (await res.json()) as { messages?: unknown[] };
+    if (res.status !== 200 || (got.messages?.length ?? 0) > 0) throw new Error(`idle long poll of ${group} answered ${res.status} with ${got.messages?.length ?? 0} messages`);
+  }
+  return { window: diff(receiver.meter.snapshot(), before), seconds: (performance.now() - t0) / 1000 };
+}
+
+/**
+ * The idle rows, measured at the same time on their own topics: curl-style long polls (a
+ * standard, a FIFO and a wide FIFO topic) and an SDK `Consumer` against their own AWS-mode
+ * receive endpoints, and a push group whose idle window is everything the local runtime called
+ * meanwhile (an upper bound: timer sweeps included).
  */
 export async function measureIdle(env: IdleEnv, profile: IdleProfile): Promise<IdleRow[]> {
   const { api } = env.ctx;
-  for (const t of ['idle-http', 'idle-sdk', 'idle-push']) await api.put(`/v1/topics/${t}`, { type: 'standard' });
-  await api.put('/v1/groups/idle-http-g', { subscriptions: [{ topic: 'idle-http' }], visibilityTimeoutSeconds: 30 });
+  for (const row of LONG_POLL_ROWS) {
+    await api.put(`/v1/topics/${row.topic}`, row.body);
+    await api.put(`/v1/groups/${row.topic}-g`, { subscriptions: [{ topic: row.topic }], visibilityTimeoutSeconds: 30 });
+  }
+  for (const t of ['idle-sdk', 'idle-push']) await api.put(`/v1/topics/${t}`, { type: 'standard' });
   await api.put('/v1/groups/idle-sdk-g', { subscriptions: [{ topic: 'idle-sdk' }], visibilityTimeoutSeconds: 30 });
   const endpoint = await startPushEndpoint();
   await api.put('/v1/groups/idle-push-g', { subscriptions: [{ topic: 'idle-push' }], push: { url: endpoint.url } });
-  const httpReceiver = await startAwsModeReceiver(env.runtimeUrl, env.token);
+  const pollReceivers: AwsModeReceiver[] = [];
+  while (pollReceivers.length < LONG_POLL_ROWS.length) pollReceivers.push(await startAwsModeReceiver(env.runtimeUrl, env.token));
   const sqs = await startBenchSqs();
   const sdkReceiver = await startAwsModeReceiver(env.runtimeUrl, env.token, { doorbellQueues: sqs.doorbellQueues });
   try {
-    // A curl consumer: one long poll after the other.
-    const curl = async () => {
-      const polls = profile.warmupPolls + profile.measuredPolls;
-      let before: Snapshot | undefined;
-      let t0 = 0;
-      for (let i = 0; i < polls; i++) {
-        if (i === profile.warmupPolls) {
-          before = httpReceiver.meter.snapshot();
-          t0 = performance.now();
-        }
-        const res = await fetch(`${httpReceiver.url}/v1/groups/idle-http-g/receive`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ maxMessages: 10, waitSeconds: WAIT_SECONDS }),
-        });
-        const got = (await res.json()) as { messages?: unknown[] };
-        if (res.status !== 200 || (got.messages?.length ?? 0) > 0) throw new Error(`idle long poll answered ${res.status} with ${got.messages?.length ?? 0} messages`);
-      }
-      return { window: diff(httpReceiver.meter.snapshot(), before as Snapshot), seconds: (performance.now() - t0) / 1000 };
-    };
+    const curl = () => Promise.all(LONG_POLL_ROWS.map((row, i) => longPollWindow(pollReceivers[i] as AwsModeReceiver, `${row.topic}-g`, profile)));
     // The SDK Consumer on its group's doorbell: its parking receive (measured alone: what each 5-minute
     // receive costs, at most), then a window of doorbell long polls.
     const sdk = async () => {
@@ -221,11 +240,21 @@ export async function measureIdle(env: IdleEnv, profile: IdleProfile): Promise<I
       }
       return { window: diff(env.meter.snapshot(), before), seconds: (performance.now() - t0) / 1000, own: watch.calls() };
     };
-    const [c, s, p] = await Promise.all([curl(), sdk(), push()]);
+    const [polls, s, p] = await Promise.all([curl(), sdk(), push()]);
     const pushStorage = await groupStorageBytes(env.doc, env.table, 'idle-push-g');
     const rows: IdleRow[] = [];
-    const cc = countsOf(c.window, c.seconds, 0);
-    rows.push(idleRow('http-long-poll', cc.counts, cc.byCommand, `curl-style: POST receive waitSeconds ${WAIT_SECONDS}, one after the other, SLUICE_NOTIFIER=activity; ${profile.measuredPolls} polls after ${profile.warmupPolls} (the first parks); receive service called in-process behind a plain HTTP server, Lambda billed per request as timed there`));
+    LONG_POLL_ROWS.forEach((row, i) => {
+      const c = polls[i] as { window: Snapshot; seconds: number };
+      const cc = countsOf(c.window, c.seconds, 0);
+      rows.push(
+        idleRow(
+          row.id,
+          cc.counts,
+          cc.byCommand,
+          `curl-style on ${row.what}: POST receive waitSeconds ${WAIT_SECONDS}, one after the other, SLUICE_NOTIFIER=activity; ${profile.measuredPolls} polls after ${profile.warmupPolls} (the first parks); receive service called in-process behind a plain HTTP server, Lambda billed per request as timed there`,
+        ),
+      );
+    });
     // The window's own calls (doorbell long polls; receives only if one fell in it) plus the real receive
     // every 5 minutes, priced as a parking receive measured alone once the park is in force (the first one,
     // which created the queue and held a fresh park, is in the note).
@@ -279,7 +308,7 @@ export async function measureIdle(env: IdleEnv, profile: IdleProfile): Promise<I
     );
     return rows;
   } finally {
-    await httpReceiver.stop();
+    for (const r of pollReceivers) await r.stop();
     await sdkReceiver.stop();
     await sqs.stop();
     await endpoint.stop();

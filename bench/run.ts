@@ -34,7 +34,7 @@ import { RECEIVE_TOPICS, receiveRows, type ReceiveRow, type ReceiveTopic } from 
 import { buildReport, renderMarkdown, type BenchResults } from './report.js';
 import { measureIdle, measureWake, type IdleEnv } from './idle.js';
 import type { IdleRow, WakeRow } from './idle-cost.js';
-import { usdSmall } from './idle-report.js';
+import { idleSection, idleTargets, usdSmall } from './idle-report.js';
 import { startPushProbe, type PushProbe } from './push-cost.js';
 import {
   FIFO_MODES,
@@ -75,7 +75,7 @@ if (values.help) {
   console.log('Usage: npm run bench [-- --quick] [-- --concurrency N] [-- --out DIR] [-- --wait-quiet SECONDS]');
   console.log('  --wait-quiet S  wait up to S seconds for other processes to leave the CPUs idle before starting');
   console.log('  --cost-only IDS only the cost rows named (comma-separated row ids, or "all"), printed, no result files: a quick check of a change');
-  console.log('  --idle-only     only the idle and wake rows, printed, no result files');
+  console.log('  --idle-only     only the idle and wake rows, printed; result files <date>-idle-<mode>.{json,md,png} only with --out');
   console.log(`  --scale-only TOPICS only the scale rows of the topics named (comma-separated: ${SCALE_TOPICS.join(', ')}; or "all"), printed; result files <date>-scale-<mode>.{json,md} only with --out`);
   console.log(`                  a topic name runs its producer rows and, for ${RECEIVE_TOPICS.join(', ')}, its consumer rows; send:<topic> / receive:<topic> one side; "send" / "receive" one side of every topic`);
   process.exit(0);
@@ -83,7 +83,7 @@ if (values.help) {
 
 const quick = values.quick === true;
 /** Cost rows to measure alone (no other phase, no result files), or undefined for a whole run. */
-/** Only the idle and wake rows (no other phase, no result files). */
+/** Only the idle and wake rows (no other phase; result files only with --out). */
 const idleOnly = values['idle-only'] === true;
 const costOnly = values['cost-only']?.split(',').map((id) => id.trim()).filter(Boolean);
 /** Only the scale rows of these topics (no other phase; result files only with --out). */
@@ -167,14 +167,14 @@ function describeCell(c: CellResult, floorPut: number) {
 /** Idle consumers' modelled month and wake latency (issue 15); a failure is logged and leaves the rows out. */
 async function idlePhase(env: IdleEnv): Promise<{ idle?: IdleRow[]; wake?: WakeRow[] }> {
   const p = PROFILE.idle;
-  log(`idle: a curl long poll (SLUICE_NOTIFIER=activity), an SDK Consumer on its SQS doorbell (local stand-in) and a push group, ${p.warmupPolls + p.measuredPolls} × 20 s (${p.measuredPolls} measured)`);
+  log(`idle: curl long polls on a standard, a FIFO and a wide FIFO topic (SLUICE_NOTIFIER=activity), an SDK Consumer on its SQS doorbell (local stand-in) and a push group, ${p.warmupPolls + p.measuredPolls} × 20 s (${p.measuredPolls} measured)`);
   let idle: IdleRow[] | undefined;
   let wake: WakeRow[] | undefined;
   try {
     idle = await measureIdle(env, p);
     for (const row of idle) {
       log(
-        `idle ${row.id.padEnd(15)} ${usdSmall(row.usdPerMonth).padStart(9)}/month (HTTP API ${usdSmall(row.usdPerMonthHttpApi)}; via ApiUrl ${usdSmall(row.usdPerMonthViaApi)}; target $${row.targetUsd})  window ${row.counted.seconds.toFixed(1)} s: ` +
+        `idle ${row.id.padEnd(24)} ${usdSmall(row.usdPerMonth).padStart(9)}/month (HTTP API ${usdSmall(row.usdPerMonthHttpApi)}; via ApiUrl ${usdSmall(row.usdPerMonthViaApi)}; target $${row.targetUsd})  window ${row.counted.seconds.toFixed(1)} s: ` +
           `${row.counted.lambdaRequests} Lambda req, ${fmt(row.counted.lambdaBilledMs)} ms, ${row.counted.dynamoCalls} DynamoDB calls ${JSON.stringify(row.byCommand)}, ${row.counted.rru} RRU, ${row.counted.wru} WRU, ${row.counted.storageBytes} B stored`,
       );
     }
@@ -243,7 +243,36 @@ async function main() {
   await ensureTable(raw.client, floorTable);
   const idleEnv: IdleEnv = { ctx, runtimeUrl: runtime.url, token, meter, doc: raw.doc, table: 'bench', dynamo: c.dynamo };
   if (idleOnly) {
-    await idlePhase(idleEnv);
+    const { idle, wake } = await idlePhase(idleEnv);
+    if (values.out !== undefined) {
+      const outDir = resolve(values.out);
+      mkdirSync(outDir, { recursive: true });
+      const stem = `${new Date(started).toISOString().slice(0, 10)}-idle-${mode}`;
+      // The other phases did not run: their lists are empty, and the report and chart show the idle and wake rows alone.
+      const results: BenchResults = {
+        version: 1,
+        mode,
+        date: new Date(started).toISOString(),
+        durationSeconds: (Date.now() - started) / 1000,
+        machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', node: process.version, platform: `${process.platform} ${process.arch}`, java: javaVersion },
+        config: { concurrency, bodyBytes: BODY_BYTES, idle: PROFILE.idle, otherCpuAtStart, loadAverageAtEnd: loadavg() },
+        floor: [],
+        cells: [],
+        latency: [],
+        scheduled: { available: false, reason: 'not measured (--idle-only)' },
+        transactional: { available: false, reason: 'not measured (--idle-only)' },
+        costs: [],
+        ...(idle ? { idle } : {}),
+        ...(wake ? { wake } : {}),
+        capacityCheck: { compared: 0, agreed: 0, samples: [], calls: 0, unreported: 0 },
+      };
+      const targets = idleTargets(idle, wake);
+      writeFileSync(join(outDir, `${stem}.json`), `${JSON.stringify({ ...results, report: { targets } }, null, 2)}\n`);
+      const heading = `# Idle and wake rows (${mode}, ${results.date}, ${results.durationSeconds.toFixed(0)} s, other processes kept ${otherCpuAtStart.toFixed(2)} cores busy at the start, load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')})`;
+      writeFileSync(join(outDir, `${stem}.md`), `${[heading, '', `![idle and wake rows](${stem}.png)`, '', ...idleSection(idle, wake)].join('\n')}\n`);
+      writeFileSync(join(outDir, `${stem}.png`), renderChart(results));
+      log(`results: ${join(values.out, stem)}.{json,md,png}`);
+    }
     return;
   }
   // ── scale: contention as producers grow, with an AWS-like round trip; the modelled AWS ceiling ──

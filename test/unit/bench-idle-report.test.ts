@@ -1,6 +1,8 @@
-/** The idle and wake rows (issue 15): the month model, the Markdown section, the target verdicts and the chart panel. */
+/** The idle and wake rows (issue 15): the month model, the Markdown section, the target verdicts and the chart panel; the FIFO long-poll rows' topics. */
 import { describe, expect, it } from 'vitest';
-import { MONTH_SECONDS, idleMonth, idleRow, type IdleCounts, type WakeRow } from '../../bench/idle-cost.js';
+import { IDLE_TARGETS, MONTH_SECONDS, idleMonth, idleRow, type IdleCounts, type WakeRow } from '../../bench/idle-cost.js';
+import { LONG_POLL_ROWS } from '../../bench/idle.js';
+import { isWideFifo } from '../../lib/domain/streams.js';
 import { buildReport, renderMarkdown } from '../../bench/report.js';
 import { benchResults } from '../helpers/bench-results.js';
 import { renderChart } from '../../bench/chart.js';
@@ -84,5 +86,49 @@ describe('the report with idle and wake rows', () => {
     expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
     // PNG IHDR: height at bytes 20..23. Panel 4 adds a title, 3 rows and a margin; the wake rows add 2 latency rows.
     expect(png.readUInt32BE(20) - without.readUInt32BE(20)).toBe(90 + 40 + 3 * 22 + 8 + 2 * 22);
+  });
+});
+
+describe('the long-poll rows on FIFO topics', () => {
+  it('wait on a standard, a default FIFO and a wide FIFO topic (more than 4 notice streams), each against the $5 target', () => {
+    const kind = (id: string) => {
+      const row = LONG_POLL_ROWS.find((r) => r.id === id);
+      if (!row) throw new Error(`no row ${id}`);
+      const body = row.body as { type: 'standard' | 'fifo'; partitions?: number };
+      return { type: body.type, wide: isWideFifo({ type: body.type, orderGroup: undefined, partitions: body.partitions ?? 4 }) };
+    };
+    expect(LONG_POLL_ROWS.map((r) => r.id)).toEqual(['http-long-poll', 'http-long-poll-fifo', 'http-long-poll-fifo-wide']);
+    expect(kind('http-long-poll')).toEqual({ type: 'standard', wide: false });
+    expect(kind('http-long-poll-fifo')).toEqual({ type: 'fifo', wide: false });
+    expect(kind('http-long-poll-fifo-wide')).toEqual({ type: 'fifo', wide: true });
+    expect(new Set(LONG_POLL_ROWS.map((r) => r.topic)).size).toBe(LONG_POLL_ROWS.length);
+    for (const r of LONG_POLL_ROWS) expect(IDLE_TARGETS[r.id]).toBe(5);
+  });
+
+  // The wide row as measured on 2026-12-02 (6 polls, 120.8 s): 398 calls, 341.5 RRU, 3 WRU, 120,774 billed ms; the default FIFO row 150 RRU.
+  const wide = idleRow('http-long-poll-fifo-wide', counts({ seconds: 120.8, lambdaRequests: 6, lambdaBilledMs: 120_774, dynamoCalls: 398, rru: 341.5, wru: 3 }), { Query: 300, GetItem: 77 }, 'wide FIFO long poll');
+  const fifo = idleRow('http-long-poll-fifo', counts({ seconds: 120.6, lambdaRequests: 6, lambdaBilledMs: 120_526, dynamoCalls: 159, rru: 150, wru: 3 }), { Query: 60, GetItem: 78 }, 'FIFO long poll');
+  const r = results({ idle: [fifo, wide] });
+
+  it('prices them as the standard row: the wide one misses $5 by its reads', () => {
+    // Reads: 341.5 RRU per 120.8 s → 7.33 M RRU a month, $0.92; Lambda 128 MB for the whole month, $4.32.
+    expect(wide.perMonth.usd.dynamoReads).toBeCloseTo((341.5 * (MONTH_SECONDS / 120.8) * 0.125) / 1e6, 9);
+    expect(wide.usdPerMonth).toBeGreaterThan(5);
+    expect(fifo.usdPerMonth).toBeLessThan(5);
+    const targets = buildReport(r).targets;
+    const verdict = (name: string) => targets.find((t) => t.name.startsWith(`Idle ${name}:`));
+    expect(verdict('http-long-poll-fifo')?.met).toBe(true);
+    expect(verdict('http-long-poll-fifo-wide')?.met).toBe(false);
+    expect(verdict('http-long-poll-fifo-wide')?.actual).toMatch(/^\$5\.30 \(HTTP API: \$5\.43; /);
+  });
+
+  it('shows them in the Markdown table and the chart, one line each', () => {
+    const md = renderMarkdown(r, buildReport(r), 'x.png');
+    const lines = md.split('\n').filter((l) => /^\| http-long-poll-fifo(-wide)? \| [\d.]+ s \|/.test(l));
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(/\| \*\*\$5\.30\*\* \| \$5\.43 \| \$18\.\d\d \| ≤ \$5 \| no \|$/);
+    expect(md).toContain('- **http-long-poll-fifo-wide**: wide FIFO long poll.');
+    const png = renderChart(r);
+    expect(png.readUInt32BE(20) - renderChart(results({})).readUInt32BE(20)).toBe(90 + 40 + 2 * 22 + 8);
   });
 });

@@ -11,8 +11,12 @@ export interface Notifier {
    * Resolves after `ms` or as soon as one of `topics` is notified — at once
    * when one was notified after `since` (while the caller was looking), so a
    * message that lands during a receive's look is not left waiting a poll interval.
+   * A notifier that watches for every way a message becomes claimable between
+   * real looks (the activity waiter) answers `false` when the wait ran out with
+   * nothing to look for: a wait that ends a long poll then needs no last look
+   * (the caller's next call looks at once). Others answer nothing.
    */
-  wait(topics: readonly string[], ms: number, since?: number): Promise<void>;
+  wait(topics: readonly string[], ms: number, since?: number): Promise<boolean | void>;
   /**
    * A message of `topics` becomes claimable again at `at` without a send (a
    * lease handed out here expires): a notifier that waits long between real

@@ -22,8 +22,10 @@ import type { Notifier } from '../ports/notifier.js';
 
 /**
  * A real receive happens at least this often while a long poll waits (ms):
- * the longest receive wait, so a waiting call looks for real when it starts
- * and when it ends, plus what {@link ActivityWaiter} wakes it for. The bound
+ * the longest receive wait, so a waiting call looks for real when it starts,
+ * plus what {@link ActivityWaiter} wakes it for (a wait that runs out at the
+ * call's deadline ends the call without a last look: the next call's first
+ * look is the one after it). The bound
  * on how late a lease expiry or a back-off end (they append nothing) is seen
  * by a waiting receive that was not woken for it.
  */
@@ -121,11 +123,11 @@ export class ActivityWaiter implements Notifier {
    * one moved past `since` (a flagged append after the last look began) or
    * `ms` passed.
    */
-  async wait(topics: readonly string[], ms: number, since = this.clock.now()): Promise<void> {
+  async wait(topics: readonly string[], ms: number, since = this.clock.now()): Promise<boolean> {
     let end = this.clock.now() + ms;
     // Just parked (this container knew of no park in force): what was appended between the last
     // look and the park carries no `w`, so look for real once more at once.
-    if (await this.park(topics)) return;
+    if (await this.park(topics)) return true;
     // A look is due at any of these the last look did not already cover (it began before them).
     // A wait that ends for one never ends before it (below), so the look it ends for covers it.
     let endsForDue = false;
@@ -138,17 +140,18 @@ export class ActivityWaiter implements Notifier {
       }
     }
     let pause = this.firstLookMs;
+    // Ran out: `false` unless the end was a due (a look is due then).
     for (;;) {
       const remaining = end - this.clock.now();
-      if (remaining <= 0) return;
+      if (remaining <= 0) return endsForDue;
       await this.sleep(Math.min(pause, remaining));
       const left = end - this.clock.now();
-      if (left <= 0) return;
+      if (left <= 0) return endsForDue;
       // A read this close to the end would only delay the real look: the caller's deadline ends the
       // wait now; a due is slept out, since a look that began before it would not cover it and the
       // next wait would end at once for a second look.
       if (left <= END_SLACK_MS) {
-        if (!endsForDue) return;
+        if (!endsForDue) return false;
         continue;
       }
       const seen = await Promise.all(topics.map((topic) => this.stores.activity.activity(topic)));
@@ -157,7 +160,7 @@ export class ActivityWaiter implements Notifier {
         if (partitions && partitions.size > 0) this.moved.set(topic, partitions);
       });
       if (this.moved.size > 1000) this.moved.clear();
-      if (seen.some(({ at }) => at > since)) return;
+      if (seen.some(({ at }) => at > since)) return true;
       pause = Math.min(pause * 2, this.maxLookMs);
     }
   }

@@ -251,8 +251,17 @@ export class QueueService {
       if (queueUrl !== undefined && lookedAt >= ringsFrom) return { messages, doorbell: { queueUrl } };
       if (now >= deadline) return { messages };
       const until = queueUrl !== undefined && ringsFrom > now ? Math.min(ringsFrom, deadline) : deadline;
-      if (waiter) await waiter.wait(group.name, Math.min(PARKED_LOOK_EVERY_MS, deadline - now), mark);
-      else await this.notifier.wait([...requested], Math.min(this.pollIntervalMs, until - now), mark);
+      if (waiter) {
+        await waiter.wait(group.name, Math.min(PARKED_LOOK_EVERY_MS, deadline - now), mark);
+        continue;
+      }
+      const waitMs = Math.min(this.pollIntervalMs, until - now);
+      const woken = await this.notifier.wait([...requested], waitMs, mark);
+      // The wait ran out at the call's deadline and its notifier saw nothing that could have made a
+      // message claimable (the activity waiter: no flagged append, no due): the call ends without a
+      // last look — the caller's next call looks at once, and a look now would only repeat it
+      // (docs/design.md, "Waking pull consumers": no look at the end).
+      if (woken === false && queueUrl === undefined && waitMs === deadline - now) return { messages };
     }
   }
 

@@ -41,6 +41,24 @@ async function parked(waiter: ActivityWaiter, topics: string[]) {
 }
 
 describe('ActivityWaiter', () => {
+  it('says whether the wait was ended for a look (true) or ran out with nothing to look for (false)', async () => {
+    const start = 1_000_000;
+    // A park that starts: a look is due at once.
+    const parking = setup();
+    expect(await parking.waiter.wait(['t'], 5000, parking.waiter.mark())).toBe(true);
+    // Idle: ran out.
+    expect(await parking.waiter.wait(['t'], 5000, parking.waiter.mark())).toBe(false);
+    // Activity after the look began.
+    const active = setup({ activityAt: (_topic, now) => (now >= start + 700 ? start + 600 : start - 10) });
+    await parked(active.waiter, ['t']);
+    expect(await active.waiter.wait(['t'], 5000, start)).toBe(true);
+    // A due (a lease this container handed out expires) at the very end of the wait.
+    const due = setup();
+    await parked(due.waiter, ['t']);
+    due.waiter.wakeAt(['t'], due.clock.now() + 5000);
+    expect(await due.waiter.wait(['t'], 5000, due.waiter.mark())).toBe(true);
+  });
+
   it('ends the wait that starts a park at once, without reading activity, so the loop looks again', async () => {
     const { waiter, sleeps, reads, parks } = setup();
     await waiter.wait(['t'], 5000, waiter.mark());

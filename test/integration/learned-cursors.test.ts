@@ -120,6 +120,27 @@ describe('learned cursors', () => {
     expect(await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
   });
 
+  it('a partition claim that lost while its stream grew delivers what a fresh read would have given it (review)', async () => {
+    await a.admin.putTopic('t', build.topic({ partitions: 1 }));
+    await a.admin.putGroup('g', build.group('t', { visibilityTimeoutSeconds: 60 }));
+    await a.queue.sendBatch('t', batch(0, 10));
+
+    let rival: Array<{ body: string }> = [];
+    const after = loseNextClaim(client, 't:t/p:0', async () => {
+      // Under A's claim (planned from a read that reached the stream's end), the stream grows by a
+      // segment and B takes the first half of the first one: the cursor B leaves knows the stream
+      // only as far as A's read did, but a read made now would show the new segment.
+      await b.queue.sendBatch('t', batch(10, 10));
+      rival = await b.queue.receive('g', { maxMessages: 5, waitSeconds: 0 });
+    });
+    const mine = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+
+    expect(bodies(rival)).toEqual(batch(0, 5).map((m) => m.body));
+    expect(after.cursorReads).toBe(0);
+    // Before learned cursors, A read the cursor and the stream again and got m5..m14.
+    expect(bodies(mine)).toEqual(batch(5, 10).map((m) => m.body));
+  });
+
   it('a cursor a seek moved back under the lost claim is read from the stream again, from its new start', async () => {
     await a.admin.putTopic('t', build.topic({ partitions: 1 }));
     await a.admin.putGroup('g', build.group('t', { visibilityTimeoutSeconds: 60 }));

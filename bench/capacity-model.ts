@@ -144,7 +144,8 @@ export function lostRacesPerAppend(keys: KeyLoad[]): number {
  * it planned from (`nx`, and on FIFO shards `kn`, `size(fl)`, the index key), so the successful
  * claims of one cursor are a chain — each plans from what the previous one left (its read, unless
  * a cached cursor spared it) and then writes. Lost claims enter the write bound through the units
- * the losers are billed and the chain through the reads they force (each loser re-reads). Commits
+ * the losers are billed and the chain through the reads they force (a loser plans again from the
+ * cursor its failed write returned and reads only when that is gone: learned cursors). Commits
  * of the same cursor are not in the chain (they do not read first) but make claims in flight lose,
  * which the lost claims measure. The ceiling is the smallest bound over every unit: consumers cannot
  * move a backlog off the key its producers put it on.

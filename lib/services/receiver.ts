@@ -530,7 +530,8 @@ export class Receiver {
       // Completions past the cursor's memory go to history items first; the claim then removes
       // them from `dn` under the mark it read (docs/design.md, History for the whole retention).
       const spill = planSpill(read);
-      const reused = reusableRead(lastRead, read, limit);
+      // An attempt that spills history writes before it claims: it reads the stream afresh.
+      const reused = spill ? undefined : reusableRead(lastRead, read, limit);
       const [leaseSegments, segments, spilled] = await Promise.all([
         expired.length ? this.stores.log.getSegments(expired.map((l) => ({ stream, seq: l.segment }))) : Promise.resolve([]),
         reused ? Promise.resolve(reused.segments) : this.stores.log.read(stream, read.segmentStart, limit + 1),
@@ -628,6 +629,14 @@ export class Receiver {
         planned = planFor(take, fold);
       }
       const { plan, change, changed } = planned;
+      if (reused && plan.deliveries.length < limit) {
+        // Planned from the earlier read, the claim falls short of what it asks: segments appended
+        // since that read (the cursor is newer than it) may hold the rest. Read the stream afresh.
+        scope.budget.give(taken);
+        lastRead = undefined;
+        attempt--;
+        continue;
+      }
       if (changed) {
         // Partition claims return the cursor they leave into the cursor cache (FIFO shards: not cached).
         const outcome = await this.stores.cursors.claim(group.name, stream, change, shard ? undefined : group.createdAt);

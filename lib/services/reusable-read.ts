@@ -16,10 +16,12 @@ export interface StreamRead {
  * cursors").
  *
  * Segments are written once, so what was read still holds; what it cannot show is a segment
- * appended since, as with any read made a few milliseconds earlier. It serves only when the
- * cursor's first segment is among those read (the cursor moved forward, not back by a seek, and
- * not over a gap the read showed), and they reach `limit` positions past the cursor's next message
- * or reached the stream's end then — else the stream is read again.
+ * appended since — and the cursor it now serves is newer than the read, so the writer that moved
+ * it may have seen such segments. It serves only when the cursor's first segment is among those
+ * read (the cursor moved forward, not back by a seek, and not over a gap the read showed) and
+ * they reach `limit` positions past the cursor's next message; else the stream is read again.
+ * The caller also reads again when the plan made from it delivers fewer than it asked for
+ * (skipped records, or the end of what was read): a fresh read might give more.
  */
 export function reusableRead(
   last: StreamRead | undefined,
@@ -32,6 +34,6 @@ export function reusableRead(
   if (!first || first.seq > cursor.segmentStart) return undefined;
   const tail = last.segments[last.segments.length - 1]!;
   const reach = tail.seq + tail.count - cursor.next;
-  if (last.truncated && reach < limit) return undefined;
+  if (reach < limit) return undefined;
   return { segments: last.segments.slice(i), truncated: last.truncated };
 }

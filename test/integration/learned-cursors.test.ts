@@ -3,7 +3,8 @@
  * "containers" (two service instances with their own DynamoDB clients on one table): a claim that
  * loses its cursor to another receiver plans again from the cursor its failed write returns
  * (`ALL_OLD`) and from the segments it already read, so its second try is one write — no cursor
- * read, no stream read — and what it delivers is what a fresh read would have given it.
+ * read, no stream read — unless those segments do not fill what it asks for: then it reads the
+ * stream again, so it delivers what a fresh read would have given it.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -139,6 +140,26 @@ describe('learned cursors', () => {
     expect(after.cursorReads).toBe(0);
     // Before learned cursors, A read the cursor and the stream again and got m5..m14.
     expect(bodies(mine)).toEqual(batch(5, 10).map((m) => m.body));
+  });
+
+  it('a plan from the earlier read that falls short (its records filtered out) is made again from a fresh read', async () => {
+    await a.admin.putTopic('t', build.topic({ partitions: 1 }));
+    await a.admin.putGroup('g', build.group([{ topic: 't', tags: ['a'] }], { visibilityTimeoutSeconds: 60 }));
+    const tagged = (from: number, tag: string) => batch(from, 10).map((m) => ({ ...m, tag }));
+    await a.queue.sendBatch('t', tagged(0, 'a'));
+    await a.queue.sendBatch('t', tagged(10, 'b'));
+
+    let rival: Array<{ body: string }> = [];
+    loseNextClaim(client, 't:t/p:0', async () => {
+      // Under A's claim, B takes the first segment and the stream grows by one the group wants:
+      // what A read reaches far enough past the new cursor, but only over records it must skip.
+      await b.queue.sendBatch('t', tagged(20, 'a'));
+      rival = await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    });
+    const mine = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+
+    expect(bodies(rival)).toEqual(batch(0, 10).map((m) => m.body));
+    expect(bodies(mine)).toEqual(batch(20, 10).map((m) => m.body));
   });
 
   it('a cursor a seek moved back under the lost claim is read from the stream again, from its new start', async () => {

@@ -193,6 +193,14 @@ async function idlePhase(env: IdleEnv): Promise<{ idle?: IdleRow[]; wake?: WakeR
 
 async function main() {
   const javaVersion = (spawnSync('java', ['-version'], { encoding: 'utf8' }).stderr ?? '').split('\n')[0] ?? '';
+  /** What every results file starts with: the run and the machine (the duration up to now). */
+  const resultsHeader = (): Pick<BenchResults, 'version' | 'mode' | 'date' | 'durationSeconds' | 'machine'> => ({
+    version: 1,
+    mode,
+    date: new Date(started).toISOString(),
+    durationSeconds: (Date.now() - started) / 1000,
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', node: process.version, platform: `${process.platform} ${process.arch}`, java: javaVersion },
+  });
   log(`Sluice benchmark, ${mode} mode: concurrency ${concurrency}, ${BODY_BYTES} B bodies, ${SHARDS} FIFO shards, ${cpus().length} CPUs, Node ${process.version}`);
   const waitQuiet = Number(values['wait-quiet'] ?? 0);
   let otherCpuAtStart = await busyElsewhere();
@@ -250,11 +258,7 @@ async function main() {
       const stem = `${new Date(started).toISOString().slice(0, 10)}-idle-${mode}`;
       // The other phases did not run: their lists are empty, and the report and chart show the idle and wake rows alone.
       const results: BenchResults = {
-        version: 1,
-        mode,
-        date: new Date(started).toISOString(),
-        durationSeconds: (Date.now() - started) / 1000,
-        machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', node: process.version, platform: `${process.platform} ${process.arch}`, java: javaVersion },
+        ...resultsHeader(),
         config: { concurrency, bodyBytes: BODY_BYTES, idle: PROFILE.idle, otherCpuAtStart, loadAverageAtEnd: loadavg() },
         floor: [],
         cells: [],
@@ -531,11 +535,7 @@ async function main() {
   raw.client.destroy();
   const finalSnapshot = meter.snapshot();
   const results: BenchResults = {
-    version: 1,
-    mode,
-    date: new Date(started).toISOString(),
-    durationSeconds: (Date.now() - started) / 1000,
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', node: process.version, platform: `${process.platform} ${process.arch}`, java: javaVersion },
+    ...resultsHeader(),
     config: { concurrency, bodyBytes: BODY_BYTES, batches: BATCHES, ...PROFILE, roundTrip: { minMs: roundTrip.minMs, maxMs: roundTrip.maxMs }, otherClients, otherCpuAtStart },
     floor: floors,
     cells,

@@ -33,7 +33,8 @@ function rivalled(doc: DynamoDBDocumentClient, watch: FakeStopwatch) {
     if (command instanceof PutCommand && String(command.input.Item?.pk).startsWith('S#')) {
       state.puts++;
       if (watch.now() < state.rivalUntil) {
-        await doc.send(new PutCommand({ TableName: command.input.TableName, Item: command.input.Item }));
+        // Another writer's try: its own token (a put that landed is retried on its own token only).
+        await doc.send(new PutCommand({ TableName: command.input.TableName, Item: { ...command.input.Item, tk: 'rival' } }));
         state.stolen++;
       }
     }

@@ -50,6 +50,7 @@
  * §7.2). The flag only lets the segment's INSERT through the dispatcher's
  * filters; it changes nothing else about the segment.
  */
+import { randomBytes } from 'node:crypto';
 import { TransactWriteCommand, PutCommand, QueryCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
@@ -188,6 +189,11 @@ const HINT_BACKOFF_MS = 10_000;
  * then (a request lasts far less). The writer opens a new epoch instead (docs/design.md).
  */
 export const HEAD_MARGIN_MS = 60_000;
+
+/** The attribute of a segment put on its own that names the try which wrote it (see {@link StreamLog}). */
+export const SEGMENT_TOKEN = 'tk';
+/** Random bytes of that token: 8 (11 characters), never shared by two tries in practice. */
+export const SEGMENT_TOKEN_BYTES = 8;
 /** Epoch starts this process opened lately, remembered for the notices that announce them. */
 const OPENED_REMEMBERED = 1000;
 
@@ -521,9 +527,18 @@ export class StreamLog {
     if (beforeWrite) await beforeWrite(seqs);
     try {
       if (items.length === 1 && items[0]?.Put) {
-        // The one item is the segment itself: a lost race fails its condition (retried below).
+        // The one item is the segment itself: a lost race fails its condition (retried below). The
+        // put carries a token of this try, so that the SDK's retry of a put that landed (its answer
+        // lost: a timeout, a reset) passes on its own item instead of failing as a lost race, which
+        // would append the messages a second time (a transaction is made idempotent by its
+        // ClientRequestToken, which the SDK keeps across its retries).
+        const put = items[0].Put;
+        const token = randomBytes(SEGMENT_TOKEN_BYTES).toString('base64url');
+        put.Item = { ...put.Item, [SEGMENT_TOKEN]: token };
+        put.ConditionExpression = `attribute_not_exists(pk) OR ${SEGMENT_TOKEN} = :tk`;
+        put.ExpressionAttributeValues = { ...put.ExpressionAttributeValues, ':tk': token };
         try {
-          await this.doc.send(new PutCommand(items[0].Put));
+          await this.doc.send(new PutCommand(put));
         } catch (error) {
           if (!isConditionalFailure(error)) throw error;
           return { learned: [learnedHead((error as { Item?: StoredImage }).Item)] };

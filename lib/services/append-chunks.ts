@@ -37,7 +37,7 @@ export interface ChunkReserve {
 
 /** A segment item without records: keys, count, TTL, the token of a put on its own (and the empty list). */
 export const segmentOverheadBytes = (stream: string): number =>
-  itemBytes({ pk: streamPk(stream), sk: segmentSk(MAX_SEQ), n: MAX_SEQ, ttl: MAX_SEQ, m: [], [SEGMENT_TOKEN]: 'x'.repeat(Math.ceil((SEGMENT_TOKEN_BYTES * 4) / 3)) });
+  itemBytes({ pk: streamPk(stream), sk: segmentSk(MAX_SEQ), n: MAX_SEQ, ttl: MAX_SEQ, m: [], [SEGMENT_TOKEN]: new Uint8Array(SEGMENT_TOKEN_BYTES) });
 
 /** A stream sentinel, written with a stream's first segment of an epoch. */
 export const sentinelBytes = (stream: string): number => itemBytes({ pk: streamPk(stream), sk: SENTINEL_SK, eb: MAX_SEQ * 1000 });

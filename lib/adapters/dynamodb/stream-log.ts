@@ -192,8 +192,11 @@ export const HEAD_MARGIN_MS = 60_000;
 
 /** The attribute of a segment put on its own that names the try which wrote it (see {@link StreamLog}). */
 export const SEGMENT_TOKEN = 'tk';
-/** Random bytes of that token: 8 (11 characters), never shared by two tries in practice. */
-export const SEGMENT_TOKEN_BYTES = 8;
+/**
+ * Random bytes of that token, stored as binary (billed 2 + 6 bytes): it only has to tell this try
+ * from the others racing for the same sequence number at the same time (2^-48).
+ */
+export const SEGMENT_TOKEN_BYTES = 6;
 /** Epoch starts this process opened lately, remembered for the notices that announce them. */
 const OPENED_REMEMBERED = 1000;
 
@@ -533,7 +536,7 @@ export class StreamLog {
         // would append the messages a second time (a transaction is made idempotent by its
         // ClientRequestToken, which the SDK keeps across its retries).
         const put = items[0].Put;
-        const token = randomBytes(SEGMENT_TOKEN_BYTES).toString('base64url');
+        const token = new Uint8Array(randomBytes(SEGMENT_TOKEN_BYTES));
         put.Item = { ...put.Item, [SEGMENT_TOKEN]: token };
         put.ConditionExpression = `attribute_not_exists(pk) OR ${SEGMENT_TOKEN} = :tk`;
         put.ExpressionAttributeValues = { ...put.ExpressionAttributeValues, ':tk': token };

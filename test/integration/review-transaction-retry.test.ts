@@ -1,0 +1,74 @@
+/**
+ * Review probe (not for merge as is): does a TransactWriteItems whose answer is lost after it landed
+ * stay idempotent across the SDK's retry on DynamoDB Local (ClientRequestToken), as docs/design.md
+ * "A put that landed, retried" says the fault suite bears out?
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { harness, send, testTable, type Harness } from '../helpers/stores.js';
+import * as build from '../helpers/builders.js';
+
+let h: Harness;
+let client: DynamoDBClient;
+let table: string;
+
+function loseNextTransactionAnswer(): { sent: number; lost: number; tokens: string[] } {
+  const seen = { sent: 0, lost: 0, tokens: [] as string[] };
+  let armed = true;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
+      seen.sent++;
+      const body = String((args.request as { body?: unknown }).body ?? '');
+      seen.tokens.push(/"ClientRequestToken":"([^"]+)"/.exec(body)?.[1] ?? '');
+      const result = await next(args);
+      if (!armed) return result;
+      armed = false;
+      seen.lost++;
+      throw Object.assign(new Error('injected: answer lost after the write'), { name: 'TimeoutError' });
+    },
+    { step: 'finalizeRequest', priority: 'low', name: 'loseTransactionAnswer' },
+  );
+  return seen;
+}
+
+describe('review: a transaction retried by the SDK after it landed', () => {
+  beforeEach(async () => {
+    const t = await testTable();
+    client = t.client;
+    table = t.table;
+    h = harness(t.doc, t.table);
+  });
+
+  it('DynamoDB Local answers a repeated ClientRequestToken with success', async () => {
+    const input = {
+      ClientRequestToken: 'review-token-1',
+      TransactItems: [
+        { Put: { TableName: table, Item: { pk: { S: 'R#1' }, sk: { S: 'a' } }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        { Put: { TableName: table, Item: { pk: { S: 'R#1' }, sk: { S: 'b' } }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      ],
+    };
+    await client.send(new TransactWriteItemsCommand(input));
+    let second: string;
+    try {
+      await client.send(new TransactWriteItemsCommand(input));
+      second = 'ok';
+    } catch (error) {
+      second = (error as Error).name;
+    }
+    console.log(`repeat of a landed token: ${second}`);
+    expect(second).toBe('ok');
+  });
+
+  it('stores an epoch-opening standard send (sentinel + segment transaction) once', async () => {
+    await h.admin.putTopic('t', build.topic({ partitions: 1 }));
+    await h.admin.putGroup('g', build.group('t'));
+    const seen = loseNextTransactionAnswer();
+    const sent = await h.queue.send('t', send('once'));
+    console.log(`transactions sent ${seen.sent}, tokens ${JSON.stringify(seen.tokens)}`);
+    const got: Array<{ body: string; messageId: string }> = [];
+    for (let i = 0; i < 5; i++) got.push(...(await h.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })));
+    expect(got.map((m) => [m.body, m.messageId])).toEqual([['once', sent.messageId]]);
+  });
+});

@@ -1,0 +1,54 @@
+/**
+ * Review probe (fails on main by design): a scheduled send without dedupId or keys is one PutItem of
+ * its deferred item (`attribute_not_exists(pk)`, BatchWriter). When its answer is lost after it
+ * landed, the SDK's retry meets its own item: the send fails although the message is scheduled, and
+ * the client's retry of the send schedules it a second time under another id.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { harness, send, testTable, type Harness } from '../helpers/stores.js';
+import * as build from '../helpers/builders.js';
+
+let h: Harness;
+let client: DynamoDBClient;
+
+function loseNextDeferredAnswer(): { lost: number } {
+  const seen = { lost: 0 };
+  let armed = true;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const item = (args.input as { Item?: { pk?: { S?: string } } }).Item;
+      if (context.commandName !== 'PutItemCommand' || !String(item?.pk?.S ?? '').startsWith('X#')) return next(args);
+      const result = await next(args);
+      if (!armed) return result;
+      armed = false;
+      seen.lost++;
+      throw Object.assign(new Error('injected: answer lost after the write'), { name: 'TimeoutError' });
+    },
+    { step: 'finalizeRequest', priority: 'low', name: 'loseDeferredAnswer' },
+  );
+  return seen;
+}
+
+describe('review: a scheduled send whose PutItem is retried by the SDK after it landed', () => {
+  beforeEach(async () => {
+    const t = await testTable();
+    client = t.client;
+    h = harness(t.doc, t.table);
+  });
+
+  it('answers the sender (the message is scheduled once)', async () => {
+    await h.admin.putTopic('t', build.topic({ partitions: 1 }));
+    await h.admin.putGroup('g', build.group('t'));
+    const seen = loseNextDeferredAnswer();
+    let outcome: string;
+    try {
+      const sent = await h.queue.send('t', send('later', { delaySeconds: 5 }));
+      outcome = `sent ${sent.messageId} ${sent.state}`;
+    } catch (error) {
+      outcome = `threw ${(error as Error).name}: ${(error as Error).message}`;
+    }
+    console.log(`lost ${seen.lost}: ${outcome}`);
+    expect(outcome).toMatch(/^sent .* scheduled$/);
+  });
+});

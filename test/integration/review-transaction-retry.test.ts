@@ -20,7 +20,14 @@ function loseNextTransactionAnswer(): { sent: number; lost: number; tokens: stri
     (next, context) => async (args) => {
       if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
       seen.sent++;
-      const body = String((args.request as { body?: unknown }).body ?? '');
+      const request = args.request as { body?: unknown; headers: Record<string, string> };
+      const text = (b: unknown) => (b instanceof Uint8Array ? Buffer.from(b).toString('utf8') : String(b ?? ''));
+      // Mutation check (REVIEW_MUTATE=1): a retry with a fresh token, as if the SDK did not keep it
+      // (same length, so content-length and the signature step below still hold).
+      if (process.env.REVIEW_MUTATE === '1' && seen.sent > 1) {
+        request.body = text(request.body).replace(/"ClientRequestToken":"([^"]+)"/, (_m, t: string) => `"ClientRequestToken":"${'f'.repeat(t.length)}"`);
+      }
+      const body = text(request.body);
       seen.tokens.push(/"ClientRequestToken":"([^"]+)"/.exec(body)?.[1] ?? '');
       const result = await next(args);
       if (!armed) return result;

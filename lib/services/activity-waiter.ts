@@ -13,8 +13,10 @@
  *  - when the senders' catalog caches that predate a park have all expired
  *    (park + `senderCacheMs` + 1 s): until then they append without `w`;
  *  - at a lease expiry this container handed out ({@link wakeAt});
- *  - otherwise every {@link FULL_RECEIVE_EVERY_MS} (the receive loop's poll
- *    interval in this mode), which bounds how late a lease that expired or a
+ *  - otherwise not before the caller's deadline ({@link FULL_RECEIVE_EVERY_MS},
+ *    the receive loop's poll interval in this mode, is the longest wait): the
+ *    wait then answers `false` and the call ends without a look; the caller's
+ *    next call looks at once, which bounds how late a lease that expired or a
  *    back-off that ended elsewhere is seen.
  */
 import type { Clock } from '../ports/clock.js';

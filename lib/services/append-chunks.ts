@@ -9,7 +9,7 @@
  */
 import { SEGMENT_MAX_BYTES, TRANSACTION_MAX_BYTES, TRANSACTION_MAX_ITEMS, itemBytes, valueBytes } from '../adapters/dynamodb/item-size.js';
 import { SENTINEL_SK, segmentSk, streamPk } from '../adapters/dynamodb/keys.js';
-import { SEGMENT_TOKEN, SEGMENT_TOKEN_BYTES } from '../adapters/dynamodb/stream-log.js';
+import { TRY_TOKEN_ITEM_BYTES } from '../adapters/dynamodb/try-token.js';
 import { MAX_SEQ } from '../domain/streams.js';
 
 /** One message to append, with what it costs. */
@@ -37,7 +37,7 @@ export interface ChunkReserve {
 
 /** A segment item without records: keys, count, TTL, the token of a put on its own (and the empty list). */
 export const segmentOverheadBytes = (stream: string): number =>
-  itemBytes({ pk: streamPk(stream), sk: segmentSk(MAX_SEQ), n: MAX_SEQ, ttl: MAX_SEQ, m: [], [SEGMENT_TOKEN]: new Uint8Array(SEGMENT_TOKEN_BYTES) });
+  itemBytes({ pk: streamPk(stream), sk: segmentSk(MAX_SEQ), n: MAX_SEQ, ttl: MAX_SEQ, m: [] }) + TRY_TOKEN_ITEM_BYTES;
 
 /** A stream sentinel, written with a stream's first segment of an epoch. */
 export const sentinelBytes = (stream: string): number => itemBytes({ pk: streamPk(stream), sk: SENTINEL_SK, eb: MAX_SEQ * 1000 });

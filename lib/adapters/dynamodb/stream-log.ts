@@ -50,7 +50,6 @@
  * §7.2). The flag only lets the segment's INSERT through the dispatcher's
  * filters; it changes nothing else about the segment.
  */
-import { randomBytes } from 'node:crypto';
 import { TransactWriteCommand, PutCommand, QueryCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
@@ -67,6 +66,7 @@ import { SENTINEL_SK, segmentSk, streamOfPk, streamPk } from './keys.js';
 import { fromStored } from './records.js';
 import { packSegmentRecords, segmentRecordsItem, storedRecordsOf } from './segment-records.js';
 import { ItemConditionFailedError, WriteBatch, failedItem, type TransactItem } from './write-batch.js';
+import { withTryToken } from './try-token.js';
 
 export type Head =
   | { kind: 'none' }
@@ -190,13 +190,6 @@ const HINT_BACKOFF_MS = 10_000;
  */
 export const HEAD_MARGIN_MS = 60_000;
 
-/** The attribute of a segment put on its own that names the try which wrote it (see {@link StreamLog}). */
-export const SEGMENT_TOKEN = 'tk';
-/**
- * Random bytes of that token, stored as binary (billed 2 + 6 bytes): it only has to tell this try
- * from the others racing for the same sequence number at the same time (2^-48).
- */
-export const SEGMENT_TOKEN_BYTES = 6;
 /** Epoch starts this process opened lately, remembered for the notices that announce them. */
 const OPENED_REMEMBERED = 1000;
 
@@ -530,16 +523,10 @@ export class StreamLog {
     if (beforeWrite) await beforeWrite(seqs);
     try {
       if (items.length === 1 && items[0]?.Put) {
-        // The one item is the segment itself: a lost race fails its condition (retried below). The
-        // put carries a token of this try, so that the SDK's retry of a put that landed (its answer
-        // lost: a timeout, a reset) passes on its own item instead of failing as a lost race, which
-        // would append the messages a second time (a transaction is made idempotent by its
-        // ClientRequestToken, which the SDK keeps across its retries).
-        const put = items[0].Put;
-        const token = new Uint8Array(randomBytes(SEGMENT_TOKEN_BYTES));
-        put.Item = { ...put.Item, [SEGMENT_TOKEN]: token };
-        put.ConditionExpression = `attribute_not_exists(pk) OR ${SEGMENT_TOKEN} = :tk`;
-        put.ExpressionAttributeValues = { ...put.ExpressionAttributeValues, ':tk': token };
+        // The one item is the segment itself: a lost race fails its condition (retried below). A try
+        // token makes the SDK's retry of a put that landed pass on its own item (try-token.ts) instead
+        // of failing as a lost race, which would append the messages a second time.
+        const put = withTryToken(items[0].Put);
         try {
           await this.doc.send(new PutCommand(put));
         } catch (error) {

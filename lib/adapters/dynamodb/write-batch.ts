@@ -7,6 +7,7 @@
  * transaction. A batch is written with stream segments by
  * `StreamLog.append`/`appendMany`, or alone by {@link BatchWriter}.
  */
+import { withTryToken } from './try-token.js';
 import { PutCommand, TransactWriteCommand, type DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { cancellationReasons, isConditionalFailure, translateDynamoError } from './errors.js';
 
@@ -72,7 +73,8 @@ export class BatchWriter {
     try {
       if (batch.size === 1 && only?.Put) {
         try {
-          await this.doc.send(new PutCommand(only.Put));
+          // A try token: the SDK's retry of a put that landed passes on its own item (try-token.ts).
+          await this.doc.send(new PutCommand(withTryToken(only.Put)));
         } catch (error) {
           if (isConditionalFailure(error)) throw new ItemConditionFailedError(batch.nameAt(0));
           throw error;

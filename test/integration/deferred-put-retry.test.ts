@@ -9,27 +9,14 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { harness, send, testTable, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
+import { loseNextAnswer } from '../helpers/lost-answers.js';
 
 let h: Harness;
 let client: DynamoDBClient;
 
-function loseNextDeferredAnswer(): { lost: number } {
-  const seen = { lost: 0 };
-  let armed = true;
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const item = (args.input as { Item?: { pk?: { S?: string } } }).Item;
-      if (context.commandName !== 'PutItemCommand' || !String(item?.pk?.S ?? '').startsWith('X#')) return next(args);
-      const result = await next(args);
-      if (!armed) return result;
-      armed = false;
-      seen.lost++;
-      throw Object.assign(new Error('injected: answer lost after the write'), { name: 'TimeoutError' });
-    },
-    { step: 'finalizeRequest', priority: 'low', name: 'loseDeferredAnswer' },
-  );
-  return seen;
-}
+/** Loses the answer of the next deferred item's PutItem after it landed. */
+const loseNextDeferredAnswer = () =>
+  loseNextAnswer(client, (command, input) => command === 'PutItemCommand' && String(input.Item?.pk?.S ?? '').startsWith('X#'));
 
 describe('a scheduled send whose PutItem is retried by the SDK after it landed', () => {
   beforeEach(async () => {

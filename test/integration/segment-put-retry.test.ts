@@ -9,30 +9,14 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { harness, send, testTable, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
+import { loseNextAnswer } from '../helpers/lost-answers.js';
 
 let h: Harness;
 let client: DynamoDBClient;
 
-/** Loses the answer of the next segment PutItem after it landed (once); counts segment PutItems sent. */
-function loseNextSegmentAnswer(): { sent: number; lost: number } {
-  const seen = { sent: 0, lost: 0 };
-  let armed = true;
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const item = (args.input as { Item?: { pk?: { S?: string }; sk?: { S?: string } } }).Item;
-      const segment = context.commandName === 'PutItemCommand' && String(item?.pk?.S ?? '').startsWith('S#') && item?.sk?.S !== '#';
-      if (!segment) return next(args);
-      seen.sent++;
-      const result = await next(args);
-      if (!armed) return result;
-      armed = false;
-      seen.lost++;
-      throw Object.assign(new Error('injected: answer lost after the write'), { name: 'TimeoutError' });
-    },
-    { step: 'finalizeRequest', priority: 'low', name: 'loseSegmentAnswer' },
-  );
-  return seen;
-}
+/** Loses the answer of the next segment PutItem after it landed; counts segment PutItems sent. */
+const loseNextSegmentAnswer = () =>
+  loseNextAnswer(client, (command, input) => command === 'PutItemCommand' && String(input.Item?.pk?.S ?? '').startsWith('S#') && input.Item?.sk?.S !== '#');
 
 const drain = async (group: string) => {
   const got: Array<{ body: string; messageId: string }> = [];

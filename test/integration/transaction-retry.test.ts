@@ -10,31 +10,22 @@ import { TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { harness, send, testTable, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
+import { loseNextAnswer } from '../helpers/lost-answers.js';
 
 let h: Harness;
 let client: DynamoDBClient;
 let table: string;
 
-function loseNextTransactionAnswer(): { sent: number; lost: number; tokens: string[] } {
-  const seen = { sent: 0, lost: 0, tokens: [] as string[] };
-  let armed = true;
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
-      seen.sent++;
-      const request = args.request as { body?: unknown; headers: Record<string, string> };
-      const text = (b: unknown) => (b instanceof Uint8Array ? Buffer.from(b).toString('utf8') : String(b ?? ''));
-      const body = text(request.body);
-      seen.tokens.push(/"ClientRequestToken":"([^"]+)"/.exec(body)?.[1] ?? '');
-      const result = await next(args);
-      if (!armed) return result;
-      armed = false;
-      seen.lost++;
-      throw Object.assign(new Error('injected: answer lost after the write'), { name: 'TimeoutError' });
-    },
-    { step: 'finalizeRequest', priority: 'low', name: 'loseTransactionAnswer' },
-  );
-  return seen;
+/** Loses the answer of the next transaction after it landed; records the ClientRequestToken each attempt sent. */
+function loseNextTransactionAnswer() {
+  const tokens: string[] = [];
+  const text = (b: unknown) => (b instanceof Uint8Array ? Buffer.from(b).toString('utf8') : String(b ?? ''));
+  const seen = loseNextAnswer(client, (command, _input, request) => {
+    if (command !== 'TransactWriteItemsCommand') return false;
+    tokens.push(/"ClientRequestToken":"([^"]+)"/.exec(text(request.body))?.[1] ?? '');
+    return true;
+  });
+  return Object.assign(seen, { tokens });
 }
 
 describe('a transaction retried by the SDK after it landed', () => {

@@ -29,7 +29,7 @@ import type { CarriedCommit, CarriedCommits } from './carried-commits.js';
 import { ensureDeadLetterTopic } from './lookups.js';
 import { firstAtOrAfter } from './stream-search.js';
 import { missingCursorStart } from './missing-cursor-start.js';
-import { reusableRead, type StreamRead } from './reusable-read.js';
+import { endOf, reusableRead, type StreamRead } from './reusable-read.js';
 import { PartitionSampler, type PartitionLook } from './partition-sampler.js';
 import type { Stores } from './stores.js';
 
@@ -629,9 +629,11 @@ export class Receiver {
         planned = planFor(take, fold);
       }
       const { plan, change, changed } = planned;
-      if (reused && plan.deliveries.length < limit) {
-        // Planned from the earlier read, the claim falls short of what it asks: segments appended
-        // since that read (the cursor is newer than it) may hold the rest. Read the stream afresh.
+      if (reused && plan.deliveries.length < limit && plan.next >= endOf(reused.segments)) {
+        // Planned from the earlier read, the claim went through all of it and falls short of what it
+        // asks: segments appended since that read (the cursor is newer than it) may hold the rest.
+        // Read the stream afresh. (A claim stopped short of the read's end — leases in flight, the
+        // answer budget, an ordered stop — would stop at the same place on a fresh read.)
         scope.budget.give(taken);
         lastRead = undefined;
         attempt--;

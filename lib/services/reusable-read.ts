@@ -32,8 +32,13 @@ export function reusableRead(
   const i = last.segments.findIndex((s) => s.seq + s.count > cursor.segmentStart);
   const first = last.segments[i];
   if (!first || first.seq > cursor.segmentStart) return undefined;
-  const tail = last.segments[last.segments.length - 1]!;
-  const reach = tail.seq + tail.count - cursor.next;
+  const reach = endOf(last.segments) - cursor.next;
   if (reach < limit) return undefined;
   return { segments: last.segments.slice(i), truncated: last.truncated };
+}
+
+/** The position after the last of `segments` (0 for none). */
+export function endOf(segments: readonly Segment[]): number {
+  const tail = segments[segments.length - 1];
+  return tail ? tail.seq + tail.count : 0;
 }

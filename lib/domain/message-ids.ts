@@ -22,7 +22,9 @@
  *   ids are computed when records are built and never need a look-up.
  *
  * Receipt handles are sealed the same way (their lease token makes each one
- * unique); their plaintext names topic, stream, sequence number and token.
+ * unique); their plaintext names topic, stream, sequence number and token. A
+ * handle is `r` + base64url(sealed): like an id's `m`, the letter keeps it
+ * from starting with `-`, which a command line would take for an option.
  */
 import { createCipheriv, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { InvalidArgumentError } from './errors.js';
@@ -94,10 +96,10 @@ export class MessageIdCodec {
     return { generation, local, seq };
   }
 
-  /** A receipt handle: the lease's address and token, sealed. */
+  /** A receipt handle: the lease's address and token, sealed, after the letter `r`. */
   sealReceipt(receipt: Receipt): string {
     const plain = new Writer().byte(RECEIPT_VERSION).text(receipt.topic).text(receipt.stream).uint(receipt.seq).text(receipt.token).done();
-    return this.seal(RECEIPT_DOMAIN, plain).toString('base64url');
+    return `r${this.seal(RECEIPT_DOMAIN, plain).toString('base64url')}`;
   }
 
   /** The lease a handle names; InvalidArgument (400) for any text this deployment did not issue as a handle. */
@@ -107,7 +109,10 @@ export class MessageIdCodec {
         issues: [{ path: 'receiptHandle', message: 'malformed receipt handle' }],
       });
     if (handle.length > MAX_HANDLE_LENGTH || !/^[A-Za-z0-9_-]+$/.test(handle)) throw invalid();
-    const plain = this.open(RECEIPT_DOMAIN, canonicalBase64url(handle));
+    // Handles issued before the `r` (bare base64url) still open while their leases last (≤ 12 h).
+    const plain =
+      (handle.startsWith('r') ? this.open(RECEIPT_DOMAIN, canonicalBase64url(handle.slice(1))) : undefined) ??
+      this.open(RECEIPT_DOMAIN, canonicalBase64url(handle));
     if (!plain) throw invalid();
     const r = new Reader(plain);
     if (r.byte() !== RECEIPT_VERSION) throw invalid();

@@ -467,14 +467,24 @@ export class Receiver {
   ): Promise<DeliveredMessage[]> {
     const { group } = scope;
     const ids = await this.stores.ids.codec();
-    let cursor = hint;
-    let stale = hint !== undefined;
+    // FIFO shard cursors (but in protected mode, whose claims cascade pending commits first) come from
+    // this container's cursor cache while fresh, as partition cursors do (docs/design.md, the cursor
+    // cache): a steady consumer of a shard then claims with one write and no read.
+    const cachedShard = isShardStream(stream) && mode !== 'protected';
+    let cursor = hint ?? (cachedShard ? this.stores.cursors.remembered(group.name, stream, group.createdAt) : undefined);
+    let stale = cursor !== undefined;
+    // Planned from a cache entry (not yet read, nor returned by a failed claim): a plan that writes
+    // nothing may only mean the entry missed another container's raise, commit or release.
+    let remembered = hint === undefined && cursor !== undefined;
     // What the last attempt read of the stream: a claim lost to another receiver plans again from it
     // when it still covers the cursor the lost write returned (reusableRead).
     let lastRead: StreamRead | undefined;
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const now = this.clock.now();
-      cursor ??= await this.stores.cursors.get(group.name, stream, now);
+      if (cursor === undefined) {
+        cursor = await this.stores.cursors.get(group.name, stream, now);
+        remembered = false;
+      }
       if (!cursor) {
         // A new shard (or one whose cursor expired): the notice's raise creates its cursor, then claim.
         if (isShardStream(stream) && announced && !announced.applied && (await announced.apply())) {
@@ -503,9 +513,21 @@ export class Receiver {
       if (announced && !raise) {
         // Announced before (a notice read again): the ready index covers the shard. With no entry due
         // by now it has nothing claimable (the ready-index invariant): no segment read, no claim.
+        if (carried.length === 0 && (held.readyAt === undefined || held.readyAt > now)) {
+          if (remembered) {
+            // The entry may be older than a release or commit that made the shard ready: read it.
+            remembered = false;
+            stale = false;
+            cursor = undefined;
+            attempt--;
+            continue;
+          }
+          if (!announced.applied) announced.known = true;
+          announced.applied = true;
+          return [];
+        }
         if (!announced.applied) announced.known = true;
         announced.applied = true;
-        if (carried.length === 0 && (held.readyAt === undefined || held.readyAt > now)) return [];
       }
       const foldable = carried.filter((c) => foldsInto(held, c));
       if (stale && foldable.length < carried.length) {
@@ -590,8 +612,8 @@ export class Receiver {
           forgetDone: spilled?.remove ?? [],
           ...(fold.length > 0 ? { commit: { entries: fold.map(({ seq, token }) => ({ seq, token })), now } } : {}),
           ...(spilled ? { history: { expectMark: spilled.expectMark, mark: spilled.mark } } : {}),
-          // A partition cursor may come from the cursor cache: the plan holds only in the seek epoch it read.
-          ...(shard ? {} : { seekEpoch: { expect: held.seekEpoch } }),
+          // The cursor may come from the cursor cache: the plan holds only in the seek epoch it read.
+          seekEpoch: { expect: held.seekEpoch },
           ...(shard
             ? {
                 shard: {
@@ -639,9 +661,20 @@ export class Receiver {
         attempt--;
         continue;
       }
+      if (!changed && remembered) {
+        // Nothing to write by the cache entry: it may miss a raise (messages announced by another
+        // container), a commit or a release. Read the cursor before answering nothing.
+        scope.budget.give(taken);
+        remembered = false;
+        stale = false;
+        cursor = undefined;
+        attempt--;
+        continue;
+      }
+      remembered = false;
       if (changed) {
-        // Partition claims return the cursor they leave into the cursor cache (FIFO shards: not cached).
-        const outcome = await this.stores.cursors.claim(group.name, stream, change, shard ? undefined : group.createdAt);
+        // Claims return the cursor they leave into the cursor cache (shards in protected mode: not cached).
+        const outcome = await this.stores.cursors.claim(group.name, stream, change, shard && !cachedShard ? undefined : group.createdAt);
         if (!outcome.ok) {
           // Another receiver moved the cursor, or a carried token no longer holds: plan again (carried
           // commits that no longer fold are then committed on their own) from the cursor the failed

@@ -1,17 +1,19 @@
 /**
- * A per-container cache of partition cursors (standard topics' partition
- * streams and a group's redrive stream; never FIFO shard or notice cursors):
- * what this container last read or wrote for (group, stream), used by receive
- * instead of the eventually consistent BatchGetItem while it is at most
+ * A per-container cache of cursors a receive plans from: partition cursors
+ * (standard topics' partition streams and a group's redrive stream) and FIFO
+ * shard cursors (never notice cursors): what this container last read or wrote
+ * for (group, stream), used by receive instead of a read while it is at most
  * `maxAgeMs` old (docs/design.md, Receive: the cursor cache).
  *
  * It only saves reads. Every write planned from a cached cursor is
  * conditional on what the entry says (`nx`, the seek epoch `se`, each lease
- * it renews or closes, the history mark), as with any eventually consistent
- * read: a stale entry makes the claim fail, the receiver reads the cursor
- * consistently and plans again, and the stream is left to plain reads for
- * `CONTENDED_MS` (several containers claim there; the cache would only cost
- * failed writes).
+ * it renews or closes, the history mark; on shards also the known head `kn`,
+ * the number of leases and the ready-index key), as with any eventually
+ * consistent read: a stale entry makes the claim fail, the receiver plans
+ * again from the cursor the failed write returned, and the stream is left to
+ * plain reads for `CONTENDED_MS` (several containers claim there; the cache
+ * would only cost failed writes). A shard claim planned from an entry that
+ * finds nothing to write reads the cursor before it gives up (receiver.ts).
  *
  * Entries are stamped with the time the read or write that produced them was
  * sent (so an entry is never younger than the item state it holds, give or
@@ -57,9 +59,12 @@ export class CursorCache {
     return this.maxAgeMs > 0;
   }
 
-  /** Whether cursors of `stream` are cached at all: partition streams (`t:<topic>/p:<n>`, the redrive stream `r:<group>/p:0`). */
+  /**
+   * Whether cursors of `stream` are cached at all: partition streams (`t:<topic>/p:<n>`, the redrive
+   * stream `r:<group>/p:0`) and FIFO shard streams (`t:<topic>/k:<key>`, `o:<orderGroup>/k:<key>`).
+   */
   static caches(stream: string): boolean {
-    return /^[tr]:[^/]+\/p:\d+$/.test(stream);
+    return /^[tr]:[^/]+\/p:\d+$/.test(stream) || /^[to]:[^/]+\/k:/.test(stream);
   }
 
   /** The cursor of (group, stream) as this container last saw it, when fresh and of the same group incarnation. */

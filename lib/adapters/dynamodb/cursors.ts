@@ -57,9 +57,17 @@ export class CursorStore {
     private readonly doc: DynamoDBDocumentClient,
     private readonly table: string,
     private readonly history: HistoryStore,
-    /** Partition cursors this container last read or wrote (cursor-cache.ts); off unless configured. */
+    /** Partition and shard cursors this container last read or wrote (cursor-cache.ts); off unless configured. */
     readonly cache: CursorCache = new CursorCache(),
   ) {}
+
+  /**
+   * The cursor of (group, stream) as this container last saw it, while fresh (cursor-cache.ts):
+   * for planning only, like an eventually consistent read. Undefined when not cached.
+   */
+  remembered(group: string, stream: string, incarnation: number): CursorState | undefined {
+    return this.cache.get(group, stream, incarnation);
+  }
 
   /**
    * How message `seq` completed for the cursor's group, as far as `cursor`

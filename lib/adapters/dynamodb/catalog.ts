@@ -23,7 +23,7 @@ import {
   TopicNotFoundError,
   TopicRecentlyDeletedError,
 } from '../../domain/errors.js';
-import { call, conditionalWithImage } from './call.js';
+import { call, conditionalWithImage, conditionFailureImage } from './call.js';
 import { cancellationReasons, isConditionalFailure } from './errors.js';
 import { GROUP_PK, TOPIC_PK } from './keys.js';
 
@@ -162,6 +162,9 @@ export interface CatalogOptions {
 
 /** How long a group tombstone outlives its re-create window before TTL removes it. */
 const GROUP_TOMBSTONE_TTL_SECONDS = 86_400;
+
+/** Whether a topic or group item is the tombstone a delete at `now` (ms) writes: what the SDK's retry of that delete meets. */
+const isOwnTombstone = (old: Record<string, unknown> | undefined, now: number): boolean => old?.deleted === true && old.updatedAt === now;
 
 interface Cached<T> {
   value: T;
@@ -601,12 +604,16 @@ export class Catalog {
             UpdateExpression: 'SET deleted = :true, updatedAt = :now',
             ConditionExpression: 'attribute_exists(pk) AND deleted <> :true',
             ExpressionAttributeValues: { ':true': true, ':now': now },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         ),
       );
     } catch (error) {
-      if (isConditionalFailure(error)) throw new TopicNotFoundError(name);
-      throw error;
+      if (!isConditionalFailure(error)) throw error;
+      // The SDK's retry of this delete, which had landed (its answer lost), meets its own tombstone
+      // (deleted at this call's `now`): it took effect, not 404. (A delete in the same millisecond
+      // by another caller is taken for this one: both wanted the topic gone, and it is.)
+      if (!isOwnTombstone(conditionFailureImage(error), now)) throw new TopicNotFoundError(name);
     }
   }
 
@@ -795,23 +802,17 @@ export class Catalog {
    */
   async rotatePushSecret(name: string, expectSealed: string, sealed: string, previousUntil: number, now: number): Promise<boolean> {
     this.groupCache.delete(name);
-    try {
-      await call(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: { pk: GROUP_PK, sk: name },
-            UpdateExpression: 'SET ps = :new, pp = :old, ppu = :until, psa = :now',
-            ConditionExpression: 'attribute_not_exists(deleted) AND ps = :old',
-            ExpressionAttributeValues: { ':new': sealed, ':old': expectSealed, ':until': previousUntil, ':now': now },
-          }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalFailure(error)) return false;
-      throw error;
-    }
+    const result = await conditionalWithImage(this.doc, {
+      TableName: this.table,
+      Key: { pk: GROUP_PK, sk: name },
+      UpdateExpression: 'SET ps = :new, pp = :old, ppu = :until, psa = :now',
+      ConditionExpression: 'attribute_not_exists(deleted) AND ps = :old',
+      ExpressionAttributeValues: { ':new': sealed, ':old': expectSealed, ':until': previousUntil, ':now': now },
+    });
+    // The SDK's retry of this rotation, which had landed (its answer lost), meets its own new
+    // secret: it took effect (taken for a lost race, the caller rotated again and the secret the
+    // user held stopped signing at once).
+    return result.ok || (result.old !== undefined && result.old.deleted === undefined && result.old.ps === sealed);
   }
 
   /**
@@ -838,10 +839,14 @@ export class Catalog {
     }
     if (!expect || expect.topics.length === 0) {
       try {
-        await call(() => this.doc.send(new UpdateCommand(tombstone)));
+        await call(() => this.doc.send(new UpdateCommand({ ...tombstone, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' })));
         return true;
       } catch (error) {
         if (!isConditionalFailure(error)) throw error;
+        // The SDK's retry of this delete, which had landed (its answer lost), meets its own tombstone:
+        // it took effect (the caller read again and answered 404). As for topics, a delete in the
+        // same millisecond by another caller is taken for this one.
+        if (isOwnTombstone(conditionFailureImage(error), now)) return true;
         if (expect) return false;
         throw new GroupNotFoundError(name);
       }

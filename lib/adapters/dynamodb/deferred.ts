@@ -288,37 +288,33 @@ export class DeferredStore {
       ':x': claim.expiresAt,
     };
     const set = 'SET st = :committing, a = :a, rf = :f, rt = :t, rc = :at, rx = :x';
-    // The claim's token is random and new (claimed-release.ts): an item committing under it holds this claim.
-    const mine = (old: Record<string, unknown>) => old.st === DeferredState.committing && old.rt === claim.token;
-    if (expect !== undefined) return this.conditionalOrMine(id, set, 'st = :committing AND rt = :old', { ...values, ':old': expect }, mine);
+    // `OR` its own claim: the claim's token (random, new per claim: claimed-release.ts) is this
+    // write's try token — the SDK's retry of a claim that landed (its answer lost) writes it again
+    // and passes, where it was taken for another commit's claim (docs/design.md, Append, "A put
+    // that landed, retried").
+    const claimed = (condition: string) => `(${condition}) OR (st = :committing AND rt = :t)`;
+    if (expect !== undefined) return this.conditional(id, set, claimed('st = :committing AND rt = :old'), { ...values, ':old': expect });
     values[':prepared'] = DeferredState.prepared;
     values[':by'] = fresh.by;
     if (!fresh.kept && !fresh.moveCheck) {
       // Not moved: only while the next check is still by `checkBy` (a check lease may have moved it since it was read).
-      return this.conditionalOrMine(
-        id,
-        `${set}, rb = :by, ra = :at`,
-        'st = :prepared AND attribute_not_exists(kp) AND nc <= :by_time',
-        { ...values, ':by_time': fresh.checkBy },
-        mine,
-      );
+      return this.conditional(id, `${set}, rb = :by, ra = :at`, claimed('st = :prepared AND attribute_not_exists(kp) AND nc <= :by_time'), {
+        ...values,
+        ':by_time': fresh.checkBy,
+      });
     }
     if (!fresh.kept) {
-      return this.conditionalOrMine(
-        id,
-        `${set}, rb = :by, ra = :at, nc = :due, g1sk = :sk`,
-        'st = :prepared AND attribute_not_exists(kp)',
-        { ...values, ':due': fresh.sweepAt, ':sk': checkIndexSk(fresh.sweepAt, id) },
-        mine,
-      );
+      return this.conditional(id, `${set}, rb = :by, ra = :at, nc = :due, g1sk = :sk`, claimed('st = :prepared AND attribute_not_exists(kp)'), {
+        ...values,
+        ':due': fresh.sweepAt,
+        ':sk': checkIndexSk(fresh.sweepAt, id),
+      });
     }
-    return this.conditionalOrMine(
-      id,
-      `${set}, rb = :by, ra = :at, g1sk = :sk`,
-      'st = :prepared AND kp = :true',
-      { ...values, ':true': true, ':sk': checkIndexSk(fresh.sweepAt, id) },
-      mine,
-    );
+    return this.conditional(id, `${set}, rb = :by, ra = :at, g1sk = :sk`, claimed('st = :prepared AND kp = :true'), {
+      ...values,
+      ':true': true,
+      ':sk': checkIndexSk(fresh.sweepAt, id),
+    });
   }
 
   /**
@@ -691,10 +687,12 @@ export class DeferredStore {
    * condition fails (released, cancelled, or claimed by someone else meanwhile).
    */
   async claimRelease(id: string, claim: ReleaseClaim, expect: string | undefined): Promise<boolean> {
-    return this.conditionalOrMine(
+    // `OR` its own claim: the claim's token (random, new per claim) is this write's try token, as
+    // in claimCommit — the SDK's retry of a claim that landed passes.
+    return this.conditional(
       id,
       'SET st = :releasing, a = :a, rf = :f, rt = :t, rc = :at, rx = :x',
-      expect === undefined ? 'st = :scheduled' : 'st = :releasing AND rt = :old',
+      `(${expect === undefined ? 'st = :scheduled' : 'st = :releasing AND rt = :old'}) OR (st = :releasing AND rt = :t)`,
       {
         ':releasing': DeferredState.releasing,
         ':a': { s: claim.stream, q: claim.seq },
@@ -704,8 +702,6 @@ export class DeferredStore {
         ':x': claim.expiresAt,
         ...(expect === undefined ? { ':scheduled': DeferredState.scheduled } : { ':old': expect }),
       },
-      // The claim's token is random and new (claimed-release.ts): an item releasing under it holds this claim.
-      (old) => old.st === DeferredState.releasing && old.rt === claim.token,
     );
   }
 

@@ -23,9 +23,10 @@ import {
   TopicNotFoundError,
   TopicRecentlyDeletedError,
 } from '../../domain/errors.js';
-import { call, conditionalWithImage, conditionFailureImage } from './call.js';
+import { call, conditionalWithImage } from './call.js';
 import { cancellationReasons, isConditionalFailure } from './errors.js';
 import { GROUP_PK, TOPIC_PK } from './keys.js';
+import { newTryToken, TRY_TOKEN } from './try-token.js';
 
 export interface TopicSpec {
   name: string;
@@ -162,9 +163,6 @@ export interface CatalogOptions {
 
 /** How long a group tombstone outlives its re-create window before TTL removes it. */
 const GROUP_TOMBSTONE_TTL_SECONDS = 86_400;
-
-/** Whether a topic or group item is the tombstone a delete at `now` (ms) writes: what the SDK's retry of that delete meets. */
-const isOwnTombstone = (old: Record<string, unknown> | undefined, now: number): boolean => old?.deleted === true && old.updatedAt === now;
 
 interface Cached<T> {
   value: T;
@@ -315,7 +313,7 @@ export class Catalog {
       spec.name,
       'SET retentionSeconds = :r, maxDelaySeconds = :d, updatedAt = :now, createdAt = :now, #type = :type, ' +
         '#partitions = :p, deleted = :false, #generation = #generation + :one, gs = :gs' +
-        (spec.orderGroup === undefined ? ' REMOVE orderGroup, pa, pw' : ', orderGroup = :og REMOVE pa, pw'),
+        (spec.orderGroup === undefined ? ` REMOVE orderGroup, pa, pw, ${TRY_TOKEN}` : `, orderGroup = :og REMOVE pa, pw, ${TRY_TOKEN}`),
       'deleted = :true AND updatedAt <= :deletedBy',
       {
         ':deletedBy': now - this.recreateAfterMs,
@@ -601,19 +599,18 @@ export class Catalog {
           new UpdateCommand({
             TableName: this.table,
             Key: { pk: TOPIC_PK, sk: name },
-            UpdateExpression: 'SET deleted = :true, updatedAt = :now',
-            ConditionExpression: 'attribute_exists(pk) AND deleted <> :true',
-            ExpressionAttributeValues: { ':true': true, ':now': now },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            // A try token (try-token.ts): the SDK's retry of this delete, which had landed (its
+            // answer lost), passes on its own tombstone instead of answering 404 for a delete that
+            // took effect. 8 bytes on the tombstone (a re-create removes them).
+            UpdateExpression: `SET deleted = :true, updatedAt = :now, ${TRY_TOKEN} = :tk`,
+            ConditionExpression: `(attribute_exists(pk) AND deleted <> :true) OR ${TRY_TOKEN} = :tk`,
+            ExpressionAttributeValues: { ':true': true, ':now': now, ':tk': newTryToken() },
           }),
         ),
       );
     } catch (error) {
-      if (!isConditionalFailure(error)) throw error;
-      // The SDK's retry of this delete, which had landed (its answer lost), meets its own tombstone
-      // (deleted at this call's `now`): it took effect, not 404. (A delete in the same millisecond
-      // by another caller is taken for this one: both wanted the topic gone, and it is.)
-      if (!isOwnTombstone(conditionFailureImage(error), now)) throw new TopicNotFoundError(name);
+      if (isConditionalFailure(error)) throw new TopicNotFoundError(name);
+      throw error;
     }
   }
 
@@ -685,7 +682,7 @@ export class Catalog {
       `deadLetterTopic = :dlq, updatedAt = :now, v = :v, createdAt = ${created ? ':now' : 'if_not_exists(createdAt, :now)'}`,
     ];
     // A re-created group gets its own doorbell (its queue name hashes its creation stamp).
-    const removes = created ? ['deleted', '#ttl', 'rd', 'rv', 'bq'] : [];
+    const removes = created ? ['deleted', '#ttl', 'rd', 'rv', 'bq', TRY_TOKEN] : [];
     if (group.push) {
       sets.push('ph = :ph');
       values[':ph'] = storedPush(group.push);
@@ -828,25 +825,30 @@ export class Catalog {
     const tombstone = {
       TableName: this.table,
       Key: { pk: GROUP_PK, sk: name },
-      UpdateExpression: 'SET deleted = :true, updatedAt = :now, #ttl = :ttl',
+      // A try token (try-token.ts): the SDK's retry of this delete, which had landed (its answer
+      // lost), passes on its own tombstone, where the caller read the group again and answered 404
+      // for a delete that took effect. 8 bytes on the tombstone (a re-create removes them).
+      UpdateExpression: `SET deleted = :true, updatedAt = :now, #ttl = :ttl, ${TRY_TOKEN} = :tk`,
       ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deleted)',
       ExpressionAttributeNames: { '#ttl': 'ttl' },
-      ExpressionAttributeValues: { ':true': true, ':now': now, ':ttl': Math.ceil((now + this.recreateAfterMs) / 1000) + GROUP_TOMBSTONE_TTL_SECONDS } as Record<string, unknown>,
+      ExpressionAttributeValues: {
+        ':true': true,
+        ':now': now,
+        ':ttl': Math.ceil((now + this.recreateAfterMs) / 1000) + GROUP_TOMBSTONE_TTL_SECONDS,
+        ':tk': newTryToken(),
+      } as Record<string, unknown>,
     };
     if (expect) {
       tombstone.ConditionExpression += expect.version === 0 ? ' AND attribute_not_exists(v)' : ' AND v = :v';
       if (expect.version !== 0) tombstone.ExpressionAttributeValues[':v'] = expect.version;
     }
+    tombstone.ConditionExpression = `(${tombstone.ConditionExpression}) OR ${TRY_TOKEN} = :tk`;
     if (!expect || expect.topics.length === 0) {
       try {
-        await call(() => this.doc.send(new UpdateCommand({ ...tombstone, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' })));
+        await call(() => this.doc.send(new UpdateCommand(tombstone)));
         return true;
       } catch (error) {
         if (!isConditionalFailure(error)) throw error;
-        // The SDK's retry of this delete, which had landed (its answer lost), meets its own tombstone:
-        // it took effect (the caller read again and answered 404). As for topics, a delete in the
-        // same millisecond by another caller is taken for this one.
-        if (isOwnTombstone(conditionFailureImage(error), now)) return true;
         if (expect) return false;
         throw new GroupNotFoundError(name);
       }

@@ -48,7 +48,6 @@
  * message due up to `lo` was handled (released, cancelled, or moved on to a
  * later retry); it only moves forward.
  */
-import { randomBytes } from 'node:crypto';
 import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { MessageRecord } from '../../domain/model.js';
@@ -79,7 +78,7 @@ import {
 import { fromStored, toStored, type StoredRecord } from './records.js';
 import type { TransactItem } from './write-batch.js';
 import { GSI1 } from './table.js';
-import { TRY_TOKEN, TRY_TOKEN_BYTES } from './try-token.js';
+import { newTryToken, TRY_TOKEN } from './try-token.js';
 
 export const DeferredState = {
   scheduled: 'scheduled',
@@ -765,7 +764,7 @@ export class DeferredStore {
     // A cancelled item's old image cannot tell this cancel from an earlier one: the token does.
     // 8 bytes (TRY_TOKEN_ITEM_BYTES): the same as the token a deferred item put alone already
     // carries (BatchWriter), which this one replaces; an item put in a transaction gains them.
-    const token = new Uint8Array(randomBytes(TRY_TOKEN_BYTES));
+    const token = newTryToken();
     const cancelled = await this.conditional(
       id,
       `SET st = :cancelled, ${TRY_TOKEN} = :tk REMOVE g1pk, g1sk`,

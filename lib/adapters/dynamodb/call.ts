@@ -47,11 +47,20 @@ export async function conditionalWithImage(
     return Attributes ? { ok: true, item: Attributes } : { ok: true };
   } catch (error) {
     if (!isConditionalFailure(error)) throw error;
-    // The document client leaves the old image of a failed condition marshalled.
-    const item = (error as { Item?: Record<string, AttributeValue> }).Item;
-    return { ok: false, old: item ? unmarshall(item) : undefined };
+    return { ok: false, old: conditionFailureImage(error) };
   }
 }
+
+/**
+ * The item a failed condition was evaluated against, from a conditional write's error that asked
+ * for it (`ReturnValuesOnConditionCheckFailure: ALL_OLD`): undefined when there was none, or when
+ * the error is not a failed condition. The document client leaves it marshalled.
+ */
+export const conditionFailureImage = (error: unknown): Record<string, unknown> | undefined => {
+  if (!isConditionalFailure(error)) return undefined;
+  const item = (error as { Item?: Record<string, AttributeValue> }).Item;
+  return item ? unmarshall(item) : undefined;
+};
 
 /**
  * The pages of a Query, one after the other, as {@link call}s; stops when the caller stops

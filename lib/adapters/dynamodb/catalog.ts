@@ -26,6 +26,7 @@ import {
 import { call, conditionalWithImage } from './call.js';
 import { cancellationReasons, isConditionalFailure } from './errors.js';
 import { GROUP_PK, TOPIC_PK } from './keys.js';
+import { newTryToken, TRY_TOKEN } from './try-token.js';
 
 export interface TopicSpec {
   name: string;
@@ -312,7 +313,7 @@ export class Catalog {
       spec.name,
       'SET retentionSeconds = :r, maxDelaySeconds = :d, updatedAt = :now, createdAt = :now, #type = :type, ' +
         '#partitions = :p, deleted = :false, #generation = #generation + :one, gs = :gs' +
-        (spec.orderGroup === undefined ? ' REMOVE orderGroup, pa, pw' : ', orderGroup = :og REMOVE pa, pw'),
+        (spec.orderGroup === undefined ? ` REMOVE orderGroup, pa, pw, ${TRY_TOKEN}` : `, orderGroup = :og REMOVE pa, pw, ${TRY_TOKEN}`),
       'deleted = :true AND updatedAt <= :deletedBy',
       {
         ':deletedBy': now - this.recreateAfterMs,
@@ -598,9 +599,12 @@ export class Catalog {
           new UpdateCommand({
             TableName: this.table,
             Key: { pk: TOPIC_PK, sk: name },
-            UpdateExpression: 'SET deleted = :true, updatedAt = :now',
-            ConditionExpression: 'attribute_exists(pk) AND deleted <> :true',
-            ExpressionAttributeValues: { ':true': true, ':now': now },
+            // A try token (try-token.ts): the SDK's retry of this delete, which had landed (its
+            // answer lost), passes on its own tombstone instead of answering 404 for a delete that
+            // took effect. 8 bytes on the tombstone (a re-create removes them).
+            UpdateExpression: `SET deleted = :true, updatedAt = :now, ${TRY_TOKEN} = :tk`,
+            ConditionExpression: `(attribute_exists(pk) AND deleted <> :true) OR ${TRY_TOKEN} = :tk`,
+            ExpressionAttributeValues: { ':true': true, ':now': now, ':tk': newTryToken() },
           }),
         ),
       );
@@ -678,7 +682,7 @@ export class Catalog {
       `deadLetterTopic = :dlq, updatedAt = :now, v = :v, createdAt = ${created ? ':now' : 'if_not_exists(createdAt, :now)'}`,
     ];
     // A re-created group gets its own doorbell (its queue name hashes its creation stamp).
-    const removes = created ? ['deleted', '#ttl', 'rd', 'rv', 'bq'] : [];
+    const removes = created ? ['deleted', '#ttl', 'rd', 'rv', 'bq', TRY_TOKEN] : [];
     if (group.push) {
       sets.push('ph = :ph');
       values[':ph'] = storedPush(group.push);
@@ -795,23 +799,17 @@ export class Catalog {
    */
   async rotatePushSecret(name: string, expectSealed: string, sealed: string, previousUntil: number, now: number): Promise<boolean> {
     this.groupCache.delete(name);
-    try {
-      await call(() =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: { pk: GROUP_PK, sk: name },
-            UpdateExpression: 'SET ps = :new, pp = :old, ppu = :until, psa = :now',
-            ConditionExpression: 'attribute_not_exists(deleted) AND ps = :old',
-            ExpressionAttributeValues: { ':new': sealed, ':old': expectSealed, ':until': previousUntil, ':now': now },
-          }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalFailure(error)) return false;
-      throw error;
-    }
+    const result = await conditionalWithImage(this.doc, {
+      TableName: this.table,
+      Key: { pk: GROUP_PK, sk: name },
+      UpdateExpression: 'SET ps = :new, pp = :old, ppu = :until, psa = :now',
+      ConditionExpression: 'attribute_not_exists(deleted) AND ps = :old',
+      ExpressionAttributeValues: { ':new': sealed, ':old': expectSealed, ':until': previousUntil, ':now': now },
+    });
+    // The SDK's retry of this rotation, which had landed (its answer lost), meets its own new
+    // secret: it took effect (taken for a lost race, the caller rotated again and the secret the
+    // user held stopped signing at once).
+    return result.ok || (result.old !== undefined && result.old.deleted === undefined && result.old.ps === sealed);
   }
 
   /**
@@ -827,15 +825,24 @@ export class Catalog {
     const tombstone = {
       TableName: this.table,
       Key: { pk: GROUP_PK, sk: name },
-      UpdateExpression: 'SET deleted = :true, updatedAt = :now, #ttl = :ttl',
+      // A try token (try-token.ts): the SDK's retry of this delete, which had landed (its answer
+      // lost), passes on its own tombstone, where the caller read the group again and answered 404
+      // for a delete that took effect. 8 bytes on the tombstone (a re-create removes them).
+      UpdateExpression: `SET deleted = :true, updatedAt = :now, #ttl = :ttl, ${TRY_TOKEN} = :tk`,
       ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deleted)',
       ExpressionAttributeNames: { '#ttl': 'ttl' },
-      ExpressionAttributeValues: { ':true': true, ':now': now, ':ttl': Math.ceil((now + this.recreateAfterMs) / 1000) + GROUP_TOMBSTONE_TTL_SECONDS } as Record<string, unknown>,
+      ExpressionAttributeValues: {
+        ':true': true,
+        ':now': now,
+        ':ttl': Math.ceil((now + this.recreateAfterMs) / 1000) + GROUP_TOMBSTONE_TTL_SECONDS,
+        ':tk': newTryToken(),
+      } as Record<string, unknown>,
     };
     if (expect) {
       tombstone.ConditionExpression += expect.version === 0 ? ' AND attribute_not_exists(v)' : ' AND v = :v';
       if (expect.version !== 0) tombstone.ExpressionAttributeValues[':v'] = expect.version;
     }
+    tombstone.ConditionExpression = `(${tombstone.ConditionExpression}) OR ${TRY_TOKEN} = :tk`;
     if (!expect || expect.topics.length === 0) {
       try {
         await call(() => this.doc.send(new UpdateCommand(tombstone)));

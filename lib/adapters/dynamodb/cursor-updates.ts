@@ -248,6 +248,19 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
 }
 
 /**
+ * Whether a cursor's image shows the claim `change` as written: every lease it grants is there with
+ * its token. Lease tokens carry a random part, and nobody holds them before the claim is answered,
+ * so only this claim can have written them: the image is the one a retry of a claim that landed
+ * (its answer lost, docs/design.md, Append, "A put that landed, retried") meets, and the claim took
+ * effect. A claim that grants nothing is not told apart (false): planned again from the image, it
+ * finds nothing left to do, and delays no message.
+ */
+export function claimLanded(old: Record<string, unknown>, change: ClaimChange): boolean {
+  const leases = (old.fl ?? {}) as Record<string, { k?: unknown } | undefined>;
+  return change.grant.length > 0 && change.grant.every(({ lease }) => leases[String(lease.seq)]?.k === lease.token);
+}
+
+/**
  * The most a cursor item may hold after a write (bytes). Far below DynamoDB's
  * 400 KB item limit, and the claim is cut to keep it: a cursor holds at most
  * MAX_IN_FLIGHT_PER_STREAM leases and, between spills, about SPILL_AT + 100

@@ -18,6 +18,7 @@ import { cancellationReasons, isConditionalFailure, translateDynamoError } from 
 import { newCursorItem, shardCursorTtl, toState } from './cursor-item.js';
 import {
   advanceUpdate,
+  claimLanded,
   claimUpdate,
   completionChunks,
   completionUpdate,
@@ -243,6 +244,12 @@ export class CursorStore {
     });
     if (result.ok) {
       if (cached && result.item) this.cache.put(group, stream, toState(result.item), at, incarnation);
+      return { ok: true };
+    }
+    if (result.old && claimLanded(result.old, change)) {
+      // The SDK's retry of this claim, which had landed (its answer lost): it took effect. The
+      // cursor it left is not in hand: the cached copy goes.
+      if (cached) this.cache.forget(group, stream);
       return { ok: true };
     }
     if (cached) this.cache.lost(group, stream);

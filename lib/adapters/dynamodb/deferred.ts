@@ -51,7 +51,7 @@
 import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { MessageRecord } from '../../domain/model.js';
-import { call, conditional, queryAll, queryPages } from './call.js';
+import { call, conditional, conditionalWithImage, queryAll, queryPages } from './call.js';
 import {
   CHECK_INDEX_SHARDS,
   CHECK_RECORD_PREFIX,
@@ -78,6 +78,7 @@ import {
 import { fromStored, toStored, type StoredRecord } from './records.js';
 import type { TransactItem } from './write-batch.js';
 import { GSI1 } from './table.js';
+import { newTryToken, TRY_TOKEN } from './try-token.js';
 
 export const DeferredState = {
   scheduled: 'scheduled',
@@ -286,21 +287,29 @@ export class DeferredStore {
       ':x': claim.expiresAt,
     };
     const set = 'SET st = :committing, a = :a, rf = :f, rt = :t, rc = :at, rx = :x';
-    if (expect !== undefined) return this.conditional(id, set, 'st = :committing AND rt = :old', { ...values, ':old': expect });
+    // `OR` its own claim: the claim's token (random, new per claim: claimed-release.ts) is this
+    // write's try token — the SDK's retry of a claim that landed (its answer lost) writes it again
+    // and passes, where it was taken for another commit's claim (docs/design.md, Append, "A put
+    // that landed, retried").
+    const claimed = (condition: string) => `(${condition}) OR (st = :committing AND rt = :t)`;
+    if (expect !== undefined) return this.conditional(id, set, claimed('st = :committing AND rt = :old'), { ...values, ':old': expect });
     values[':prepared'] = DeferredState.prepared;
     values[':by'] = fresh.by;
     if (!fresh.kept && !fresh.moveCheck) {
       // Not moved: only while the next check is still by `checkBy` (a check lease may have moved it since it was read).
-      return this.conditional(id, `${set}, rb = :by, ra = :at`, 'st = :prepared AND attribute_not_exists(kp) AND nc <= :by_time', { ...values, ':by_time': fresh.checkBy });
+      return this.conditional(id, `${set}, rb = :by, ra = :at`, claimed('st = :prepared AND attribute_not_exists(kp) AND nc <= :by_time'), {
+        ...values,
+        ':by_time': fresh.checkBy,
+      });
     }
     if (!fresh.kept) {
-      return this.conditional(id, `${set}, rb = :by, ra = :at, nc = :due, g1sk = :sk`, 'st = :prepared AND attribute_not_exists(kp)', {
+      return this.conditional(id, `${set}, rb = :by, ra = :at, nc = :due, g1sk = :sk`, claimed('st = :prepared AND attribute_not_exists(kp)'), {
         ...values,
         ':due': fresh.sweepAt,
         ':sk': checkIndexSk(fresh.sweepAt, id),
       });
     }
-    return this.conditional(id, `${set}, rb = :by, ra = :at, g1sk = :sk`, 'st = :prepared AND kp = :true', {
+    return this.conditional(id, `${set}, rb = :by, ra = :at, g1sk = :sk`, claimed('st = :prepared AND kp = :true'), {
       ...values,
       ':true': true,
       ':sk': checkIndexSk(fresh.sweepAt, id),
@@ -343,13 +352,16 @@ export class DeferredStore {
    * so that two sweeps never call the checker twice for one due check.
    */
   async leaseCheck(id: string, expectNextCheckAt: number, nextCheckAt: number): Promise<boolean> {
-    return this.conditional(id, 'SET nc = :next, g1sk = :sk ADD cc :one', 'st = :prepared AND nc = :expect', {
-      ':next': nextCheckAt,
-      ':sk': checkIndexSk(nextCheckAt, id),
-      ':one': 1,
-      ':prepared': DeferredState.prepared,
-      ':expect': expectNextCheckAt,
-    });
+    return this.conditionalOrMine(
+      id,
+      'SET nc = :next, g1sk = :sk ADD cc :one',
+      'st = :prepared AND nc = :expect',
+      { ':next': nextCheckAt, ':sk': checkIndexSk(nextCheckAt, id), ':one': 1, ':prepared': DeferredState.prepared, ':expect': expectNextCheckAt },
+      // The SDK's retry of a lease that landed meets the next check time it set: the lease is
+      // this worker's (else the check was counted and skipped). Another worker's lease sets the
+      // same time only if it read the clock in the same millisecond: then both call the checker.
+      (old) => old.st === DeferredState.prepared && old.nc === nextCheckAt,
+    );
   }
 
   /**
@@ -468,6 +480,29 @@ export class DeferredStore {
         new UpdateCommand({ TableName: this.table, Key: key(id), UpdateExpression: update, ConditionExpression: condition, ExpressionAttributeValues: values }),
       ),
     );
+  }
+
+  /**
+   * {@link conditional}, for a write whose own result the item tells apart: when the condition
+   * fails, the item's old image (`ALL_OLD`, no extra read) is asked whether it is what this very
+   * write leaves (`mine`) — the SDK's retry of a write that landed and whose answer was lost
+   * (docs/design.md, Append, "A put that landed, retried") — and then the write took effect.
+   */
+  private async conditionalOrMine(
+    id: string,
+    update: string,
+    condition: string,
+    values: Record<string, unknown>,
+    mine: (old: Record<string, unknown>) => boolean,
+  ): Promise<boolean> {
+    const result = await conditionalWithImage(this.doc, {
+      TableName: this.table,
+      Key: key(id),
+      UpdateExpression: update,
+      ConditionExpression: condition,
+      ExpressionAttributeValues: values,
+    });
+    return result.ok || (result.old !== undefined && mine(result.old));
   }
 
   async get(id: string): Promise<Deferred | undefined> {
@@ -651,10 +686,12 @@ export class DeferredStore {
    * condition fails (released, cancelled, or claimed by someone else meanwhile).
    */
   async claimRelease(id: string, claim: ReleaseClaim, expect: string | undefined): Promise<boolean> {
+    // `OR` its own claim: the claim's token (random, new per claim) is this write's try token, as
+    // in claimCommit — the SDK's retry of a claim that landed passes.
     return this.conditional(
       id,
       'SET st = :releasing, a = :a, rf = :f, rt = :t, rc = :at, rx = :x',
-      expect === undefined ? 'st = :scheduled' : 'st = :releasing AND rt = :old',
+      `(${expect === undefined ? 'st = :scheduled' : 'st = :releasing AND rt = :old'}) OR (st = :releasing AND rt = :t)`,
       {
         ':releasing': DeferredState.releasing,
         ':a': { s: claim.stream, q: claim.seq },
@@ -722,11 +759,18 @@ export class DeferredStore {
 
   /** Cancels a scheduled message of `topic`: `done`, or its state when it was not scheduled (undefined if absent). */
   async cancel(id: string, topic: string): Promise<{ done: true } | { done: false; state: DeferredState } | undefined> {
-    const cancelled = await this.conditional(id, 'SET st = :cancelled REMOVE g1pk, g1sk', 'st = :scheduled AND tp = :topic', {
-      ':cancelled': DeferredState.cancelled,
-      ':scheduled': DeferredState.scheduled,
-      ':topic': topic,
-    });
+    // A try token (try-token.ts): the SDK's retry of a cancel that landed (its answer lost) writes
+    // it again and passes, where it met `cancelled` and answered 409 for a cancel that took effect.
+    // A cancelled item's old image cannot tell this cancel from an earlier one: the token does.
+    // 8 bytes (TRY_TOKEN_ITEM_BYTES): the same as the token a deferred item put alone already
+    // carries (BatchWriter), which this one replaces; an item put in a transaction gains them.
+    const token = newTryToken();
+    const cancelled = await this.conditional(
+      id,
+      `SET st = :cancelled, ${TRY_TOKEN} = :tk REMOVE g1pk, g1sk`,
+      `(st = :scheduled AND tp = :topic) OR ${TRY_TOKEN} = :tk`,
+      { ':cancelled': DeferredState.cancelled, ':scheduled': DeferredState.scheduled, ':topic': topic, ':tk': token },
+    );
     if (cancelled) return { done: true };
     // Not (or no longer) scheduled: its state says why.
     const current = await this.get(id);

@@ -7,7 +7,7 @@ import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } fr
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ProducerGroupNotFoundError } from '../../domain/errors.js';
 import type { OnMaxChecks, ProducerGroup } from '../../domain/model.js';
-import { call, conditional } from './call.js';
+import { call, conditional, conditionalWithImage, conditionFailureImage } from './call.js';
 import { isConditionalFailure } from './errors.js';
 import { PRODUCER_PK as PK } from './keys.js';
 import { decodePageToken, encodePageToken, type Page } from './catalog.js';
@@ -63,12 +63,17 @@ export class ProducerStore {
     };
     try {
       await call(() =>
-        this.doc.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })),
+        this.doc.send(
+          new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
+        ),
       );
       return toProducer(item);
     } catch (error) {
-      if (isConditionalFailure(error)) return undefined;
-      throw error;
+      if (!isConditionalFailure(error)) throw error;
+      // The SDK's retry of this create, which had landed (its answer lost; docs/design.md, Append,
+      // "A put that landed, retried"), meets the item it wrote: its sealed secret (random, sealed
+      // afresh) says so, and the create answers the secret — the only time it is shown.
+      return conditionFailureImage(error)?.sec === sealedSecret ? toProducer(item) : undefined;
     }
   }
 
@@ -102,17 +107,17 @@ export class ProducerStore {
 
   /** Replaces the secret; the old one signs along until `previousUntil`. Conditional on the secret it replaces. */
   async rotate(name: string, expectSealed: string, sealedSecret: string, previousUntil: number, now: number): Promise<boolean> {
-    return conditional(() =>
-      this.doc.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: { pk: PK, sk: name },
-          UpdateExpression: 'SET sec = :new, prv = :old, pvu = :until, sra = :now, ua = :now',
-          ConditionExpression: 'sec = :old',
-          ExpressionAttributeValues: { ':new': sealedSecret, ':old': expectSealed, ':until': previousUntil, ':now': now },
-        }),
-      ),
-    );
+    const result = await conditionalWithImage(this.doc, {
+      TableName: this.table,
+      Key: { pk: PK, sk: name },
+      UpdateExpression: 'SET sec = :new, prv = :old, pvu = :until, sra = :now, ua = :now',
+      ConditionExpression: 'sec = :old',
+      ExpressionAttributeValues: { ':new': sealedSecret, ':old': expectSealed, ':until': previousUntil, ':now': now },
+    });
+    // The SDK's retry of this rotation, which had landed, meets its own new secret: it took effect.
+    // (Taken for a lost race, the caller rotated again: the secret the user held stopped signing at
+    // once, replaced as `prv` by one never shown.)
+    return result.ok || result.old?.sec === sealedSecret;
   }
 
   /** One page of producer groups by name (one Query of the `PRODUCER` collection). */

@@ -25,10 +25,13 @@ interface ConditionalPut {
   ExpressionAttributeValues?: Record<string, unknown>;
 }
 
+/** A fresh token, as stored (binary). */
+export const newTryToken = (): Uint8Array => new Uint8Array(randomBytes(TRY_TOKEN_BYTES));
+
 /** `put` with a fresh try token on its item and its condition (a put without a condition is returned as is). */
 export function withTryToken<P extends ConditionalPut>(put: P): P {
   if (put.ConditionExpression === undefined) return put;
-  const token = new Uint8Array(randomBytes(TRY_TOKEN_BYTES));
+  const token = newTryToken();
   return {
     ...put,
     Item: { ...put.Item, [TRY_TOKEN]: token },

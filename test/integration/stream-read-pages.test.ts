@@ -75,6 +75,26 @@ describe('a standard partition whose next segments pass 1 MB', () => {
   });
 });
 
+describe('a cut page that already holds what the receive wants', () => {
+  it('is not followed: batched segments of 100 messages, 10 wanted, one Query', async () => {
+    await h.admin.putTopic('blobs', topic({ partitions: 1 }));
+    await h.admin.putGroup('readers', group('blobs'));
+    // 3.2 KB of random base64 each: a batch of 100 fills about one segment (packed: ≈ 240 KB).
+    const small = () => ({ ...send(randomBytes(2400).toString('base64')), encoding: 'base64' as const });
+    for (let b = 0; b < 8; b++) expect((await h.queue.sendBatch('blobs', Array.from({ length: 100 }, small))).every((r) => 'result' in r)).toBe(true);
+    // The stream's first Query page is cut at 1 MB before its end.
+    const firstPage = await h.stores.log.readSegments('t:blobs/p:0', 0, 11, { maxPages: 1 });
+    expect(firstPage.more).toBe(true);
+    expect(firstPage.segments.length).toBeLessThan((await h.stores.log.read('t:blobs/p:0', 0, 100)).length);
+    counting = true;
+    const got = await h.queue.receive('readers', { maxMessages: 10, waitSeconds: 0 });
+    counting = false;
+    expect(got).toHaveLength(10);
+    // The first page (≈ 1 MB, hundreds of messages) is cut, and already reaches 10 past the cursor.
+    expect(segmentQueries).toBe(1);
+  });
+});
+
 describe('a FIFO shard whose next segments pass 1 MB', () => {
   it('a concurrent group gets all 6 in order in one receive', async () => {
     await h.admin.putTopic('ledger', topic({ type: 'fifo' }));
@@ -127,5 +147,9 @@ describe('StreamLog.readSegments: a page cut at 1 MB is followed within its boun
     expect(byBytes.segments).toHaveLength(twoPages.segments.length);
     expect(byBytes.more).toBe(true);
     expect(READ_PAGES_MAX).toBe(8);
+    // `reach`: the first page ends past seq 2, so it is the only one.
+    const reached = await log.readSegments('t:big/p:0', 0, 13, { reach: 2 });
+    expect(reached.segments).toHaveLength(onePage.segments.length);
+    expect(reached.more).toBe(true);
   });
 });

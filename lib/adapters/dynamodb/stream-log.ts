@@ -96,6 +96,12 @@ export interface ReadBounds {
    * receive passes its answer's room, since it cannot deliver more than that of what it reads.
    */
   maxBytes?: number;
+  /**
+   * No further page once the segments read end at or past this sequence number: a receive passes
+   * its cursor's next message plus what it wants (a page of batched segments holds hundreds of
+   * messages: enough, however few segments it holds).
+   */
+  reach?: number;
 }
 
 /** FIFO shard activity: shard `shardKey` got messages `from`…`to` (docs/design.md, FIFO). */
@@ -651,7 +657,7 @@ export class StreamLog {
   /**
    * Segments from the one starting at `fromSeq` on, oldest first, up to `limit`, and whether the
    * stream may go on past them. A Query answer stops at 1 MB of data read, however many items
-   * `Limit` asked for (three of the largest segments): the read goes on from its
+   * `Limit` asked for (two or three of the largest segments): the read goes on from its
    * `LastEvaluatedKey` while `bounds` allow, and says `more` where it stopped short.
    */
   async readSegments(stream: string, fromSeq: number, limit: number, bounds: ReadBounds = {}): Promise<SegmentRead> {
@@ -677,14 +683,17 @@ export class StreamLog {
           }),
         ),
       );
+      let end = 0;
       for (const item of Items ?? []) {
         items.push(item);
         bytes += itemBytes(item);
+        end = Number(item.sk) + Number(item.n);
       }
       start = LastEvaluatedKey;
       // The end of the stream, or `limit` reached (DynamoDB then answers a LastEvaluatedKey whether or
-      // not more follows: `more` as it always was), or the caller's room for what it reads is used up.
-      if (start === undefined || items.length >= limit || bytes >= (bounds.maxBytes ?? Infinity)) break;
+      // not more follows: `more` as it always was), or the caller has what it can use.
+      if (start === undefined || items.length >= limit) break;
+      if (bytes >= (bounds.maxBytes ?? Infinity) || end >= (bounds.reach ?? Infinity)) break;
     }
     return { items, more: start !== undefined };
   }

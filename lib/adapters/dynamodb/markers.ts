@@ -87,8 +87,9 @@ export class Markers {
   }
 
   /**
-   * The dead-letter copies of a message, by group (one Query, more past 1 MB of links); `redrivenSeq`: where the group's
-   * redrive put the message back in its redrive stream (the link's `r`), when it did.
+   * The dead-letter copies of a message, by group (one Query; more only past 1 MB of links);
+   * `redrivenSeq`: where the group's redrive put the message back in its redrive stream (the
+   * link's `r`), when it did.
    */
   async deadLetterLinks(topic: string, messageId: string): Promise<Map<string, { topic: string; messageId: string; redrivenSeq?: number }>> {
     // Every page: a link is up to ~2.2 KB (a 557-character id twice), so about 470 groups' links

@@ -686,7 +686,7 @@ export class StreamLog {
       let end = 0;
       for (const item of Items ?? []) {
         items.push(item);
-        bytes += itemBytes(item);
+        if (bounds.maxBytes !== undefined) bytes += itemBytes(item);
         end = Number(item.sk) + Number(item.n);
       }
       start = LastEvaluatedKey;

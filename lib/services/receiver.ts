@@ -554,14 +554,21 @@ export class Receiver {
       const spill = planSpill(read);
       // An attempt that spills history writes before it claims: it reads the stream afresh.
       const reused = spill ? undefined : reusableRead(lastRead, read, limit);
-      const [leaseSegments, segments, spilled] = await Promise.all([
+      const [leaseSegments, fresh, spilled] = await Promise.all([
         expired.length ? this.stores.log.getSegments(expired.map((l) => ({ stream, seq: l.segment }))) : Promise.resolve([]),
-        reused ? Promise.resolve(reused.segments) : this.stores.log.read(stream, read.segmentStart, limit + 1),
+        // A Query page stops at 1 MB (two or three of the largest segments): the read follows it while
+        // what it read is below the answer's room and reaches fewer than `limit` messages past the
+        // cursor — the plan could not use more — (docs/design.md, Receive, "A page cut at 1 MB"),
+        // and says `more` where it stopped short of `limit + 1` segments.
+        reused
+          ? Promise.resolve({ segments: reused.segments, more: reused.truncated })
+          : this.stores.log.readSegments(stream, read.segmentStart, limit + 1, { maxBytes: scope.budget.remaining, reach: read.next + limit }),
         spill
           ? this.stores.history.write(group.name, stream, read.createdAt ?? 0, new Set(read.done.keys()), spill, historyTtl(now))
           : Promise.resolve(undefined),
       ]);
-      const truncated = reused ? reused.truncated : segments.length === limit + 1;
+      const segments = fresh.segments;
+      const truncated = fresh.more || (!reused && segments.length === limit + 1);
       if (!reused) lastRead = { start: read.segmentStart, segments, truncated };
       const leaseRecords = new Map<number, MessageRecord | undefined>();
       for (const lease of expired) {

@@ -197,8 +197,8 @@ describe('redrive', () => {
       if (!r.more) break;
     }
     expect(redriven).toBe(100);
-    // A receive reads segments with one Query (1 MB a page: two or three of these segments), so it
-    // returns a few at a time; it ends when one returns nothing.
+    // A receive reads these segments up to its 5 MB answer (a Query page holds two or three of them:
+    // it follows the pages), so it returns about a dozen at a time; it ends when one returns nothing.
     const back = new Map<string, string>();
     for (let round = 0; round < 100 && back.size < 100; round++) {
       const got = await receive('blobs', 100);

@@ -390,18 +390,19 @@ export class DeferredStore {
     );
   }
 
+  /**
+   * Every check record of a half message, oldest first. Page after page: up to `maxChecks` (1,000)
+   * records whose `error` is the checker call's error message — a TLS error names the certificate's
+   * every alternative name — can pass the 1 MB one Query answers.
+   */
   async checks(id: string): Promise<CheckRecord[]> {
-    const { Items } = await call(() =>
-      this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :c)',
-          ExpressionAttributeValues: { ':pk': key(id).pk, ':c': CHECK_RECORD_PREFIX },
-          ConsistentRead: true,
-        }),
-      ),
-    );
-    return (Items ?? []).map((item) => ({
+    const items = await queryAll(this.doc, {
+      TableName: this.table,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :c)',
+      ExpressionAttributeValues: { ':pk': key(id).pk, ':c': CHECK_RECORD_PREFIX },
+      ConsistentRead: true,
+    });
+    return items.map((item) => ({
       n: Number(item.n),
       at: Number(item.at),
       status: item.status as CheckRecord['status'],

@@ -12,7 +12,7 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SendResult } from '../../domain/model.js';
-import { call } from './call.js';
+import { call, queryAll } from './call.js';
 import { decodePageToken, encodePageToken } from './catalog.js';
 import { deadLetterLinkPk, dedupKey, keyIndexPk, keyIndexSk, messageIdOfKeyIndexSk, redriveIndexPk, redriveIndexSk } from './keys.js';
 import type { TransactItem } from './write-batch.js';
@@ -87,22 +87,21 @@ export class Markers {
   }
 
   /**
-   * The dead-letter copies of a message, by group (one Query); `redrivenSeq`: where the group's
-   * redrive put the message back in its redrive stream (the link's `r`), when it did.
+   * The dead-letter copies of a message, by group (one Query; more only past 1 MB of links);
+   * `redrivenSeq`: where the group's redrive put the message back in its redrive stream (the
+   * link's `r`), when it did.
    */
   async deadLetterLinks(topic: string, messageId: string): Promise<Map<string, { topic: string; messageId: string; redrivenSeq?: number }>> {
-    const { Items } = await call(() =>
-      this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': deadLetterLinkPk(topic, messageId) },
-          ConsistentRead: true,
-        }),
-      ),
-    );
+    // Every page: a link is up to ~2.2 KB (a 557-character id twice), so about 470 groups' links
+    // fill the 1 MB a Query answers; the query would have shown the others as not dead-lettered.
+    const items = await queryAll(this.doc, {
+      TableName: this.table,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': deadLetterLinkPk(topic, messageId) },
+      ConsistentRead: true,
+    });
     return new Map(
-      (Items ?? []).map((item) => [
+      items.map((item) => [
         String(item.sk),
         { topic: String(item.t), messageId: String(item.m), ...(item.r === undefined ? {} : { redrivenSeq: Number(item.r) }) },
       ]),

@@ -67,6 +67,7 @@ import { fromStored } from './records.js';
 import { packSegmentRecords, segmentRecordsItem, storedRecordsOf } from './segment-records.js';
 import { ItemConditionFailedError, WriteBatch, failedItem, type TransactItem } from './write-batch.js';
 import { withTryToken } from './try-token.js';
+import { itemBytes } from './item-size.js';
 
 export type Head =
   | { kind: 'none' }
@@ -78,6 +79,29 @@ export interface Segment {
   seq: number;
   count: number;
   records: MessageRecord[];
+}
+
+/** What a read of a stream got: `more` when the stream may go on past `segments` (the limit was reached, or a page cut was not followed). */
+export interface SegmentRead {
+  segments: Segment[];
+  more: boolean;
+}
+
+/** How far a read follows Query pages that DynamoDB cut at 1 MB of data read. */
+export interface ReadBounds {
+  /** Queries at most, the first included (default {@link READ_PAGES_MAX}). */
+  maxPages?: number;
+  /**
+   * No further page once the segments read hold this many bytes (stored size, item-size.ts): a
+   * receive passes its answer's room, since it cannot deliver more than that of what it reads.
+   */
+  maxBytes?: number;
+  /**
+   * No further page once the segments read end at or past this sequence number: a receive passes
+   * its cursor's next message plus what it wants (a page of batched segments holds hundreds of
+   * messages: enough, however few segments it holds).
+   */
+  reach?: number;
 }
 
 /** FIFO shard activity: shard `shardKey` got messages `from`…`to` (docs/design.md, FIFO). */
@@ -189,6 +213,14 @@ const HINT_BACKOFF_MS = 10_000;
  * then (a request lasts far less). The writer opens a new epoch instead (docs/design.md).
  */
 export const HEAD_MARGIN_MS = 60_000;
+
+/**
+ * Query pages one stream read takes at most, the first included. A page DynamoDB cut holds 1 MB of
+ * segments (DynamoDB Local answers the segment that passes 1 MB too), at the least 1 MB less one
+ * segment (≤ 350 KB, SEGMENT_MAX_BYTES): ≈ 690 KB. 8 such pages pass the 5 MB of JSON a receive
+ * answers (`Limits.answerMaxBytes`), which bounds what a claim can use of what it reads.
+ */
+export const READ_PAGES_MAX = 8;
 
 /** Epoch starts this process opened lately, remembered for the notices that announce them. */
 const OPENED_REMEMBERED = 1000;
@@ -607,9 +639,9 @@ export class StreamLog {
     };
   }
 
-  /** Notice segments from the one starting at `fromSeq` on. */
+  /** Notice segments from the one starting at `fromSeq` on (a cut page followed within the default bounds). */
   async readNotices(stream: string, fromSeq: number, limit: number): Promise<Array<{ seq: number; count: number; notices: Notice[] }>> {
-    const items = await this.query(stream, fromSeq, limit);
+    const { items } = await this.query(stream, fromSeq, limit, {});
     return items.map((item) => ({
       seq: Number(item.sk),
       count: Number(item.n),
@@ -617,24 +649,53 @@ export class StreamLog {
     }));
   }
 
-  /** Segments from the one starting at `fromSeq` on, oldest first. */
+  /** Segments from the one starting at `fromSeq` on, oldest first, up to `limit` (a cut page followed within the default bounds). */
   async read(stream: string, fromSeq: number, limit: number): Promise<Segment[]> {
-    return (await this.query(stream, fromSeq, limit)).map((item) => this.toSegment(stream, item));
+    return (await this.readSegments(stream, fromSeq, limit)).segments;
   }
 
-  private async query(stream: string, fromSeq: number, limit: number): Promise<Record<string, unknown>[]> {
-    const { Items } = await call(() =>
-      this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-          ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': segmentSk(fromSeq), ':to': MAX_SK },
-          Limit: limit,
-          ConsistentRead: true,
-        }),
-      ),
-    );
-    return Items ?? [];
+  /**
+   * Segments from the one starting at `fromSeq` on, oldest first, up to `limit`, and whether the
+   * stream may go on past them. A Query answer stops at 1 MB of data read, however many items
+   * `Limit` asked for (two or three of the largest segments): the read goes on from its
+   * `LastEvaluatedKey` while `bounds` allow, and says `more` where it stopped short.
+   */
+  async readSegments(stream: string, fromSeq: number, limit: number, bounds: ReadBounds = {}): Promise<SegmentRead> {
+    const { items, more } = await this.query(stream, fromSeq, limit, bounds);
+    return { segments: items.map((item) => this.toSegment(stream, item)), more };
+  }
+
+  private async query(stream: string, fromSeq: number, limit: number, bounds: ReadBounds): Promise<{ items: Record<string, unknown>[]; more: boolean }> {
+    const items: Record<string, unknown>[] = [];
+    const maxPages = bounds.maxPages ?? READ_PAGES_MAX;
+    let bytes = 0;
+    let start: Record<string, unknown> | undefined;
+    for (let page = 0; page < maxPages; page++) {
+      const { Items, LastEvaluatedKey } = await call(() =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+            ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': segmentSk(fromSeq), ':to': MAX_SK },
+            Limit: limit - items.length,
+            ConsistentRead: true,
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        ),
+      );
+      let end = 0;
+      for (const item of Items ?? []) {
+        items.push(item);
+        if (bounds.maxBytes !== undefined) bytes += itemBytes(item);
+        end = Number(item.sk) + Number(item.n);
+      }
+      start = LastEvaluatedKey;
+      // The end of the stream, or `limit` reached (DynamoDB then answers a LastEvaluatedKey whether or
+      // not more follows: `more` as it always was), or the caller has what it can use.
+      if (start === undefined || items.length >= limit) break;
+      if (bytes >= (bounds.maxBytes ?? Infinity) || end >= (bounds.reach ?? Infinity)) break;
+    }
+    return { items, more: start !== undefined };
   }
 
   /** The segment holding `seq`, if it still exists. */

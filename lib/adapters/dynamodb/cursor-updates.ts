@@ -136,6 +136,14 @@ export interface ClaimChange {
   shard?: {
     expectKnown: number | undefined;
     expectInFlight: number;
+    /**
+     * Planned from a cursor cache entry: the whole lease map as the entry holds it (`fl = :fl`). A
+     * visibility change of another container (a release, a shortened lease) moves neither `nx`, `kn`
+     * nor the number of leases, and with the `keep` variant not the ready-index key either; a plan
+     * that missed it would deliver past a message waiting out its back-off (ordered modes) and move
+     * the ready-index entry to the stale expiry.
+     */
+    expectLeases?: ReadonlyMap<number, Lease>;
     known: number;
     index?: ReadyKeyChange;
     /**
@@ -232,7 +240,9 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
     // Readiness may only be dropped or delayed if no notice raised the head and no commit freed a slot meanwhile.
     conditions.push(
       shard.expectKnown === undefined ? 'attribute_not_exists(kn)' : `kn = ${x.value(shard.expectKnown)}`,
-      `size(${fl()}) = ${x.value(shard.expectInFlight)}`,
+      shard.expectLeases === undefined
+        ? `size(${fl()}) = ${x.value(shard.expectInFlight)}`
+        : `${fl()} = ${x.value(Object.fromEntries([...shard.expectLeases].map(([seq, lease]) => [String(seq), storedLease(lease)])))}`,
     );
     // An idle shard's cursor expires 15 days after its last claim or notice (docs/design.md, Idle shards expire).
     const t = x.name('ttl');

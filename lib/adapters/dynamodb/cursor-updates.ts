@@ -123,10 +123,10 @@ export interface ClaimChange {
   /** With a spill: the history mark moves from what the plan read (the condition) to the end of the spilled chunk. */
   history?: { expectMark: number | undefined; mark: number };
   /**
-   * Partition cursors: the seek epoch `se` the plan read (undefined: absent), as a condition. A plan
-   * made from a cursor read before a seek fails even when the seek and later claims brought `nx`
-   * back to the value it read (leases of the old epoch would otherwise be granted after the seek;
-   * docs/design.md, the cursor cache). FIFO shard claims read their cursor consistently just before.
+   * The seek epoch `se` the plan read (undefined: absent), as a condition. A plan made from a
+   * cursor read before a seek (a cursor cache entry: partitions and FIFO shards) fails even when the
+   * seek and later claims brought `nx` back to the value it read (leases of the old epoch would
+   * otherwise be granted after the seek; docs/design.md, the cursor cache).
    */
   seekEpoch?: { expect: number | undefined };
   /**

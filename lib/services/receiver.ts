@@ -627,6 +627,9 @@ export class Receiver {
                   expectKnown: held.known,
                   // As stored: folded commits' leases are still there when the condition is evaluated.
                   expectInFlight: held.leases.size,
+                  // Planned from the cache entry: the leases exactly as it holds them (another container's
+                  // release or shortened lease changes nothing else a claim is conditional on).
+                  ...(remembered ? { expectLeases: held.leases } : {}),
                   known,
                   now,
                   ...(index ? { index } : {}),

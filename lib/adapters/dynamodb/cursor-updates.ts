@@ -123,10 +123,10 @@ export interface ClaimChange {
   /** With a spill: the history mark moves from what the plan read (the condition) to the end of the spilled chunk. */
   history?: { expectMark: number | undefined; mark: number };
   /**
-   * Partition cursors: the seek epoch `se` the plan read (undefined: absent), as a condition. A plan
-   * made from a cursor read before a seek fails even when the seek and later claims brought `nx`
-   * back to the value it read (leases of the old epoch would otherwise be granted after the seek;
-   * docs/design.md, the cursor cache). FIFO shard claims read their cursor consistently just before.
+   * The seek epoch `se` the plan read (undefined: absent), as a condition. A plan made from a
+   * cursor read before a seek (a cursor cache entry: partitions and FIFO shards) fails even when the
+   * seek and later claims brought `nx` back to the value it read (leases of the old epoch would
+   * otherwise be granted after the seek; docs/design.md, the cursor cache).
    */
   seekEpoch?: { expect: number | undefined };
   /**
@@ -136,6 +136,14 @@ export interface ClaimChange {
   shard?: {
     expectKnown: number | undefined;
     expectInFlight: number;
+    /**
+     * Planned from a cursor cache entry: the whole lease map as the entry holds it (`fl = :fl`). A
+     * visibility change of another container (a release, a shortened lease) moves neither `nx`, `kn`
+     * nor the number of leases, and with the `keep` variant not the ready-index key either; a plan
+     * that missed it would deliver past a message waiting out its back-off (ordered modes) and move
+     * the ready-index entry to the stale expiry.
+     */
+    expectLeases?: ReadonlyMap<number, Lease>;
     known: number;
     index?: ReadyKeyChange;
     /**
@@ -232,7 +240,9 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
     // Readiness may only be dropped or delayed if no notice raised the head and no commit freed a slot meanwhile.
     conditions.push(
       shard.expectKnown === undefined ? 'attribute_not_exists(kn)' : `kn = ${x.value(shard.expectKnown)}`,
-      `size(${fl()}) = ${x.value(shard.expectInFlight)}`,
+      shard.expectLeases === undefined
+        ? `size(${fl()}) = ${x.value(shard.expectInFlight)}`
+        : `${fl()} = ${x.value(Object.fromEntries([...shard.expectLeases].map(([seq, lease]) => [String(seq), storedLease(lease)])))}`,
     );
     // An idle shard's cursor expires 15 days after its last claim or notice (docs/design.md, Idle shards expire).
     const t = x.name('ttl');

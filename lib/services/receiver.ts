@@ -627,9 +627,11 @@ export class Receiver {
                   expectKnown: held.known,
                   // As stored: folded commits' leases are still there when the condition is evaluated.
                   expectInFlight: held.leases.size,
-                  // Planned from the cache entry: the leases exactly as it holds them (another container's
-                  // release or shortened lease changes nothing else a claim is conditional on).
-                  ...(remembered ? { expectLeases: held.leases } : {}),
+                  // The leases exactly as the plan saw them: another container's release or shortened lease
+                  // changes nothing else a claim is conditional on, whether the cursor came from the cache
+                  // entry or from a read a few ms before (the claim would deliver past a message waiting out
+                  // its back-off and move the ready-index entry to the old expiry).
+                  expectLeases: held.leases,
                   known,
                   now,
                   ...(index ? { index } : {}),

@@ -137,7 +137,8 @@ export interface ClaimChange {
     expectKnown: number | undefined;
     expectInFlight: number;
     /**
-     * Planned from a cursor cache entry: the whole lease map as the entry holds it (`fl = :fl`). A
+     * The whole lease map as the plan read it (`fl = :fl`; receive always sets it; without it only
+     * `size(fl) = expectInFlight` is checked). A
      * visibility change of another container (a release, a shortened lease) moves neither `nx`, `kn`
      * nor the number of leases, and with the `keep` variant not the ready-index key either; a plan
      * that missed it would deliver past a message waiting out its back-off (ordered modes) and move

@@ -230,7 +230,7 @@ export class CursorStore {
    * cursor the failed condition was evaluated against (`ReturnValuesOnConditionCheckFailure:
    * ALL_OLD`: strongly consistent, no read capacity), so the receiver plans again without reading it
    * (`seen` is absent when the item is gone; an expired one is the caller's to discard). With `incarnation` (the group's
-   * `createdAt`), a partition cursor's claim returns the item it leaves (`ALL_NEW`, no extra
+   * `createdAt`), a partition or shard cursor's claim returns the item it leaves (`ALL_NEW`, no extra
    * capacity) into the cursor cache, and a lost race marks the stream contended there.
    */
   async claim(group: string, stream: string, change: ClaimChange, incarnation?: number): Promise<ClaimOutcome> {

@@ -100,7 +100,7 @@ async function putSegment(table: string, stream: string, seq: number, records: M
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 
 describe('dispatcher on DynamoDB Local streams', () => {
-  it('delivers a flagged segment put through the real stream, as Lambda shapes it, within a second', async () => {
+  it('delivers a flagged segment put through the real stream, as Lambda shapes it (its latency: the 200-put test below)', async () => {
     const { table, streamArn } = await freshTable();
     const events: Array<{ at: number; event: ChangeEvent }> = [];
     await startPoller(streamArn, async (event) => void events.push({ at: Date.now(), event: structuredClone(event) }));
@@ -108,8 +108,10 @@ describe('dispatcher on DynamoDB Local streams', () => {
     const putStarted = Date.now();
     await putSegment(table, 't:orders/p:2', 7, [record]);
     const putAt = Date.now();
-    await eventually(() => events.length === 1, 1000, 'the invocation');
-    expect(events[0]!.at - putAt).toBeLessThan(1000);
+    // One put's latency is not a measurement (a loaded CI machine once took 2.4 s): the p99 over 200
+    // puts below is; here only a bound that says the stream, not a timer, delivered it.
+    await eventually(() => events.length === 1, 5000, 'the invocation');
+    expect(events[0]!.at - putAt).toBeLessThan(5000);
     const records: DynamoDBRecord[] = events[0]!.event.Records;
     expect(records).toHaveLength(1);
     const [delivered] = records;

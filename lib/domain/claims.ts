@@ -33,7 +33,11 @@ export interface PlanInput {
    * so a lease that expires is claimable again only once the delay after its expiry has passed.
    */
   retryPolicy: RetryPolicy;
-  /** Records of the leases that expired (by sequence number); missing = removed. */
+  /**
+   * Records of the leases that expired (by sequence number), read oldest first: an entry whose
+   * record is undefined was removed (its segment is gone); the plan stops at the first expired lease
+   * with no entry (not read this time: it and everything after it wait for the next claim).
+   */
   leaseRecords: Map<number, MessageRecord | undefined>;
   /** Segments read from `cursor.segmentStart` on. */
   segments: SegmentView[];
@@ -115,6 +119,12 @@ export function planClaims(input: PlanInput): Plan {
   // 1. Expired leases first, oldest message first: a redelivered message keeps its place.
   for (const lease of expiredLeases(cursor, now)) {
     if (plan.deliveries.length >= input.want || (waiting && lease.seq > waiting.seq)) break;
+    if (!input.leaseRecords.has(lease.seq)) {
+      // Not read (the claim read expired leases up to what its answer can hold): neither it nor
+      // anything after it is leased now — a redelivered message keeps its place.
+      full = true;
+      break;
+    }
     const record = input.leaseRecords.get(lease.seq);
     if (record === undefined || !input.live(record)) {
       plan.close.push({ done: done(lease, now, 'expired'), replaces: lease });

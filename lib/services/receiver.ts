@@ -4,7 +4,7 @@
  */
 import { jsonBytes, type AnswerBudget } from '../domain/answer-budget.js';
 import { planClaims, type ClaimMode, type Delivery, type Verdict } from '../domain/claims.js';
-import { cursorExpired, leasesInOrder, completionEpoch, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
+import { cursorExpired, expiredLeases, leasesInOrder, completionEpoch, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
 import { planSpill } from '../domain/history.js';
 import type { MessageIdCodec } from '../domain/message-ids.js';
 import { Limits, iso, isPurged, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
@@ -30,6 +30,7 @@ import { ensureDeadLetterTopic } from './lookups.js';
 import { firstAtOrAfter } from './stream-search.js';
 import { missingCursorStart } from './missing-cursor-start.js';
 import { endOf, reusableRead, type StreamRead } from './reusable-read.js';
+import { readExpiredLeaseRecords } from './expired-lease-records.js';
 import { PartitionSampler, type PartitionLook } from './partition-sampler.js';
 import type { Stores } from './stores.js';
 
@@ -548,14 +549,15 @@ export class Receiver {
         ...(raise ? { known: raise.to } : {}),
       };
       const limit = mode === 'serialized' ? 1 : want;
-      const expired = [...read.leases.values()].filter((l) => !l.pending && l.expiresAt <= now);
+      const expired = expiredLeases(read, now);
       // Completions past the cursor's memory go to history items first; the claim then removes
       // them from `dn` under the mark it read (docs/design.md, History for the whole retention).
       const spill = planSpill(read);
       // An attempt that spills history writes before it claims: it reads the stream afresh.
       const reused = spill ? undefined : reusableRead(lastRead, read, limit);
-      const [leaseSegments, fresh, spilled] = await Promise.all([
-        expired.length ? this.stores.log.getSegments(expired.map((l) => ({ stream, seq: l.segment }))) : Promise.resolve([]),
+      const [leaseRecords, fresh, spilled] = await Promise.all([
+        // Oldest first, a chunk of segments at a time, up to what the answer can hold (expired-lease-records.ts).
+        readExpiredLeaseRecords((keys) => this.stores.log.getSegments(keys), stream, expired, limit, scope.budget.remaining),
         // A Query page stops at 1 MB (two or three of the largest segments): the read follows it while
         // what it read is below the answer's room and reaches fewer than `limit` messages past the
         // cursor — the plan could not use more — (docs/design.md, Receive, "A page cut at 1 MB"),
@@ -570,11 +572,6 @@ export class Receiver {
       const segments = fresh.segments;
       const truncated = fresh.more || (!reused && segments.length === limit + 1);
       if (!reused) lastRead = { start: read.segmentStart, segments, truncated };
-      const leaseRecords = new Map<number, MessageRecord | undefined>();
-      for (const lease of expired) {
-        const segment = leaseSegments.find((s) => s.seq <= lease.seq && lease.seq < s.seq + s.count);
-        leaseRecords.set(lease.seq, segment?.records[lease.seq - segment.seq]);
-      }
       // Room in the answer is taken before the lease is written, and given back if the write loses
       // (or when the claim is planned again for fewer messages).
       let taken = 0;

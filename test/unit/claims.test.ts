@@ -101,6 +101,22 @@ describe('claim planning', () => {
     expect(p.deliveries.map((d) => d.record.body)).toEqual(['a', 'c']);
   });
 
+  it('stops at the first expired lease the claim did not read: nothing after it, new or again, is leased', () => {
+    const p = plan({
+      cursor: cursor(4, [lease(1, NOW - 1), lease(2, NOW - 1), lease(3, NOW - 1)]),
+      // Lease 2's segment is gone (an entry, undefined: closed); lease 3 was not read (no entry).
+      leaseRecords: new Map([
+        [1, record('a')],
+        [2, undefined],
+      ]),
+      segments: segments(4, ['d']),
+    });
+    expect(p.deliveries.map((d) => [d.record.body, d.lease.seq])).toEqual([['a', 1]]);
+    expect(p.close.map((c) => c.replaces.seq)).toEqual([2]);
+    expect(p.next).toBe(4);
+    expect(p.readyAt).toBe(NOW); // more to take: the unread lease
+  });
+
   it('dead-letters after maxDeliveries and closes leases of expired messages', () => {
     const p = plan({
       cursor: cursor(3, [lease(1, NOW - 1, { deliveries: 3 }), lease(2, NOW - 1)]),

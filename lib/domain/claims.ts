@@ -113,7 +113,7 @@ export function planClaims(input: PlanInput): Plan {
   const waiting = ordered ? waitingRelease(cursor, now) : undefined;
   let inFlight = cursor.leases.size;
   const admit = input.admit ?? (() => true);
-  /** The answer budget refused a delivery: nothing after it is leased either. */
+  /** The answer budget refused a delivery, or an expired lease was not read: nothing after it is leased either. */
   let full = false;
 
   // 1. Expired leases first, oldest message first: a redelivered message keeps its place.

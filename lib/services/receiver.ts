@@ -557,7 +557,15 @@ export class Receiver {
       const reused = spill ? undefined : reusableRead(lastRead, read, limit);
       const [leaseRecords, fresh, spilled] = await Promise.all([
         // Oldest first, a chunk of segments at a time, up to what the answer can hold (expired-lease-records.ts).
-        readExpiredLeaseRecords((keys) => this.stores.log.getSegments(keys), stream, expired, limit, scope.budget.remaining),
+        readExpiredLeaseRecords(
+          (keys) => this.stores.log.getSegments(keys),
+          stream,
+          expired,
+          limit,
+          scope.budget.remaining,
+          (record) => this.live(scope, record, now, stream),
+          group.maxDeliveries,
+        ),
         // A Query page stops at 1 MB (two or three of the largest segments): the read follows it while
         // what it read is below the answer's room and reaches fewer than `limit` messages past the
         // cursor — the plan could not use more — (docs/design.md, Receive, "A page cut at 1 MB"),

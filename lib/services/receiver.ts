@@ -80,8 +80,11 @@ const NOTICE_MEMOS_MAX = 4096;
  * lag) after it met notices another receive had absorbed: the group is read by several containers.
  */
 const NOTICE_SHARED_MS = 60_000;
-/** Segments a new shard cursor's start is looked for below its first notice (see `shardStart`). */
-const SHARD_START_MAX_SEGMENTS = 100;
+/**
+ * Segments a new shard cursor's start is walked back for below its first notice (see `shardStart`);
+ * past them, a binary search.
+ */
+const SHARD_START_WALK_SEGMENTS = 4;
 /** Plans of one claim: each lost race (the cursor changed) reads the cursor and plans again. */
 const CLAIM_ATTEMPTS = 3;
 /**
@@ -211,7 +214,8 @@ export class Receiver {
         const topic = noticeTopics.get(bucket.stream);
         if (topic) this.sampler.found(group.name, topic, bucket.stream);
       }
-      const announced = new Map(absorbed.flatMap((bucket) => bucket.raises.map((raise) => [raise.stream, raise] as const)));
+      // One raise per shard, whichever notice streams announced it (a send's notices go to any of them).
+      const announced = leadRaises(absorbed);
       const looks = Math.max(READY_READ_MIN, max * READY_READ_PER_MESSAGE);
       // The home key, and the 16 buckets when a wide topic is asked for, in parallel: 1 or 17 Queries
       // (a second page each only when a key holds more than a page), whatever the subscriptions.
@@ -331,25 +335,18 @@ export class Receiver {
     const raises = [...shards].map(([shardKey, range]): AnnouncedShard => {
       const shard = `${namespace}/k:${shardKey}`;
       const readyPk = wide ? readyBucketPk(group.name, shard) : undefined;
-      return {
-        stream: shard,
-        to: range.to,
-        ...(range.epoch === undefined ? {} : { epoch: range.epoch }),
-        applied: false,
-        known: false,
-        readyPk,
-        apply: () =>
-          this.stores.cursors.raiseKnown(
-            group.name,
-            shard,
-            () => starts(shard, range.from, range.to),
-            range.to,
-            this.clock.now(),
-            { noticeStream: stream, version: sought?.version },
-            range.epoch,
-            readyPk,
-          ),
-      };
+      return announcedShard(shard, range, readyPk, (from, to, epoch) =>
+        this.stores.cursors.raiseKnown(
+          group.name,
+          shard,
+          () => starts(shard, from, to),
+          to,
+          this.clock.now(),
+          { noticeStream: stream, version: sought?.version },
+          epoch,
+          readyPk,
+        ),
+      );
     });
     return { stream, cursor, next, segmentStart, raises };
   }
@@ -429,7 +426,7 @@ export class Receiver {
    */
   private async shardStart(group: Group, stream: string, from: number): Promise<number> {
     let start = from;
-    for (let i = 0; i < SHARD_START_MAX_SEGMENTS && start > 1; i++) {
+    for (let i = 0; i < SHARD_START_WALK_SEGMENTS && start > 1; i++) {
       const segment = await this.stores.log.segmentContaining(stream, start - 1);
       if (!segment) return start;
       for (let seq = start - 1; seq >= segment.seq; seq--) {
@@ -439,7 +436,12 @@ export class Receiver {
         start = seq;
       }
     }
-    return start;
+    if (start <= 1) return start;
+    // Still after the group's creation that far back: the notice read first came long after the
+    // shard's first one (it was on another notice stream, read later). Binary search the rest (bounded).
+    const first = await this.stores.log.first(stream);
+    if (!first || first.seq >= start) return start;
+    return (await firstAtOrAfter(this.stores.log, stream, first.seq, start, group.createdAt + 1)).next;
   }
 
   /**
@@ -813,7 +815,7 @@ export class Receiver {
 }
 
 /** A FIFO shard a notice announced to this receive: its raise, written by a claim or on its own. */
-interface AnnouncedShard {
+export interface AnnouncedShard {
   /** The shard stream. */
   stream: string;
   /** The highest sequence number announced. */
@@ -826,11 +828,58 @@ interface AnnouncedShard {
   known: boolean;
   /** The shard's ready-index key: its bucket when its topic is wide (undefined: the home key). */
   readyPk: string | undefined;
+  /** The lowest sequence number announced (where a new cursor looks for its start). */
+  from: number;
   /**
    * The raise on its own (`CursorStore.raiseKnown`: update, or create the cursor); false when a seek
-   * raced it, `'known'` when the cursor knew as much already.
+   * raced it, `'known'` when the cursor knew as much already. Made once: later calls answer the first's result.
    */
   apply: () => Promise<boolean | 'known'>;
+  /** Raises to `to` with these bounds, through the notice stream that announced it (its seek check). */
+  raise: (from: number, to: number, epoch: number | undefined) => Promise<boolean | 'known'>;
+}
+
+/** An announced shard whose `apply` raises it once (the same raise may be finished for two notice streams). */
+function announcedShard(stream: string, range: { from: number; to: number; epoch?: number }, readyPk: string | undefined, raise: AnnouncedShard['raise']): AnnouncedShard {
+  let made: Promise<boolean | 'known'> | undefined;
+  const shard: AnnouncedShard = {
+    stream,
+    from: range.from,
+    to: range.to,
+    ...(range.epoch === undefined ? {} : { epoch: range.epoch }),
+    applied: false,
+    known: false,
+    readyPk,
+    raise,
+    apply: () => (made ??= raise(shard.from, shard.to, shard.epoch)),
+  };
+  return shard;
+}
+
+/**
+ * One raise per shard of what a receive read on several notice streams: a send's notices go to
+ * whichever notice stream its container picked (docs/design.md, FIFO, "Notices go to any notice
+ * stream"), so one shard may be announced on several. The raise reaches the highest `to` and the
+ * latest epoch, starts a new cursor from the lowest `from`, and goes through the notice stream of the
+ * highest `to`; every bucket that announced the shard holds this one raise instead of its own, so the
+ * claim writes it once and each notice cursor moves on only once it took effect.
+ */
+export function leadRaises(absorbed: Array<{ raises: AnnouncedShard[] }>): Map<string, AnnouncedShard> {
+  const all = new Map<string, AnnouncedShard[]>();
+  for (const bucket of absorbed) for (const raise of bucket.raises) all.set(raise.stream, [...(all.get(raise.stream) ?? []), raise]);
+  const leads = new Map<string, AnnouncedShard>();
+  for (const [stream, raises] of all) {
+    if (raises.length === 1) {
+      leads.set(stream, raises[0]!);
+      continue;
+    }
+    const top = raises.reduce((a, b) => (b.to > a.to ? b : a));
+    const epochs = raises.flatMap((r) => (r.epoch === undefined ? [] : [r.epoch]));
+    const range = { from: Math.min(...raises.map((r) => r.from)), to: top.to, ...(epochs.length > 0 ? { epoch: Math.max(...epochs) } : {}) };
+    leads.set(stream, announcedShard(stream, range, top.readyPk, top.raise));
+  }
+  for (const bucket of absorbed) bucket.raises = bucket.raises.map((raise) => leads.get(raise.stream) ?? raise);
+  return leads;
 }
 
 /**

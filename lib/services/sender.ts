@@ -13,9 +13,9 @@
 import { InvalidArgumentError, ProducerGroupNotFoundError, SluiceError, ThrottledError } from '../domain/errors.js';
 import { Limits, iso, type MessageRecord, type SendInput, type SendResult, type Topic } from '../domain/model.js';
 import type { MessageIdCodec } from '../domain/message-ids.js';
-import { deferredMessageId, streamId, type StreamLocal } from '../domain/streams.js';
+import { deferredMessageId, noticeStream, noticeStreamCount, streamId, streamNamespace, type StreamLocal } from '../domain/streams.js';
 import { Contention } from '../adapters/dynamodb/append-contention.js';
-import { LostRaceError, type Notice } from '../adapters/dynamodb/stream-log.js';
+import { LostRaceError, StreamLog, type Notice } from '../adapters/dynamodb/stream-log.js';
 import { ItemConditionFailedError, WriteBatch, type TransactItem } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
@@ -57,6 +57,8 @@ interface Prepared extends Outgoing {
 
 export class Sender {
   private readonly picker: PartitionPicker;
+  /** Which notice stream of a FIFO namespace a send's notices go to (per namespace, as partitions per topic). */
+  private readonly noticePicker: PartitionPicker;
 
   constructor(
     private readonly stores: Stores,
@@ -69,6 +71,7 @@ export class Sender {
     private readonly contention: Contention = new Contention(),
   ) {
     this.picker = new PartitionPicker(clock, random);
+    this.noticePicker = new PartitionPicker(clock, random);
   }
 
   async send(topicName: string, input: SendInput): Promise<SendResult> {
@@ -153,9 +156,51 @@ export class Sender {
       notices.set(stream, entry);
     }
     // The notice, not the FIFO segment, wakes push groups and parked consumers: a wake-up before it would find nothing.
-    await Promise.all([...notices].map(([stream, { notices, ttl, topics }]) => this.stores.log.appendNotices(stream, notices, ttl, [...topics])));
+    // All of them in one segment, on a notice stream of the namespace this container picks (docs/design.md, FIFO, "Notices go to any notice stream").
+    if (notices.size > 0) {
+      const all = [...notices.values()];
+      await this.announce(
+        topic,
+        all.flatMap((entry) => entry.notices),
+        Math.max(...all.map((entry) => entry.ttl)),
+        [...new Set(all.flatMap((entry) => [...entry.topics]))],
+      );
+    }
     this.notifier.notify(topic.name);
     return results.sort((a, b) => a.index - b.index);
+  }
+
+  /**
+   * Appends a send's notices, all in one segment, to one notice stream of the topic's namespace:
+   * whichever this container picks (sticky, least-contended, as a standard topic's partitions), since
+   * a receive takes a shard's notices from any notice stream. A lost race moves the notices to another
+   * stream at once while one this container has not lost on lately is left, else they wait their turn
+   * (full jitter); 429 only once the namespace stayed contended for the whole budget.
+   */
+  private async announce(topic: Topic, notices: Notice[], ttl: number, topics: string[]): Promise<void> {
+    const namespace = streamNamespace(topic);
+    const streams = { name: namespace, partitions: noticeStreamCount(topic) };
+    const run = this.contention.begin([`N#${namespace}`]);
+    for (;;) {
+      await run.turn(this.noticePicker.allContended(streams));
+      const bucket = this.noticePicker.pick(streams);
+      const stream = noticeStream(namespace, bucket);
+      let outcome: 'won' | 'lost' | 'failed' = 'failed';
+      try {
+        await this.stores.log.appendMany([StreamLog.noticeWrite(stream, () => notices, ttl, topics)], undefined, { once: true });
+        outcome = 'won';
+        run.won();
+        return;
+      } catch (error) {
+        if (!(error instanceof LostRaceError)) throw error;
+        outcome = 'lost';
+        if (run.lostRace()) continue;
+        this.stores.log.reportThrottled([stream]);
+        throw new ThrottledError('Too many concurrent writers on this topic; retry the request.');
+      } finally {
+        this.noticePicker.done(streams, bucket, outcome);
+      }
+    }
   }
 
   /** Entries of one stream in chunks that fit one segment and one transaction. */

@@ -8,7 +8,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DeliveryMode } from '../../lib/domain/model.js';
-import { noticeBucket, noticeStream } from '../../lib/domain/streams.js';
+import { NOTICE_BUCKETS, noticeStream } from '../../lib/domain/streams.js';
 import { Seeker } from '../../lib/services/seeker.js';
 import { countWrites } from '../helpers/index-units.js';
 import { harness, newHarness, send, type Harness } from '../helpers/stores.js';
@@ -20,11 +20,14 @@ let writes: string[];
 const receive = (queue: Harness['queue'], g: string, max = 10) => queue.receive(g, { maxMessages: max, waitSeconds: 0, topics: undefined });
 const subscribe = (g: string, mode: DeliveryMode = 'serialized', startFrom: 'latest' | 'earliest' = 'latest') =>
   h.admin.putGroup(g, build.group([{ topic: 'ledger', tags: undefined, startFrom }], { deliveryMode: mode, visibilityTimeoutSeconds: 30 }));
-/** Two shard keys of one notice stream (bucket), and the bucket. */
-const sameBucket = (): { keys: [string, string]; bucket: number } => {
-  const first = 'A';
-  const bucket = noticeBucket(first);
-  for (let i = 0; ; i++) if (noticeBucket(`B${i}`) === bucket) return { keys: [first, `B${i}`], bucket };
+/** Two shard keys. One container's sends stick to one notice stream (sender.ts, `announce`): both keys' notices go there. */
+const sameBucket = (): { keys: [string, string] } => ({ keys: ['A', 'B'] });
+/** The one notice stream (bucket) the sends so far wrote to. */
+const bucketWritten = async (): Promise<number> => {
+  const written: number[] = [];
+  for (let b = 0; b < NOTICE_BUCKETS; b++) if ((await h.stores.log.head(noticeStream('t:ledger', b))).kind === 'segment') written.push(b);
+  expect(written).toHaveLength(1);
+  return written[0]!;
 };
 const noticeNext = async (g: string, bucket: number): Promise<number> =>
   Number(
@@ -54,11 +57,12 @@ beforeEach(async () => {
 describe('the FIFO notice cursor lags behind what a container absorbed', () => {
   it('moves once 8 notices behind; until then a receive writes only its claim, and reads no notice twice', async () => {
     await subscribe('g');
-    const { keys, bucket } = sameBucket();
-    const start = await noticeNext('g', bucket);
+    const { keys } = sameBucket();
     // Both shards' cursors exist (their creation is a transaction of its own): 2 notices absorbed.
     await h.queue.send('ledger', send('a0', { shardKey: keys[0] }));
     await h.queue.send('ledger', send('b0', { shardKey: keys[1] }));
+    const bucket = await bucketWritten();
+    const start = await noticeNext('g', bucket);
     expect((await drain(h.queue, 'g')).sort()).toEqual(['a0', 'b0']);
     expect(await noticeNext('g', bucket)).toBe(start);
     for (let absorbed = 3; absorbed <= 17; absorbed++) {
@@ -78,11 +82,12 @@ describe('the FIFO notice cursor lags behind what a container absorbed', () => {
 
   it('another container reads the notices again: nothing is delivered twice, and it moves the cursor at once', async () => {
     await subscribe('g');
-    const { keys, bucket } = sameBucket();
-    const start = await noticeNext('g', bucket);
+    const { keys } = sameBucket();
     const other = harness(h.doc, h.table, { clock: h.clock });
     await h.queue.send('ledger', send('a1', { shardKey: keys[0] }));
     await h.queue.send('ledger', send('b1', { shardKey: keys[1] }));
+    const bucket = await bucketWritten();
+    const start = await noticeNext('g', bucket);
     expect((await drain(h.queue, 'g')).sort()).toEqual(['a1', 'b1']);
     expect(await noticeNext('g', bucket)).toBe(start);
     // The other container starts at the cursor: it reads both notices again, finds their shards

@@ -11,7 +11,7 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { WAKE_FLAG, WAKE_TOPICS } from '../../lib/adapters/dynamodb/dispatch-source.js';
 import { SENTINEL_SK, TOPIC_PK, streamPk } from '../../lib/adapters/dynamodb/keys.js';
 import { storedRecordsOf } from '../../lib/adapters/dynamodb/segment-records.js';
-import { noticeBucket, noticeStream, redriveStream, streamId, streamNamespace } from '../../lib/domain/streams.js';
+import { noticeStreamsOf, redriveStream, streamId } from '../../lib/domain/streams.js';
 import { activityKey } from '../../lib/adapters/dynamodb/keys.js';
 import { startDispatchPoller } from '../helpers/dispatch-poller.js';
 import { eventually } from '../helpers/fake-streams.js';
@@ -123,10 +123,11 @@ describe('the w flag', () => {
     const shard = await streamSegments([streamId(orders, { kind: 'shard', shardKey: 'k' })]);
     expect(shard.map((s) => storedRecordsOf(s).map((m) => m.b))).toEqual([['a', 'b']]);
     expect(shard.map((s) => s[WAKE_FLAG])).toEqual([undefined]);
-    const notices = await streamSegments([noticeStream(streamNamespace(orders), noticeBucket('k'))]);
+    // The notice stream the send picked (any of the namespace's: sender.ts, `announce`).
+    const notices = await streamSegments(noticeStreamsOf(orders));
     expect(notices.map((s) => [s[WAKE_FLAG], s[WAKE_TOPICS]])).toEqual([[1, ['orders']]]);
     const quiet = (await h.stores.catalog.getTopic('quiet-fifo'))!;
-    const quietNotices = await streamSegments([noticeStream(streamNamespace(quiet), noticeBucket('k'))]);
+    const quietNotices = await streamSegments(noticeStreamsOf(quiet));
     expect(quietNotices.map((s) => [s[WAKE_FLAG], s[WAKE_TOPICS]])).toEqual([[undefined, undefined]]);
 
     poller.nudge();

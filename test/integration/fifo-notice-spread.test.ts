@@ -1,0 +1,143 @@
+/**
+ * Notices go to any notice stream (issue 19, docs/design.md, FIFO, "Notices go to any notice stream"):
+ * a send's notices, whatever their shard keys, are one segment on the notice stream its container
+ * picked — sticky, and moved at once after a lost race, as a standard topic's partitions. So a shard
+ * is announced on several notice streams, read in any order: a receive raises it once, however many
+ * announced it, and a group's new shard cursor starts at the shard's first message after the group
+ * was created however far below the notice read first it is.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { DeliveryMode } from '../../lib/domain/model.js';
+import { NOTICE_BUCKETS, noticeStream } from '../../lib/domain/streams.js';
+import { harness, newHarness, send, type Harness } from '../helpers/stores.js';
+import * as build from '../helpers/builders.js';
+
+let h: Harness;
+
+beforeEach(async () => {
+  h = await newHarness();
+});
+
+const subscribe = (g: string, topic: string, mode: DeliveryMode = 'concurrent') =>
+  h.admin.putGroup(g, build.group([{ topic, tags: undefined, startFrom: 'latest' }], { deliveryMode: mode, visibilityTimeoutSeconds: 30 }));
+
+/** The last sequence number of each notice stream of `t:<topic>` (0: none). */
+const noticeHeads = (topic: string, count: number) =>
+  Promise.all(
+    Array.from({ length: count }, async (_, b) => {
+      const head = await h.stores.log.head(noticeStream(`t:${topic}`, b));
+      return head.kind === 'segment' ? head.seq + head.count - 1 : 0;
+    }),
+  );
+
+/** Deletes every notice segment of `t:<topic>`: as if they were on notice streams the group has not read yet. */
+async function hideNotices(topic: string, count: number): Promise<number> {
+  let hidden = 0;
+  for (let b = 0; b < count; b++) {
+    const pk = `S#${noticeStream(`t:${topic}`, b)}`;
+    const { Items = [] } = await h.doc.send(new QueryCommand({ TableName: h.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }));
+    for (const item of Items) {
+      if (item.sk === '#') continue;
+      await h.doc.send(new DeleteCommand({ TableName: h.table, Key: { pk: item.pk, sk: item.sk } }));
+      hidden++;
+    }
+  }
+  return hidden;
+}
+
+/** Receives (up to 100) and commits through `queue` until `count` arrived or a receive brings nothing; bodies in delivery order. */
+async function drain(queue: Harness['queue'], g: string, count: number): Promise<string[]> {
+  const out: string[] = [];
+  for (let round = 0; round < 40 && out.length < count; round++) {
+    const got = await queue.receive(g, { maxMessages: 100, waitSeconds: 0 });
+    if (got.length === 0) break;
+    out.push(...got.map((m) => m.body));
+    expect((await queue.commit(g, got.map((m) => m.receiptHandle))).every((r) => 'status' in r && r.status === 'committed')).toBe(true);
+  }
+  return out;
+}
+
+describe('notices go to any notice stream', () => {
+  it('a container sticks to the notice stream it picked; a lost race there moves its notices to another one, which it then sticks to', async () => {
+    await h.admin.putTopic('ledger', build.topic({ type: 'fifo' }));
+    await h.queue.send('ledger', send('a', { shardKey: 'A' }));
+    const first = (await noticeHeads('ledger', NOTICE_BUCKETS)).findIndex((n) => n === 1);
+    expect(first).toBeGreaterThanOrEqual(0);
+    await h.queue.send('ledger', send('b', { shardKey: 'B' }));
+    expect(await noticeHeads('ledger', NOTICE_BUCKETS)).toEqual(Array.from({ length: NOTICE_BUCKETS }, (_, b) => (b === first ? 2 : 0)));
+    // Another container (its own stream log, hints and picker, on the same table) announces on that
+    // stream: this one's head hint there is stale now.
+    for (let i = 0; ; i++) {
+      await harness(h.doc, h.table, { clock: h.clock }).queue.send('ledger', send(`other-${i}`, { shardKey: 'C' }));
+      if ((await noticeHeads('ledger', NOTICE_BUCKETS))[first] === 3) break;
+      expect(i).toBeLessThan(50);
+    }
+    const before = await noticeHeads('ledger', NOTICE_BUCKETS);
+    await h.queue.send('ledger', send('c', { shardKey: 'A' }));
+    const after = await noticeHeads('ledger', NOTICE_BUCKETS);
+    // The notice did not retry the stream where it lost: it went to another one.
+    expect(after[first]).toBe(before[first]);
+    const moved = after.findIndex((n, b) => n !== before[b]);
+    expect(moved).not.toBe(first);
+    await h.queue.send('ledger', send('d', { shardKey: 'B' }));
+    expect((await noticeHeads('ledger', NOTICE_BUCKETS))[moved]).toBe(after[moved]! + 1);
+  });
+
+  it('a shard announced on several notice streams, by several containers, is delivered once, in order, to consumers in two containers', async () => {
+    await h.admin.putTopic('wide', build.topic({ type: 'fifo', partitions: 16 }));
+    await subscribe('g', 'wide');
+    // Sent after the group was created (a message of its very millisecond counts as before it).
+    h.clock.advance(1);
+    const producers = Array.from({ length: 4 }, () => harness(h.doc, h.table, { clock: h.clock }));
+    const keys = ['x', 'y', 'z'];
+    const sent: string[] = [];
+    for (let n = 0; n < 8; n++) {
+      for (const [p, producer] of producers.entries()) {
+        const key = keys[(n + p) % keys.length]!;
+        const body = `${key}-${n}-${p}`;
+        expect((await producer.queue.sendBatch('wide', [send(body, { shardKey: key })])).filter((r) => 'error' in r)).toEqual([]);
+        sent.push(body);
+      }
+    }
+    const used = (await noticeHeads('wide', 16)).filter((n) => n > 0).length;
+    expect(used).toBeGreaterThan(1);
+    const consumers = [h.queue, harness(h.doc, h.table, { clock: h.clock }).queue];
+    const got: string[] = [];
+    for (let round = 0; round < 60 && got.length < sent.length; round++) got.push(...(await drain(consumers[round % 2]!, 'g', sent.length)));
+    expect([...got].sort()).toEqual([...sent].sort());
+    for (const key of keys) expect(got.filter((b) => b.startsWith(`${key}-`))).toEqual(sent.filter((b) => b.startsWith(`${key}-`)));
+    // Nothing is left, and nothing comes again.
+    expect(await drain(h.queue, 'g', 1)).toEqual([]);
+    expect((await h.admin.getGroup('g')).backlog).toBe(0);
+  });
+
+  it('a new shard cursor starts at the shard\'s first message even 120 segments below the notice read first', async () => {
+    await h.admin.putTopic('ledger', build.topic({ type: 'fifo' }));
+    await subscribe('g', 'ledger', 'serialized');
+    h.clock.advance(1);
+    for (let i = 1; i <= 120; i++) await h.queue.send('ledger', send(`m${i}`, { shardKey: 'k' }));
+    // Their notices are on notice streams this group has not read yet; the one it reads first announces m121.
+    expect(await hideNotices('ledger', NOTICE_BUCKETS)).toBe(120);
+    await harness(h.doc, h.table, { clock: h.clock }).queue.send('ledger', send('m121', { shardKey: 'k' }));
+    const got: string[] = [];
+    for (let round = 0; round < 130 && got.length < 121; round++) {
+      const batch = await drain(h.queue, 'g', 1);
+      if (batch.length === 0) break;
+      got.push(...batch);
+    }
+    expect(got).toEqual(Array.from({ length: 121 }, (_, i) => `m${i + 1}`));
+  }, 120_000);
+
+  it('… and at the first message after the group was created, 110 segments below, with 110 older ones before it', async () => {
+    await h.admin.putTopic('ledger', build.topic({ type: 'fifo' }));
+    for (let i = 1; i <= 110; i++) await h.queue.send('ledger', send(`old${i}`, { shardKey: 'k' }));
+    h.clock.advance(1_000);
+    await subscribe('g', 'ledger');
+    h.clock.advance(1_000);
+    for (let i = 1; i <= 110; i++) await h.queue.send('ledger', send(`new${i}`, { shardKey: 'k' }));
+    expect(await hideNotices('ledger', NOTICE_BUCKETS)).toBe(220);
+    await harness(h.doc, h.table, { clock: h.clock }).queue.send('ledger', send('new111', { shardKey: 'k' }));
+    expect(await drain(h.queue, 'g', 111)).toEqual(Array.from({ length: 111 }, (_, i) => `new${i + 1}`));
+  }, 120_000);
+});

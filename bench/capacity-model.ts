@@ -11,9 +11,10 @@
  *   read bound    3,000 RCU/s ÷ (read units on k per message)
  *   chain bound   (1,000 ms ÷ (chain calls × call ms)) ÷ (appends on k per message)
  *
- * and, for a topic whose messages go where their shard key says (FIFO shards and notices), the
- * topic's ceiling is the smallest bound over all keys: the busiest key saturates first and the others
- * cannot take its share. The first two are DynamoDB's
+ * and, for keys the messages choose (FIFO shards: the shard key says where), the topic's ceiling is
+ * the smallest bound over those keys: the busiest key saturates first and the others cannot take its
+ * share. (A FIFO topic's notice streams are chosen by the senders, as partitions: {@link fifoCeiling}.)
+ * The first two are DynamoDB's
  * per-partition limits; the third is the append protocol's own: appends to one stream are a chain
  * in which each winner makes its calls one after the other (a head read, unless a head hint spared
  * it, then the put), so one key takes at most one append per `chain calls × call ms`. Lost races
@@ -107,6 +108,24 @@ export function spreadCeiling(keys: KeyLoad[], messages: number, callMs: number)
   }
   const limitedBy = [...limiting].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
   return { msgPerSecond, limitedBy, key: `${used.length} keys summed`, keys: used.length };
+}
+
+/** A FIFO namespace's notice stream key (`S#<namespace>/n:<b>`; a namespace holds no `/`), not a shard's (`S#<namespace>/k:<key>`, anything after `/k:`). */
+export const isNoticeKey = (key: string): boolean => /^S#[^/]+\/n:(0|[1-9][0-9]*)$/.test(key);
+
+/**
+ * The ceiling of a FIFO topic: its shard keys are chosen by the messages (the hottest one's bound,
+ * {@link awsCeiling}), its notice streams by the senders — a send's notices go to the notice stream
+ * its container picked, sticky and moved after a lost race, as a standard topic's partitions — so
+ * they add up as partitions do ({@link spreadCeiling}). The smaller of the two; `keys`: the notice
+ * streams summed.
+ */
+export function fifoCeiling(keys: KeyLoad[], messages: number, callMs: number): (Ceiling & { keys: number }) | undefined {
+  const shards = awsCeiling(keys.filter((k) => !isNoticeKey(k.key)), messages, callMs);
+  const notices = spreadCeiling(keys.filter((k) => isNoticeKey(k.key)), messages, callMs);
+  if (!notices) return shards && { ...shards, keys: 0 };
+  if (!shards || notices.msgPerSecond < shards.msgPerSecond) return { ...notices, key: `${notices.keys} notice streams summed` };
+  return { ...shards, keys: notices.keys };
 }
 
 /** Lost races per successful append, over all keys of a row (0 when nothing was appended). */

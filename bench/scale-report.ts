@@ -21,9 +21,10 @@ export function scaleSection(rows: ScaleRow[], roundTrip: { minMs: number; maxMs
     `Per stream partition key k the row wrote, its bounds are ${f(PARTITION_WCU_PER_SECOND)} WCU/s ÷ (write units on k per message, failed attempts included), ` +
       `${f(PARTITION_RCU_PER_SECOND)} RCU/s ÷ (read units on k per message) and (1,000 ms ÷ (chain calls × ${f(callMs, 1)} ms)) ÷ (appends on k per message), ` +
       'where chain calls = 1 put + the share of attempts that read the head first (the appends to one key are a chain: each winner reads, then puts). ' +
-      'FIFO rows (the shard key chooses the stream): AWS ceiling = the smallest of those over every key (*hottest key*). Standard rows (a send that lost a race ' +
-      'moves to another partition, so shares follow capacity): AWS ceiling = the sum over the keys the row used of each key\'s smallest bound at the share it ' +
-      'would carry alone (*sum over partitions used*; the hottest-key figure is shown next to it). ' +
+      'Standard rows (a send that lost a race moves to another partition, so shares follow capacity): AWS ceiling = the sum over the keys the row used of each ' +
+      'key\'s smallest bound at the share it would carry alone (*sum over partitions used*; the hottest-key figure is shown next to it). ' +
+      'FIFO rows: the shard key chooses the shard stream, the sender the notice stream (a send\'s notices go to the one its container picked, moved after a lost race, ' +
+      'as partitions): AWS ceiling = the smaller of the smallest bound over the shard keys and the sum over the notice streams used (*hottest shard, notices summed*). ' +
       `The AWS call time is assumed equal to the injected mean (${f(callMs, 1)} ms). *local msg/s* is what this machine did, not an AWS figure.`,
   );
   out.push('');

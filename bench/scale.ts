@@ -5,7 +5,7 @@
  * it measured, and the AWS ceiling the capacity model (capacity-model.ts) derives from them.
  */
 import { messageBody } from './http.js';
-import { awsCeiling, lostRacesPerAppend, spreadCeiling, type Bound, type KeyLoad } from './capacity-model.js';
+import { awsCeiling, fifoCeiling, lostRacesPerAppend, spreadCeiling, type Bound, type KeyLoad } from './capacity-model.js';
 import type { Snapshot } from './meter.js';
 import type { RoundTrip } from './round-trip.js';
 import { sleep } from './stats.js';
@@ -44,11 +44,12 @@ export interface ScaleRow {
   /**
    * The capacity model's ceiling for this topic on AWS (messages/s), from this row's measurements:
    * standard topics (senders choose their partition) the sum over the keys used of each key's own
-   * capacity; FIFO topics (the shard key chooses) the hottest key's bound at its share.
+   * capacity; FIFO topics the smaller of the hottest shard key's bound at its share (the shard key
+   * chooses) and the sum over the notice streams used (the senders choose: capacity-model.ts `fifoCeiling`).
    */
   awsCeilingMsgPerSecond: number;
   /** How the ceiling was formed. */
-  model: 'sum over partitions used' | 'hottest key';
+  model: 'sum over partitions used' | 'hottest shard, notices summed';
   /** Stream keys that took appends in the row. */
   keysUsed: number;
   /** The hottest key's bound at its measured share (the FIFO model), for comparison on standard rows. */
@@ -93,13 +94,13 @@ export function scaleRow(
     .reduce((n, [, c]) => n + c.ms, 0);
   const hottest = awsCeiling(keys, messages, awsCallMs);
   const spread = isStandard(base.topic) ? spreadCeiling(keys, messages, awsCallMs) : undefined;
-  const ceiling = spread ?? hottest;
+  const ceiling = spread ?? fifoCeiling(keys, messages, awsCallMs);
   return {
     ...base,
     lostRacesPerAppend: lostRacesPerAppend(keys),
     requestsPerMessage: messages > 0 ? d.requests / messages : 0,
     awsCeilingMsgPerSecond: ceiling?.msgPerSecond ?? 0,
-    model: spread ? 'sum over partitions used' : 'hottest key',
+    model: spread ? 'sum over partitions used' : 'hottest shard, notices summed',
     keysUsed: keys.filter((k) => k.appends > 0).length,
     hottestKeyCeilingMsgPerSecond: hottest?.msgPerSecond ?? 0,
     limitedBy: ceiling?.limitedBy ?? 'nothing measured',
@@ -124,12 +125,11 @@ export interface ScaleProfile {
   /** Shard keys of the fifo-many topic (each opened before the rows). */
   shardKeys: number;
   /**
-   * The fifo-many-p256 rows' own shard keys and duration. The FIFO model takes the hottest key at
-   * its share of the row's messages, and notices go to `fnv1a(shardKey) % 256`: over few keys and
-   * few messages the busiest notice stream carries 2–3× its 1/256 by chance (1,000 keys hold 3.9 a
-   * stream on average and ~10 on the busiest), which the model then reads as the topic's limit. More
-   * keys and a longer row (≥ 16 messages a stream) estimate the shares of the issue's workload
-   * (10^6 mostly idle shards) instead of the sample's.
+   * The fifo-many-p256 rows' own shard keys and duration. The FIFO model takes the hottest shard key
+   * at its share of the row's messages: over few keys and few messages the busiest carries several
+   * times its share by chance, which the model then reads as the topic's limit. More keys and a
+   * longer row estimate the shares of the issue's workload (10^6 mostly idle shards) instead of the
+   * sample's. (Notice streams are summed as partitions: senders pick them, capacity-model.ts.)
    */
   wideFifo: { shardKeys: number; seconds: number };
 }

@@ -1,6 +1,6 @@
 /** The scale rows' arithmetic (bench/capacity-model.ts, bench/scale.ts): bounds, the ceiling, lost races, a row from a window. */
 import { describe, expect, it } from 'vitest';
-import { awsCeiling, keyBounds, lostRacesPerAppend, spreadCeiling, type KeyLoad } from '../../bench/capacity-model.js';
+import { awsCeiling, fifoCeiling, isNoticeKey, keyBounds, lostRacesPerAppend, spreadCeiling, type KeyLoad } from '../../bench/capacity-model.js';
 import { keyLoads, producersOf, rowShape, scaleRow } from '../../bench/scale.js';
 import type { CallCounter, Snapshot } from '../../bench/meter.js';
 
@@ -92,6 +92,35 @@ describe('spreadCeiling (standard topics: senders choose the partition)', () => 
   });
 });
 
+describe('fifoCeiling (FIFO topics: the shard key chooses the shard, the sender the notice stream)', () => {
+  it('tells notice stream keys from shard keys', () => {
+    expect(['S#t:a/n:0', 'S#t:a/n:255', 'S#o:g/n:3'].every(isNoticeKey)).toBe(true);
+    // A shard key may hold anything after `/k:`, even `/n:1`.
+    expect(['S#t:a/k:n:1', 'S#t:a/k:x/n:1', 'S#t:a/n:01', 'S#t:a/p:0'].some(isNoticeKey)).toBe(false);
+  });
+
+  it('is the smaller of the hottest shard key and the notice streams summed', () => {
+    // 100 messages on one hot shard: 10 appends of 10 (×10), a chain of 2 calls → 66.7 appends/s × 10 = 667 msg/s.
+    const hot = load({ key: 'S#t:a/k:hot', appends: 10, lostRaces: 3, headReads: 13, wcu: 39 });
+    // Their notices over 4 notice streams unevenly (7/1/1/1 appends of 10 notices), one call each: 4 × 133.3 × 10.
+    const notices = [7, 1, 1, 1].map((appends, b) => load({ key: `S#t:a/n:${b}`, appends, wcu: appends }));
+    const ceiling = fifoCeiling([hot, ...notices], 100, 7.5);
+    expect(ceiling).toMatchObject({ key: 'S#t:a/k:hot', limitedBy: 'append chain', keys: 4 });
+    expect(ceiling?.msgPerSecond).toBeCloseTo((1000 / 15) * 10, 9);
+    // The hottest key over all keys would read the notice stream with 7 of 10 appends as a limit: 133.3 × 10 / 0.7.
+    // Many idle shards, one notice stream taking every send's notices: the notices bound.
+    const shards = Array.from({ length: 50 }, (_, i) => load({ key: `S#t:a/k:${i}`, appends: 2, wcu: 2 }));
+    const one = fifoCeiling([...shards, load({ key: 'S#t:a/n:2', appends: 100, headReads: 100, wcu: 100, rcu: 50 })], 100, 7.5);
+    expect(one).toMatchObject({ key: '1 notice streams summed', keys: 1 });
+    expect(one?.msgPerSecond).toBeCloseTo(1000 / 15, 9);
+  });
+
+  it('is the shard bound alone when no notice was counted, and undefined without messages', () => {
+    expect(fifoCeiling([load({ key: 'S#t:a/k:1', appends: 10, wcu: 10 })], 10, 7.5)).toMatchObject({ key: 'S#t:a/k:1', keys: 0 });
+    expect(fifoCeiling([load({ key: 'S#t:a/k:1', appends: 10, wcu: 10 })], 0, 7.5)).toBeUndefined();
+  });
+});
+
 describe('producersOf', () => {
   it('adds the wide producer counts only where the topic has that many partitions', () => {
     const profile = { producers: [1, 16, 64], wideProducers: [128, 256] };
@@ -141,9 +170,9 @@ describe('scaleRow', () => {
     expect(row).toMatchObject({ model: 'sum over partitions used', keysUsed: 2 });
     expect(row.awsCeilingMsgPerSecond).toBeCloseTo(1000 / 15 / 0.5, 9);
     expect(row.hottestKeyCeilingMsgPerSecond).toBeCloseTo(1000 / 15 / 0.5, 9);
-    // FIFO: the hottest key at its share.
+    // FIFO: the hottest shard key at its share (no notice stream in these keys).
     const fifo = scaleRow({ id: 'fifo-many ×1 p4', topic: 'fifo-many', batch: 1, producers: 4 }, counted, tag, 2, 50, { throttled: 0, errors: {} }, 7.5);
-    expect(fifo).toMatchObject({ model: 'hottest key', hottestKey: 'S#t:s/p:0' });
+    expect(fifo).toMatchObject({ model: 'hottest shard, notices summed', hottestKey: 'S#t:s/p:0' });
   });
 });
 

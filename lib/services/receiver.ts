@@ -102,6 +102,12 @@ export class Receiver {
   private readonly noticeMemos = new Map<string, NoticeMemo>();
   /** Per group and notice stream: until when its cursor moves at every receive (another container reads it too). */
   private readonly noticeSharedUntil = new Map<string, number>();
+  /**
+   * Per group and shard: the highest known head this container wrote (a raise, or a claim's `kn`). A
+   * notice whose shard knew as much is evidence of another container only above it: below, this
+   * container raised past it itself, from a later notice on another notice stream.
+   */
+  private readonly ownKnown = new Map<string, number>();
 
   constructor(
     private readonly stores: Stores,
@@ -331,7 +337,7 @@ export class Receiver {
         ? this.startAtOrAfter(shard, from, to, sought.floor)
         : earliest
           ? this.firstRetained(shard, from)
-          : this.shardStart(group, shard, from);
+          : this.shardStart(shard, from, Math.max(group.createdAt, cursor.createdAt ?? 0));
     const raises = [...shards].map(([shardKey, range]): AnnouncedShard => {
       const shard = `${namespace}/k:${shardKey}`;
       const readyPk = wide ? readyBucketPk(group.name, shard) : undefined;
@@ -359,12 +365,16 @@ export class Receiver {
    * met a notice another receive had absorbed already (another container reads this group too).
    */
   private async finishNotices(group: Group, bucket: AbsorbedNotices): Promise<void> {
-    const raised = await Promise.all(bucket.raises.map(async (raise) => raise.applied || (await raise.apply())));
+    const raised = await Promise.all(bucket.raises.map(async (raise) => (raise.applied ? ('claimed' as const) : await raise.apply())));
+    // Raised on its own just now (a claim that raised noted it itself).
+    bucket.raises.forEach((raise, i) => raised[i] === true && this.noteKnown(group.name, raise.stream, raise.to));
     if (!raised.every(Boolean)) return;
     const now = this.clock.now();
     // Notices absorbed before by another receive: this group is read by more than one container, whose
     // memos would make each read the others' notices again. The cursor moves at every receive a while.
-    if (raised.includes('known') || bucket.raises.some((raise) => raise.known)) {
+    // (Not when this container raised the shard that far itself, from another notice stream.)
+    const absorbedElsewhere = bucket.raises.some((raise, i) => (raised[i] === 'known' || raise.known) && (this.ownKnown.get(ownKnownKey(group.name, raise.stream)) ?? 0) < raise.to);
+    if (absorbedElsewhere) {
       const key = noticeMemoKey(group.name, bucket.stream);
       this.noticeSharedUntil.delete(key);
       const oldest = this.noticeSharedUntil.keys().next();
@@ -389,6 +399,16 @@ export class Receiver {
     const same = memo.createdAt === cursor.createdAt && memo.version === cursor.seek?.version && memo.next > cursor.next;
     if (!same) this.noticeMemos.delete(noticeMemoKey(group, cursor.stream));
     return same ? memo : undefined;
+  }
+
+  /** Notes the known head this container wrote on a shard cursor (see {@link ownKnown}). */
+  private noteKnown(group: string, shard: string, known: number): void {
+    const key = ownKnownKey(group, shard);
+    const before = this.ownKnown.get(key) ?? 0;
+    this.ownKnown.delete(key);
+    const oldest = this.ownKnown.keys().next();
+    if (this.ownKnown.size >= NOTICE_MEMOS_MAX && !oldest.done) this.ownKnown.delete(oldest.value);
+    this.ownKnown.set(key, Math.max(before, known));
   }
 
   private rememberNotices(group: string, bucket: AbsorbedNotices): void {
@@ -417,22 +437,24 @@ export class Receiver {
   }
 
   /**
-   * Where a group's new shard cursor starts: at the first message its first
-   * notice announces, or lower when messages that became deliverable after
-   * the group's subscription precede it. Notices can land out of sequence
-   * order (concurrent producers on one shard; a send that died before its
-   * notice and was retried later), and starting at `from` would skip those
-   * messages for good. Reads back segment by segment (bounded).
+   * Where a group's new shard cursor starts: at the first message the notice
+   * read first announces, or lower when messages that became deliverable after
+   * the group subscribed (`since`: the later of the group's creation and its
+   * notice cursor's, which a subscription added later creates) precede it.
+   * Notices land out of sequence order (a shard's notices go to any notice
+   * stream, read in any order; a send that died before its notice and was
+   * retried later), and starting at `from` would skip those messages for good.
+   * Reads back 4 segments, then binary-searches (bounded).
    */
-  private async shardStart(group: Group, stream: string, from: number): Promise<number> {
+  private async shardStart(stream: string, from: number, since: number): Promise<number> {
     let start = from;
     for (let i = 0; i < SHARD_START_WALK_SEGMENTS && start > 1; i++) {
       const segment = await this.stores.log.segmentContaining(stream, start - 1);
       if (!segment) return start;
       for (let seq = start - 1; seq >= segment.seq; seq--) {
         const record = segment.records[seq - segment.seq];
-        // Deliverable in the very millisecond the group was created counts as before it (as `from` would).
-        if (!record || record.deliverableAt <= group.createdAt) return start;
+        // Deliverable in the very millisecond the group subscribed counts as before it (as `from` would).
+        if (!record || record.deliverableAt <= since) return start;
         start = seq;
       }
     }
@@ -441,7 +463,7 @@ export class Receiver {
     // shard's first one (it was on another notice stream, read later). Binary search the rest (bounded).
     const first = await this.stores.log.first(stream);
     if (!first || first.seq >= start) return start;
-    return (await firstAtOrAfter(this.stores.log, stream, first.seq, start, group.createdAt + 1)).next;
+    return (await firstAtOrAfter(this.stores.log, stream, first.seq, start, since + 1)).next;
   }
 
   /**
@@ -490,7 +512,9 @@ export class Receiver {
       }
       if (!cursor) {
         // A new shard (or one whose cursor expired): the notice's raise creates its cursor, then claim.
-        if (isShardStream(stream) && announced && !announced.applied && (await announced.apply())) {
+        const created = isShardStream(stream) && announced && !announced.applied ? await announced.apply() : false;
+        if (announced && created) {
+          if (created === true) this.noteKnown(group.name, stream, announced.to);
           announced.applied = true;
           continue;
         }
@@ -513,6 +537,9 @@ export class Receiver {
       // A notice raise this claim writes: only while the cursor (read consistently) knows less than it announced.
       const raise = announced && !announced.applied && (held.known ?? 0) < announced.to ? announced : undefined;
       const carried = scope.carried?.of(stream) ?? [];
+      // An epoch's start the cursor does not know (its first notice read after a later one, on another
+      // notice stream): the raise on its own notes it (finishNotices), whatever this claim does.
+      const epochUnknown = announced?.epoch !== undefined && (held.epochStart ?? 0) < announced.epoch;
       if (announced && !raise) {
         // Announced before (a notice read again): the ready index covers the shard. With no entry due
         // by now it has nothing claimable (the ready-index invariant): no segment read, no claim.
@@ -526,11 +553,11 @@ export class Receiver {
             continue;
           }
           if (!announced.applied) announced.known = true;
-          announced.applied = true;
+          announced.applied = !epochUnknown;
           return [];
         }
         if (!announced.applied) announced.known = true;
-        announced.applied = true;
+        announced.applied = !epochUnknown;
       }
       const foldable = carried.filter((c) => foldsInto(held, c));
       if (stale && foldable.length < carried.length) {
@@ -704,6 +731,8 @@ export class Receiver {
         }
         if (fold.length > 0) scope.carried?.folded(stream, fold);
         if (raise) raise.applied = true;
+        // Only what this claim raised: a head another container's raise wrote is not this container's.
+        if (change.shard && change.shard.known > (held.known ?? 0)) this.noteKnown(group.name, stream, change.shard.known);
       }
       const movedDead = await this.deadLetter(group, stream, plan.dead, now, scope.deadline);
       const delivered = plan.deliveries.map((d) => this.deliver(d, stream, scope.topics, ids));
@@ -898,6 +927,7 @@ interface NoticeMemo {
 }
 
 const noticeMemoKey = (group: string, stream: string): string => `${group}\u0000${stream}`;
+const ownKnownKey = (group: string, shard: string): string => `${group}\u0000${shard}`;
 
 /** What one receive read from one notice stream: where its cursor moves once every announced shard is raised. */
 interface AbsorbedNotices {

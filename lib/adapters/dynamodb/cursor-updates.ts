@@ -516,6 +516,20 @@ export function raiseKnownUpdate(group: string, stream: string, to: number, now:
   };
 }
 
+/**
+ * Notes a later epoch's start on a live FIFO shard cursor that already knows as much as the
+ * notice announcing it (`raiseKnownUpdate` failed on `kn`): notices of one shard are read from any
+ * notice stream, so the epoch's first notice may come after a later one of the same epoch.
+ */
+export function raiseEpochUpdate(epochStart: number, now: number): UpdateParts {
+  return {
+    UpdateExpression: 'SET ke = :e',
+    ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(ke) OR ke < :e) AND ${LIVE_CURSOR}`,
+    ExpressionAttributeNames: { '#t': 'ttl' },
+    ExpressionAttributeValues: { ':e': epochStart, ...liveValues(now) },
+  };
+}
+
 /** Moves a lease-less cursor (notice streams) from `expectNext` on. */
 export function advanceUpdate(expectNext: number, next: number, segmentStart: number): UpdateParts {
   return {

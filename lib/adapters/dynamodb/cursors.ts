@@ -24,6 +24,7 @@ import {
   completionUpdate,
   deadLetterUpdate,
   noticeSeekUpdate,
+  raiseEpochUpdate,
   raiseKnownUpdate,
   seekMoveUpdate,
   unsoughtSinceCondition,
@@ -422,7 +423,15 @@ export class CursorStore {
       // An old image of a live cursor: it already knows at least `to`. An expired one is absent:
       // a new cursor replaces it (docs/design.md, Idle shards expire).
       const old = raised.old ? toState(raised.old) : undefined;
-      if (old && !cursorExpired(old, now)) return (old.known ?? 0) >= to ? 'known' : true;
+      if (old && !cursorExpired(old, now)) {
+        if ((old.known ?? 0) < to) return true;
+        // It knew `to` already, but not this epoch's start: the epoch's first notice was read after a
+        // later one (another notice stream). Statistics count the shard's backlog from it.
+        if (epochStart !== undefined && (old.epochStart ?? 0) < epochStart) {
+          await conditional(() => this.doc.send(new UpdateCommand({ TableName: this.table, Key: this.key(group, stream), ...raiseEpochUpdate(epochStart, now) })));
+        }
+        return 'known';
+      }
       // Where the new cursor starts may take reads to find out (see Receiver): only now that it is needed.
       const start = typeof from === 'number' ? from : await from();
       const item = {

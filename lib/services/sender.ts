@@ -15,7 +15,7 @@ import { Limits, iso, type MessageRecord, type SendInput, type SendResult, type 
 import type { MessageIdCodec } from '../domain/message-ids.js';
 import { deferredMessageId, noticeStream, noticeStreamCount, streamId, streamNamespace, type StreamLocal } from '../domain/streams.js';
 import { Contention } from '../adapters/dynamodb/append-contention.js';
-import { LostRaceError, StreamLog, type Notice } from '../adapters/dynamodb/stream-log.js';
+import { LostRaceError, type Notice } from '../adapters/dynamodb/stream-log.js';
 import { ItemConditionFailedError, WriteBatch, type TransactItem } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
@@ -187,7 +187,7 @@ export class Sender {
       const stream = noticeStream(namespace, bucket);
       let outcome: 'won' | 'lost' | 'failed' = 'failed';
       try {
-        await this.stores.log.appendMany([StreamLog.noticeWrite(stream, () => notices, ttl, topics)], undefined, { once: true });
+        await this.stores.log.appendNotices(stream, notices, ttl, topics, { once: true });
         outcome = 'won';
         run.won();
         return;

@@ -609,8 +609,8 @@ export class StreamLog {
    * Appends a notice segment on its own, after the segments it announces were written;
    * `topics` (those messages' topics) decide its wake flag (see {@link AppendOptions.wake}).
    */
-  async appendNotices(stream: string, notices: Notice[], ttl: number, topics?: readonly string[]): Promise<void> {
-    await this.appendMany([StreamLog.noticeWrite(stream, () => notices, ttl, topics)]);
+  async appendNotices(stream: string, notices: Notice[], ttl: number, topics?: readonly string[], options: Pick<AppendOptions, 'once'> = {}): Promise<void> {
+    await this.appendMany([StreamLog.noticeWrite(stream, () => notices, ttl, topics)], undefined, options);
   }
 
   /**

@@ -113,33 +113,33 @@ describe('notices go to any notice stream', () => {
     expect((await h.admin.getGroup('g')).backlog).toBe(0);
   });
 
-  it('a new shard cursor starts at the shard\'s first message even 120 segments below the notice read first', async () => {
+  it('a new shard cursor starts at the shard\'s first message even 20 segments below the notice read first (past the 4-segment walk)', async () => {
     await h.admin.putTopic('ledger', build.topic({ type: 'fifo' }));
     await subscribe('g', 'ledger', 'serialized');
     h.clock.advance(1);
-    for (let i = 1; i <= 120; i++) await h.queue.send('ledger', send(`m${i}`, { shardKey: 'k' }));
+    for (let i = 1; i <= 20; i++) await h.queue.send('ledger', send(`m${i}`, { shardKey: 'k' }));
     // Their notices are on notice streams this group has not read yet; the one it reads first announces m121.
-    expect(await hideNotices('ledger', NOTICE_BUCKETS)).toBe(120);
-    await harness(h.doc, h.table, { clock: h.clock }).queue.send('ledger', send('m121', { shardKey: 'k' }));
+    expect(await hideNotices('ledger', NOTICE_BUCKETS)).toBe(20);
+    await harness(h.doc, h.table, { clock: h.clock }).queue.send('ledger', send('m21', { shardKey: 'k' }));
     const got: string[] = [];
-    for (let round = 0; round < 130 && got.length < 121; round++) {
+    for (let round = 0; round < 30 && got.length < 21; round++) {
       const batch = await drain(h.queue, 'g', 1);
       if (batch.length === 0) break;
       got.push(...batch);
     }
-    expect(got).toEqual(Array.from({ length: 121 }, (_, i) => `m${i + 1}`));
+    expect(got).toEqual(Array.from({ length: 21 }, (_, i) => `m${i + 1}`));
   }, 120_000);
 
-  it('… and at the first message after the group was created, 110 segments below, with 110 older ones before it', async () => {
+  it('… and at the first message after the group was created, 20 segments below, with 20 older ones before it', async () => {
     await h.admin.putTopic('ledger', build.topic({ type: 'fifo' }));
-    for (let i = 1; i <= 110; i++) await h.queue.send('ledger', send(`old${i}`, { shardKey: 'k' }));
+    for (let i = 1; i <= 20; i++) await h.queue.send('ledger', send(`old${i}`, { shardKey: 'k' }));
     h.clock.advance(1_000);
     await subscribe('g', 'ledger');
     h.clock.advance(1_000);
-    for (let i = 1; i <= 110; i++) await h.queue.send('ledger', send(`new${i}`, { shardKey: 'k' }));
-    expect(await hideNotices('ledger', NOTICE_BUCKETS)).toBe(220);
-    await harness(h.doc, h.table, { clock: h.clock }).queue.send('ledger', send('new111', { shardKey: 'k' }));
-    expect(await drain(h.queue, 'g', 111)).toEqual(Array.from({ length: 111 }, (_, i) => `new${i + 1}`));
+    for (let i = 1; i <= 20; i++) await h.queue.send('ledger', send(`new${i}`, { shardKey: 'k' }));
+    expect(await hideNotices('ledger', NOTICE_BUCKETS)).toBe(40);
+    await harness(h.doc, h.table, { clock: h.clock }).queue.send('ledger', send('new21', { shardKey: 'k' }));
+    expect(await drain(h.queue, 'g', 21)).toEqual(Array.from({ length: 21 }, (_, i) => `new${i + 1}`));
   }, 120_000);
 
   it('a FIFO topic added `latest` to an existing group delivers only what was sent after it was added (a review\'s case)', async () => {
@@ -148,12 +148,12 @@ describe('notices go to any notice stream', () => {
     const settings = { deliveryMode: 'concurrent' as const, visibilityTimeoutSeconds: 30 };
     await h.admin.putGroup('g', build.group([{ topic: 'other', tags: undefined, startFrom: 'latest' }], settings));
     h.clock.advance(1_000);
-    for (let i = 1; i <= 110; i++) await h.queue.send('ledger', send(`old${i}`, { shardKey: 'k' }));
+    for (let i = 1; i <= 20; i++) await h.queue.send('ledger', send(`old${i}`, { shardKey: 'k' }));
     h.clock.advance(1_000);
     await h.admin.putGroup('g', build.group([{ topic: 'other', tags: undefined, startFrom: 'latest' }, { topic: 'ledger', tags: undefined, startFrom: 'latest' }], settings));
     h.clock.advance(1_000);
     await h.queue.send('ledger', send('new', { shardKey: 'k' }));
-    // Bounded by the group's creation, the search went down to old1; the old 100-segment walk to old11.
+    // Bounded by the group's creation, the search went down to old1 (the old 100-segment walk: up to 100 segments of it).
     expect(await drain(h.queue, 'g', 200)).toEqual(['new']);
   }, 120_000);
 

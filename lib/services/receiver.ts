@@ -544,7 +544,10 @@ export class Receiver {
         // Announced before (a notice read again): the ready index covers the shard. With no entry due
         // by now it has nothing claimable (the ready-index invariant): no segment read, no claim.
         if (carried.length === 0 && (held.readyAt === undefined || held.readyAt > now)) {
-          if (remembered) {
+          // A notice below a head this container raised itself (the shard's later notice came first, on
+          // another notice stream) is no news: no read. Whatever else made the shard ready meanwhile put
+          // it on the ready index, which the next receive reads.
+          if (remembered && (this.ownKnown.get(ownKnownKey(group.name, stream)) ?? 0) < announced.to) {
             // The entry may be older than a release or commit that made the shard ready: read it.
             remembered = false;
             stale = false;

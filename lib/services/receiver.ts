@@ -226,6 +226,10 @@ export class Receiver {
       // The home key, and the 16 buckets when a wide topic is asked for, in parallel: 1 or 17 Queries
       // (a second page each only when a key holds more than a page), whatever the subscriptions.
       const found = await this.stores.readyIndex.readyAcross(group.name, wideNamespaces.size > 0 ? readyBucketPks(group.name) : [], this.clock.now(), looks, () => this.random.fraction());
+      for (const stream of found) {
+        const shard = announced.get(stream);
+        if (shard) shard.indexed = true;
+      }
       const ready = found.filter((stream) => namespaces.has(namespaceOf(stream)) && !announced.has(stream) && !folding.has(stream));
       // O(batch): as many shards as the ready index is read for; announced shards left out are raised on their own.
       // Shards with carried commits lead (their claims write the commits) but share each wave's room like
@@ -367,13 +371,13 @@ export class Receiver {
   private async finishNotices(group: Group, bucket: AbsorbedNotices): Promise<void> {
     const raised = await Promise.all(bucket.raises.map(async (raise) => (raise.applied ? ('claimed' as const) : await raise.apply())));
     // Raised on its own just now (a claim that raised noted it itself).
-    bucket.raises.forEach((raise, i) => raised[i] === true && this.noteKnown(group.name, raise.stream, raise.to));
+    bucket.raises.forEach((raise, i) => raised[i] === true && this.noteKnown(group, raise.stream, raise.to));
     if (!raised.every(Boolean)) return;
     const now = this.clock.now();
     // Notices absorbed before by another receive: this group is read by more than one container, whose
     // memos would make each read the others' notices again. The cursor moves at every receive a while.
     // (Not when this container raised the shard that far itself, from another notice stream.)
-    const absorbedElsewhere = bucket.raises.some((raise, i) => (raised[i] === 'known' || raise.known) && (this.ownKnown.get(ownKnownKey(group.name, raise.stream)) ?? 0) < raise.to);
+    const absorbedElsewhere = bucket.raises.some((raise, i) => (raised[i] === 'known' || raise.known) && this.ownKnownOf(group, raise.stream) < raise.to);
     if (absorbedElsewhere) {
       const key = noticeMemoKey(group.name, bucket.stream);
       this.noticeSharedUntil.delete(key);
@@ -402,13 +406,18 @@ export class Receiver {
   }
 
   /** Notes the known head this container wrote on a shard cursor (see {@link ownKnown}). */
-  private noteKnown(group: string, shard: string, known: number): void {
+  private noteKnown(group: Group, shard: string, known: number): void {
     const key = ownKnownKey(group, shard);
     const before = this.ownKnown.get(key) ?? 0;
     this.ownKnown.delete(key);
     const oldest = this.ownKnown.keys().next();
     if (this.ownKnown.size >= NOTICE_MEMOS_MAX && !oldest.done) this.ownKnown.delete(oldest.value);
     this.ownKnown.set(key, Math.max(before, known));
+  }
+
+  /** The known head this container wrote on a shard cursor of this incarnation of the group (0: none noted). */
+  private ownKnownOf(group: Group, shard: string): number {
+    return this.ownKnown.get(ownKnownKey(group, shard)) ?? 0;
   }
 
   private rememberNotices(group: string, bucket: AbsorbedNotices): void {
@@ -514,7 +523,7 @@ export class Receiver {
         // A new shard (or one whose cursor expired): the notice's raise creates its cursor, then claim.
         const created = isShardStream(stream) && announced && !announced.applied ? await announced.apply() : false;
         if (announced && created) {
-          if (created === true) this.noteKnown(group.name, stream, announced.to);
+          if (created === true) this.noteKnown(group, stream, announced.to);
           announced.applied = true;
           continue;
         }
@@ -545,9 +554,10 @@ export class Receiver {
         // by now it has nothing claimable (the ready-index invariant): no segment read, no claim.
         if (carried.length === 0 && (held.readyAt === undefined || held.readyAt > now)) {
           // A notice below a head this container raised itself (the shard's later notice came first, on
-          // another notice stream) is no news: no read. Whatever else made the shard ready meanwhile put
-          // it on the ready index, which the next receive reads.
-          if (remembered && (this.ownKnown.get(ownKnownKey(group.name, stream)) ?? 0) < announced.to) {
+          // another notice stream) is no news: no read — unless this receive found the shard ready on
+          // the ready index (another container's commit or release made it ready since the entry).
+          // Otherwise whatever made it ready put it there, and the next receive that reads it claims.
+          if (remembered && (announced.indexed || this.ownKnownOf(group, stream) < announced.to)) {
             // The entry may be older than a release or commit that made the shard ready: read it.
             remembered = false;
             stale = false;
@@ -735,7 +745,7 @@ export class Receiver {
         if (fold.length > 0) scope.carried?.folded(stream, fold);
         if (raise) raise.applied = true;
         // Only what this claim raised: a head another container's raise wrote is not this container's.
-        if (change.shard && change.shard.known > (held.known ?? 0)) this.noteKnown(group.name, stream, change.shard.known);
+        if (change.shard && change.shard.known > (held.known ?? 0)) this.noteKnown(group, stream, change.shard.known);
       }
       const movedDead = await this.deadLetter(group, stream, plan.dead, now, scope.deadline);
       const delivered = plan.deliveries.map((d) => this.deliver(d, stream, scope.topics, ids));
@@ -862,6 +872,8 @@ export interface AnnouncedShard {
   readyPk: string | undefined;
   /** The lowest sequence number announced (where a new cursor looks for its start). */
   from: number;
+  /** This receive's ready-index read listed the shard as ready too (set by the receive). */
+  indexed?: boolean;
   /**
    * The raise on its own (`CursorStore.raiseKnown`: update, or create the cursor); false when a seek
    * raced it, `'known'` when the cursor knew as much already. Made once: later calls answer the first's result.
@@ -930,7 +942,8 @@ interface NoticeMemo {
 }
 
 const noticeMemoKey = (group: string, stream: string): string => `${group}\u0000${stream}`;
-const ownKnownKey = (group: string, shard: string): string => `${group}\u0000${shard}`;
+/** Per group incarnation (a group deleted and made again under its name starts afresh) and shard. */
+const ownKnownKey = (group: Pick<Group, 'name' | 'createdAt'>, shard: string): string => `${group.name}\u0000${group.createdAt}\u0000${shard}`;
 
 /** What one receive read from one notice stream: where its cursor moves once every announced shard is raised. */
 interface AbsorbedNotices {

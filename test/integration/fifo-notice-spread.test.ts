@@ -204,4 +204,27 @@ describe('notices go to any notice stream', () => {
     expect(await drain(harness(h.doc, h.table, { clock: h.clock }).queue, 'g', 1)).toEqual([]);
     expect(await noticeNext()).toBeGreaterThan(before);
   }, 60_000);
+
+  it('a notice below its own raise still claims a shard the ready index lists: another container\'s commit made it ready (a review\'s case)', async () => {
+    await h.admin.putTopic('ledger', build.topic({ type: 'fifo' }));
+    await subscribe('g', 'ledger', 'serialized');
+    h.clock.advance(1);
+    // This container keeps its cursor cache (tests turn it off by default; 60 s: the test's span).
+    const a = harness(h.doc, h.table, { clock: h.clock, cursorCacheMs: 60_000 });
+    const [m0] = await a.queue.sendBatch('ledger', [send('m0', { shardKey: 'K' })]);
+    await a.queue.send('ledger', send('m1', { shardKey: 'K' }));
+    // This container raises K to m1 and claims m0 (serialized: one at a time).
+    const first = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    expect(first.map((m) => m.body)).toEqual(['m0']);
+    // Another container commits m0: K is ready now on the ready index; this container's cache entry
+    // still shows m0 leased.
+    const other = harness(h.doc, h.table, { clock: h.clock });
+    expect((await other.queue.commit('g', [first[0]!.receiptHandle]))[0]).toMatchObject({ status: 'committed' });
+    // m0's notice again, on another notice stream (read late): below this container's own raise.
+    const sticky = (await noticeHeads('ledger', NOTICE_BUCKETS)).findIndex((n) => n > 0);
+    const seq = m0 && 'result' in m0 ? m0.result.sequence! : 0;
+    await h.stores.log.appendNotices(noticeStream('t:ledger', (sticky + 1) % NOTICE_BUCKETS), [{ shardKey: 'K', from: seq, to: seq }], Math.ceil(h.clock.now() / 1000) + 3600, ['ledger']);
+    // The receive reads the cursor (the index lists K ready) and delivers m1 now, not a receive later.
+    expect((await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).map((m) => m.body)).toEqual(['m1']);
+  }, 60_000);
 });

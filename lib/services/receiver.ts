@@ -18,6 +18,7 @@ import {
   streamNamespace,
   type StreamLocal,
 } from '../domain/streams.js';
+import type { Notice } from '../adapters/dynamodb/stream-log.js';
 import { claimFits, type ClaimChange } from '../adapters/dynamodb/cursor-updates.js';
 import { readyBucketPk, readyBucketPks } from '../adapters/dynamodb/keys.js';
 import { readyKeyChange } from '../adapters/dynamodb/ready-index.js';
@@ -65,8 +66,15 @@ const CLAIM_WAVE = 4;
  */
 const READY_READ_PER_MESSAGE = 4;
 const READY_READ_MIN = 20;
-/** Notice segments one receive absorbs per notice stream (the rest wait for the next receive). */
+/** Notice segments one receive reads per notice stream (the rest wait for the next receive). */
 const NOTICE_SEGMENTS_PER_RECEIVE = 25;
+/**
+ * Shards one receive absorbs notices of, per FIFO namespace, over all the notice streams it reads
+ * (the rest wait for the next receive): each is a raise — a cursor write, and for a new shard cursor
+ * the reads that place its start — so a receive stays O(batch) however many shards a send's one
+ * notice segment names.
+ */
+export const NOTICE_SHARDS_PER_RECEIVE = 100;
 /**
  * Notices a group's notice cursor may stay behind what this container absorbed (see
  * {@link NoticeMemo}): the cursor's `advance` is written once the gap reaches this many, not
@@ -288,19 +296,23 @@ export class Receiver {
     wide: boolean,
   ): Promise<AbsorbedNotices[]> {
     const now = this.clock.now();
-    const buckets = await Promise.all(streams.map((stream) => this.readBucket(group, namespace, stream, cursors, now, earliest, wide)));
-    return buckets.filter((b): b is AbsorbedNotices => b !== undefined);
+    const reads = (await Promise.all(streams.map((stream) => this.readBucket(group, stream, cursors, now)))).filter((r): r is BucketRead => r !== undefined);
+    // A send's notices are one segment, whatever its shard keys (up to a batch's 100), so what the
+    // streams read announce is bounded by segments, not shards: a receive absorbs notices of at most
+    // NOTICE_SHARDS_PER_RECEIVE shards of the namespace (O(batch) raises; the rest on the next
+    // receives), starting at a random one of the streams read so that every stream moves on.
+    const taken = new Set<string>();
+    const offset = reads.length > 1 ? Math.floor(this.random.fraction() * reads.length) : 0;
+    const absorbed: AbsorbedNotices[] = [];
+    for (const read of [...reads.slice(offset), ...reads.slice(0, offset)]) {
+      const bucket = this.absorb(group, namespace, read, taken, earliest, wide);
+      if (bucket) absorbed.push(bucket);
+    }
+    return absorbed;
   }
 
-  private async readBucket(
-    group: Group,
-    namespace: string,
-    stream: string,
-    cursors: Map<string, CursorState>,
-    now: number,
-    earliest: boolean,
-    wide: boolean,
-  ): Promise<AbsorbedNotices | undefined> {
+  /** Reads a notice stream from where this group (or this container: its memo) absorbed it. */
+  private async readBucket(group: Group, stream: string, cursors: Map<string, CursorState>, now: number): Promise<BucketRead | undefined> {
     const cursor = cursors.get(stream);
     if (!cursor) {
       // A subscription creates its notice cursors, so a group without one on this stream was subscribed
@@ -312,14 +324,32 @@ export class Receiver {
     // Notices this container absorbed after the cursor's position are not read again (see NoticeMemo).
     const start = this.noticeMemo(group.name, cursor) ?? cursor;
     const segments = await this.stores.log.readNotices(stream, start.segmentStart, NOTICE_SEGMENTS_PER_RECEIVE);
+    return { stream, cursor, start, segments };
+  }
+
+  /**
+   * The notices of one stream read that this receive absorbs: in order, up to the first notice of a
+   * shard past the receive's budget (`taken`: the namespace's shards absorbed so far, shared by its
+   * streams; a shard announced on several streams counts once), with one raise per shard announced.
+   */
+  private absorb(group: Group, namespace: string, read: BucketRead, taken: Set<string>, earliest: boolean, wide: boolean): AbsorbedNotices | undefined {
+    const { stream, cursor, start, segments } = read;
     const shards = new Map<string, { from: number; to: number; epoch?: number }>();
     let next = start.next;
     let segmentStart = start.segmentStart;
+    let full = false;
     for (const segment of segments) {
       const end = segment.seq + segment.count;
       if (end <= next) continue;
       if (segment.seq > next) next = segment.seq;
       for (const notice of segment.notices.slice(next - segment.seq)) {
+        if (!taken.has(notice.shardKey)) {
+          if (taken.size >= NOTICE_SHARDS_PER_RECEIVE) {
+            full = true;
+            break;
+          }
+          taken.add(notice.shardKey);
+        }
         const known = shards.get(notice.shardKey);
         // The latest epoch start announced (statistics count a shard's backlog from it).
         const epoch = notice.epoch ? Math.max(known?.epoch ?? 0, notice.from) : known?.epoch;
@@ -328,6 +358,12 @@ export class Receiver {
           to: Math.max(known?.to ?? 0, notice.to),
           ...(epoch === undefined ? {} : { epoch }),
         });
+        next++;
+      }
+      if (full) {
+        // Stopped inside this segment: the next read starts at it again and passes what was absorbed.
+        segmentStart = segment.seq;
+        break;
       }
       next = end;
       segmentStart = end;
@@ -944,6 +980,14 @@ interface NoticeMemo {
 const noticeMemoKey = (group: string, stream: string): string => `${group}\u0000${stream}`;
 /** Per group incarnation (a group deleted and made again under its name starts afresh) and shard. */
 const ownKnownKey = (group: Pick<Group, 'name' | 'createdAt'>, shard: string): string => `${group.name}\u0000${group.createdAt}\u0000${shard}`;
+
+/** One notice stream as a receive read it: the group's cursor, where reading started, the segments read. */
+interface BucketRead {
+  stream: string;
+  cursor: CursorState;
+  start: { next: number; segmentStart: number };
+  segments: Array<{ seq: number; count: number; notices: Notice[] }>;
+}
 
 /** What one receive read from one notice stream: where its cursor moves once every announced shard is raised. */
 interface AbsorbedNotices {

@@ -12,6 +12,7 @@ import type { DeliveryMode } from '../../lib/domain/model.js';
 import { NOTICE_BUCKETS, noticeStream } from '../../lib/domain/streams.js';
 import { countWrites } from '../helpers/index-units.js';
 import { harness, newHarness, send, type Harness } from '../helpers/stores.js';
+import { NOTICE_SHARDS_PER_RECEIVE } from '../../lib/services/receiver.js';
 import * as build from '../helpers/builders.js';
 
 let h: Harness;
@@ -227,4 +228,31 @@ describe('notices go to any notice stream', () => {
     // The receive reads the cursor (the index lists K ready) and delivers m1 now, not a receive later.
     expect((await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).map((m) => m.body)).toEqual(['m1']);
   }, 60_000);
+
+  it('a send of 100 shard keys is one notice segment: after two, a receive absorbs notices of at most 100 shards (O(batch) raises), and every message arrives once', async () => {
+    // Found by the scale bench: ten sends of 100 new shard keys put 1,000 notices in 10 segments of
+    // one notice stream; a receive raised all of them at once (1,000 concurrent cursor writes) and
+    // answered 503 when the connections ran out.
+    await h.admin.putTopic('wide', build.topic({ type: 'fifo' }));
+    await subscribe('g', 'wide');
+    for (let i = 0; i < 200; i += 100) {
+      const results = await h.queue.sendBatch('wide', Array.from({ length: 100 }, (_, j) => send(`m${i + j}`, { shardKey: `k${i + j}` })));
+      expect(results.filter((r) => 'error' in r)).toEqual([]);
+    }
+    const shardCursors = async () => {
+      const { Items = [] } = await h.doc.send(
+        new QueryCommand({ TableName: h.table, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :s)', ExpressionAttributeValues: { ':pk': 'C#g', ':s': 't:wide/k:' }, ConsistentRead: true }),
+      );
+      return Items.length;
+    };
+    const first = await h.queue.receive('g', { maxMessages: 1, waitSeconds: 0 });
+    expect(first).toHaveLength(1);
+    expect(await shardCursors()).toBe(NOTICE_SHARDS_PER_RECEIVE);
+    await h.queue.commit('g', first.map((m) => m.receiptHandle));
+    const rest = await drain(h.queue, 'g', 199);
+    const all = [first[0]!.body, ...rest];
+    expect(all).toHaveLength(200);
+    expect(new Set(all).size).toBe(200);
+    expect(await shardCursors()).toBe(200);
+  }, 300_000);
 });

@@ -69,8 +69,8 @@ const READY_READ_MIN = 20;
 /** Notice segments one receive reads per notice stream (the rest wait for the next receive). */
 const NOTICE_SEGMENTS_PER_RECEIVE = 25;
 /**
- * Shards one receive absorbs notices of, per FIFO namespace, over all the notice streams it reads
- * (the rest wait for the next receive): each is a raise — a cursor write, and for a new shard cursor
+ * Shards one receive absorbs notices of, over all the notice streams of every FIFO namespace it
+ * reads (the rest wait for the next receive): each is a raise — a cursor write, and for a new shard cursor
  * the reads that place its start — so a receive stays O(batch) however many shards a send's one
  * notice segment names.
  */
@@ -216,10 +216,12 @@ export class Receiver {
     // the shard cursor instead of a raise and a claim, and the ready-index key written once); every
     // announced shard no claim wrote is raised on its own before a notice cursor moves past it.
     if (namespaces.size > 0) {
+      // The shards this receive absorbs notices of, over every namespace it reads (one raise each).
+      const taken = new Set<string>();
       const absorbed = (
         await Promise.all(
           [...noticeSample].map(([namespace, streams]) =>
-            this.readNotices(group, namespace, [...streams], cursors, fromEarliest(scope, namespace), wideNamespaces.has(namespace)),
+            this.readNotices(group, namespace, [...streams], cursors, fromEarliest(scope, namespace), wideNamespaces.has(namespace), taken),
           ),
         )
       ).flat();
@@ -294,14 +296,15 @@ export class Receiver {
     cursors: Map<string, CursorState>,
     earliest: boolean,
     wide: boolean,
+    taken: Set<string>,
   ): Promise<AbsorbedNotices[]> {
     const now = this.clock.now();
     const reads = (await Promise.all(streams.map((stream) => this.readBucket(group, stream, cursors, now)))).filter((r): r is BucketRead => r !== undefined);
     // A send's notices are one segment, whatever its shard keys (up to a batch's 100), so what the
     // streams read announce is bounded by segments, not shards: a receive absorbs notices of at most
-    // NOTICE_SHARDS_PER_RECEIVE shards of the namespace (O(batch) raises; the rest on the next
-    // receives), starting at a random one of the streams read so that every stream moves on.
-    const taken = new Set<string>();
+    // NOTICE_SHARDS_PER_RECEIVE shards (`taken`: shared by every namespace the receive reads: O(batch)
+    // raises; the rest on the next receives), starting at a random one of the streams read so that
+    // every stream moves on.
     const offset = reads.length > 1 ? Math.floor(this.random.fraction() * reads.length) : 0;
     const absorbed: AbsorbedNotices[] = [];
     for (const read of [...reads.slice(offset), ...reads.slice(0, offset)]) {
@@ -329,8 +332,9 @@ export class Receiver {
 
   /**
    * The notices of one stream read that this receive absorbs: in order, up to the first notice of a
-   * shard past the receive's budget (`taken`: the namespace's shards absorbed so far, shared by its
-   * streams; a shard announced on several streams counts once), with one raise per shard announced.
+   * shard past the receive's budget (`taken`: the shards absorbed so far, over every stream and
+   * namespace the receive read; a shard announced on several streams counts once), with one raise per
+   * shard announced.
    */
   private absorb(group: Group, namespace: string, read: BucketRead, taken: Set<string>, earliest: boolean, wide: boolean): AbsorbedNotices | undefined {
     const { stream, cursor, start, segments } = read;
@@ -343,12 +347,13 @@ export class Receiver {
       if (end <= next) continue;
       if (segment.seq > next) next = segment.seq;
       for (const notice of segment.notices.slice(next - segment.seq)) {
-        if (!taken.has(notice.shardKey)) {
+        const shard = `${namespace}/k:${notice.shardKey}`;
+        if (!taken.has(shard)) {
           if (taken.size >= NOTICE_SHARDS_PER_RECEIVE) {
             full = true;
             break;
           }
-          taken.add(notice.shardKey);
+          taken.add(shard);
         }
         const known = shards.get(notice.shardKey);
         // The latest epoch start announced (statistics count a shard's backlog from it).

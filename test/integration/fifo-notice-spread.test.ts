@@ -255,4 +255,22 @@ describe('notices go to any notice stream', () => {
     expect(new Set(all).size).toBe(200);
     expect(await shardCursors()).toBe(200);
   }, 300_000);
+
+  it('… and of at most 100 shards over all the FIFO topics a receive reads (a review\'s case: three topics of 75 shards each)', async () => {
+    const topics = ['wa', 'wb', 'wc'];
+    for (const topic of topics) await h.admin.putTopic(topic, build.topic({ type: 'fifo' }));
+    await h.admin.putGroup('g', build.group(topics.map((topic) => ({ topic, tags: undefined, startFrom: 'latest' as const })), { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 30 }));
+    for (const topic of topics) {
+      const results = await h.queue.sendBatch(topic, Array.from({ length: 75 }, (_, j) => send(`${topic}-${j}`, { shardKey: `k${j}` })));
+      expect(results.filter((r) => 'error' in r)).toEqual([]);
+    }
+    const { Items = [] } = await h.doc.send(new QueryCommand({ TableName: h.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'C#g' }, ConsistentRead: true }));
+    const before = Items.length;
+    expect(await h.queue.receive('g', { maxMessages: 1, waitSeconds: 0 })).toHaveLength(1);
+    const after = await h.doc.send(new QueryCommand({ TableName: h.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'C#g' }, ConsistentRead: true }));
+    expect((after.Items ?? []).filter((item) => String(item.sk).includes('/k:'))).toHaveLength(NOTICE_SHARDS_PER_RECEIVE);
+    expect((after.Items ?? []).length - before).toBe(NOTICE_SHARDS_PER_RECEIVE);
+    const all = await drain(h.queue, 'g', 224);
+    expect(new Set(all).size).toBe(224);
+  }, 300_000);
 });

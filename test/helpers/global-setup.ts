@@ -1,6 +1,6 @@
 /** Spawns one in-memory DynamoDB Local for the whole run; every test file creates its own table. */
 import type { TestProject } from 'vitest/node';
-import { startDynamoLocal, type LocalDynamo } from '../../local/dynamo.js';
+import { SHORT_LIVED_JAVA_OPTIONS, startDynamoLocal, type LocalDynamo } from '../../local/dynamo.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -13,7 +13,7 @@ declare module 'vitest' {
 }
 
 export async function setup(project: TestProject) {
-  const endpoint = process.env.DYNAMODB_ENDPOINT || (dynamo = await startDynamoLocal()).endpoint;
+  const endpoint = process.env.DYNAMODB_ENDPOINT || (dynamo = await startDynamoLocal({ javaOptions: SHORT_LIVED_JAVA_OPTIONS })).endpoint;
   project.provide('dynamoEndpoint', endpoint);
 }
 

@@ -8,7 +8,7 @@
  * what TTL would (every item whose `ttl` has passed by the test's clock).
  */
 import { describe, expect, it } from 'vitest';
-import { DeleteCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { cursorPk, streamPk } from '../../lib/adapters/dynamodb/keys.js';
 import { noticeBucket, noticeStream } from '../../lib/domain/streams.js';
 import { Seeker } from '../../lib/services/seeker.js';
@@ -24,8 +24,18 @@ async function deleteExpired(h: Harness): Promise<number> {
   do {
     const page = await h.doc.send(new ScanCommand({ TableName: h.table, ExclusiveStartKey: start, ProjectionExpression: 'pk, sk, #t', ExpressionAttributeNames: { '#t': 'ttl' } }));
     const expired = (page.Items ?? []).filter((item) => item.ttl !== undefined && Number(item.ttl) * 1000 <= h.clock.now());
-    for (let i = 0; i < expired.length; i += 16) {
-      await Promise.all(expired.slice(i, i + 16).map((item) => h.doc.send(new DeleteCommand({ TableName: h.table, Key: { pk: item.pk, sk: item.sk } }))));
+    // BatchWriteItem, 25 deletes a request (DynamoDB Local serves one request at a time).
+    const chunks = [];
+    for (let i = 0; i < expired.length; i += 25) chunks.push(expired.slice(i, i + 25).map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })));
+    for (let i = 0; i < chunks.length; i += 4) {
+      await Promise.all(
+        chunks.slice(i, i + 4).map(async (requests) => {
+          for (let left = requests; left.length > 0; ) {
+            const { UnprocessedItems } = await h.doc.send(new BatchWriteCommand({ RequestItems: { [h.table]: left } }));
+            left = (UnprocessedItems?.[h.table] ?? []) as typeof left;
+          }
+        }),
+      );
     }
     deleted += expired.length;
     start = page.LastEvaluatedKey;

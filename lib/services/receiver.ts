@@ -18,7 +18,7 @@ import {
   streamNamespace,
   type StreamLocal,
 } from '../domain/streams.js';
-import type { Notice } from '../adapters/dynamodb/stream-log.js';
+import type { NoticeSegment } from '../adapters/dynamodb/stream-log.js';
 import { claimFits, type ClaimChange } from '../adapters/dynamodb/cursor-updates.js';
 import { readyBucketPk, readyBucketPks } from '../adapters/dynamodb/keys.js';
 import { readyKeyChange } from '../adapters/dynamodb/ready-index.js';
@@ -286,8 +286,8 @@ export class Receiver {
   /**
    * Reads the notices of a FIFO namespace that this group has not seen yet in `streams` (its notice
    * streams this receive looks at; every notice stream with news: where its cursor moves to, and
-   * one raise per announced shard). Nothing is written here but a missing notice cursor;
-   * re-reading a notice is harmless.
+   * one raise per announced shard, within the receive's shard budget `taken`). Nothing is written
+   * here but a missing notice cursor; re-reading a notice is harmless.
    */
   private async readNotices(
     group: Group,
@@ -991,7 +991,7 @@ interface BucketRead {
   stream: string;
   cursor: CursorState;
   start: { next: number; segmentStart: number };
-  segments: Array<{ seq: number; count: number; notices: Notice[] }>;
+  segments: NoticeSegment[];
 }
 
 /** What one receive read from one notice stream: where its cursor moves once every announced shard is raised. */

@@ -105,6 +105,13 @@ export interface ReadBounds {
 }
 
 /** FIFO shard activity: shard `shardKey` got messages `from`…`to` (docs/design.md, FIFO). */
+/** A notice segment as read: its first number, how many notices it holds (numbers it covers), the notices. */
+export interface NoticeSegment {
+  seq: number;
+  count: number;
+  notices: Notice[];
+}
+
 export interface Notice {
   shardKey: string;
   from: number;
@@ -640,7 +647,7 @@ export class StreamLog {
   }
 
   /** Notice segments from the one starting at `fromSeq` on (a cut page followed within the default bounds). */
-  async readNotices(stream: string, fromSeq: number, limit: number): Promise<Array<{ seq: number; count: number; notices: Notice[] }>> {
+  async readNotices(stream: string, fromSeq: number, limit: number): Promise<NoticeSegment[]> {
     const { items } = await this.query(stream, fromSeq, limit, {});
     return items.map((item) => ({
       seq: Number(item.sk),

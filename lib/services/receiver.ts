@@ -218,13 +218,12 @@ export class Receiver {
     if (namespaces.size > 0) {
       // The shards this receive absorbs notices of, over every namespace it reads (one raise each).
       const taken = new Set<string>();
-      const absorbed = (
-        await Promise.all(
-          [...noticeSample].map(([namespace, streams]) =>
-            this.readNotices(group, namespace, [...streams], cursors, fromEarliest(scope, namespace), wideNamespaces.has(namespace), taken),
-          ),
-        )
-      ).flat();
+      const reads = await Promise.all(
+        [...noticeSample].map(([namespace, streams]) =>
+          this.readNotices(group, namespace, [...streams], cursors, fromEarliest(scope, namespace), wideNamespaces.has(namespace), taken),
+        ),
+      );
+      const absorbed = reads.flatMap((read) => read.absorbed);
       // Notice streams with news lead this container's next samples of a wide FIFO topic.
       for (const bucket of absorbed) {
         const topic = noticeTopics.get(bucket.stream);
@@ -259,6 +258,13 @@ export class Receiver {
         for (const messages of claimed) out.push(...messages);
       }
       await Promise.all(absorbed.map((bucket) => this.finishNotices(group, bucket)));
+      // Notice streams the shard budget cut (or the segments read did not reach the end of) lead this
+      // container's next samples, marked now: a receive that raised and claimed 100 new shards can
+      // outlast the productive window, and a cut stream would otherwise wait for the rotation.
+      for (const stream of reads.flatMap((read) => read.left)) {
+        const topic = noticeTopics.get(stream);
+        if (topic) this.sampler.found(group.name, topic, stream);
+      }
     }
 
     // Streams with carried commits first (their claims write the commits, with no room left too),
@@ -297,7 +303,7 @@ export class Receiver {
     earliest: boolean,
     wide: boolean,
     taken: Set<string>,
-  ): Promise<AbsorbedNotices[]> {
+  ): Promise<{ absorbed: AbsorbedNotices[]; left: string[] }> {
     const now = this.clock.now();
     const reads = (await Promise.all(streams.map((stream) => this.readBucket(group, stream, cursors, now)))).filter((r): r is BucketRead => r !== undefined);
     // A send's notices are one segment, whatever its shard keys (up to a batch's 100), so what the
@@ -307,11 +313,16 @@ export class Receiver {
     // every stream moves on.
     const offset = reads.length > 1 ? Math.floor(this.random.fraction() * reads.length) : 0;
     const absorbed: AbsorbedNotices[] = [];
+    // Streams with notices this receive did not absorb: cut by the budget, or read only in part.
+    const left: string[] = [];
     for (const read of [...reads.slice(offset), ...reads.slice(0, offset)]) {
       const bucket = this.absorb(group, namespace, read, taken, earliest, wide);
       if (bucket) absorbed.push(bucket);
+      const last = read.segments.at(-1);
+      const readTo = last ? last.seq + last.count : 0;
+      if (read.segments.length >= NOTICE_SEGMENTS_PER_RECEIVE || readTo > (bucket?.next ?? read.start.next)) left.push(read.stream);
     }
-    return absorbed;
+    return { absorbed, left };
   }
 
   /** Reads a notice stream from where this group (or this container: its memo) absorbed it. */

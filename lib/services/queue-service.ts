@@ -37,6 +37,8 @@ export interface QueueServiceOptions {
   doorbells?: Doorbells | undefined;
   /** How a send's lost races on a standard topic wait and when they answer 429 (default: 2 s budget, real time). */
   contention?: Contention | undefined;
+  /** How a receive's lost claims on a FIFO shard's cursor wait (default: full jitter, real time; receiver.ts). */
+  claimContention?: Contention | undefined;
 }
 
 /** What a parking receive uses: AWS has the queues, the local runtime a waiter. */
@@ -119,7 +121,7 @@ export class QueueService {
     this.doorbells = options.doorbells;
     const planner = new WritePlanner(clock, random);
     this.sender = new Sender(stores, clock, random, notifier, timers, planner, options.contention);
-    this.receiver = new Receiver(stores, clock, random, notifier);
+    this.receiver = new Receiver(stores, clock, random, notifier, options.claimContention);
     this.committer = new Committer(stores, clock, notifier, planner, random, timers);
     this.queries = new MessageQueries(stores, clock);
   }

@@ -33,6 +33,8 @@ import { missingCursorStart } from './missing-cursor-start.js';
 import { endOf, reusableRead, type StreamRead } from './reusable-read.js';
 import { readExpiredLeaseRecords } from './expired-lease-records.js';
 import { PartitionSampler, type PartitionLook } from './partition-sampler.js';
+import { Contention } from '../adapters/dynamodb/append-contention.js';
+import { realStopwatch } from '../ports/stopwatch.js';
 import type { Stores } from './stores.js';
 
 /** What one receive call may take: the group's subscriptions, narrowed by the request's `topics`. */
@@ -122,6 +124,12 @@ export class Receiver {
     private readonly clock: Clock,
     private readonly random: Random,
     private readonly notifier: Notifier,
+    /**
+     * Lost claim races on FIFO shard cursors, per group and shard (docs/design.md, "Lost claims on a
+     * hot shard"): full jitter, as lost appends (append-contention.ts), but a claim still makes at most
+     * {@link CLAIM_ATTEMPTS} tries.
+     */
+    private readonly claimContention: Contention = new Contention(realStopwatch, () => random.fraction()),
   ) {
     this.sampler = new PartitionSampler(clock, random, notifier);
   }
@@ -565,6 +573,9 @@ export class Receiver {
     // What the last attempt read of the stream: a claim lost to another receiver plans again from it
     // when it still covers the cursor the lost write returned (reusableRead).
     let lastRead: StreamRead | undefined;
+    // A shard cursor this container lost claims on lately: the first try waits its turn too.
+    const contended = isShardStream(stream) ? this.claimContention.begin([`${group.name}\u0000${stream}`]) : undefined;
+    await contended?.turn();
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const now = this.clock.now();
       if (cursor === undefined) {
@@ -792,8 +803,16 @@ export class Receiver {
           // write was checked against — as consistent as a read, and free — or read it when it is gone.
           scope.budget.give(taken);
           cursor = outcome.seen && !cursorExpired(outcome.seen, this.clock.now()) ? outcome.seen : undefined;
+          if (contended) {
+            // A shard: wait a full-jitter turn, then plan from the returned cursor all the same (reading
+            // it again after a long turn measured worse: docs/design.md, "Lost claims on a hot shard").
+            contended.lostRace();
+            if (attempt + 1 >= CLAIM_ATTEMPTS) contended.gaveUp();
+            else await contended.turn();
+          }
           continue;
         }
+        contended?.won();
         if (fold.length > 0) scope.carried?.folded(stream, fold);
         if (raise) raise.applied = true;
         // Only what this claim raised: a head another container's raise wrote is not this container's.

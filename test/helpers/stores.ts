@@ -97,6 +97,8 @@ export interface HarnessOptions {
   packSegments?: boolean;
   /** How lost append races wait and give up, for the stream log and the sender (default: real time, 2 s). */
   contention?: Contention;
+  /** How lost claims on a FIFO shard's cursor wait (default: real time, random jitter). */
+  claimContention?: Contention;
 }
 
 const defaultCursorCacheMs = (): number => Number(process.env.SLUICE_TEST_CURSOR_CACHE_MS ?? 0);
@@ -123,7 +125,7 @@ export function harness(
     undefined,
     recorded,
   );
-  const queue = new QueueService(stores, clock, random, notifier, timers, { pollIntervalMs: 20, contention: options.contention });
+  const queue = new QueueService(stores, clock, random, notifier, timers, { pollIntervalMs: 20, contention: options.contention, claimContention: options.claimContention });
   const fire = async () => {
     for (const list of [recorded.minutes, recorded.releases] as const) {
       const due = list.filter((w) => w.at <= clock.now());

@@ -10,6 +10,8 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
 import { Seeker } from '../../lib/services/seeker.js';
+import { Contention } from '../../lib/adapters/dynamodb/append-contention.js';
+import { FakeStopwatch } from '../helpers/fake-stopwatch.js';
 import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
 import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
@@ -25,12 +27,12 @@ interface AfterLoss {
 }
 
 /**
- * Arms A's client so that A's next write of a cursor of `stream` first waits for `rival` (B's
- * receive), which then moves the cursor under it: A's write loses. Counts A's calls after that.
+ * Arms A's client so that A's next `times` writes of a cursor of `stream` first wait for `rival`
+ * (B's receive), which then moves the cursor under them: A's writes lose. Counts A's calls after the first loss.
  */
-function loseNextClaim(client: DynamoDBClient, stream: string, rival: () => Promise<unknown>): AfterLoss {
+function loseNextClaim(client: DynamoDBClient, stream: string, rival: () => Promise<unknown>, times = 1): AfterLoss {
   const after: AfterLoss = { cursorReads: 0, streamReads: 0, cursorWrites: 0 };
-  let armed = true;
+  let armed = times;
   let lost = false;
   client.middlewareStack.add(
     (next, context) => async (args) => {
@@ -44,8 +46,8 @@ function loseNextClaim(client: DynamoDBClient, stream: string, rival: () => Prom
         if (context.commandName === 'QueryCommand' && text(input.ExpressionAttributeValues?.[':pk']) === `S#${stream}`) after.streamReads++;
         if (context.commandName === 'UpdateItemCommand' && cursorOf) after.cursorWrites++;
       }
-      if (armed && context.commandName === 'UpdateItemCommand' && cursorOf) {
-        armed = false;
+      if (armed > 0 && context.commandName === 'UpdateItemCommand' && cursorOf) {
+        armed--;
         await rival();
         try {
           return await next(args);
@@ -60,11 +62,15 @@ function loseNextClaim(client: DynamoDBClient, stream: string, rival: () => Prom
   return after;
 }
 
+/** Container A's waits after lost shard claims (full jitter at 0.999 of its range; a try takes no time, so a slot is 2 ms). */
+let aWatch: FakeStopwatch;
+
 async function containers() {
   const { doc, table } = await testTable();
   const clock = new FakeClock();
   const mine = createDynamoClients({ endpoint: dynamoEndpoint(), requestTimeoutMs: 10_000 });
-  a = harness(mine.doc, table, { clock });
+  aWatch = new FakeStopwatch();
+  a = harness(mine.doc, table, { clock, claimContention: new Contention(aWatch, () => 0.999) });
   b = harness(doc, table, { clock });
   return mine.client;
 }
@@ -98,9 +104,40 @@ describe('learned cursors', () => {
     expect(bodies(rival)).toEqual(batch(1, 10).map((m) => m.body));
     expect(bodies(mine)).toEqual(batch(11, 10).map((m) => m.body));
     expect(after).toEqual({ cursorReads: 0, streamReads: 0, cursorWrites: 1 });
+    // It waited one full-jitter turn of at most a slot (the lost try's time) first: no older than a try.
+    expect(aWatch.waits).toEqual([2 * 0.999]);
     // The rest is still there, in order, once.
     expect(bodies(await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(batch(21, 10).map((m) => m.body));
     expect(await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+  });
+
+  it('a shard claim that lost twice waits a longer turn, still planning from the returned cursor; the next receive on the shard waits its turn before its first try', async () => {
+    // docs/design.md, "Lost claims on a hot shard": full jitter, as lost appends, per group and shard.
+    await a.admin.putTopic('t', build.topic({ type: 'fifo' }));
+    await a.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60 }));
+    await a.queue.sendBatch('t', batch(0, 1, 'k'));
+    const [warm] = await a.queue.receive('g', { maxMessages: 1, waitSeconds: 0 });
+    expect((await a.queue.commit('g', [warm!.receiptHandle]))[0]).toMatchObject({ status: 'committed' });
+    for (let i = 0; i < 4; i++) await a.queue.sendBatch('t', batch(1 + 10 * i, 10, 'k'));
+
+    const rivals: string[] = [];
+    const after = loseNextClaim(
+      client,
+      't:t/k:k',
+      async () => rivals.push(...bodies(await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))),
+      2,
+    );
+    const mine = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+
+    expect(rivals).toEqual(batch(1, 20).map((m) => m.body));
+    expect(bodies(mine)).toEqual(batch(21, 10).map((m) => m.body));
+    // Level 1: up to a slot; level 2: up to two slots. Each try plans from the cursor the lost write
+    // returned and the segments the first try read (reusableRead): no read.
+    expect(aWatch.waits).toEqual([2 * 0.999, 4 * 0.999]);
+    expect(after).toEqual({ cursorReads: 0, streamReads: 0, cursorWrites: 2 });
+    // Won at the third try: the shard is remembered one level lower (1), so the next claim waits first.
+    expect(bodies(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(batch(31, 10).map((m) => m.body));
+    expect(aWatch.waits).toEqual([2 * 0.999, 4 * 0.999, 2 * 0.999]);
   });
 
   it('a standard partition claim that lost plans again without reading its cursor', async () => {

@@ -150,6 +150,11 @@ export class ContendedAppend {
     return false;
   }
 
+  /** The caller stops trying before its budget ends (a claim's tries ran out): the next one on these keys starts where this one ended. */
+  gaveUp(): void {
+    this.remember(this.level, this.slotMs);
+  }
+
   /** The try won: the next append on these keys starts one level lower than this one ended. */
   won(): void {
     this.remember(this.level - 1, this.slotMs);

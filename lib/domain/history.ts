@@ -22,6 +22,13 @@ export const SPILL_AT = 48;
 export const CHUNK_MAX_ENTRIES = 100;
 /** The most stragglers one claim spills (each is a write of its own); the rest wait for the next claim. */
 export const STRAGGLERS_MAX = 8;
+/**
+ * A chunk stops below the lowest message still leased above the mark (a hole there would complete
+ * later as a straggler: a write of its own) until the cursor holds more completions than this …
+ */
+export const SPILL_HOLES_AT = 2 * SPILL_AT;
+/** … and is spilled below it only when it holds at least this many (not a small chunk every claim). */
+export const CHUNK_MIN_BELOW_LEASES = SPILL_AT / 2;
 
 /** What one claim moves from `dn` into history, written before the claim's update. */
 export interface Spill {
@@ -40,14 +47,22 @@ export const markOf = (cursor: Pick<CursorState, 'historyMark'>): number => curs
  * What a claim planned from `cursor` spills: nothing while `dn` holds at most
  * {@link SPILL_AT} completions; else the lowest ≤ {@link CHUNK_MAX_ENTRIES}
  * completions above the mark as one chunk that ends at the highest of them,
- * and up to {@link STRAGGLERS_MAX} stragglers.
+ * and up to {@link STRAGGLERS_MAX} stragglers. Up to {@link SPILL_HOLES_AT}
+ * completions the chunk ends below the lowest message leased above the mark,
+ * and is left for a later claim while it would hold fewer than
+ * {@link CHUNK_MIN_BELOW_LEASES}: with many consumers of one shard, a chunk
+ * across leases in flight made nearly every message a straggler, and every
+ * contending claim wrote the same items again (docs/design.md, History).
  */
 export function planSpill(cursor: CursorState): Spill | undefined {
   if (cursor.done.size <= SPILL_AT) return undefined;
   const mark = markOf(cursor);
   const done = [...cursor.done.values()].sort((a, b) => a.seq - b.seq);
   const stragglers = done.filter((d) => d.seq <= mark).slice(0, STRAGGLERS_MAX);
-  const above = done.filter((d) => d.seq > mark).slice(0, CHUNK_MAX_ENTRIES);
+  const lowestLeased = cursor.done.size > SPILL_HOLES_AT ? Infinity : Math.min(...[...cursor.leases.keys()].filter((seq) => seq > mark));
+  const below = done.filter((d) => d.seq > mark && d.seq < lowestLeased);
+  const above = (below.length >= CHUNK_MIN_BELOW_LEASES ? below : []).slice(0, CHUNK_MAX_ENTRIES);
+  if (above.length === 0 && stragglers.length === 0) return undefined;
   const last = above[above.length - 1];
   // Every completion in (mark, last] is in `above`: it takes the lowest ones, and `dn` holds all
   // that are not yet spilled; a seq of the range still leased completes later as a straggler.

@@ -21,7 +21,7 @@ import { storedLease, toItem, toState } from '../../lib/adapters/dynamodb/cursor
 import { itemBytes } from '../../lib/adapters/dynamodb/item-size.js';
 import { READY_BUCKETS, readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
 import { MAX_IN_FLIGHT_PER_STREAM, type CursorState, type DoneEntry, type Lease } from '../../lib/domain/cursor.js';
-import { CHUNK_MAX_ENTRIES, SPILL_AT, STRAGGLERS_MAX, planSpill, spilledSeqs } from '../../lib/domain/history.js';
+import { CHUNK_MAX_ENTRIES, SPILL_AT, SPILL_HOLES_AT, STRAGGLERS_MAX, planSpill, spilledSeqs } from '../../lib/domain/history.js';
 import { Limits } from '../../lib/domain/model.js';
 
 const SHARD = 't:orders/k:customer-0001';
@@ -103,7 +103,10 @@ describe('claim budget', () => {
   it('100 renewals or 100 closes plus the largest spill (a full chunk and every straggler leaving dn, the mark moving) fit one write', () => {
     // A cursor just before its largest spill: stragglers below the mark, more than a chunk above it.
     const stragglers = Array.from({ length: STRAGGLERS_MAX }, (_, i): [number, DoneEntry] => [BIG - 900 + i, { seq: BIG - 900 + i, at: NOW, outcome: 'committed', deliveries: 1000 }]);
-    const above = Array.from({ length: CHUNK_MAX_ENTRIES + 100 }, (_, i): [number, DoneEntry] => [BIG - 500 + i, { seq: BIG - 500 + i, at: NOW, outcome: 'dead-lettered', deliveries: 1000 }]);
+    // The most a cursor holds between spills: a chunk's worth held back by leases below it (SPILL_HOLES_AT,
+    // less than a chunk), then a commit of every lease in flight.
+    expect(CHUNK_MAX_ENTRIES).toBeGreaterThanOrEqual(SPILL_HOLES_AT);
+    const above = Array.from({ length: CHUNK_MAX_ENTRIES + MAX_IN_FLIGHT_PER_STREAM }, (_, i): [number, DoneEntry] => [BIG - 500 + i, { seq: BIG - 500 + i, at: NOW, outcome: 'dead-lettered', deliveries: 1000 }]);
     const read: CursorState = { ...cursor(inFlight), done: new Map([...stragglers, ...above]), historyMark: BIG - 800 };
     const spill = planSpill(read);
     expect(spill?.chunk?.entries).toHaveLength(CHUNK_MAX_ENTRIES);

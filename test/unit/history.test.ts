@@ -8,7 +8,7 @@ import { doneOfStored, storedDone, toItem, toState } from '../../lib/adapters/dy
 import { packHistory, unpackHistory } from '../../lib/adapters/dynamodb/history-packing.js';
 import { historyChunkSk, historyStragglerSk } from '../../lib/adapters/dynamodb/keys.js';
 import type { CursorState, DoneEntry, Lease } from '../../lib/domain/cursor.js';
-import { CHUNK_MAX_ENTRIES, SPILL_AT, STRAGGLERS_MAX, markAfter, planSpill, repeatsCommit, spilledSeqs } from '../../lib/domain/history.js';
+import { CHUNK_MAX_ENTRIES, CHUNK_MIN_BELOW_LEASES, SPILL_AT, SPILL_HOLES_AT, STRAGGLERS_MAX, markAfter, planSpill, repeatsCommit, spilledSeqs } from '../../lib/domain/history.js';
 import { Limits } from '../../lib/domain/model.js';
 
 const NOW = 1_800_000_000_000;
@@ -44,6 +44,31 @@ describe('planSpill', () => {
     expect(spill?.chunk?.entries.map((e) => e.seq)).toEqual(range(1, SPILL_AT + 1));
     expect(spill?.expectMark).toBeUndefined();
     expect(markAfter(spill!)).toBe(SPILL_AT + 1);
+  });
+
+  it('ends the chunk below the lowest message still leased above the mark: no hole to spill later as a straggler', () => {
+    // 60 messages, 30 and 55 still leased (with many consumers of one shard, leases complete out of order).
+    const doneSeqs = range(1, 60).filter((s) => s !== 30 && s !== 55);
+    const spill = planSpill(cursor(doneSeqs, [30, 55]))!;
+    expect(spill.chunk?.entries.map((e) => e.seq)).toEqual(range(1, 29));
+    expect(markAfter(spill)).toBe(29);
+    expect(spill.stragglers).toEqual([]);
+  });
+
+  it('… and leaves it for a later claim while fewer than CHUNK_MIN_BELOW_LEASES completions lie below that lease', () => {
+    const low = CHUNK_MIN_BELOW_LEASES - 1;
+    const doneSeqs = range(1, SPILL_AT + 10).filter((s) => s !== low + 1);
+    expect(planSpill(cursor(doneSeqs, [low + 1]))).toBeUndefined();
+    // At CHUNK_MIN_BELOW_LEASES it spills them.
+    const atMin = range(1, SPILL_AT + 10).filter((s) => s !== low + 2);
+    expect(planSpill(cursor(atMin, [low + 2]))?.chunk?.entries).toHaveLength(CHUNK_MIN_BELOW_LEASES);
+  });
+
+  it('spans the leases once the cursor holds more than SPILL_HOLES_AT completions', () => {
+    const doneSeqs = range(1, SPILL_HOLES_AT + 2).filter((s) => s !== 5);
+    expect(doneSeqs).toHaveLength(SPILL_HOLES_AT + 1);
+    expect(planSpill(cursor(doneSeqs, [5]))?.chunk?.entries.map((e) => e.seq)).toEqual(doneSeqs);
+    expect(planSpill(cursor(doneSeqs.slice(1), [5]))).toBeUndefined();
   });
 
   it('spans leases in flight (holes) and takes at most a chunk, the lowest first', () => {

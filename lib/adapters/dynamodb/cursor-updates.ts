@@ -274,7 +274,7 @@ export function claimLanded(old: Record<string, unknown>, change: ClaimChange): 
 /**
  * The most a cursor item may hold after a write (bytes). Far below DynamoDB's
  * 400 KB item limit, and the claim is cut to keep it: a cursor holds at most
- * MAX_IN_FLIGHT_PER_STREAM leases and, between spills, about SPILL_AT + 100
+ * MAX_IN_FLIGHT_PER_STREAM leases and, between spills, at most about SPILL_HOLES_AT + 100
  * completions of ~10 bytes each (history.ts), so only long topic names
  * (time-order groups store them per lease) come near it.
  */

@@ -33,7 +33,7 @@ import { missingCursorStart } from './missing-cursor-start.js';
 import { endOf, reusableRead, type StreamRead } from './reusable-read.js';
 import { readExpiredLeaseRecords } from './expired-lease-records.js';
 import { PartitionSampler, type PartitionLook } from './partition-sampler.js';
-import { Contention } from '../adapters/dynamodb/append-contention.js';
+import { Contention, type ContendedAppend } from '../adapters/dynamodb/append-contention.js';
 import { realStopwatch } from '../ports/stopwatch.js';
 import type { Stores } from './stores.js';
 
@@ -550,6 +550,7 @@ export class Receiver {
    * Plans and writes one claim on one stream; retries when another receiver got there first. With
    * `announced` (a FIFO shard a notice of this receive announced), the claim also raises the shard's
    * known head in its one write and marks the raise applied once a write or the cursor read shows it.
+   * Lost claims on a shard cursor wait full-jitter turns (docs/design.md, "Lost claims on a hot shard").
    */
   private async claim(
     scope: ReceiveScope,
@@ -558,6 +559,25 @@ export class Receiver {
     hint: CursorState | undefined,
     want: number,
     announced?: AnnouncedShard,
+  ): Promise<DeliveredMessage[]> {
+    const contended = isShardStream(stream) ? this.claimContention.begin([`${scope.group.name}\u0000${stream}`]) : undefined;
+    try {
+      return await this.claimTries(scope, stream, mode, hint, want, announced, contended);
+    } finally {
+      // A claim that lost and then found nothing left to write (or threw) hands its level on too.
+      contended?.settle();
+    }
+  }
+
+  /** {@link claim}'s tries; `contended`: the shard cursor's lost races (undefined: not a shard). */
+  private async claimTries(
+    scope: ReceiveScope,
+    stream: string,
+    mode: ClaimMode,
+    hint: CursorState | undefined,
+    want: number,
+    announced: AnnouncedShard | undefined,
+    contended: ContendedAppend | undefined,
   ): Promise<DeliveredMessage[]> {
     const { group } = scope;
     const ids = await this.stores.ids.codec();
@@ -573,9 +593,11 @@ export class Receiver {
     // What the last attempt read of the stream: a claim lost to another receiver plans again from it
     // when it still covers the cursor the lost write returned (reusableRead).
     let lastRead: StreamRead | undefined;
-    // A shard cursor this container lost claims on lately: the first try waits its turn too.
-    const contended = isShardStream(stream) ? this.claimContention.begin([`${group.name}\u0000${stream}`]) : undefined;
-    await contended?.turn();
+    // On a shard this container lost claims on lately, the first write waits its turn too (then the
+    // claim is planned again, as of then) — only a write: a claim with nothing to write answers at once.
+    let turnOwed = contended?.contended ?? false;
+    // No turn runs past the receive's deadline.
+    const turn = () => contended?.turn(true, scope.deadline - this.clock.now());
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const now = this.clock.now();
       if (cursor === undefined) {
@@ -657,7 +679,9 @@ export class Receiver {
       const expired = expiredLeases(read, now);
       // Completions past the cursor's memory go to history items first; the claim then removes
       // them from `dn` under the mark it read (docs/design.md, History for the whole retention).
-      const spill = planSpill(read);
+      // Planned with the leases as held: a chunk ends below a folded commit's lease, whose completion
+      // this write puts in `dn` (past the new mark it would be a straggler: a write of its own).
+      const spill = planSpill({ ...read, leases: held.leases });
       // An attempt that spills history writes before it claims: it reads the stream afresh.
       const reused = spill ? undefined : reusableRead(lastRead, read, limit);
       const [leaseRecords, fresh, spilled] = await Promise.all([
@@ -794,6 +818,13 @@ export class Receiver {
         continue;
       }
       remembered = false;
+      if (changed && turnOwed) {
+        turnOwed = false;
+        scope.budget.give(taken);
+        await turn();
+        attempt--;
+        continue;
+      }
       if (changed) {
         // Claims return the cursor they leave into the cursor cache (shards in protected mode: not cached).
         const outcome = await this.stores.cursors.claim(group.name, stream, change, shard && !cachedShard ? undefined : group.createdAt);
@@ -806,9 +837,10 @@ export class Receiver {
           if (contended) {
             // A shard: wait a full-jitter turn, then plan from the returned cursor all the same (reading
             // it again after a long turn measured worse: docs/design.md, "Lost claims on a hot shard").
+            // A loss to a stale cache entry or a carried token that no longer holds counts as a race
+            // too: at most one slot's wait on a quiet shard.
             contended.lostRace();
-            if (attempt + 1 >= CLAIM_ATTEMPTS) contended.gaveUp();
-            else await contended.turn();
+            if (attempt + 1 < CLAIM_ATTEMPTS) await turn();
           }
           continue;
         }

@@ -111,7 +111,7 @@ describe('learned cursors', () => {
     expect(await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
   });
 
-  it('a shard claim that lost twice waits a longer turn, still planning from the returned cursor; the next receive on the shard waits its turn before its first try', async () => {
+  it('a shard claim that lost twice waits a longer turn, still planning from the returned cursor; the next write on the shard waits its turn first', async () => {
     // docs/design.md, "Lost claims on a hot shard": full jitter, as lost appends, per group and shard.
     await a.admin.putTopic('t', build.topic({ type: 'fifo' }));
     await a.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60 }));
@@ -135,9 +135,19 @@ describe('learned cursors', () => {
     // returned and the segments the first try read (reusableRead): no read.
     expect(aWatch.waits).toEqual([2 * 0.999, 4 * 0.999]);
     expect(after).toEqual({ cursorReads: 0, streamReads: 0, cursorWrites: 2 });
-    // Won at the third try: the shard is remembered one level lower (1), so the next claim waits first.
-    expect(bodies(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(batch(31, 10).map((m) => m.body));
+    // Won at the third try: the shard is remembered one level lower (1). B takes the rest; A's next
+    // receive finds no shard ready and waits for nothing.
+    expect(bodies(await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(batch(31, 10).map((m) => m.body));
+    expect(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+    expect(aWatch.waits).toHaveLength(2);
+    // New messages: A's first write on the shard waits its turn at level 1 (the claim is then planned
+    // again), wins, and leaves the shard uncontended.
+    await b.queue.sendBatch('t', batch(41, 10, 'k'));
+    expect(bodies(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(batch(41, 10).map((m) => m.body));
     expect(aWatch.waits).toEqual([2 * 0.999, 4 * 0.999, 2 * 0.999]);
+    await b.queue.sendBatch('t', batch(51, 10, 'k'));
+    expect(bodies(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(batch(51, 10).map((m) => m.body));
+    expect(aWatch.waits).toHaveLength(3);
   });
 
   it('a standard partition claim that lost plans again without reading its cursor', async () => {

@@ -179,3 +179,33 @@ describe('Contention memory', () => {
     expect(contention.remembered).toBe(KEYS_REMEMBERED);
   });
 });
+
+describe('Contention for callers that stop early (a receive’s claims on a shard cursor)', () => {
+  it('settle() hands on the level of a caller that lost races, and leaves the memory alone when it lost none', async () => {
+    const { watch, contention, run } = await afterLosses(['s'], 2, 10);
+    run.settle();
+    const next = contention.begin(['s']);
+    expect(next.contended).toBe(true);
+    await next.turn();
+    // Level 2, slot 10 ms: up to 20 ms.
+    expect(watch.waits.at(-1)).toBeCloseTo(20 * 0.999);
+    next.settle();
+    expect(contention.begin(['s']).contended).toBe(true);
+    expect(contention.begin(['t']).contended).toBe(false);
+  });
+
+  it('settle() after won() changes nothing: the win already handed its level on', async () => {
+    const { contention, run } = await afterLosses(['s'], 1, 10);
+    run.won();
+    run.settle();
+    expect(contention.begin(['s']).contended).toBe(false);
+  });
+
+  it('turn() never waits longer than the caller allows (a receive’s deadline), nor at all past it', async () => {
+    const { watch, run } = await afterLosses(['s'], 5, 20);
+    const before = watch.waits.length;
+    await run.turn(true, 3);
+    await run.turn(true, -50);
+    expect(watch.waits.slice(before)).toEqual([3]);
+  });
+});

@@ -102,6 +102,8 @@ export class Contention {
 export class ContendedAppend {
   private attemptStart: number;
   private losses = 0;
+  /** Whether the level was handed back already (won, gave up, or ran out of budget). */
+  private ended = false;
 
   constructor(
     private readonly stopwatch: Stopwatch,
@@ -119,6 +121,11 @@ export class ContendedAppend {
     return this.losses;
   }
 
+  /** Whether the keys are contended now: {@link turn} would wait. */
+  get contended(): boolean {
+    return this.level > 0;
+  }
+
   /** Milliseconds left of the budget. */
   remainingMs(): number {
     return this.deadline - this.stopwatch.now();
@@ -130,11 +137,12 @@ export class ContendedAppend {
    * whether the wait was at most one slot (the last try's own time): what that try learned of the
    * stream is then at most about one append old (stream-log.ts, "learned heads").
    */
-  async turn(contended = true): Promise<boolean> {
+  async turn(contended = true, maxWaitMs = Infinity): Promise<boolean> {
     const jitter = contended ? fullJitterMs(this.level, this.slotMs, this.fraction()) : 0;
     const remaining = this.remainingMs();
-    // Cut to the budget's end, unless only APPEND_MIN_TRIES keeps the append going (then a full wait, not a spin).
-    const wait = remaining > 0 ? Math.min(remaining, jitter) : jitter;
+    // Cut to the budget's end, unless only APPEND_MIN_TRIES keeps the append going (then a full wait, not a spin),
+    // and to what the caller allows (a receive's deadline).
+    const wait = Math.max(0, Math.min(maxWaitMs, remaining > 0 ? Math.min(remaining, jitter) : jitter));
     if (wait > 0) await this.stopwatch.wait(wait);
     this.attemptStart = this.stopwatch.now();
     return wait <= Math.min(SLOT_MAX_MS, Math.max(SLOT_MIN_MS, this.slotMs));
@@ -146,17 +154,27 @@ export class ContendedAppend {
     this.slotMs = this.stopwatch.now() - this.attemptStart;
     this.level++;
     if (this.remainingMs() > 0 || this.losses < APPEND_MIN_TRIES) return true;
-    this.remember(this.level, this.slotMs);
+    this.end(this.level);
     return false;
   }
 
-  /** The caller stops trying before its budget ends (a claim's tries ran out): the next one on these keys starts where this one ended. */
-  gaveUp(): void {
-    this.remember(this.level, this.slotMs);
+  /**
+   * The caller stops before a win or its budget's end (a claim's tries ran out, or it found nothing
+   * left to write): when it lost races, the next one on these keys starts where this one ended.
+   */
+  settle(): void {
+    if (this.losses > 0) this.end(this.level);
+    this.ended = true;
   }
 
   /** The try won: the next append on these keys starts one level lower than this one ended. */
   won(): void {
-    this.remember(this.level - 1, this.slotMs);
+    this.end(this.level - 1);
+  }
+
+  private end(level: number): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.remember(level, this.slotMs);
   }
 }

@@ -11,6 +11,7 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
 import { GSI1 } from '../../lib/adapters/dynamodb/table.js';
+import { FIRST_WAVE_BUCKETS } from '../../lib/adapters/dynamodb/ready-index.js';
 import { readyBucketPk, readyBucketPks, readyIndexPk, readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
 import type { DeliveredMessage, DeliveryMode } from '../../lib/domain/model.js';
 
@@ -184,19 +185,49 @@ describe('the ready index of a wide FIFO topic', () => {
     expect(await h.stores.readyIndex.ready('g', h.clock.now() + 3_600_000, 100)).toEqual([]);
   });
 
-  it('queries the home key and the 16 buckets a receive, each once, with a default topic beside it too', async () => {
+  it('with nothing ready, queries the home key and the 16 buckets a receive, each once, in two waves, with a default topic beside it too', async () => {
     await wideTopic();
     await h.admin.putTopic('ledger', build.topic({ type: 'fifo' }));
     await group(['wide', 'ledger']);
+    const firsts = new Set<string>();
     for (let i = 0; i < 4; i++) {
       readyQueries = [];
       await receive(10);
       expect(readyQueries[0]).toBe(readyIndexPk('g'));
       expect(readyQueries.slice(1).sort()).toEqual([...readyBucketPks('g')].sort());
-      // 10 messages: 40 shards looked for under the home key, ⌈2 × 40 ÷ 16⌉ = 5 under each bucket.
+      // 10 messages: 40 shards looked for under the home key; ⌈2 × 40 ÷ 2⌉ = 40 under each of the first
+      // wave's 2 random buckets; they offer none, so ⌈2 × 40 ÷ 14⌉ = 6 under each of the other 14.
       expect(readyLimits.get(readyIndexPk('g'))).toBe(40);
-      for (const pk of readyBucketPks('g')) expect(readyLimits.get(pk), pk).toBe(5);
+      const first = readyQueries.slice(1, 1 + FIRST_WAVE_BUCKETS);
+      for (const pk of first) expect(readyLimits.get(pk), pk).toBe(40);
+      for (const pk of readyQueries.slice(1 + FIRST_WAVE_BUCKETS)) expect(readyLimits.get(pk), pk).toBe(6);
+      first.forEach((pk) => firsts.add(pk));
     }
+    // The first wave's buckets are drawn at random.
+    expect(firsts.size).toBeGreaterThan(FIRST_WAVE_BUCKETS);
+  });
+
+  it('with a backlog, reads the home key and only the first wave\'s 2 buckets when they offer enough shards', async () => {
+    // 3 ready shard cursors under each bucket (as claims and raises leave them: pk C#g, the bucket as g1pk).
+    const streams: string[] = [];
+    for (let n = 0; streams.length < 3 * WIDE; n++) {
+      const stream = shard(`k${n}`);
+      if (streams.filter((s) => readyBucketPk('g', s) === readyBucketPk('g', stream)).length < 3) streams.push(stream);
+    }
+    for (const stream of streams) {
+      await h.doc.send(new UpdateCommand({ TableName: h.table, Key: { pk: 'C#g', sk: stream }, UpdateExpression: 'SET g1pk = :pk, g1sk = :sk', ExpressionAttributeValues: { ':pk': readyBucketPk('g', stream), ':sk': readyNowKey(stream) } }));
+    }
+    readyQueries = [];
+    const found = await h.stores.readyIndex.readyAcross('g', readyBucketPks('g'), h.clock.now(), 4);
+    // ⌈2 × 4 ÷ 2⌉ = 4 under each of 2 buckets that hold 3 each: 6 ≥ 4, no second wave.
+    expect(readyQueries).toHaveLength(1 + FIRST_WAVE_BUCKETS);
+    expect(found).toHaveLength(2 * 3);
+    // Asking for more than the first wave holds reads the other 14 buckets too, ⌈2 × 1 ÷ 14⌉ = 1 each
+    // (a second page each: they hold more than that, and the read spreads).
+    readyQueries = [];
+    expect(await h.stores.readyIndex.readyAcross('g', readyBucketPks('g'), h.clock.now(), 7)).toHaveLength(2 * 3 + 14 * 1);
+    expect(readyQueries).toHaveLength(1 + FIRST_WAVE_BUCKETS + 2 * (WIDE - FIRST_WAVE_BUCKETS));
+    expect(new Set(readyQueries).size).toBe(1 + WIDE);
   });
 
   it('a default topic beside a busy wide one is served from the home key; a receive for the default topic alone reads that one key', async () => {

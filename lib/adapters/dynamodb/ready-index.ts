@@ -42,6 +42,9 @@ export const readyKeyChange = (stream: string, cursor: CursorState, readyAt: num
   return stillReady || to === from ? undefined : { from, to };
 };
 
+/** Buckets read with the home key before the others (readyAcross). */
+export const FIRST_WAVE_BUCKETS = 2;
+
 /** Where a spread read starts: the "ready now" key at `spread` ∈ [0, 1) of the hash space. */
 const spreadStart = (spread: number): string => readyNowKeyAt(Math.floor(Math.min(Math.max(spread, 0), 1 - 2 ** -32) * 2 ** 32));
 
@@ -62,21 +65,36 @@ export class ReadyIndex {
   }
 
   /**
-   * The ready shards under the group's home key (up to `limit`) and under each of `buckets` (a
-   * group's 16 bucket keys when a receive asks for a wide topic; up to `⌈2 × limit ÷ buckets⌉`
-   * each, so that the buckets together offer about twice what the home key does — the home key's
-   * shards, a default topic's beside a wide one, keep about a third of the candidates, and a
-   * backlog reads ≈ 3 × `limit` entries, not 17 ×), one Query each (two when a key has more than a
-   * page), in parallel, each with its own spread; merged without repeats (an entry moved from one
-   * key to another may show under both for a moment: the index is eventually consistent).
+   * The ready shards under the group's home key (up to `limit`) and under `buckets` (a group's 16
+   * bucket keys when a receive asks for a wide topic), the buckets offering about twice what the
+   * home key does — the home key's shards, a default topic's beside a wide one, keep about a third
+   * of the candidates, and a backlog reads ≈ 3 × `limit` entries, not 17 ×. The buckets are read in
+   * two waves (docs/design.md, Ready index, "Bucket reads in two waves"): with the home key,
+   * {@link FIRST_WAVE_BUCKETS} random buckets, up to `⌈2 × limit ÷ 2⌉` each; only when they offer
+   * fewer than `limit` shards, the other buckets, up to `⌈2 × missing ÷ 14⌉` each. One Query per
+   * key (two when a key has more than a page), each with its own spread; merged without repeats
+   * (an entry moved from one key to another may show under both for a moment: the index is
+   * eventually consistent). A backlog then costs 3 keys' reads a receive, not 17; an idle or sparse
+   * index costs the 17 as before, in two round trips instead of one.
    */
   async readyAcross(group: string, buckets: readonly string[], now: number, limit: number, spread: () => number = Math.random): Promise<string[]> {
-    const perBucket = buckets.length > 0 ? Math.max(1, Math.ceil((2 * limit) / buckets.length)) : 0;
-    const found = await Promise.all([
-      this.readyUnder(readyIndexPk(group), group, now, limit, spread()),
-      ...buckets.map((pk) => this.readyUnder(pk, group, now, perBucket, spread())),
-    ]);
-    return [...new Set(found.flat())];
+    // The buckets in a random order: the first FIRST_WAVE_BUCKETS are read with the home key; the
+    // rest only when those did not offer `limit` shards.
+    const order = [...buckets];
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(spread() * (i + 1));
+      [order[i], order[j]] = [order[j]!, order[i]!];
+    }
+    const bucketReads = (pks: readonly string[], want: number) => {
+      const perBucket = pks.length > 0 ? Math.max(1, Math.ceil((2 * want) / pks.length)) : 0;
+      return pks.map((pk) => this.readyUnder(pk, group, now, perBucket, spread()));
+    };
+    const first = order.slice(0, FIRST_WAVE_BUCKETS);
+    const [home, ...firstWave] = await Promise.all([this.readyUnder(readyIndexPk(group), group, now, limit, spread()), ...bucketReads(first, limit)]);
+    const fromBuckets = new Set(firstWave.flat());
+    const rest = order.slice(FIRST_WAVE_BUCKETS);
+    const secondWave = fromBuckets.size >= limit || rest.length === 0 ? [] : await Promise.all(bucketReads(rest, limit - fromBuckets.size));
+    return [...new Set([...(home ?? []), ...fromBuckets, ...secondWave.flat()])];
   }
 
   private async readyUnder(pk: string, group: string, now: number, limit: number, spread: number): Promise<string[]> {

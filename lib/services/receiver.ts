@@ -33,6 +33,7 @@ import { missingCursorStart } from './missing-cursor-start.js';
 import { endOf, reusableRead, type StreamRead } from './reusable-read.js';
 import { readExpiredLeaseRecords } from './expired-lease-records.js';
 import { PartitionSampler, type PartitionLook } from './partition-sampler.js';
+import { shuffle } from '../domain/shuffle.js';
 import { Contention, type ContendedAppend } from '../adapters/dynamodb/append-contention.js';
 import { realStopwatch } from '../ports/stopwatch.js';
 import type { Stores } from './stores.js';
@@ -251,7 +252,7 @@ export class Receiver {
       // O(batch): as many shards as the ready index is read for; announced shards left out are raised on their own.
       // Shards with carried commits lead (their claims write the commits) but share each wave's room like
       // any other, so a busy shard a consumer keeps committing does not crowd out the others.
-      const others = shuffle([...announced.keys()].filter((s) => !folding.has(s)).concat(ready), this.random);
+      const others = shuffle([...announced.keys()].filter((s) => !folding.has(s)).concat(ready), () => this.random.fraction());
       const candidates = [...foldingShards, ...others.slice(0, looks)];
       // Shards are claimed a few at a time, the request's room split between them, so that
       // one receive never leases more than it returns and a busy store costs latency, not time-outs.
@@ -1101,15 +1102,6 @@ const withoutLeases = (leases: Map<number, Lease>, commits: CarriedCommit[]): Ma
   const left = new Map(leases);
   for (const { seq } of commits) left.delete(seq);
   return left;
-};
-
-const shuffle = <T>(items: T[], random: Random): T[] => {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random.fraction() * (i + 1));
-    [out[i], out[j]] = [out[j] as T, out[i] as T];
-  }
-  return out;
 };
 
 const doneEntry = (lease: Lease, at: number, outcome: DoneEntry['outcome']): DoneEntry => ({

@@ -16,6 +16,7 @@
  */
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { CursorState } from '../../domain/cursor.js';
+import { shuffle } from '../../domain/shuffle.js';
 import { call } from './call.js';
 import { cursorPk, readyAtKey, readyIndexPk, readyNowKey, readyNowKeyAt } from './keys.js';
 import { GSI1 } from './table.js';
@@ -80,11 +81,7 @@ export class ReadyIndex {
   async readyAcross(group: string, buckets: readonly string[], now: number, limit: number, spread: () => number = Math.random): Promise<string[]> {
     // The buckets in a random order: the first FIRST_WAVE_BUCKETS are read with the home key; the
     // rest only when those did not offer `limit` shards.
-    const order = [...buckets];
-    for (let i = order.length - 1; i > 0; i--) {
-      const j = Math.floor(spread() * (i + 1));
-      [order[i], order[j]] = [order[j]!, order[i]!];
-    }
+    const order = shuffle(buckets, spread);
     const bucketReads = (pks: readonly string[], want: number) => {
       const perBucket = pks.length > 0 ? Math.max(1, Math.ceil((2 * want) / pks.length)) : 0;
       return pks.map((pk) => this.readyUnder(pk, group, now, perBucket, spread()));

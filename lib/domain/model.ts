@@ -99,6 +99,12 @@ export interface Topic {
   maxDelaySeconds: number;
   orderGroup: string | undefined;
   partitions: number;
+  /**
+   * `sq`: a sequenced FIFO topic (set at creation, fixed after): its shard streams (`…/q:<key>`)
+   * take their sequence numbers from a counter instead of a head read, so producers on one shard
+   * never lose an append race (docs/design.md, "Sequenced FIFO topics"). Absent: chained.
+   */
+  sequenced?: boolean | undefined;
   createdAt: number;
   /** Bumped each time the topic is re-created after a delete; older records are ignored. */
   generation: number;

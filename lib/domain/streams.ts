@@ -2,7 +2,9 @@
  * Streams are the ordered logs messages are appended to (see docs/design.md):
  *
  *  - a standard topic has `topic.partitions` streams (1–256, raised only), `t:<topic>/p:<n>`;
- *  - a FIFO topic has one stream per shard key, `t:<topic>/k:<shardKey>`;
+ *  - a FIFO topic has one stream per shard key, `t:<topic>/k:<shardKey>`; a sequenced FIFO
+ *    topic's are `t:<topic>/q:<shardKey>` (their numbers come from a counter, with holes that
+ *    readers settle: lib/domain/gaps.ts);
  *  - FIFO topics of a time-order group share `o:<orderGroup>/k:<shardKey>`.
  *
  * A stream's sequence numbers are gap-free and strictly increasing within an
@@ -16,15 +18,23 @@ export type StreamLocal = { kind: 'partition'; partition: number } | { kind: 'sh
 export const streamNamespace = (topic: Pick<Topic, 'name' | 'orderGroup' | 'type'>): string =>
   topic.type === 'fifo' && topic.orderGroup !== undefined ? `o:${topic.orderGroup}` : `t:${topic.name}`;
 
-export const localPart = (local: StreamLocal): string =>
-  local.kind === 'partition' ? `p:${local.partition}` : `k:${local.shardKey}`;
+export const localPart = (local: StreamLocal, sequenced = false): string =>
+  local.kind === 'partition' ? `p:${local.partition}` : `${sequenced ? 'q' : 'k'}:${local.shardKey}`;
 
-export const streamId = (topic: Pick<Topic, 'name' | 'orderGroup' | 'type'>, local: StreamLocal): string =>
-  `${streamNamespace(topic)}/${localPart(local)}`;
+export const streamId = (topic: Pick<Topic, 'name' | 'orderGroup' | 'type' | 'sequenced'>, local: StreamLocal): string =>
+  `${streamNamespace(topic)}/${localPart(local, topic.sequenced === true)}`;
+
+/** The stream of shard `shardKey` in a FIFO namespace (`sequenced`: its topic is; docs/design.md, Sequenced FIFO topics). */
+export const shardStreamId = (namespace: string, shardKey: string, sequenced: boolean): string =>
+  `${namespace}/${localPart({ kind: 'shard', shardKey }, sequenced)}`;
 
 /** The namespace part of a stream id (`t:<topic>` or `o:<orderGroup>`); names never contain '/'. */
 export const namespaceOf = (stream: string): string => stream.slice(0, Math.max(0, stream.indexOf('/')));
-export const isShardStream = (stream: string): boolean => stream.includes('/k:');
+/** The part of a stream id after its namespace (namespaces never contain '/'). */
+const localOf = (stream: string): string => stream.slice(stream.indexOf('/') + 1);
+export const isShardStream = (stream: string): boolean => stream.includes('/') && /^[kq]:/.test(localOf(stream));
+/** A shard stream of a sequenced FIFO topic: numbers from a counter, holes settled by readers (lib/domain/gaps.ts). */
+export const isSequencedStream = (stream: string): boolean => stream.includes('/') && localOf(stream).startsWith('q:');
 
 /**
  * A group's redrive stream: the messages it redrove from its dead letters, read

@@ -35,6 +35,8 @@ export interface TopicSpec {
   maxDelaySeconds: number;
   orderGroup: string | undefined;
   partitions: number;
+  /** Stored as `sq: true` only when set (a sequenced FIFO topic); fixed at creation. */
+  sequenced?: boolean | undefined;
 }
 
 export interface Page<T> {
@@ -66,6 +68,7 @@ const toTopic = (item: Record<string, unknown>): Topic => ({
   maxDelaySeconds: Number(item.maxDelaySeconds),
   orderGroup: item.orderGroup === undefined ? undefined : String(item.orderGroup),
   partitions: Number(item.partitions),
+  ...(item.sq === true ? { sequenced: true } : {}),
   createdAt: Number(item.createdAt),
   generation: Number(item.generation),
   ...(Array.isArray(item.gs) ? { generationStarts: (item.gs as unknown[]).map(Number) } : {}),

@@ -7,10 +7,11 @@
  * Order is kept: chunks are written one after another, so messages of one
  * stream enter it in the order given.
  */
+import { GRANT_ATTRIBUTES_MAX_BYTES } from '../adapters/dynamodb/sequencer.js';
 import { SEGMENT_MAX_BYTES, TRANSACTION_MAX_BYTES, TRANSACTION_MAX_ITEMS, itemBytes, valueBytes } from '../adapters/dynamodb/item-size.js';
 import { SENTINEL_SK, segmentSk, streamPk } from '../adapters/dynamodb/keys.js';
 import { TRY_TOKEN_ITEM_BYTES } from '../adapters/dynamodb/try-token.js';
-import { MAX_SEQ } from '../domain/streams.js';
+import { MAX_SEQ, isSequencedStream } from '../domain/streams.js';
 
 /** One message to append, with what it costs. */
 export interface SizedAppend<T> {
@@ -37,7 +38,10 @@ export interface ChunkReserve {
 
 /** A segment item without records: keys, count, TTL, the token of a put on its own (and the empty list). */
 export const segmentOverheadBytes = (stream: string): number =>
-  itemBytes({ pk: streamPk(stream), sk: segmentSk(MAX_SEQ), n: MAX_SEQ, ttl: MAX_SEQ, m: [] }) + TRY_TOKEN_ITEM_BYTES;
+  itemBytes({ pk: streamPk(stream), sk: segmentSk(MAX_SEQ), n: MAX_SEQ, ttl: MAX_SEQ, m: [] }) +
+  TRY_TOKEN_ITEM_BYTES +
+  // A sequenced stream's segment names its grant (sequencer.ts).
+  (isSequencedStream(stream) ? GRANT_ATTRIBUTES_MAX_BYTES : 0);
 
 /** A stream sentinel, written with a stream's first segment of an epoch. */
 export const sentinelBytes = (stream: string): number => itemBytes({ pk: streamPk(stream), sk: SENTINEL_SK, eb: MAX_SEQ * 1000 });

@@ -275,7 +275,7 @@ export class Sender {
             return record;
           });
           return { records, extras };
-        }, local ? { once: true } : { wake: pending[0]?.local.kind !== 'shard' });
+        }, local ? { once: true } : { wake: pending[0]?.local.kind !== 'shard', count: pending.length });
         outcome = 'won';
         run?.won();
         pending.forEach((entry, i) => out.push({ index: entry.index, result: sendResult(topic, records[i]!, seq + i) }));

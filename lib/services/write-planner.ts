@@ -140,7 +140,7 @@ export class WritePlanner {
     const groups = [...byStream.entries()];
     const built: MessageRecord[][] = [];
     const writes: StreamWrite[] = groups.map(([stream, items], i) =>
-      StreamLog.recordWrite(stream, (seq) => {
+      StreamLog.recordWrite(stream, items.length, (seq) => {
         const records = items.map((o, j) => {
           const record = this.record(o.topic, o.input, o.messageId ?? idOf(ids, o, seq + j), now);
           return o.sentAt === undefined ? record : { ...record, sentAt: o.sentAt };

@@ -136,7 +136,7 @@ describe('stream head hints', () => {
 
   it('learns the head of the stream whose put failed inside a transaction, and keeps the others’', async () => {
     const both = (log: StreamLog, ids: string[]) =>
-      log.appendMany(['s5', 's6'].map((stream) => StreamLog.recordWrite(stream, () => ids.map((id) => record(clock, `${stream}-${id}`)))));
+      log.appendMany(['s5', 's6'].map((stream) => StreamLog.recordWrite(stream, ids.length, () => ids.map((id) => record(clock, `${stream}-${id}`)))));
     clock.advance(HINT_EXPIRED_MS);
     await both(a, ['a1']); // s5: 1, s6: 1; a's hints: 2 and 2
     await append(b, 's6', ['b1', 'b2']); // s6: 2…3
@@ -155,7 +155,7 @@ describe('stream head hints', () => {
 
   it('keeps the head it read for a stream whose put passed in a lost transaction', async () => {
     const streams = ['s8', 's9'];
-    await b.appendMany(streams.map((stream) => StreamLog.recordWrite(stream, () => [record(clock, `${stream}-b0`)])));
+    await b.appendMany(streams.map((stream) => StreamLog.recordWrite(stream, 1, () => [record(clock, `${stream}-b0`)])));
     // A process whose first transaction meets a rival append on s9 between its head reads and its write.
     const counted = counting(doc);
     let rivalled = false;
@@ -168,7 +168,7 @@ describe('stream head hints', () => {
       return counted.doc.send(command as never);
     }) as DynamoDBDocumentClient['send'];
     const c = new StreamLog(raced, table, clock, undefined, { contention: new Contention(new FakeStopwatch(), () => 0) });
-    expect(await c.appendMany(streams.map((stream) => StreamLog.recordWrite(stream, () => [record(clock, `${stream}-c1`)])))).toEqual([2, 3]);
+    expect(await c.appendMany(streams.map((stream) => StreamLog.recordWrite(stream, 1, () => [record(clock, `${stream}-c1`)])))).toEqual([2, 3]);
     expect(counted.counts.get('TransactWriteCommand')).toBe(2);
     expect(counted.counts.get('QueryCommand')).toBe(2); // both heads, once: s8's is kept, s9's learned
   });

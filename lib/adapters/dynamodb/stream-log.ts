@@ -54,7 +54,7 @@ import { TransactWriteCommand, PutCommand, QueryCommand, BatchGetCommand } from 
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { MessageRecord } from '../../domain/model.js';
-import { MAX_SEQ, isShardStream } from '../../domain/streams.js';
+import { MAX_SEQ, isSequencedStream, isShardStream } from '../../domain/streams.js';
 import { ThrottledError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import { Contention } from './append-contention.js';
@@ -68,6 +68,8 @@ import { packSegmentRecords, segmentRecordsItem, storedRecordsOf } from './segme
 import { ItemConditionFailedError, WriteBatch, failedItem, type TransactItem } from './write-batch.js';
 import { withTryToken } from './try-token.js';
 import { itemBytes } from './item-size.js';
+import { GRANT_PUT_DEADLINE_MS } from '../../domain/gaps.js';
+import { Sequencer, grantAttributes, grantedOf, type Grant, type GrantedStored } from './sequencer.js';
 
 export type Head =
   | { kind: 'none' }
@@ -79,12 +81,19 @@ export interface Segment {
   seq: number;
   count: number;
   records: MessageRecord[];
+  /** A sequenced stream's item: its grant (a filler holds no records; sequencer.ts). */
+  granted?: GrantedStored | undefined;
 }
 
 /** What a read of a stream got: `more` when the stream may go on past `segments` (the limit was reached, or a page cut was not followed). */
 export interface SegmentRead {
   segments: Segment[];
   more: boolean;
+  /**
+   * A sequenced stream: the read stopped below a hole a writer may still fill (docs/design.md,
+   * Sequenced FIFO topics); nothing past it may be passed before this time (ms). `more` is then true.
+   */
+  heldUntil?: number | undefined;
 }
 
 /** How far a read follows Query pages that DynamoDB cut at 1 MB of data read. */
@@ -130,6 +139,11 @@ const fromStoredNotice = (n: StoredNotice): Notice => ({ shardKey: n.h, from: n.
 
 export interface StreamWrite {
   stream: string;
+  /**
+   * How many entries `build` will return: required for a sequenced stream (its numbers are granted
+   * before the segment is built); ignored elsewhere.
+   */
+  count?: number;
   /**
    * Builds the stored entries of the segment once its first sequence number is known
    * (`packed`, when given, is written as `mz` instead of the entries: segment-records.ts)
@@ -206,7 +220,18 @@ export interface AppendOptions {
    * transaction-free release claims its messages' addresses here.
    */
   beforeWrite?: (firstSeqs: number[]) => Promise<void>;
+  /** How many records `plan` returns: required on a sequenced stream ({@link StreamWrite.count}). */
+  count?: number;
 }
+
+/** New grants a sequenced write takes after its range was filled before its put landed (each a sign of a put slower than F). */
+const FILLED_TRIES_MAX = 3;
+
+/** The entries a write to a sequenced stream declared (its grant's size). */
+const grantCount = (write: StreamWrite): number => {
+  if (write.count === undefined || write.count < 1) throw new Error(`a write to the sequenced stream ${write.stream} must declare its count`);
+  return write.count;
+};
 
 const MIN_SK = segmentSk(0);
 const MAX_SK = segmentSk(MAX_SEQ);
@@ -265,6 +290,7 @@ export class StreamLog {
   private readonly appending = new Map<string, number>();
   private readonly opened = new Map<string, number>();
   private readonly contention: Contention;
+  private readonly sequencer: Sequencer;
 
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -274,6 +300,7 @@ export class StreamLog {
     private readonly options: StreamLogOptions = {},
   ) {
     this.contention = options.contention ?? new Contention();
+    this.sequencer = new Sequencer(doc, table);
   }
 
   /** The head as this process last left it, when that is recent and nobody here is appending. */
@@ -357,6 +384,7 @@ export class StreamLog {
       [
         {
           stream,
+          ...(options.count === undefined ? {} : { count: options.count }),
           build: (first, _all, _opened, pack) => {
             const planned = plan(first);
             records = planned.records;
@@ -399,6 +427,8 @@ export class StreamLog {
       const run = options.once ? undefined : this.contention.begin(streams);
       /** The heads the last lost try learned from its failed puts (learned heads, above). */
       let learned: Array<Head | undefined> = writes.map(() => undefined);
+      /** Tries whose granted range a reader had filled (it came too late): taken again, no race lost. */
+      let filled = 0;
       for (;;) {
         const fresh = (await run?.turn()) ?? false;
         const known = writes.map((_, i) => (fresh ? learned[i] : undefined) ?? hinted[i]);
@@ -407,6 +437,11 @@ export class StreamLog {
           run?.won();
           this.tell(streams, { landed: true, lost: run?.lost ?? 0, throttled: false });
           return tried.seqs;
+        }
+        if ('filled' in tried) {
+          if (++filled <= FILLED_TRIES_MAX) continue;
+          this.tell(streams, { landed: false, lost: run?.lost ?? 0, throttled: true });
+          throw new ThrottledError('The message store is too slow to take this write in time; retry the request.');
         }
         // A hint kept by a transaction (its put passed) is still a hint: after a lost race, not trusted.
         learned = tried.learned.map((head, i) => (head !== undefined && head === hinted[i] ? undefined : head));
@@ -462,11 +497,48 @@ export class StreamLog {
     mayWake: boolean,
     learn: boolean,
     beforeWrite?: (firstSeqs: number[]) => Promise<void>,
-  ): Promise<{ seqs: number[] } | { learned: Array<Head | undefined> }> {
+  ): Promise<{ seqs: number[] } | { learned: Array<Head | undefined> } | { filled: true }> {
     const now = this.clock.now();
-    const heads = await Promise.all(writes.map((w, i) => known[i] ?? this.head(w.stream)));
+    // A sequenced stream's write takes its numbers from the counter (it cannot lose a race); the
+    // others read their head (or use the one known).
+    const [heads, grants] = await Promise.all([
+      Promise.all(writes.map((w, i) => (isSequencedStream(w.stream) ? undefined : (known[i] ?? this.head(w.stream))))),
+      Promise.all(writes.map((w) => (isSequencedStream(w.stream) ? this.sequencer.grant(w.stream, grantCount(w), now) : undefined))),
+    ]);
+    try {
+      return await this.tryAppendAt(writes, extras, heads, grants, mayWake, learn, now, beforeWrite);
+    } catch (error) {
+      // Nothing landed (or the answer was lost: then the fill fails on the segment, harmlessly):
+      // the granted ranges are filled at once, so that no reader waits for them.
+      // (A transaction's failed extra filled them already.)
+      if (!(error instanceof ItemConditionFailedError)) await this.fillGranted(writes, grants, () => true);
+      throw error;
+    }
+  }
+
+  /** Fills the granted ranges of the writes `unlanded` names (their segments were not written). */
+  private async fillGranted(writes: StreamWrite[], grants: Array<Grant | undefined>, unlanded: (i: number) => boolean): Promise<void> {
+    await Promise.all(
+      writes.map((write, i) => {
+        const grant = grants[i];
+        return grant && unlanded(i) ? this.sequencer.fillOwn(write.stream, grant, undefined) : undefined;
+      }),
+    );
+  }
+
+  /** {@link tryAppend} once the heads are read and the sequenced ranges granted. */
+  private async tryAppendAt(
+    writes: StreamWrite[],
+    extras: (firstSeqs: number[]) => WriteBatch,
+    heads: Array<Head | undefined>,
+    grants: Array<Grant | undefined>,
+    mayWake: boolean,
+    learn: boolean,
+    now: number,
+    beforeWrite?: (firstSeqs: number[]) => Promise<void>,
+  ): Promise<{ seqs: number[] } | { learned: Array<Head | undefined> } | { filled: true }> {
     // A FIFO shard's head near its `ttl` is closed, not continued: the epoch opens over the sentinel.
-    const closing = writes.map((w, i) => isShardStream(w.stream) && closingHead(heads[i] ?? { kind: 'none' }, now));
+    const closing = writes.map((w, i) => !grants[i] && isShardStream(w.stream) && closingHead(heads[i] ?? { kind: 'none' }, now));
     const sentinels = await Promise.all(writes.map((w, i) => (closing[i] ? this.sentinel(w.stream) : undefined)));
     const items: TransactItem[] = [];
     /** Where each write's segment put is among `items`. */
@@ -477,6 +549,12 @@ export class StreamLog {
     /** The sentinel put of each write that opens an epoch (its `ttl` is set once the segment is built). */
     const sentinelPuts = new Map<number, Record<string, unknown>>();
     writes.forEach((write, i) => {
+      const grant = grants[i];
+      if (grant) {
+        seqs.push(grant.start);
+        opened.push(grant.opened);
+        return;
+      }
       const head = heads[i] ?? { kind: 'none' };
       const shard = isShardStream(write.stream);
       if (head.kind === 'segment' && !closing[i]) {
@@ -521,7 +599,9 @@ export class StreamLog {
       const seq = seqs[i] ?? 1;
       const { stored, packed, ttl, announces } = built[i] ?? { stored: [], ttl: 0 };
       counts.push(stored.length);
-      if (opened[i] && isShardStream(write.stream)) {
+      const grant = grants[i];
+      if (grant && grant.count !== stored.length) throw new Error(`a sequenced write of ${write.stream} declared ${grant.count} entries and built ${stored.length}`);
+      if (opened[i] && !grant && isShardStream(write.stream)) {
         // The sentinel of a shard lives as long as the epoch's first segment.
         const sentinelItem = sentinelPuts.get(i);
         if (sentinelItem) sentinelItem.ttl = ttl;
@@ -547,6 +627,7 @@ export class StreamLog {
             n: stored.length,
             ...segmentRecordsItem({ stored, packed }),
             ttl,
+            ...(grant ? grantAttributes(grant) : {}),
             ...(wake[i] ? { [WAKE_FLAG]: 1, ...(announces ? { [WAKE_TOPICS]: [...announces] } : {}) } : {}),
           },
           ConditionExpression: 'attribute_not_exists(pk)',
@@ -560,6 +641,11 @@ export class StreamLog {
     const batch = extras(seqs);
     items.push(...batch.items);
     if (beforeWrite) await beforeWrite(seqs);
+    if (grants.some((g) => g && this.clock.now() - g.at > GRANT_PUT_DEADLINE_MS)) {
+      // No put of a grant this old may be sent (readers pass holes on that bound: gaps.ts).
+      await this.fillGranted(writes, grants, () => true);
+      return { filled: true };
+    }
     try {
       if (items.length === 1 && items[0]?.Put) {
         // The one item is the segment itself: a lost race fails its condition (retried below). A try
@@ -570,6 +656,8 @@ export class StreamLog {
           await this.doc.send(new PutCommand(put));
         } catch (error) {
           if (!isConditionalFailure(error)) throw error;
+          // A sequenced range's put fails only on a filler: a reader gave it up (too late). New numbers.
+          if (grants[0]) return { filled: true };
           return { learned: [learnedHead((error as { Item?: StoredImage }).Item)] };
         }
       } else {
@@ -578,8 +666,13 @@ export class StreamLog {
         } catch (error) {
           const reasons = cancellationReasons(error);
           if (!reasons) throw error;
+          // The transaction wrote nothing: granted ranges whose put was not the failing one are filled
+          // now (those that failed met a filler already).
+          await this.fillGranted(writes, grants, (i) => reasons[segmentAt[i] ?? -1] !== 'ConditionalCheckFailed');
           const extra = failedItem(error, batch, offset);
           if (extra) throw extra;
+          const chainedLost = segmentAt.some((at, i) => !grants[i] && reasons[at] === 'ConditionalCheckFailed');
+          if (!chainedLost && reasons.slice(0, offset).some((code) => code === 'ConditionalCheckFailed')) return { filled: true };
           if (reasons.slice(0, offset).some((code) => code === 'ConditionalCheckFailed')) {
             const images = cancellationImages(error);
             // A write whose segment put failed learned the winner's head; one whose put passed keeps
@@ -595,7 +688,7 @@ export class StreamLog {
       }
       const at = this.clock.now();
       writes.forEach((write, i) => {
-        this.hints.set(write.stream, { next: (seqs[i] ?? 1) + (counts[i] ?? 0), at });
+        if (!grants[i]) this.hints.set(write.stream, { next: (seqs[i] ?? 1) + (counts[i] ?? 0), at });
         if (opened[i] && isShardStream(write.stream)) this.rememberOpened(write.stream, seqs[i] ?? 1);
       });
       return { seqs };
@@ -632,9 +725,10 @@ export class StreamLog {
   }
 
   /** A message segment for {@link appendMany}. */
-  static recordWrite(stream: string, records: (firstSeq: number) => MessageRecord[]): StreamWrite {
+  static recordWrite(stream: string, count: number, records: (firstSeq: number) => MessageRecord[]): StreamWrite {
     return {
       stream,
+      count,
       build: (seq, _all, _opened, pack) => {
         const built = records(seq);
         return {
@@ -669,7 +763,13 @@ export class StreamLog {
    */
   async readSegments(stream: string, fromSeq: number, limit: number, bounds: ReadBounds = {}): Promise<SegmentRead> {
     const { items, more } = await this.query(stream, fromSeq, limit, bounds);
-    return { segments: items.map((item) => this.toSegment(stream, item)), more };
+    const segments = items.map((item) => this.toSegment(stream, item));
+    if (!isSequencedStream(stream)) return { segments, more };
+    // Holes are filled or held here, for every reader: none can pass a number still being written.
+    const settled = await this.sequencer.settle(stream, fromSeq, segments, this.clock.now(), (item) => this.toSegment(stream, item));
+    return settled.heldUntil === undefined
+      ? { segments: settled.items, more }
+      : { segments: settled.items, more: true, heldUntil: settled.heldUntil };
   }
 
   private async query(stream: string, fromSeq: number, limit: number, bounds: ReadBounds): Promise<{ items: Record<string, unknown>[]; more: boolean }> {
@@ -753,11 +853,13 @@ export class StreamLog {
   }
 
   private toSegment(stream: string, item: Record<string, unknown>): Segment {
+    const granted = grantedOf(item);
     return {
       stream,
       seq: Number(item.sk),
       count: Number(item.n),
       records: storedRecordsOf(item).map(fromStored),
+      ...(granted ? { granted } : {}),
     };
   }
 

@@ -43,6 +43,11 @@ export interface PlanInput {
   segments: SegmentView[];
   /** True when `segments` may not reach the end of the stream (the read hit its limit). */
   truncated: boolean;
+  /**
+   * A sequenced stream: `segments` stop below a hole a writer may still fill (lib/domain/gaps.ts);
+   * when the plan gets that far, the stream has work again at this time (ms), not before.
+   */
+  heldUntil?: number | undefined;
   /** Whether a record is still deliverable at all (not expired, current generation, subscribed topic). */
   live: (record: MessageRecord) => boolean;
   /** Tag filters and the receive's own topic filter. */
@@ -197,7 +202,10 @@ export function planClaims(input: PlanInput): Plan {
       inFlight++;
     }
   }
-  if (input.truncated || plan.seen >= plan.next) more = true;
+  // The plan went as far as the read let it, up to a hole held: nothing past it before `heldUntil`
+  // (the notices' known head is past the hole, but that is not work now).
+  const held = input.heldUntil !== undefined && !more;
+  if (!held && (input.truncated || plan.seen >= plan.next)) more = true;
 
   // 3. When is there work here next?
   const leaseExpiries = [...cursor.leases.values()]
@@ -209,6 +217,7 @@ export function planClaims(input: PlanInput): Plan {
   const lowest = [...cursor.leases.values()].sort((a, b) => a.seq - b.seq)[0];
   if (plan.dead.length > 0 || lowest?.pending) plan.readyAt = now;
   else if (more && !blocked()) plan.readyAt = now;
+  else if (held) plan.readyAt = Math.min(earliestExpiry ?? Infinity, input.heldUntil ?? Infinity);
   else plan.readyAt = earliestExpiry;
 
   // 4. FIFO: tell each lease's commit what it will most likely do to the ready index (a guess the
@@ -218,7 +227,8 @@ export function planClaims(input: PlanInput): Plan {
     const drained = !more && plan.readyAt !== undefined && plan.readyAt > now;
     const highest = Math.max(...plan.grant.map((g) => g.lease.seq));
     for (const { lease } of plan.grant) {
-      lease.token = hintedToken(lease.token, !drained ? 'ready' : lease.seq === highest ? 'drop' : 'keep');
+      // Below a held hole the ready-index entry waits for the hole: commits leave it alone.
+      lease.token = hintedToken(lease.token, held ? 'keep' : !drained ? 'ready' : lease.seq === highest ? 'drop' : 'keep');
     }
   }
   return plan;

@@ -17,6 +17,12 @@ export const GRANT_PUT_DEADLINE_MS = 10_000;
  */
 export const GRANT_DEAD_AFTER_MS = 60_000;
 
+/**
+ * A claim held below a hole looks at the shard again this soon at the latest (the hole's segment
+ * usually lands within a round trip; its notice raises nothing once a later one announced more).
+ */
+export const HOLE_RECHECK_MS = 250;
+
 /** What a reader needs of a stored item of a sequenced stream (a segment or a filler). */
 export interface GrantedItem {
   /** Its first sequence number (the key). */

@@ -137,7 +137,11 @@ export class Pusher {
         }
         const free = Math.max(1, slots.free);
         inHand = undefined;
-        const claimed = await this.queue.claimForPush(group, free * push.batchSize, leaseMs, this.clock.now() + leaseMs);
+        // A sequenced shard held below a hole (its writer may still fill it) gets a job for when it is
+        // filled: nothing is appended then, and a drain that ends now would not come back.
+        const claimed = await this.queue.claimForPush(group, free * push.batchSize, leaseMs, this.clock.now() + leaseMs, (_topic, until) =>
+          retryTimes.push(until),
+        );
         inHand = claimed;
         if (claimed.length === 0) break;
         const lanes = this.lanesOf(claimed, topics, push.batchSize);

@@ -239,6 +239,8 @@ export class QueueService {
           cascade: (g, stream) => this.committer.completeProtected(g, stream, []).then(() => undefined),
           // Carried commits are written by the first look of a long poll.
           ...(first && carried ? { carried } : {}),
+          // A sequenced shard held below a hole: nothing appends when the hole is filled; a waiting receive looks then.
+          held: (topic, until) => this.notifier.wakeAt?.([topic], until),
         },
         request.maxMessages,
       );
@@ -306,7 +308,13 @@ export class QueueService {
    * push group's deliverable messages, leased for `visibilityMs`, by the
    * normal claim path (delivery mode, retry back-off, dead-lettering).
    */
-  async claimForPush(group: Group, maxMessages: number, visibilityMs: number, answerBy: number): Promise<DeliveredMessage[]> {
+  async claimForPush(
+    group: Group,
+    maxMessages: number,
+    visibilityMs: number,
+    answerBy: number,
+    held?: (topic: string, until: number) => void,
+  ): Promise<DeliveredMessage[]> {
     const subscribed = new Set(group.subscriptions.map((s) => s.topic));
     const topics = await this.stores.catalog.topics([...subscribed]);
     return this.receiver.receiveOnce(
@@ -318,6 +326,7 @@ export class QueueService {
         deadline: answerBy,
         budget: new AnswerBudget(Limits.answerMaxBytes, RECEIVE_ENVELOPE_BYTES),
         cascade: (g, stream) => this.committer.completeProtected(g, stream, []).then(() => undefined),
+        ...(held ? { held } : {}),
       },
       Math.min(maxMessages, Limits.receiveMaxMessages),
     );

@@ -4,6 +4,7 @@
  */
 import { jsonBytes, type AnswerBudget } from '../domain/answer-budget.js';
 import { planClaims, type ClaimMode, type Delivery, type Verdict } from '../domain/claims.js';
+import { HOLE_RECHECK_MS } from '../domain/gaps.js';
 import { cursorExpired, expiredLeases, leasesInOrder, completionEpoch, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
 import { planSpill } from '../domain/history.js';
 import type { MessageIdCodec } from '../domain/message-ids.js';
@@ -14,6 +15,7 @@ import {
   isWideFifo,
   namespaceOf,
   redriveStream,
+  shardStreamId,
   streamId,
   streamNamespace,
   type StreamLocal,
@@ -58,6 +60,12 @@ export interface ReceiveScope {
    * All are written when `receiveOnce` returns.
    */
   carried?: CarriedCommits;
+  /**
+   * Told when a claim on a sequenced shard stopped below a hole its writer may still fill
+   * (docs/design.md, Sequenced FIFO topics): nothing appends when the hole is filled, so the caller
+   * looks again then — a long poll wakes (`Notifier.wakeAt`), a push drain sends a job for it.
+   */
+  held?: (topic: string, until: number) => void;
 }
 
 /** How many FIFO shards one receive claims from at once. */
@@ -192,6 +200,8 @@ export class Receiver {
     // Wide FIFO topics' shards are on the group's ready-index buckets, not under R#<group>
     // (docs/design.md, Ready index): a receive asking for one reads all 16, whatever it samples.
     const wideNamespaces = new Set<string>();
+    // Sequenced FIFO topics' shard streams are `…/q:<key>` (docs/design.md, Sequenced FIFO topics).
+    const sequencedNamespaces = new Set<string>();
     for (const topic of scope.topics.values()) {
       if (!requested.has(topic.name) || topic.type !== 'fifo') continue;
       const namespace = streamNamespace(topic);
@@ -202,6 +212,7 @@ export class Receiver {
       }
       noticeSample.set(namespace, streams);
       if (isWideFifo(topic)) wideNamespaces.add(namespace);
+      if (topic.sequenced === true) sequencedNamespaces.add(namespace);
     }
     const noticeStreams = [...noticeSample.values()].flatMap((streams) => [...streams]);
     // Only the cursors this receive starts from: O(subscriptions), never O(shards). Partition cursors
@@ -229,7 +240,7 @@ export class Receiver {
       const taken = new Set<string>();
       const reads = await Promise.all(
         [...noticeSample].map(([namespace, streams]) =>
-          this.readNotices(group, namespace, [...streams], cursors, fromEarliest(scope, namespace), wideNamespaces.has(namespace), taken),
+          this.readNotices(group, namespace, [...streams], cursors, fromEarliest(scope, namespace), { wide: wideNamespaces.has(namespace), sequenced: sequencedNamespaces.has(namespace) }, taken),
         ),
       );
       const absorbed = reads.flatMap((read) => read.absorbed);
@@ -310,7 +321,7 @@ export class Receiver {
     streams: readonly string[],
     cursors: Map<string, CursorState>,
     earliest: boolean,
-    wide: boolean,
+    shape: NamespaceShape,
     taken: Set<string>,
   ): Promise<{ absorbed: AbsorbedNotices[]; left: string[] }> {
     const now = this.clock.now();
@@ -325,7 +336,7 @@ export class Receiver {
     // Streams with notices this receive did not absorb: cut by the budget, or read only in part.
     const left: string[] = [];
     for (const read of [...reads.slice(offset), ...reads.slice(0, offset)]) {
-      const bucket = this.absorb(group, namespace, read, taken, earliest, wide);
+      const bucket = this.absorb(group, namespace, read, taken, earliest, shape);
       if (bucket) absorbed.push(bucket);
       const last = read.segments.at(-1);
       const readTo = last ? last.seq + last.count : 0;
@@ -356,7 +367,7 @@ export class Receiver {
    * namespace the receive read; a shard announced on several streams counts once), with one raise per
    * shard announced.
    */
-  private absorb(group: Group, namespace: string, read: BucketRead, taken: Set<string>, earliest: boolean, wide: boolean): AbsorbedNotices | undefined {
+  private absorb(group: Group, namespace: string, read: BucketRead, taken: Set<string>, earliest: boolean, { wide, sequenced }: NamespaceShape): AbsorbedNotices | undefined {
     const { stream, cursor, start, segments } = read;
     const shards = new Map<string, { from: number; to: number; epoch?: number }>();
     let next = start.next;
@@ -367,7 +378,7 @@ export class Receiver {
       if (end <= next) continue;
       if (segment.seq > next) next = segment.seq;
       for (const notice of segment.notices.slice(next - segment.seq)) {
-        const shard = `${namespace}/k:${notice.shardKey}`;
+        const shard = shardStreamId(namespace, notice.shardKey, sequenced);
         if (!taken.has(shard)) {
           if (taken.size >= NOTICE_SHARDS_PER_RECEIVE) {
             full = true;
@@ -404,7 +415,7 @@ export class Receiver {
           ? this.firstRetained(shard, from)
           : this.shardStart(shard, from, Math.max(group.createdAt, cursor.createdAt ?? 0));
     const raises = [...shards].map(([shardKey, range]): AnnouncedShard => {
-      const shard = `${namespace}/k:${shardKey}`;
+      const shard = shardStreamId(namespace, shardKey, sequenced);
       const readyPk = wide ? readyBucketPk(group.name, shard) : undefined;
       return announcedShard(shard, range, readyPk, (from, to, epoch) =>
         this.stores.cursors.raiseKnown(
@@ -503,7 +514,9 @@ export class Receiver {
     const first = await this.stores.log.first(stream);
     if (!first) return from;
     if (floor === 0) return Math.min(first.seq, from);
-    return (await firstAtOrAfter(this.stores.log, stream, Math.min(first.seq, from), to + 1, floor)).next;
+    const { next } = await firstAtOrAfter(this.stores.log, stream, Math.min(first.seq, from), to + 1, floor);
+    // A sequenced shard: a hole just below may still take a message sent after the seek.
+    return (await this.stores.log.liveGapBelow(stream, next)) ?? next;
   }
 
   /**
@@ -519,8 +532,17 @@ export class Receiver {
   private async shardStart(stream: string, from: number, since: number): Promise<number> {
     let start = from;
     for (let i = 0; i < SHARD_START_WALK_SEGMENTS && start > 1; i++) {
+      // A sequenced shard: a hole just below may still take a message sent after the group
+      // subscribed (its writer granted before a later one landed): start under it; the claim
+      // settles it (docs/design.md, Sequenced FIFO topics).
+      start = (await this.stores.log.liveGapBelow(stream, start)) ?? start;
       const segment = await this.stores.log.segmentContaining(stream, start - 1);
       if (!segment) return start;
+      if (segment.granted?.filler) {
+        // A filled hole holds no message: the walk goes on below it.
+        start = segment.seq;
+        continue;
+      }
       for (let seq = start - 1; seq >= segment.seq; seq--) {
         const record = segment.records[seq - segment.seq];
         // Deliverable in the very millisecond the group subscribed counts as before it (as `from` would).
@@ -701,7 +723,7 @@ export class Receiver {
         // cursor — the plan could not use more — (docs/design.md, Receive, "A page cut at 1 MB"),
         // and says `more` where it stopped short of `limit + 1` segments.
         reused
-          ? Promise.resolve({ segments: reused.segments, more: reused.truncated })
+          ? Promise.resolve({ segments: reused.segments, more: reused.truncated, heldUntil: reused.heldUntil })
           : this.stores.log.readSegments(stream, read.segmentStart, limit + 1, { maxBytes: scope.budget.remaining, reach: read.next + limit }),
         spill
           ? this.stores.history.write(group.name, stream, read.createdAt ?? 0, new Set(read.done.keys()), spill, historyTtl(now))
@@ -709,7 +731,10 @@ export class Receiver {
       ]);
       const segments = fresh.segments;
       const truncated = fresh.more || (!reused && segments.length === limit + 1);
-      if (!reused) lastRead = { start: read.segmentStart, segments, truncated };
+      if (!reused) lastRead = { start: read.segmentStart, segments, truncated, heldUntil: fresh.heldUntil };
+      // A sequenced shard's read stopped below a hole its writer may still fill: the shard is looked
+      // at again when the hole is filled, or sooner (its late segment raises no notice that helps).
+      const heldUntil = fresh.heldUntil === undefined ? undefined : Math.min(fresh.heldUntil, now + HOLE_RECHECK_MS);
       // Room in the answer is taken before the lease is written, and given back if the write loses
       // (or when the claim is planned again for fewer messages).
       let taken = 0;
@@ -734,6 +759,7 @@ export class Receiver {
           leaseRecords,
           segments,
           truncated,
+          heldUntil,
           live: (record) => this.live(scope, record, now, stream),
           verdict: (record) => this.verdict(scope, record, stream),
           token: () => this.random.token(),
@@ -798,6 +824,10 @@ export class Receiver {
         planned = planFor(take, fold);
       }
       const { plan, change, changed } = planned;
+      if (heldUntil !== undefined && plan.readyAt === heldUntil) {
+        const namespace = namespaceOf(stream);
+        if (namespace.startsWith('t:')) scope.held?.(namespace.slice(2), heldUntil);
+      }
       if (reused && plan.deliveries.length < limit && plan.next >= endOf(reused.segments)) {
         // Planned from the earlier read, the claim went through all of it and falls short of what it
         // asks: segments appended since that read (the cursor is newer than it) may hold the rest.
@@ -1048,6 +1078,12 @@ interface NoticeMemo {
 const noticeMemoKey = (group: string, stream: string): string => `${group}\u0000${stream}`;
 /** Per group incarnation (a group deleted and made again under its name starts afresh) and shard. */
 const ownKnownKey = (group: Pick<Group, 'name' | 'createdAt'>, shard: string): string => `${group.name}\u0000${group.createdAt}\u0000${shard}`;
+
+/** What a FIFO namespace's notices name: shards under wide ready-index buckets, and `…/q:` shard streams (sequenced). */
+interface NamespaceShape {
+  wide: boolean;
+  sequenced: boolean;
+}
 
 /** One notice stream as a receive read it: the group's cursor, where reading started, the segments read. */
 interface BucketRead {

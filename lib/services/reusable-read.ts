@@ -6,6 +6,8 @@ export interface StreamRead {
   start: number;
   segments: Segment[];
   truncated: boolean;
+  /** A sequenced stream's read stopped below a hole held until then (stream-log.ts `SegmentRead`). */
+  heldUntil?: number | undefined;
 }
 
 /**
@@ -27,14 +29,14 @@ export function reusableRead(
   last: StreamRead | undefined,
   cursor: Pick<CursorState, 'segmentStart' | 'next'>,
   limit: number,
-): { segments: Segment[]; truncated: boolean } | undefined {
+): { segments: Segment[]; truncated: boolean; heldUntil?: number | undefined } | undefined {
   if (!last || cursor.segmentStart < last.start) return undefined;
   const i = last.segments.findIndex((s) => s.seq + s.count > cursor.segmentStart);
   const first = last.segments[i];
   if (!first || first.seq > cursor.segmentStart) return undefined;
   const reach = endOf(last.segments) - cursor.next;
   if (reach < limit) return undefined;
-  return { segments: last.segments.slice(i), truncated: last.truncated };
+  return { segments: last.segments.slice(i), truncated: last.truncated, heldUntil: last.heldUntil };
 }
 
 /** The position after the last of `segments` (0 for none). */

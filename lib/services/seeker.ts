@@ -86,21 +86,21 @@ export class Seeker {
       }
     });
     const positions: SeekPosition[] = [];
-    const namespaces = new Map<string, { names: string[]; notices: number }>();
+    const namespaces = new Map<string, { names: string[]; notices: number; sequenced: boolean }>();
     for (const name of chosen) {
       const topic = live.get(name);
       if (!topic) continue; // deleted meanwhile: nothing to move
       if (topic.type === 'fifo') {
         const names = namespaces.get(streamNamespace(topic))?.names ?? [];
-        namespaces.set(streamNamespace(topic), { names: [...names, topic.name], notices: noticeStreamCount(topic) });
+        namespaces.set(streamNamespace(topic), { names: [...names, topic.name], notices: noticeStreamCount(topic), sequenced: topic.sequenced === true });
         continue;
       }
       // Up to partitionsMax partitions, each 2–4 calls: a bounded number in flight.
       positions.push(...(await mapBounded(Array.from({ length: topic.partitions }, (_, p) => p), PARTITION_CALLS_IN_FLIGHT, (p) => this.movePartition(group.name, topic, p, to))));
     }
     const shards: SeekShards[] = [];
-    for (const [namespace, { names, notices }] of namespaces) {
-      shards.push({ topics: names, moved: await this.moveNamespace(group.name, namespace, notices, to, now) });
+    for (const [namespace, { names, notices, sequenced }] of namespaces) {
+      shards.push({ topics: names, moved: await this.moveNamespace(group.name, namespace, notices, to, now, sequenced) });
     }
     return { group: group.name, positions, shards };
   }
@@ -126,14 +126,14 @@ export class Seeker {
    * page by page. Returns how many shard cursors moved. Up to 256 notice cursors (a FIFO topic's
    * partitions), each 3–5 calls: a bounded number in flight, like a standard topic's partitions.
    */
-  private async moveNamespace(group: string, namespace: string, notices: number, to: SeekTarget, now: number): Promise<number> {
+  private async moveNamespace(group: string, namespace: string, notices: number, to: SeekTarget, now: number, sequenced: boolean): Promise<number> {
     // Where shard cursors created from now on start: the first message deliverable at or after this.
     const floor = to === 'earliest' ? 0 : to === 'latest' ? now + 1 : to;
     await mapBounded(Array.from({ length: notices }, (_, b) => b), PARTITION_CALLS_IN_FLIGHT, (b) => this.moveNotices(group, noticeStream(namespace, b), to, floor, now));
     let moved = 0;
     // Expired shard cursors are absent and left alone: the shard's next notice creates its cursor
     // at this seek's position (docs/design.md, Seek: shards whose state expired).
-    for await (const page of this.stores.cursors.shardCursorPages(group, namespace, this.clock.now())) {
+    for await (const page of this.stores.cursors.shardCursorPages(group, namespace, this.clock.now(), sequenced)) {
       for (let i = 0; i < page.length; i += SHARD_MOVES_PARALLEL) {
         const done = await Promise.all(page.slice(i, i + SHARD_MOVES_PARALLEL).map(({ stream, read }) => this.moveShard(group, stream, read, to)));
         moved += done.filter(Boolean).length;
@@ -185,6 +185,9 @@ export class Seeker {
     if (!first) return { next: end, segmentStart: end };
     const start = Math.min(Math.max(first.seq, floor), end);
     if (to === 'earliest') return { next: start, segmentStart: start };
-    return firstAtOrAfter(this.stores.log, stream, start, end, to);
+    const found = await firstAtOrAfter(this.stores.log, stream, start, end, to);
+    // A sequenced shard: a hole just below may still take a message sent after the seek's time.
+    const bottom = await this.stores.log.liveGapBelow(stream, found.next);
+    return bottom === undefined ? found : { next: bottom, segmentStart: bottom };
   }
 }

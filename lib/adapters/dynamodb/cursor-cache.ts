@@ -61,10 +61,10 @@ export class CursorCache {
 
   /**
    * Whether cursors of `stream` are cached at all: partition streams (`t:<topic>/p:<n>`, the redrive
-   * stream `r:<group>/p:0`) and FIFO shard streams (`t:<topic>/k:<key>`, `o:<orderGroup>/k:<key>`).
+   * stream `r:<group>/p:0`) and FIFO shard streams (`t:<topic>/k:<key>`, `o:<orderGroup>/k:<key>`, sequenced `t:<topic>/q:<key>`).
    */
   static caches(stream: string): boolean {
-    return /^[tr]:[^/]+\/p:\d+$/.test(stream) || /^[to]:[^/]+\/k:/.test(stream);
+    return /^[tr]:[^/]+\/p:\d+$/.test(stream) || /^[to]:[^/]+\/[kq]:/.test(stream);
   }
 
   /** The cursor of (group, stream) as this container last saw it, when fresh and of the same group incarnation. */

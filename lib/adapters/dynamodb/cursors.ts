@@ -491,12 +491,14 @@ export class CursorStore {
 
   /**
    * The group's live shard cursors of a FIFO namespace, page by page (a strongly consistent Query of
-   * `C#<group>` for sort keys starting `<namespace>/k:`, only what a seek conditions on). Cursors past
+   * `C#<group>` for sort keys starting `<namespace>/k:` (`/q:`: sequenced), only what a seek conditions on). Cursors past
    * their `ttl` at `now` are absent (docs/design.md, Idle shards expire) and left out: a seek does not
    * move them; the shard's next notice replaces them at the seek's position.
    */
-  async *shardCursorPages(group: string, namespace: string, now: number): AsyncGenerator<Array<{ stream: string; read: SeekRead }>> {
-    for await (const page of this.itemPages(group, { projection: 'sk, nx, fl, kn, #t', consistent: true, prefix: `${namespace}/k:` })) {
+  async *shardCursorPages(group: string, namespace: string, now: number, sequenced = false): AsyncGenerator<Array<{ stream: string; read: SeekRead }>> {
+    // A sequenced topic's shard streams are `<namespace>/q:<key>` (streams.ts).
+    const prefix = `${namespace}/${sequenced ? 'q' : 'k'}:`;
+    for await (const page of this.itemPages(group, { projection: 'sk, nx, fl, kn, #t', consistent: true, prefix })) {
       yield page
         .filter((item) => !cursorExpired({ expiresAtSeconds: item.ttl === undefined ? undefined : Number(item.ttl) }, now))
         .map((item) => ({ stream: String(item.sk), read: { nx: item.nx, fl: item.fl, ...(item.kn === undefined ? {} : { kn: item.kn }) } }));

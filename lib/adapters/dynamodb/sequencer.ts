@@ -8,7 +8,7 @@
  * time), `pv`/`pt` (the grant below it, as the counter named it) and `ef`. A range granted and never
  * written is a hole; `settle` applies the gap rule (lib/domain/gaps.ts) for every reader.
  */
-import { PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { gapState, type GrantedItem } from '../../domain/gaps.js';
@@ -16,6 +16,7 @@ import { Limits } from '../../domain/model.js';
 import { call, conditionFailureImage } from './call.js';
 import { isConditionalFailure } from './errors.js';
 import { SENTINEL_SK, segmentSk, streamPk } from './keys.js';
+import type { Head } from './stream-log.js';
 
 /** A range of numbers the counter handed to one writer. */
 export interface Grant {
@@ -140,6 +141,17 @@ export class Sequencer {
         if (!isConditionalFailure(error) || attempt >= 3) throw error;
       }
     }
+  }
+
+  /**
+   * The stream's head as a counter: `nx − 1` as a sentinel base (`StreamLog.nextAfter` answers
+   * `nx`), or nothing when the stream has no counter yet. One consistent read (½–1 RRU).
+   */
+  async head(stream: string): Promise<Head> {
+    const { Item } = await call(() =>
+      this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: streamPk(stream), sk: SENTINEL_SK }, ConsistentRead: true, ProjectionExpression: 'nx' })),
+    );
+    return Item?.nx === undefined ? { kind: 'none' } : { kind: 'sentinel', base: Number(Item.nx) - 1 };
   }
 
   /**

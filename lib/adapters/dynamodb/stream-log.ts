@@ -68,7 +68,7 @@ import { packSegmentRecords, segmentRecordsItem, storedRecordsOf } from './segme
 import { ItemConditionFailedError, WriteBatch, failedItem, type TransactItem } from './write-batch.js';
 import { withTryToken } from './try-token.js';
 import { itemBytes } from './item-size.js';
-import { GRANT_PUT_DEADLINE_MS } from '../../domain/gaps.js';
+import { GRANT_PUT_DEADLINE_MS, gapState } from '../../domain/gaps.js';
 import { Sequencer, grantAttributes, grantedOf, type Grant, type GrantedStored } from './sequencer.js';
 
 export type Head =
@@ -320,6 +320,9 @@ export class StreamLog {
   }
 
   async head(stream: string): Promise<Head> {
+    // A sequenced stream's head is its counter: every number granted from here on is at or above
+    // `nx`, wherever it lands (grants below it may still be in flight).
+    if (isSequencedStream(stream)) return this.sequencer.head(stream);
     const { Items } = await call(() => this.doc.send(
       new QueryCommand({
         TableName: this.table,
@@ -821,6 +824,40 @@ export class StreamLog {
     if (!item) return undefined;
     const segment = this.toSegment(stream, item);
     return seq < segment.seq + segment.count ? segment : undefined;
+  }
+
+  /**
+   * A sequenced stream: the bottom of a hole directly below `seq` that a writer may still fill
+   * (gaps.ts: held or to fill), so that a position placed at `seq` (a new shard cursor, a seek)
+   * is lowered to it; undefined when nothing below `seq` can still be written. Two Queries.
+   */
+  async liveGapBelow(stream: string, seq: number): Promise<number | undefined> {
+    if (!isSequencedStream(stream)) return undefined;
+    const keyed = (condition: string, values: Record<string, unknown>, forward: boolean) =>
+      call(() =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: `pk = :pk AND ${condition}`,
+            ExpressionAttributeValues: { ':pk': streamPk(stream), ...values },
+            ScanIndexForward: forward,
+            Limit: 1,
+            ConsistentRead: true,
+            ProjectionExpression: 'sk, n, ga, pv, pt, ef',
+          }),
+        ),
+      );
+    const [below, above] = await Promise.all([
+      keyed('sk BETWEEN :from AND :to', { ':from': MIN_SK, ':to': segmentSk(Math.max(0, seq - 1)) }, false),
+      keyed('sk >= :at', { ':at': segmentSk(seq) }, true),
+    ]);
+    const lower = below.Items?.[0];
+    const upper = above.Items?.[0];
+    const granted = upper ? grantedOf(upper) : undefined;
+    if (!granted) return undefined;
+    const bottom = Math.max(lower ? Number(lower.sk) + Number(lower.n) : 0, granted.epoch);
+    if (bottom >= granted.seq) return undefined;
+    return gapState(bottom, granted, this.clock.now()).kind === 'pass' ? undefined : bottom;
   }
 
   /** The oldest segment still stored (for counts and ages). */

@@ -10,6 +10,7 @@ export const handler = route({ params: TopicParams, body: PutTopicBody }, async 
     maxDelaySeconds: body.maxDelaySeconds,
     orderGroup: body.orderGroup,
     partitions: body.partitions,
+    sequenced: body.sequenced,
   });
   return json(200, topic);
 });

@@ -47,9 +47,13 @@ export const PutTopicBody = z.strictObject({
     .max(Limits.partitionsMax)
     .optional()
     .describe('standard topics: streams appends spread over (default 4 at creation; only ever raised, 409 on lowering); FIFO topics: notice streams shards are announced on (default 4, set at creation, fixed after: another count → 409; 4 on a topic of a time-order group, else 400)'),
+  sequenced: z
+    .boolean()
+    .optional()
+    .describe('FIFO topics outside a time-order group: shard streams take their sequence numbers from a counter, so producers on one shard never lose an append race (default false; on a standard topic or with orderGroup → 400; set at creation, fixed after: the other value → 409)'),
 });
 
-/** PATCH: only the fields given change; `type` and `orderGroup` only with their current values. */
+/** PATCH: only the fields given change; `type`, `orderGroup` and `sequenced` only with their current values. */
 export const PatchTopicBody = PutTopicBody.partial();
 
 export const Subscription = z.strictObject({
@@ -211,6 +215,7 @@ export const TopicSchema = z.object({
   maxDelaySeconds: z.number().int(),
   orderGroup: z.string().nullable(),
   partitions: z.number().int(),
+  sequenced: z.boolean(),
   createdAt: Time,
 });
 export const TopicDetailSchema = TopicSchema.extend({

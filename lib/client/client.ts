@@ -105,7 +105,7 @@ export class SluiceClient {
 
   // ── topics ───────────────────────────────────────────────────────────
 
-  /** Creates or updates a topic (idempotent; changing `type` or `orderGroup` → 409). */
+  /** Creates or updates a topic (idempotent; changing `type`, `orderGroup` or `sequenced` → 409). */
   putTopic(name: string, topic: PutTopicInput, options?: RequestOptions): Promise<Topic> {
     return this.call('PUT', `/v1/topics/${seg(name)}`, { ...options, body: topic });
   }

@@ -21,9 +21,11 @@ export type PutTopicInput = {
   orderGroup?: string;
   /** Standard topics: 1–256 streams appends spread over (default 4; a PUT without it keeps the count); only ever raised. FIFO: 1–256 notice streams (default 4), set at creation, fixed after; 4 in a time-order group. */
   partitions?: number;
+  /** FIFO topics outside a time-order group (400 otherwise): shard streams numbered by a counter, so producers on one shard never lose an append race. Default false; set at creation, fixed after (409). */
+  sequenced?: boolean;
 };
 
-/** PATCH: only the fields given change; `type` and `orderGroup` only with their current values (409 otherwise). */
+/** PATCH: only the fields given change; `type`, `orderGroup` and `sequenced` only with their current values (409 otherwise). */
 export type PatchTopicInput = {
   type?: TopicType;
   retentionSeconds?: number;
@@ -31,6 +33,8 @@ export type PatchTopicInput = {
   orderGroup?: string;
   /** Raise only: a lower count (or another count on a FIFO topic) answers 409. */
   partitions?: number;
+  /** Only its current value (409 otherwise). */
+  sequenced?: boolean;
 };
 
 export type Topic = {
@@ -40,6 +44,8 @@ export type Topic = {
   maxDelaySeconds: number;
   orderGroup: string | null;
   partitions: number;
+  /** A sequenced FIFO topic (false for every other topic). */
+  sequenced: boolean;
   createdAt: string;
 };
 

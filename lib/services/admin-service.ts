@@ -39,6 +39,11 @@ export interface TopicInput {
   orderGroup: string | undefined;
   /** Standard topics: 1–256 (default 4 when created; PUT without it keeps the count); only ever raised. */
   partitions?: number | undefined;
+  /**
+   * FIFO topics outside a time-order group: shard streams `…/q:<key>` numbered by a counter
+   * (docs/design.md, "Sequenced FIFO topics"). Default false; set at creation, fixed after (409).
+   */
+  sequenced?: boolean | undefined;
 }
 
 export interface GroupInput {
@@ -92,6 +97,7 @@ export const topicView = (topic: Topic) => ({
   maxDelaySeconds: topic.maxDelaySeconds,
   orderGroup: topic.orderGroup ?? null,
   partitions: topic.partitions,
+  sequenced: topic.sequenced === true,
   createdAt: iso(topic.createdAt),
 });
 
@@ -158,6 +164,19 @@ export class AdminService {
         issues: [{ path: 'orderGroup', message: 'requires type "fifo"' }],
       });
     }
+    const sequenced = input.sequenced === true;
+    if (sequenced && input.type !== 'fifo') {
+      throw new InvalidArgumentError('sequenced is only allowed on FIFO topics.', {
+        issues: [{ path: 'sequenced', message: 'requires type "fifo"' }],
+      });
+    }
+    if (sequenced && input.orderGroup !== undefined) {
+      // Every topic of a time-order group writes the group's shard streams: they would all have to agree.
+      throw new InvalidArgumentError(
+        `sequenced is not allowed on a topic of a time-order group: the topics of '${input.orderGroup}' share its shard streams.`,
+        { issues: [{ path: 'sequenced', message: 'not allowed with orderGroup' }] },
+      );
+    }
     if (maxDelaySeconds > Limits.retentionMaxSeconds) {
       throw new InvalidArgumentError(`maxDelaySeconds may be at most ${Limits.retentionMaxSeconds} (14 days).`, {
         issues: [{ path: 'maxDelaySeconds', message: 'too large' }],
@@ -170,9 +189,11 @@ export class AdminService {
     // A live topic's partitions change first (a refused change writes nothing), and only when
     // asked: a PUT without `partitions` keeps the count.
     const live = input.partitions === undefined ? undefined : await this.stores.catalog.getTopic(name);
-    if (live && live.type === input.type && live.orderGroup === input.orderGroup) await this.raiser.raise(name, partitions);
+    if (live && live.type === input.type && live.orderGroup === input.orderGroup && (live.sequenced === true) === sequenced) {
+      await this.raiser.raise(name, partitions);
+    }
     let { topic, created } = await this.stores.catalog.putTopic(
-      { name, type: input.type, retentionSeconds, maxDelaySeconds, orderGroup: input.orderGroup, partitions },
+      { name, type: input.type, retentionSeconds, maxDelaySeconds, orderGroup: input.orderGroup, partitions, sequenced },
       this.clock.now(),
       (spec) => this.nextSeqs(spec),
     );
@@ -191,15 +212,23 @@ export class AdminService {
   }
 
   /**
-   * Changes only the settings given (PATCH). `type` and `orderGroup` may be
+   * Changes only the settings given (PATCH). `type`, `orderGroup` and `sequenced` may be
    * given only with their current values (409 otherwise, as for PUT); what is
    * left out keeps its value. One conditional update of the given fields.
    */
   async patchTopic(name: string, patch: Partial<TopicInput>) {
     const topic = await this.stores.catalog.getTopic(name);
     if (!topic) throw new TopicNotFoundError(name);
-    if ((patch.type !== undefined && patch.type !== topic.type) || (patch.orderGroup !== undefined && patch.orderGroup !== topic.orderGroup)) {
-      throw new ConflictError(`Topic '${name}' has type '${topic.type}'${topic.orderGroup ? ` and orderGroup '${topic.orderGroup}'` : ''}; these never change — delete the topic first to change them.`);
+    const sequenced = topic.sequenced === true;
+    if (
+      (patch.type !== undefined && patch.type !== topic.type) ||
+      (patch.orderGroup !== undefined && patch.orderGroup !== topic.orderGroup) ||
+      (patch.sequenced !== undefined && patch.sequenced !== sequenced)
+    ) {
+      throw new ConflictError(
+        `Topic '${name}' has type '${topic.type}'${topic.orderGroup ? `, orderGroup '${topic.orderGroup}'` : ''} and sequenced ${sequenced}; ` +
+          'these never change — delete the topic first to change them.',
+      );
     }
     checkPartitionChange(topic, patch.partitions);
     const raised = patch.partitions === undefined ? topic : await this.raiser.raise(name, patch.partitions);

@@ -21,6 +21,7 @@ beforeAll(async () => {
   api = client(runtime.url);
   await api.put('/v1/topics/orders', { type: 'standard' });
   await api.put('/v1/topics/ledger', { type: 'fifo' });
+  await api.put('/v1/topics/sequenced', { type: 'fifo', sequenced: true });
   await api.put('/v1/groups/billing', { subscriptions: [{ topic: 'orders' }] });
   await api.put('/v1/topics/og-a', { type: 'fifo', orderGroup: 'og' });
   await api.put('/v1/topics/og-b', { type: 'fifo', orderGroup: 'og' });
@@ -50,6 +51,11 @@ const cases: Array<[string, string, string, unknown, number, string, string?]> =
   ['wrong type', 'PUT', '/v1/topics/t1', { type: 'lifo' }, 400, 'InvalidArgument', 'type'],
   ['retention too short', 'PUT', '/v1/topics/t1', { type: 'standard', retentionSeconds: 10 }, 400, 'InvalidArgument', 'retentionSeconds'],
   ['orderGroup on standard', 'PUT', '/v1/topics/t1', { type: 'standard', orderGroup: 'g' }, 400, 'InvalidArgument', 'orderGroup'],
+  ['sequenced on standard', 'PUT', '/v1/topics/t1', { type: 'standard', sequenced: true }, 400, 'InvalidArgument', 'sequenced'],
+  ['sequenced with orderGroup', 'PUT', '/v1/topics/t1', { type: 'fifo', orderGroup: 'g', sequenced: true }, 400, 'InvalidArgument', 'sequenced'],
+  ['sequenced not a boolean', 'PUT', '/v1/topics/t1', { type: 'fifo', sequenced: 'yes' }, 400, 'InvalidArgument', 'sequenced'],
+  ['making a live FIFO topic sequenced', 'PUT', '/v1/topics/ledger', { type: 'fifo', sequenced: true, retentionSeconds: 600 }, 409, 'Conflict'],
+  ['making a sequenced topic chained', 'PUT', '/v1/topics/sequenced', { type: 'fifo', retentionSeconds: 600 }, 409, 'Conflict'],
   ['over-long name', 'PUT', `/v1/topics/${long}`, { type: 'standard' }, 400, 'InvalidArgument', 'path/topic'],
   ['bad characters in name', 'PUT', '/v1/topics/a%20b', { type: 'standard' }, 400, 'InvalidArgument', 'path/topic'],
   ['changing a topic type', 'PUT', '/v1/topics/orders', { type: 'fifo' }, 409, 'Conflict'],
@@ -147,6 +153,8 @@ const cases: Array<[string, string, string, unknown, number, string, string?]> =
   ['wrong method', 'PATCH', '/v1/topics/orders/messages', undefined, 405, 'MethodNotAllowed'],
   ['patch a topic without a body', 'PATCH', '/v1/topics/orders', undefined, 400, 'InvalidArgument'],
   ['patch a topic’s type', 'PATCH', '/v1/topics/orders', { type: 'fifo' }, 409, 'Conflict'],
+  ['patch a topic’s sequenced', 'PATCH', '/v1/topics/ledger', { sequenced: true, retentionSeconds: 600 }, 409, 'Conflict'],
+  ['patch a sequenced topic’s sequenced', 'PATCH', '/v1/topics/sequenced', { sequenced: false, retentionSeconds: 600 }, 409, 'Conflict'],
   ['patch a topic with retention 0', 'PATCH', '/v1/topics/orders', { retentionSeconds: 0 }, 400, 'InvalidArgument', 'retentionSeconds'],
   ['patch a missing topic', 'PATCH', '/v1/topics/nope', { retentionSeconds: 600 }, 404, 'TopicNotFound'],
   ['patch a group with an unknown field', 'PATCH', '/v1/groups/billing', { colour: 'red' }, 400, 'InvalidArgument'],

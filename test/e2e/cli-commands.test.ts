@@ -43,6 +43,7 @@ describe('sluice commands', () => {
         'maxDelaySeconds:     60',
         'orderGroup:          -',
         'partitions:          4',
+        'sequenced:           false',
         'createdAt:           <time>',
         'approximateMessages: -',
         'subscribers:         []',
@@ -66,6 +67,10 @@ describe('sluice commands', () => {
     expect(await json('topics', 'delete', 'cmd-plain')).toEqual({ deleted: 'cmd-plain' });
     await cli.client.deleteTopic('cmd-grouped');
     expect(ok(await sluice('topics', 'list'))).toBe('No topics.\n');
+
+    expect(await json('topics', 'put', 'cmd-sequenced', '--type', 'fifo', '--sequenced')).toMatchObject({ type: 'fifo', sequenced: true });
+    expect(timeless(ok(await sluice('topics', 'get', 'cmd-sequenced')))).toContain('sequenced:           true\n');
+    await cli.client.deleteTopic('cmd-sequenced');
   });
 
   it('groups: put, get and list, as text and JSON', async () => {

@@ -35,6 +35,30 @@ describe('SluiceClient on the local runtime', () => {
     expect(gone).toMatchObject({ status: 404, code: 'TopicNotFound' });
   });
 
+  it('creates a sequenced FIFO topic, answers sequenced on every read, and refuses to change it (409)', async () => {
+    expect(await client.putTopic('sdk-seq', { type: 'fifo', sequenced: true })).toMatchObject({ name: 'sdk-seq', type: 'fifo', sequenced: true });
+    expect(await client.putTopic('sdk-seq-plain', { type: 'fifo' })).toMatchObject({ sequenced: false });
+    expect(await client.getTopic('sdk-seq')).toMatchObject({ sequenced: true, subscribers: [] });
+    const listed = new Map<string, boolean>();
+    for await (const t of client.iterateTopics()) listed.set(t.name, t.sequenced);
+    expect(listed.get('sdk-seq')).toBe(true);
+    expect(listed.get('sdk-seq-plain')).toBe(false);
+
+    for (const refused of [
+      () => client.putTopic('sdk-seq', { type: 'fifo', retentionSeconds: 600 }),
+      () => client.putTopic('sdk-seq-plain', { type: 'fifo', sequenced: true, retentionSeconds: 600 }),
+      () => client.patchTopic('sdk-seq', { sequenced: false, retentionSeconds: 600 }),
+    ]) {
+      await expect(refused()).rejects.toMatchObject({ status: 409, code: 'Conflict' });
+    }
+    expect(await client.getTopic('sdk-seq')).toMatchObject({ sequenced: true, retentionSeconds: 259_200 });
+    expect(await client.patchTopic('sdk-seq', { sequenced: true, retentionSeconds: 600 })).toMatchObject({ sequenced: true, retentionSeconds: 600 });
+    const bad = await client.putTopic('sdk-seq-std', { type: 'standard', sequenced: true }).catch((e: unknown) => e);
+    expect(bad).toMatchObject({ status: 400, code: 'InvalidArgument' });
+    expect(bad).toBeInstanceOf(SluiceApiError);
+    expect((bad as SluiceApiError).errors?.map((e) => e.path)).toEqual(['sequenced']);
+  });
+
   it('sends, receives, commits and finds messages', async () => {
     const sent = await client.send('sdk-orders', { body: 'hello', keys: ['order-1'], tag: 'created', properties: { source: 'sdk' } });
     expect(sent.state).toBe('deliverable');

@@ -32,19 +32,21 @@ export function addTopicCommands(program: Command): void {
     .option('--max-delay <seconds>', 'furthest scheduled delivery allowed', integer('--max-delay', 0, 1_209_600))
     .option('--order-group <name>', 'time-order group (fifo topics)')
     .option('--partitions <n>', 'standard topics: partitions (1-256, default 4; only ever raised)', integer('--partitions', 1, 256))
-    .action(withContext(async ({ client, out }, name: string, options: { type: 'standard' | 'fifo'; retention?: number; maxDelay?: number; orderGroup?: string; partitions?: number }) => {
+    .option('--sequenced', 'fifo topics outside an order group: shard sequence numbers from a counter (set at creation, fixed after)')
+    .action(withContext(async ({ client, out }, name: string, options: { type: 'standard' | 'fifo'; retention?: number; maxDelay?: number; orderGroup?: string; partitions?: number; sequenced?: boolean }) => {
       const topic = await client.putTopic(name, {
         type: options.type,
         ...(options.partitions !== undefined ? { partitions: options.partitions } : {}),
         ...(options.retention !== undefined ? { retentionSeconds: options.retention } : {}),
         ...(options.maxDelay !== undefined ? { maxDelaySeconds: options.maxDelay } : {}),
         ...(options.orderGroup ? { orderGroup: options.orderGroup } : {}),
+        ...(options.sequenced ? { sequenced: true } : {}),
       });
       out.print(topic, (t) => `Topic ${t.name} (${t.type}) is ready.`);
     }));
   topics
     .command('update <topic>')
-    .description('change only the settings given (PATCH); type and order group never change')
+    .description('change only the settings given (PATCH); type, order group and sequenced never change')
     .option('--retention <seconds>', 'retention (300-1209600)', integer('--retention', 300, 1_209_600))
     .option('--max-delay <seconds>', 'furthest scheduled delivery allowed', integer('--max-delay', 0, 1_209_600))
     .option('--partitions <n>', 'raise the partitions of a standard topic (up to 256; never lowered)', integer('--partitions', 1, 256))

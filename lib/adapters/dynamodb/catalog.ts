@@ -276,7 +276,7 @@ export class Catalog {
 
   /**
    * Creates a topic, or updates the mutable settings of an existing one.
-   * `type` and `orderGroup` of a live topic never change (409). A deleted
+   * `type`, `orderGroup` and `sequenced` (`sq`) of a live topic never change (409). A deleted
    * topic is re-created with the next generation, so its old messages stay dead;
    * `starts(spec)` tells where the new generation starts in each partition
    * (`Topic.generationStarts`), read only when re-creating: once the topic
@@ -289,8 +289,18 @@ export class Catalog {
     starts: (spec: TopicSpec) => Promise<number[]> = async () => [],
   ): Promise<{ topic: Topic; created: boolean }> {
     try {
-      const item = { pk: TOPIC_PK, sk: spec.name, ...spec, createdAt: now, generation: 1, updatedAt: now, deleted: false };
-      delete (item as { name?: string }).name;
+      // `sequenced` is stored as `sq: true`, and only when set (toTopic reads `sq`).
+      const { name: _name, sequenced: _sequenced, ...settings } = spec;
+      const item = {
+        pk: TOPIC_PK,
+        sk: spec.name,
+        ...settings,
+        ...(spec.sequenced === true ? { sq: true } : {}),
+        createdAt: now,
+        generation: 1,
+        updatedAt: now,
+        deleted: false,
+      };
       await call(() =>
         this.doc.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })),
       );
@@ -300,8 +310,11 @@ export class Catalog {
     } catch (error) {
       if (!isConditionalFailure(error)) throw error;
     }
+    const sequenced = spec.sequenced === true;
     const sameShape =
-      '#type = :type AND ' + (spec.orderGroup === undefined ? 'attribute_not_exists(orderGroup)' : 'orderGroup = :og');
+      '#type = :type AND ' +
+      (spec.orderGroup === undefined ? 'attribute_not_exists(orderGroup)' : 'orderGroup = :og') +
+      (sequenced ? ' AND sq = :true' : ' AND attribute_not_exists(sq)');
     const live = await this.updateTopic(
       spec.name,
       'SET retentionSeconds = :r, maxDelaySeconds = :d, updatedAt = :now',
@@ -316,7 +329,9 @@ export class Catalog {
       spec.name,
       'SET retentionSeconds = :r, maxDelaySeconds = :d, updatedAt = :now, createdAt = :now, #type = :type, ' +
         '#partitions = :p, deleted = :false, #generation = #generation + :one, gs = :gs' +
-        (spec.orderGroup === undefined ? ` REMOVE orderGroup, pa, pw, ${TRY_TOKEN}` : `, orderGroup = :og REMOVE pa, pw, ${TRY_TOKEN}`),
+        (spec.orderGroup === undefined ? '' : ', orderGroup = :og') +
+        (sequenced ? ', sq = :true' : '') +
+        ` REMOVE ${spec.orderGroup === undefined ? 'orderGroup, ' : ''}${sequenced ? '' : 'sq, '}pa, pw, ${TRY_TOKEN}`,
       'deleted = :true AND updatedAt <= :deletedBy',
       {
         ':deletedBy': now - this.recreateAfterMs,
@@ -344,7 +359,7 @@ export class Catalog {
       throw new TopicRecentlyDeletedError(spec.name, Math.max(1, Math.ceil(waitMs / 1000)));
     }
     throw new ConflictError(
-      `Topic '${spec.name}' already exists with a different type or orderGroup; delete it first to change them.`,
+      `Topic '${spec.name}' already exists with a different type, orderGroup or sequenced; delete it first to change them.`,
     );
   }
 

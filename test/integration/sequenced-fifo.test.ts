@@ -60,7 +60,7 @@ describe('sequenced FIFO topics', () => {
         for (let n = 0; n < 3; n++) await p.queue.sendBatch('ledger', [0, 1].map((k) => send(`${i}:${n}:${k}`, { shardKey: 'A' })));
       }),
     );
-    const got: Array<{ body: string; sequence?: number | undefined }> = [];
+    const got: Array<{ body: string; sequence: number | null }> = [];
     for (let round = 0; round < 300 && got.length < 384; round++) {
       const batch = await receive('g', 100);
       got.push(...batch);

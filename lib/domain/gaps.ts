@@ -12,8 +12,9 @@ export const FILL_AFTER_MS = 2_000;
 export const GRANT_PUT_DEADLINE_MS = 10_000;
 /**
  * L: every put of a grant has landed or failed this long after the grant (W, plus the SDK's 3
- * attempts of at most 5 s, plus ≈ 34 s for clock skew between containers): the same "no request
- * outlives 60 s" bound as a chained stream's closing head (stream-log.ts `HEAD_MARGIN_MS`).
+ * attempts of at most 2 s to connect and 5 s idle each, with back-off: ≈ 32 s, leaving ≈ 28 s for
+ * clock skew between containers): the same "no request outlives 60 s" bound as a chained stream's
+ * closing head (stream-log.ts `HEAD_MARGIN_MS`).
  */
 export const GRANT_DEAD_AFTER_MS = 60_000;
 
@@ -22,6 +23,10 @@ export const GRANT_DEAD_AFTER_MS = 60_000;
  * usually lands within a round trip; its notice raises nothing once a later one announced more).
  */
 export const HOLE_RECHECK_MS = 250;
+/** A hole with no known bound (held up to L) is looked at this often: its writer is most likely dead. */
+export const UNBOUNDED_HOLE_RECHECK_MS = 2_000;
+/** How soon a claim held for `heldForMs` looks again. */
+export const holeRecheckMs = (heldForMs: number): number => (heldForMs <= FILL_AFTER_MS ? HOLE_RECHECK_MS : UNBOUNDED_HOLE_RECHECK_MS);
 
 /** What a reader needs of a stored item of a sequenced stream (a segment or a filler). */
 export interface GrantedItem {
@@ -58,6 +63,9 @@ export function gapState(at: number, item: GrantedItem, now: number): GapState {
   if (from >= item.seq) return { kind: 'pass' }; // an older epoch, dead; or no gap at all
   const { prev } = item;
   if (prev !== undefined && prev.seq >= from && prev.seq < item.seq) {
+    // Every number below the item was granted L ago or earlier: no put of them can land any more
+    // (segments deleted by TTL leave such gaps too): passed without a write.
+    if (now - prev.at >= GRANT_DEAD_AFTER_MS) return { kind: 'pass' };
     if (now - prev.at < FILL_AFTER_MS) return { kind: 'hold', until: prev.at + FILL_AFTER_MS };
     return { kind: 'fill', from: prev.seq, count: item.seq - prev.seq, grantedAt: prev.at };
   }

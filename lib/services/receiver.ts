@@ -4,7 +4,7 @@
  */
 import { jsonBytes, type AnswerBudget } from '../domain/answer-budget.js';
 import { planClaims, type ClaimMode, type Delivery, type Verdict } from '../domain/claims.js';
-import { HOLE_RECHECK_MS } from '../domain/gaps.js';
+import { holeRecheckMs } from '../domain/gaps.js';
 import { cursorExpired, expiredLeases, leasesInOrder, completionEpoch, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
 import { planSpill } from '../domain/history.js';
 import type { MessageIdCodec } from '../domain/message-ids.js';
@@ -555,7 +555,8 @@ export class Receiver {
     // shard's first one (it was on another notice stream, read later). Binary search the rest (bounded).
     const first = await this.stores.log.first(stream);
     if (!first || first.seq >= start) return start;
-    return (await firstAtOrAfter(this.stores.log, stream, first.seq, start, since + 1)).next;
+    const { next } = await firstAtOrAfter(this.stores.log, stream, first.seq, start, since + 1);
+    return (await this.stores.log.liveGapBelow(stream, next)) ?? next;
   }
 
   /**
@@ -734,7 +735,7 @@ export class Receiver {
       if (!reused) lastRead = { start: read.segmentStart, segments, truncated, heldUntil: fresh.heldUntil };
       // A sequenced shard's read stopped below a hole its writer may still fill: the shard is looked
       // at again when the hole is filled, or sooner (its late segment raises no notice that helps).
-      const heldUntil = fresh.heldUntil === undefined ? undefined : Math.min(fresh.heldUntil, now + HOLE_RECHECK_MS);
+      const heldUntil = fresh.heldUntil === undefined ? undefined : Math.min(fresh.heldUntil, now + holeRecheckMs(fresh.heldUntil - now));
       // Room in the answer is taken before the lease is written, and given back if the write loses
       // (or when the claim is planned again for fewer messages).
       let taken = 0;

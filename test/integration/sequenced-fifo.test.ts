@@ -8,6 +8,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Contention } from '../../lib/adapters/dynamodb/append-contention.js';
 import { Sequencer } from '../../lib/adapters/dynamodb/sequencer.js';
+import { Seeker } from '../../lib/services/seeker.js';
 import { realStopwatch } from '../../lib/ports/stopwatch.js';
 import { FILL_AFTER_MS, HOLE_RECHECK_MS } from '../../lib/domain/gaps.js';
 import type { DeliveryMode } from '../../lib/domain/model.js';
@@ -130,5 +131,65 @@ describe('sequenced FIFO topics', () => {
     await lateSend;
     h.clock.advance(HOLE_RECHECK_MS);
     expect(bodies(await receive('g'))).toEqual(['c0', 'c1']);
+  });
+
+  describe('positions placed while a put is in flight (a review found them lost)', () => {
+    /** Receives a few times, the fake clock moving F each time, and answers the bodies. */
+    const drain = async () => {
+      const got: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        got.push(...bodies(await receive('g')));
+        h.clock.advance(FILL_AFTER_MS);
+      }
+      return got;
+    };
+    /** A send whose segment put waits for `release` (its grant taken), and a faster one landing above it. */
+    const slowThenFast = async (shardKey: string, slowBody: string, fastBody?: string) => {
+      const slow = slowFirstPut(h.doc);
+      const late = harness(slow.doc, h.table, { clock: h.clock });
+      const sent = late.queue.send('ledger', send(slowBody, { shardKey }));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      if (fastBody !== undefined) await h.queue.send('ledger', send(fastBody, { shardKey }));
+      return async () => {
+        slow.release();
+        await sent;
+      };
+    };
+
+    it("an earliest subscription's new shard cursor: the epoch's first put still in flight", async () => {
+      await ledger();
+      await h.admin.putGroup('g', build.group([{ topic: 'ledger', tags: undefined, startFrom: 'earliest' }], { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 30 }));
+      const land = await slowThenFast('C', 'c0', 'c1');
+      const got = bodies(await receive('g'));
+      await land();
+      got.push(...(await drain()));
+      expect(got).toEqual(['c0', 'c1']);
+    });
+
+    it("seek earliest: the epoch's first put still in flight", async () => {
+      await ledger();
+      await group('g', 'concurrent');
+      const land = await slowThenFast('C', 'c0', 'c1');
+      expect(await receive('g')).toEqual([]);
+      await new Seeker(h.stores, h.clock).seek('g', 'earliest', undefined);
+      await land();
+      h.clock.advance(HOLE_RECHECK_MS);
+      expect(await drain()).toEqual(['c0', 'c1']);
+    });
+
+    it('seek to a time: a put in flight above every landed message', async () => {
+      await ledger();
+      await group('g', 'concurrent');
+      h.clock.advance(1);
+      await h.queue.send('ledger', send('a0', { shardKey: 'A' }));
+      const [a0] = await receive('g');
+      await h.queue.commit('g', [a0!.receiptHandle]);
+      h.clock.advance(10_000);
+      const at = h.clock.now() - 1000;
+      const land = await slowThenFast('A', 'a1');
+      await new Seeker(h.stores, h.clock).seek('g', at, undefined);
+      await land();
+      expect(await drain()).toEqual(['a1']);
+    });
   });
 });

@@ -40,6 +40,11 @@ describe('gapState', () => {
     expect(gapState(104, filler, T - 3_000 + GRANT_DEAD_AFTER_MS)).toEqual({ kind: 'pass' });
   });
 
+  it('passes a bounded gap whose grant is L old without a filler (its put can no longer land; TTL deletions look so)', async () => {
+    expect(gapState(110, segment(T - GRANT_DEAD_AFTER_MS), T)).toEqual({ kind: 'pass' });
+    expect(gapState(110, segment(T - GRANT_DEAD_AFTER_MS + 1), T)).toMatchObject({ kind: 'fill' });
+  });
+
   it('holds a gap below a bound that does not reach it (not expected) until L after the item’s grant', () => {
     // The grant below started under the reader: no exact range to fill.
     expect(gapState(115, segment(T - 5_000), T)).toEqual({ kind: 'hold', until: T + GRANT_DEAD_AFTER_MS });

@@ -15,6 +15,7 @@ import { gapState, type GrantedItem } from '../../domain/gaps.js';
 import { Limits } from '../../domain/model.js';
 import { call, conditionFailureImage } from './call.js';
 import { isConditionalFailure } from './errors.js';
+import { ThrottledError } from '../../domain/errors.js';
 import { SENTINEL_SK, segmentSk, streamPk } from './keys.js';
 import type { Head } from './stream-log.js';
 
@@ -89,7 +90,7 @@ export class Sequencer {
     for (let attempt = 0; ; attempt++) {
       let old: Record<string, unknown> | undefined;
       try {
-        const { Attributes } = await this.doc.send(
+        const { Attributes } = await call(() => this.doc.send(
           new UpdateCommand({
             TableName: this.table,
             Key: key,
@@ -101,7 +102,7 @@ export class Sequencer {
             ReturnValues: 'ALL_OLD',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
-        );
+        ));
         const start = Number(Attributes?.nx);
         return {
           start,
@@ -119,7 +120,7 @@ export class Sequencer {
       // No live counter: open an epoch, conditional on the counter as the failed update saw it.
       const base = Math.max(now * 1000, Number(old?.nx ?? 0), Number(old?.eb ?? 0) + 1);
       try {
-        await this.doc.send(
+        await call(() => this.doc.send(
           new UpdateCommand({
             TableName: this.table,
             Key: key,
@@ -134,11 +135,12 @@ export class Sequencer {
               ...(old?.ttl === undefined ? {} : { ':oldTtl': old.ttl }),
             },
           }),
-        );
+        ));
         return { start: base, count, at: now, prev: undefined, epoch: base, opened: true };
       } catch (error) {
         // Another writer opened it first (or it changed meanwhile): grant again, from it.
-        if (!isConditionalFailure(error) || attempt >= 3) throw error;
+        if (!isConditionalFailure(error)) throw error;
+        if (attempt >= 3) throw new ThrottledError('The message store is busy; retry the request.');
       }
     }
   }
@@ -152,6 +154,21 @@ export class Sequencer {
       this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: streamPk(stream), sk: SENTINEL_SK }, ConsistentRead: true, ProjectionExpression: 'nx' })),
     );
     return Item?.nx === undefined ? { kind: 'none' } : { kind: 'sentinel', base: Number(Item.nx) - 1 };
+  }
+
+  /**
+   * The counter as the item a reader would meet at `nx` (the next number granted): its last grant is
+   * the one just below it. Undefined when the stream has none. One consistent read.
+   */
+  async counter(stream: string): Promise<GrantedItem | undefined> {
+    const { Item } = await call(() =>
+      this.doc.send(
+        new GetCommand({ TableName: this.table, Key: { pk: streamPk(stream), sk: SENTINEL_SK }, ConsistentRead: true, ProjectionExpression: 'nx, lg, lt, ef' }),
+      ),
+    );
+    if (Item?.nx === undefined) return undefined;
+    const at = Number(Item.lt);
+    return { seq: Number(Item.nx), grantedAt: at, prev: { seq: Number(Item.lg), at }, epoch: Number(Item.ef) };
   }
 
   /**

@@ -504,17 +504,24 @@ export class StreamLog {
     const now = this.clock.now();
     // A sequenced stream's write takes its numbers from the counter (it cannot lose a race); the
     // others read their head (or use the one known).
-    const [heads, grants] = await Promise.all([
-      Promise.all(writes.map((w, i) => (isSequencedStream(w.stream) ? undefined : (known[i] ?? this.head(w.stream))))),
-      Promise.all(writes.map((w) => (isSequencedStream(w.stream) ? this.sequencer.grant(w.stream, grantCount(w), now) : undefined))),
+    const [heads, granted] = await Promise.all([
+      Promise.allSettled(writes.map(async (w, i) => (isSequencedStream(w.stream) ? undefined : (known[i] ?? this.head(w.stream))))),
+      Promise.allSettled(writes.map(async (w) => (isSequencedStream(w.stream) ? this.sequencer.grant(w.stream, grantCount(w), now) : undefined))),
     ]);
+    const grants = granted.map((g) => (g.status === 'fulfilled' ? g.value : undefined));
+    const failed = [...heads, ...granted].find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      // Ranges granted for a write that cannot go out are given up at once.
+      await this.fillGranted(writes, grants, () => true);
+      throw failed.reason;
+    }
+    const outcome = { filled: false };
     try {
-      return await this.tryAppendAt(writes, extras, heads, grants, mayWake, learn, now, beforeWrite);
+      return await this.tryAppendAt(writes, extras, heads.map((h) => (h.status === 'fulfilled' ? h.value : undefined)), grants, mayWake, learn, now, outcome, beforeWrite);
     } catch (error) {
       // Nothing landed (or the answer was lost: then the fill fails on the segment, harmlessly):
       // the granted ranges are filled at once, so that no reader waits for them.
-      // (A transaction's failed extra filled them already.)
-      if (!(error instanceof ItemConditionFailedError)) await this.fillGranted(writes, grants, () => true);
+      if (!outcome.filled) await this.fillGranted(writes, grants, () => true);
       throw error;
     }
   }
@@ -538,6 +545,8 @@ export class StreamLog {
     mayWake: boolean,
     learn: boolean,
     now: number,
+    /** Set when this try gave its granted ranges up itself (filled them). */
+    outcome: { filled: boolean },
     beforeWrite?: (firstSeqs: number[]) => Promise<void>,
   ): Promise<{ seqs: number[] } | { learned: Array<Head | undefined> } | { filled: true }> {
     // A FIFO shard's head near its `ttl` is closed, not continued: the epoch opens over the sentinel.
@@ -672,6 +681,7 @@ export class StreamLog {
           // The transaction wrote nothing: granted ranges whose put was not the failing one are filled
           // now (those that failed met a filler already).
           await this.fillGranted(writes, grants, (i) => reasons[segmentAt[i] ?? -1] !== 'ConditionalCheckFailed');
+          outcome.filled = true;
           const extra = failedItem(error, batch, offset);
           if (extra) throw extra;
           const chainedLost = segmentAt.some((at, i) => !grants[i] && reasons[at] === 'ConditionalCheckFailed');
@@ -829,7 +839,8 @@ export class StreamLog {
   /**
    * A sequenced stream: the bottom of a hole directly below `seq` that a writer may still fill
    * (gaps.ts: held or to fill), so that a position placed at `seq` (a new shard cursor, a seek)
-   * is lowered to it; undefined when nothing below `seq` can still be written. Two Queries.
+   * is lowered to it; undefined when nothing below `seq` can still be written. Two Queries (and the
+   * counter, when nothing is stored at or above `seq`).
    */
   async liveGapBelow(stream: string, seq: number): Promise<number | undefined> {
     if (!isSequencedStream(stream)) return undefined;
@@ -853,17 +864,27 @@ export class StreamLog {
     ]);
     const lower = below.Items?.[0];
     const upper = above.Items?.[0];
-    const granted = upper ? grantedOf(upper) : undefined;
+    // Nothing stored at or above `seq`: the counter stands for the next item (its last grant is the
+    // one below it), so a put in flight above everything stored is a hole too (a third read).
+    const granted = upper ? grantedOf(upper) : await this.sequencer.counter(stream);
     if (!granted) return undefined;
     const bottom = Math.max(lower ? Number(lower.sk) + Number(lower.n) : 0, granted.epoch);
     if (bottom >= granted.seq) return undefined;
     return gapState(bottom, granted, this.clock.now()).kind === 'pass' ? undefined : bottom;
   }
 
-  /** The oldest segment still stored (for counts and ages). */
+  /**
+   * The oldest segment still stored (for counts, ages and where `earliest` starts). On a sequenced
+   * stream, as stored (not settled: a hole below it is no reason to answer nothing), and a live hole
+   * just below it lowers it: the answer is then a segment of no records from the hole's bottom.
+   */
   async first(stream: string): Promise<Segment | undefined> {
-    const [segment] = await this.read(stream, 0, 1);
-    return segment;
+    const { items } = await this.query(stream, 0, 1, {});
+    const item = items[0];
+    if (!item) return undefined;
+    const segment = this.toSegment(stream, item);
+    const bottom = await this.liveGapBelow(stream, segment.seq);
+    return bottom === undefined ? segment : { stream, seq: bottom, count: segment.seq + segment.count - bottom, records: [] };
   }
 
   /** Fetches segments by (stream, first seq); missing ones (expired) are left out. */

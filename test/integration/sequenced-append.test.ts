@@ -5,7 +5,8 @@
  * numbers. On DynamoDB Local, with a fake clock for every time bound.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ThrottledError } from '../../lib/domain/errors.js';
 import { StreamLog } from '../../lib/adapters/dynamodb/stream-log.js';
 import { Sequencer } from '../../lib/adapters/dynamodb/sequencer.js';
 import { SENTINEL_SK, streamPk } from '../../lib/adapters/dynamodb/keys.js';
@@ -169,6 +170,41 @@ describe('sequenced streams', () => {
       [base.seq, false],
       [base.seq + 1, true],
       [after.seq, false],
+    ]);
+  });
+
+  /** A log whose segment puts on sequenced streams each meet a filler first (a reader gave the range up): `times` of them. */
+  const fillingBefore = (times: number) => {
+    let left = times;
+    const send = doc.send.bind(doc) as (command: unknown) => Promise<unknown>;
+    const wrapped = Object.create(doc) as DynamoDBDocumentClient;
+    wrapped.send = (async (command: unknown) => {
+      const item = command instanceof PutCommand ? command.input.Item : undefined;
+      if (left > 0 && typeof item?.pk === 'string' && item.pk.includes('/q:') && item.ga !== undefined && item.hf === undefined) {
+        left--;
+        await sequencer.fill(String(item.pk).slice(2), Number(item.sk), Number(item.n), Number(item.ga), Number(item.ef), undefined);
+      }
+      return send(command);
+    }) as DynamoDBDocumentClient['send'];
+    return new StreamLog(wrapped, table, clock);
+  };
+
+  it('a put that meets a filler takes new numbers (no race lost), up to 3 times, then answers 429', async () => {
+    const stream = 't:a/q:filled';
+    const base = await append(log, stream, ['f0']);
+    const landed = await append(fillingBefore(1), stream, ['f1']);
+    expect(landed.seq).toBe(base.seq + 2);
+    await expect(append(fillingBefore(4), stream, ['f2'])).rejects.toBeInstanceOf(ThrottledError);
+    const { segments, heldUntil } = await log.readSegments(stream, base.seq, 20);
+    expect(heldUntil).toBeUndefined();
+    expect(segments.map((s) => [s.seq - base.seq, s.granted?.filler])).toEqual([
+      [0, false],
+      [1, true],
+      [2, false],
+      [3, true],
+      [4, true],
+      [5, true],
+      [6, true],
     ]);
   });
 

@@ -133,6 +133,27 @@ describe('sequenced FIFO topics', () => {
     expect(bodies(await receive('g'))).toEqual(['c0', 'c1']);
   });
 
+  it('every writer of a shard takes grants: scheduled releases and commit outputs land in order with sends', async () => {
+    await ledger();
+    await h.admin.putTopic('in', build.topic());
+    await group('g', 'concurrent');
+    await h.admin.putGroup('worker', build.group(['in'], { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 30 }));
+    h.clock.advance(1);
+    await h.queue.send('ledger', send('s1', { shardKey: 'D' }));
+    await h.queue.send('ledger', send('later', { shardKey: 'D', delaySeconds: 5 }));
+    await h.queue.send('in', send('job'));
+    const [job] = await h.queue.receive('worker', { maxMessages: 1, waitSeconds: 0 });
+    await h.queue.commit('worker', [{ receiptHandle: job!.receiptHandle, publish: [{ topic: 'ledger', ...send('output', { shardKey: 'D' }) }] }]);
+    h.clock.advance(5_000);
+    await h.fire();
+    await h.queue.send('ledger', send('s2', { shardKey: 'D' }));
+    const got: Array<{ body: string; sequence: number | null }> = [];
+    for (let i = 0; i < 5 && got.length < 4; i++) got.push(...(await receive('g')));
+    expect(bodies(got)).toEqual(['s1', 'output', 'later', 's2']);
+    const seqs = got.map((m) => m.sequence ?? 0);
+    expect([...seqs].sort((x, y) => x - y)).toEqual(seqs);
+  });
+
   describe('positions placed while a put is in flight (a review found them lost)', () => {
     /** Receives a few times, the fake clock moving F each time, and answers the bodies. */
     const drain = async () => {

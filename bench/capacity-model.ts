@@ -21,6 +21,14 @@
  * enter the first two bounds through the units the losers consume, and the third through the
  * head reads they force.
  *
+ * A sequenced FIFO shard (`S#<namespace>/q:<key>`, docs/design.md "A sequencer for hot FIFO
+ * shards") has no append chain: a writer takes its numbers with one atomic update of the counter on
+ * the stream's sentinel (`sk = '#'`, it cannot lose a race) and puts its segment at them, so no
+ * winner waits for another's read-then-put. Its bound is the per-partition limits alone: write units
+ * on `S#<stream>` with the counter updates (grants) counted there — they share the partition key —
+ * and read units. Its lost races are segment puts that met a filler (a hole filled under a slow
+ * writer): ≈ 0.
+ *
  * A standard topic's sends choose their partition (sticky, least-contended appends,
  * lib/services/partition-picker.ts): a send that lost a race on a busy partition moves to another
  * one, so the shares are not fixed, and the topic saturates only when every partition its senders
@@ -44,13 +52,24 @@ export interface KeyLoad {
   lostRaces: number;
   /** Strongly consistent head reads (Query, descending, Limit 1). */
   headReads: number;
-  /** Write units on the key by the size rules, failed conditional writes included. */
+  /** Write units on the key by the size rules, failed conditional writes included (a sequenced key: its counter updates too). */
   wcu: number;
   /** Read units on the key. */
   rcu: number;
+  /** A sequenced key's counter updates (grants), one per segment write (their units are in `wcu`). */
+  grants?: number;
+  /** A sequenced key's filler puts that landed (their units are in `wcu`; not appends). */
+  fillers?: number;
 }
 
-export type Bound = 'write units' | 'read units' | 'append chain';
+/** A sequenced FIFO topic's shard stream key (`S#<namespace>/q:<key>`): numbered by a counter, no append chain. */
+export const isSequencedKey = (key: string): boolean => /^S#[^/]+\/q:/.test(key);
+
+export type Bound = 'write units' | 'read units' | 'append chain' | 'write units on a sequenced shard' | 'read units on a sequenced shard';
+
+/** The name of a key's bound in a ceiling: on a sequenced key, the units say so (it has no chain). */
+const boundOf = (key: string, bound: Bound): Bound =>
+  !isSequencedKey(key) ? bound : bound === 'write units' ? 'write units on a sequenced shard' : bound === 'read units' ? 'read units on a sequenced shard' : bound;
 
 export interface Ceiling {
   msgPerSecond: number;
@@ -59,8 +78,11 @@ export interface Ceiling {
   key: string;
 }
 
-/** The three bounds of one key, in messages per second of the whole topic. */
-export function keyBounds(load: KeyLoad, messages: number, callMs: number): Record<Bound, number> {
+/**
+ * The three bounds of one key, in messages per second of the whole topic. A sequenced key's
+ * `append chain` is Infinity: its appends are not a chain (the counter grants at once).
+ */
+export function keyBounds(load: KeyLoad, messages: number, callMs: number): Record<'write units' | 'read units' | 'append chain', number> {
   if (messages <= 0) throw new Error('keyBounds needs the number of messages the row sent');
   if (!(callMs > 0)) throw new Error('keyBounds needs a positive call time');
   const attempts = load.appends + load.lostRaces;
@@ -71,7 +93,7 @@ export function keyBounds(load: KeyLoad, messages: number, callMs: number): Reco
   return {
     'write units': bound(PARTITION_WCU_PER_SECOND, perMessage(load.wcu)),
     'read units': bound(PARTITION_RCU_PER_SECOND, perMessage(load.rcu)),
-    'append chain': bound(1000 / (chainCalls * callMs), perMessage(load.appends)),
+    'append chain': isSequencedKey(load.key) ? Number.POSITIVE_INFINITY : bound(1000 / (chainCalls * callMs), perMessage(load.appends)),
   };
 }
 
@@ -81,7 +103,7 @@ export function awsCeiling(keys: KeyLoad[], messages: number, callMs: number): C
   let best: Ceiling | undefined;
   for (const load of keys) {
     for (const [limitedBy, msgPerSecond] of Object.entries(keyBounds(load, messages, callMs)) as Array<[Bound, number]>) {
-      if (Number.isFinite(msgPerSecond) && (best === undefined || msgPerSecond < best.msgPerSecond)) best = { msgPerSecond, limitedBy, key: load.key };
+      if (Number.isFinite(msgPerSecond) && (best === undefined || msgPerSecond < best.msgPerSecond)) best = { msgPerSecond, limitedBy: boundOf(load.key, limitedBy), key: load.key };
     }
   }
   return best;
@@ -104,7 +126,7 @@ export function spreadCeiling(keys: KeyLoad[], messages: number, callMs: number)
   for (const load of used) {
     const [limitedBy, bound] = (Object.entries(keyBounds(load, messages, callMs)) as Array<[Bound, number]>).reduce((a, b) => (b[1] < a[1] ? b : a));
     msgPerSecond += bound * (load.appends / appends);
-    limiting.set(limitedBy, (limiting.get(limitedBy) ?? 0) + 1);
+    limiting.set(boundOf(load.key, limitedBy), (limiting.get(boundOf(load.key, limitedBy)) ?? 0) + 1);
   }
   const limitedBy = [...limiting].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
   return { msgPerSecond, limitedBy, key: `${used.length} keys summed`, keys: used.length };
@@ -128,7 +150,10 @@ export function fifoCeiling(keys: KeyLoad[], messages: number, callMs: number): 
   return { ...shards, keys: notices.keys };
 }
 
-/** Lost races per successful append, over all keys of a row (0 when nothing was appended). */
+/**
+ * Lost races per successful append, over all keys of a row (0 when nothing was appended): failed
+ * conditional segment (and sentinel) puts; on a sequenced key only segment puts that met a filler.
+ */
 export function lostRacesPerAppend(keys: KeyLoad[]): number {
   const appends = keys.reduce((n, k) => n + k.appends, 0);
   return appends > 0 ? keys.reduce((n, k) => n + k.lostRaces, 0) / appends : 0;

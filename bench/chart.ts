@@ -12,7 +12,7 @@ const P50: Rgb = [25, 90, 160];
 const P95: Rgb = [90, 150, 215];
 const P99: Rgb = [175, 205, 240];
 const TARGET: Rgb = [219, 68, 55];
-const SCALE_COLOURS: Record<string, Rgb> = { standard: [66, 133, 244], 'standard-p16': [103, 58, 183], 'standard-p64': [219, 68, 55], 'fifo-many': [15, 157, 88], 'fifo-many-p256': [0, 172, 193], 'fifo-hot': [230, 145, 0] };
+const SCALE_COLOURS: Record<string, Rgb> = { standard: [66, 133, 244], 'standard-p16': [103, 58, 183], 'standard-p64': [219, 68, 55], 'fifo-many': [15, 157, 88], 'fifo-many-p256': [0, 172, 193], 'fifo-hot': [230, 145, 0], 'fifo-hot-seq': [121, 85, 72] };
 /** Issue 19's target for one topic, unbatched (messages/s on AWS). */
 const SCALE_TARGET = 10_000;
 

@@ -72,8 +72,15 @@ export interface StreamKeyCounter {
   headReads: number;
   /** Write units of the key's items by the size rules (×2 in transactions), failed conditional writes included. */
   wcu: number;
-  /** Read units DynamoDB Local reported for queries of the key (the minimum charge when it reported 0). */
+  /** Read units DynamoDB Local reported for queries and gets of the key (the minimum charge when it reported 0). */
   rcu: number;
+  /**
+   * A sequenced stream's counter updates on its sentinel (`sk = '#'`, lib/adapters/dynamodb/sequencer.ts
+   * `grant`) that succeeded: one per segment write. Their units are in `wcu` (the same partition key).
+   */
+  grants: number;
+  /** Filler puts (`hf: 1`, a sequenced stream's hole filled) that landed: in `wcu`, not in `appends`. */
+  fillers: number;
 }
 
 /**
@@ -140,7 +147,7 @@ const emptyCall = (): CallCounter => ({
   bytesPut: 0,
   ms: 0,
 });
-const emptyStreamKey = (): StreamKeyCounter => ({ appends: 0, lostRaces: 0, headReads: 0, wcu: 0, rcu: 0 });
+export const emptyStreamKey = (): StreamKeyCounter => ({ appends: 0, lostRaces: 0, headReads: 0, wcu: 0, rcu: 0, grants: 0, fillers: 0 });
 export const emptyKey = (): KeyCounter => ({ wcu: 0, rcu: 0, writes: 0, failedWrites: 0, reads: 0, consistentReads: 0, claims: 0, lostClaims: 0, raises: 0 });
 const emptyHttp = (): HttpCounter => ({ requests: 0, ms: 0, billedMs: 0, bytesIn: 0, apiUnits: 0, status: {} });
 
@@ -250,7 +257,7 @@ export class Meter {
             counter.rruMinModel += args.input.ConsistentRead === true ? 1 : 0.5;
           }
           counter.itemsRead += readItems(command, output);
-          this.countStreamKeys(at, command, args.input, { ok: true, rcu: reported });
+          this.countStreamKeys(at, command, args.input, { ok: true, rcu: reported, wcu: writeTable });
           // A cursor update whose index key depends on the cursor (a wide FIFO topic's bucket, `rk`): the item after it, read uncounted.
           const written = command === 'UpdateItemCommand' && reportedGsi > 0 ? indexWrites(args.input) : undefined;
           const itemKey = args.input.Key as Record<string, unknown> | undefined;
@@ -377,13 +384,17 @@ export class Meter {
    * Counts what a call did on stream partition keys: segments appended, lost append races (a failed
    * condition on a segment or sentinel put: another writer got the sequence number first), head
    * reads, and the units of each. Only real answers are counted: a race is lost when DynamoDB
-   * Local said ConditionalCheckFailed for that item.
+   * Local said ConditionalCheckFailed for that item. A sequenced stream's counter updates (UpdateItem
+   * on its sentinel) count their units on the key and as grants, never as races (a grant cannot lose
+   * one; a failed one found no live counter); its filler puts count their units and as fillers, not
+   * as appends, and a filler put that met the segment is no lost race (a segment put that met a
+   * filler is one).
    */
   private countStreamKeys(
     at: Attribution | undefined,
     command: string,
     input: Record<string, unknown>,
-    outcome: { ok: true; rcu: number } | { ok: false; failed: Set<number> },
+    outcome: { ok: true; rcu: number; wcu?: number } | { ok: false; failed: Set<number> },
   ): void {
     const tag = at?.tag ?? 'background';
     const key = (pk: string) => {
@@ -399,6 +410,22 @@ export class Meter {
       c.rcu += outcome.rcu > 0 ? outcome.rcu : input.ConsistentRead === true ? 1 : 0.5;
       return;
     }
+    if (command === 'GetItemCommand' && outcome.ok) {
+      const pk = stringValue((input.Key as Record<string, unknown> | undefined)?.pk);
+      if (!pk?.startsWith('S#')) return;
+      key(pk).rcu += outcome.rcu > 0 ? outcome.rcu : input.ConsistentRead === true ? 1 : 0.5;
+      return;
+    }
+    if (command === 'UpdateItemCommand') {
+      const k = input.Key as Record<string, unknown> | undefined;
+      const pk = stringValue(k?.pk);
+      if (!pk?.startsWith('S#')) return;
+      const c = key(pk);
+      // What DynamoDB Local reported for the table (the sentinel is small: 1 WRU), the 1 WRU minimum when it said nothing; a failed one 1 WRU.
+      c.wcu += outcome.ok && (outcome.wcu ?? 0) > 0 ? (outcome.wcu ?? 0) : 1;
+      if (outcome.ok && stringValue(k?.sk) === '#') c.grants++;
+      return;
+    }
     const puts: Array<Record<string, unknown> | undefined> =
       command === 'PutItemCommand'
         ? [input.Item as Record<string, unknown> | undefined]
@@ -412,9 +439,11 @@ export class Meter {
       if (!target || !item) return;
       const c = key(target.pk);
       c.wcu += factor * wruOf(itemBytes(asAttributes(item)));
+      const filler = item.hf === 1 || (item.hf as { N?: string } | undefined)?.N === '1';
       if (outcome.ok) {
-        if (target.segment) c.appends++;
-      } else if (outcome.failed.has(i) && !lost.has(target.pk)) {
+        if (filler) c.fillers++;
+        else if (target.segment) c.appends++;
+      } else if (!filler && outcome.failed.has(i) && !lost.has(target.pk)) {
         lost.add(target.pk);
         c.lostRaces++;
       }

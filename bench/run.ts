@@ -291,9 +291,9 @@ async function main() {
       PROFILE.scale,
       (row) =>
         log(
-          `scale ${row.id.padEnd(24)} ${row.lostRacesPerAppend.toFixed(2)} lost races/append  ${row.requestsPerMessage.toFixed(2)} req/msg  ` +
+          `scale ${row.id.padEnd(24)} ${row.lostRacesPerAppend.toFixed(2)} lost races/append  ${row.requestsPerMessage.toFixed(2)} req/msg  ${(row.wcuPerMessage ?? 0).toFixed(2)} WCU/msg  ` +
             `AWS ceiling ${fmt(row.awsCeilingMsgPerSecond)} msg/s (${row.model}: ${row.limitedBy} on ${row.hottestKey}; hottest key alone ${fmt(row.hottestKeyCeilingMsgPerSecond)})  ` +
-            `${row.keysUsed} keys, local ${fmt(row.localMsgPerSecond)} msg/s, ${row.throttled} × 429, ${fmt(row.msPerCall, 1)} ms per call, load average ${loadavg()[0]?.toFixed(2)}`,
+            `${row.keysUsed} keys, local ${fmt(row.localMsgPerSecond)} msg/s, ${row.throttled} × 429${row.grants ? `, ${row.grants} grants, ${row.fillers ?? 0} fillers` : ''}${Object.keys(row.errors).length ? `, errors ${JSON.stringify(row.errors)}` : ''}, ${fmt(row.msPerCall, 1)} ms per call, load average ${loadavg()[0]?.toFixed(2)}`,
         ),
       only,
     );
@@ -442,6 +442,8 @@ async function main() {
       { id: `fifo-${m}-1`, label: `ordered (FIFO, ${m}), unbatched`, topicType: 'fifo', mode: m, batch: 1 },
       { id: `fifo-${m}-10`, label: `ordered (FIFO, ${m}), batches of 10 over 10 shards`, topicType: 'fifo', mode: m, batch: 10 },
     ]),
+    { id: 'fifo-serialized-1-seq', label: 'ordered (FIFO, serialized), unbatched, sequenced topic (shard numbers from a counter)', topicType: 'fifo', mode: 'serialized', batch: 1, sequenced: true },
+    { id: 'fifo-concurrent-10-seq', label: 'ordered (FIFO, concurrent), batches of 10 over 10 shards, sequenced topic', topicType: 'fifo', mode: 'concurrent', batch: 10, sequenced: true },
     { id: 'fifo-concurrent-10-one-shard', label: 'ordered (FIFO, concurrent), batches of 10 of one shard', topicType: 'fifo', mode: 'concurrent', batch: 10, shardKeys: 'per-batch' },
     { id: 'fifo-serialized-1-carry-one-shard', label: 'ordered (FIFO, serialized), unbatched, one shard, commit carried by the next receive', topicType: 'fifo', mode: 'serialized', batch: 1, variant: 'carry', shardKeys: 'one' },
     { id: 'fifo-concurrent-1-new-shard', label: 'ordered (FIFO, concurrent), unbatched, a new shard key per message', topicType: 'fifo', mode: 'concurrent', batch: 1, shardKeys: 'fresh' },
@@ -461,7 +463,7 @@ async function main() {
     const topic = `cost-${type.id}`;
     const group = `${topic}-g`;
     try {
-      await api.put(`/v1/topics/${topic}`, { type: type.topicType, ...(type.partitions === undefined ? {} : { partitions: type.partitions }) });
+      await api.put(`/v1/topics/${topic}`, { type: type.topicType, ...(type.partitions === undefined ? {} : { partitions: type.partitions }), ...(type.sequenced ? { sequenced: true } : {}) });
       await api.put(`/v1/groups/${group}`, {
         subscriptions: [{ topic }],
         ...(type.topicType === 'fifo' ? { deliveryMode: type.mode } : {}),

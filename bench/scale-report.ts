@@ -13,14 +13,16 @@ export function scaleSection(rows: ScaleRow[], roundTrip: { minMs: number; maxMs
   out.push(
     `Producers send back to back (no consumers) to one topic per type and batch size, with ${f(roundTrip.minMs)}–${f(roundTrip.maxMs)} ms added to every DynamoDB call ` +
       '(half before it is sent, half after the answer), so that appends race on a stream head as on AWS. *standard*: 4 partitions (*-p16*, *-p64*, *-p256*: 16, 64, 256); ' +
-      '*fifo-many*: each message on a random one of many opened shard keys, 4 notice streams (the default); *fifo-many-p256*: the same with 256 notice streams (`partitions: 256`), over more shard keys for longer (profile `wideFifo`: the share of the busiest notice stream needs many messages per stream); *fifo-hot*: every message on one shard key. ' +
-      'Lost races are real `ConditionalCheckFailed` answers on a segment or sentinel put, per successful append (notice appends included).',
+      '*fifo-many*: each message on a random one of many opened shard keys, 4 notice streams (the default); *fifo-many-p256*: the same with 256 notice streams (`partitions: 256`), over more shard keys for longer (profile `wideFifo`: the share of the busiest notice stream needs many messages per stream); *fifo-hot*: every message on one shard key; *fifo-hot-seq*: the same on a sequenced FIFO topic (`sequenced: true`: the shard stream `…/q:hot` takes its numbers from a counter on its sentinel, one update per segment write, no head read). ' +
+      'Lost races are real `ConditionalCheckFailed` answers on a segment or sentinel put, per successful append (notice appends included; on a sequenced shard only segment puts that met a filler). ' +
+      '*fillers*: filler puts that landed on sequenced shards (granted numbers never written, filled by the writer or a reader); *WCU / message*: every write unit of the row, failed conditional writes modelled.',
   );
   out.push('');
   out.push(
     `Per stream partition key k the row wrote, its bounds are ${f(PARTITION_WCU_PER_SECOND)} WCU/s ÷ (write units on k per message, failed attempts included), ` +
       `${f(PARTITION_RCU_PER_SECOND)} RCU/s ÷ (read units on k per message) and (1,000 ms ÷ (chain calls × ${f(callMs, 1)} ms)) ÷ (appends on k per message), ` +
       'where chain calls = 1 put + the share of attempts that read the head first (the appends to one key are a chain: each winner reads, then puts). ' +
+      'A sequenced shard key (`/q:`) has no chain (a grant is one atomic update, not read-then-put): its bounds are the write units on it, its counter updates (sort key `#`, same partition key) included, and the read units (*write units on a sequenced shard*). ' +
       'Standard rows (a send that lost a race moves to another partition, so shares follow capacity): AWS ceiling = the sum over the keys the row used of each ' +
       'key\'s smallest bound at the share it would carry alone (*sum over partitions used*; the hottest-key figure is shown next to it). ' +
       'FIFO rows: the shard key chooses the shard stream, the sender the notice stream (a send\'s notices go to the one its container picked, moved after a lost race, ' +
@@ -28,14 +30,14 @@ export function scaleSection(rows: ScaleRow[], roundTrip: { minMs: number; maxMs
       `The AWS call time is assumed equal to the injected mean (${f(callMs, 1)} ms). *local msg/s* is what this machine did, not an AWS figure.`,
   );
   out.push('');
-  const head = ['row', 'producers', 'lost races / append', 'requests / message', 'AWS ceiling msg/s', 'model', 'limited by', 'on key', 'keys used', 'hottest key alone msg/s', 'messages', 'local msg/s', '429', 'ms / call'];
+  const head = ['row', 'producers', 'lost races / append', 'requests / message', 'WCU / message', 'AWS ceiling msg/s', 'model', 'limited by', 'on key', 'keys used', 'hottest key alone msg/s', 'messages', 'fillers', 'local msg/s', '429', 'ms / call'];
   out.push(`| ${head.join(' | ')} |`);
   out.push(`|---|${head.slice(1).map((h) => (h === 'limited by' || h === 'on key' || h === 'model' ? '---' : '---:')).join('|')}|`);
   for (const r of rows) {
     out.push(
-      `| ${r.id} | ${r.producers} | ${f(r.lostRacesPerAppend, 2)} | ${f(r.requestsPerMessage, 2)} | ${f(r.awsCeilingMsgPerSecond)} | ${r.model ?? 'hottest key'} | ${r.limitedBy} | \`${r.hottestKey}\` | ` +
+      `| ${r.id} | ${r.producers} | ${f(r.lostRacesPerAppend, 2)} | ${f(r.requestsPerMessage, 2)} | ${r.wcuPerMessage === undefined ? '' : f(r.wcuPerMessage, 2)} | ${f(r.awsCeilingMsgPerSecond)} | ${r.model ?? 'hottest key'} | ${r.limitedBy} | \`${r.hottestKey}\` | ` +
         `${r.keysUsed ?? ''} | ${r.hottestKeyCeilingMsgPerSecond === undefined ? '' : f(r.hottestKeyCeilingMsgPerSecond)} | ` +
-        `${f(r.messages)} | ${f(r.localMsgPerSecond)} | ${f(r.throttled)} | ${f(r.msPerCall, 1)} |`,
+        `${f(r.messages)} | ${r.fillers === undefined ? '' : f(r.fillers)} | ${f(r.localMsgPerSecond)} | ${f(r.throttled)} | ${f(r.msPerCall, 1)} |`,
     );
   }
   out.push('');

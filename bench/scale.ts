@@ -14,11 +14,17 @@ import { dynamoTotals, measured, type Ctx } from './workloads.js';
 /**
  * standard: 4 partitions (-p16, -p64, -p256: 16, 64 and 256, the most a topic takes); fifo-many: a
  * shard key drawn from many per message, 4 notice streams (the default); fifo-many-p256: the same
- * on a FIFO topic with 256 notice streams (its partitions); fifo-hot: every message on one shard.
+ * on a FIFO topic with 256 notice streams (its partitions); fifo-hot: every message on one shard;
+ * fifo-hot-seq: the same on a sequenced FIFO topic (`sequenced: true`: its shard stream `…/q:hot`
+ * takes its numbers from a counter, no append chain).
  */
-export type ScaleTopic = 'standard' | 'standard-p16' | 'standard-p64' | 'standard-p256' | 'fifo-many' | 'fifo-many-p256' | 'fifo-hot';
-export const SCALE_TOPICS: ScaleTopic[] = ['standard', 'standard-p16', 'standard-p64', 'standard-p256', 'fifo-many', 'fifo-many-p256', 'fifo-hot'];
+export type ScaleTopic = 'standard' | 'standard-p16' | 'standard-p64' | 'standard-p256' | 'fifo-many' | 'fifo-many-p256' | 'fifo-hot' | 'fifo-hot-seq';
+export const SCALE_TOPICS: ScaleTopic[] = ['standard', 'standard-p16', 'standard-p64', 'standard-p256', 'fifo-many', 'fifo-many-p256', 'fifo-hot', 'fifo-hot-seq'];
 const isStandard = (topic: ScaleTopic) => topic.startsWith('standard');
+/** Every message of the topic's rows on one shard key. */
+const isHot = (topic: ScaleTopic) => topic === 'fifo-hot' || topic === 'fifo-hot-seq';
+/** The topic is created `sequenced: true` (FIFO only). */
+export const isSequencedTopic = (topic: ScaleTopic) => topic === 'fifo-hot-seq';
 /** Partitions of a scale topic (a FIFO topic's: its notice streams). */
 const partitionsOf = (topic: ScaleTopic) => (topic === 'standard-p256' || topic === 'fifo-many-p256' ? 256 : topic === 'standard-p64' ? 64 : topic === 'standard-p16' ? 16 : 4);
 /**
@@ -41,6 +47,8 @@ export interface ScaleRow {
   lostRacesPerAppend: number;
   /** DynamoDB calls per message accepted. */
   requestsPerMessage: number;
+  /** Write units per message accepted over every call of the row (table and GSI, failed conditional writes modelled). Absent in older results. */
+  wcuPerMessage?: number;
   /**
    * The capacity model's ceiling for this topic on AWS (messages/s), from this row's measurements:
    * standard topics (senders choose their partition) the sum over the keys used of each key's own
@@ -63,6 +71,9 @@ export interface ScaleRow {
   localMsgPerSecond: number;
   appends: number;
   lostRaces: number;
+  /** Sequenced keys: counter updates (grants) and filler puts that landed (absent in older results). */
+  grants?: number;
+  fillers?: number;
   /** Sends answered 429 Throttled (a stream contended for the whole 2 s append budget), and other failures by status. */
   throttled: number;
   errors: Record<string, number>;
@@ -99,6 +110,7 @@ export function scaleRow(
     ...base,
     lostRacesPerAppend: lostRacesPerAppend(keys),
     requestsPerMessage: messages > 0 ? d.requests / messages : 0,
+    wcuPerMessage: messages > 0 ? (d.wruTable + d.wruGsi + d.wruFailedModel) / messages : 0,
     awsCeilingMsgPerSecond: ceiling?.msgPerSecond ?? 0,
     model: spread ? 'sum over partitions used' : 'hottest shard, notices summed',
     keysUsed: keys.filter((k) => k.appends > 0).length,
@@ -110,6 +122,8 @@ export function scaleRow(
     localMsgPerSecond: seconds > 0 ? messages / seconds : 0,
     appends: keys.reduce((n, k) => n + k.appends, 0),
     lostRaces: keys.reduce((n, k) => n + k.lostRaces, 0),
+    grants: keys.reduce((n, k) => n + (k.grants ?? 0), 0),
+    fillers: keys.reduce((n, k) => n + (k.fillers ?? 0), 0),
     throttled: failures.throttled,
     errors: failures.errors,
     msPerCall: d.requests > 0 ? ms / d.requests : 0,
@@ -143,7 +157,7 @@ const HOT_SHARD = 'hot';
 function entryOf(ctx: Ctx, topic: ScaleTopic, shardKeys: number) {
   const body = messageBody(ctx.bodyBytes);
   if (isStandard(topic)) return { body };
-  return { body, shardKey: topic === 'fifo-hot' ? HOT_SHARD : `k${Math.floor(Math.random() * shardKeys)}` };
+  return { body, shardKey: isHot(topic) ? HOT_SHARD : `k${Math.floor(Math.random() * shardKeys)}` };
 }
 
 /** Opens every stream the rows of one topic will write (a stream's first append is a one-time transaction). */
@@ -160,7 +174,7 @@ async function openStreams(ctx: Ctx, name: string, topic: ScaleTopic, shardKeys:
     }
     return;
   }
-  const keys = topic === 'fifo-hot' ? [HOT_SHARD] : Array.from({ length: shardKeys }, (_, i) => `k${i}`);
+  const keys = isHot(topic) ? [HOT_SHARD] : Array.from({ length: shardKeys }, (_, i) => `k${i}`);
   for (let i = 0; i < keys.length; i += 100) {
     const entries = keys.slice(i, i + 100).map((shardKey) => ({ body: messageBody(ctx.bodyBytes), shardKey }));
     await ctx.api.must('POST', `/v1/topics/${name}/messages/batch`, { entries }, 'warmup');
@@ -220,7 +234,7 @@ export async function scaleRows(ctx: Ctx, roundTrip: RoundTrip, profile: ScalePr
   for (const topic of SCALE_TOPICS.filter((t) => only.includes(t))) {
     for (const batch of profile.batches) {
       const name = `scale-${topic}-b${batch}`;
-      await ctx.api.put(`/v1/topics/${name}`, { type: isStandard(topic) ? 'standard' : 'fifo', partitions: partitionsOf(topic) });
+      await ctx.api.put(`/v1/topics/${name}`, { type: isStandard(topic) ? 'standard' : 'fifo', partitions: partitionsOf(topic), ...(isSequencedTopic(topic) ? { sequenced: true } : {}) });
       const shape = rowShape(topic, profile);
       await openStreams(ctx, name, topic, shape.shardKeys);
       for (const producers of producersOf(topic, profile)) {

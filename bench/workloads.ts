@@ -551,6 +551,8 @@ export interface CostType {
   shardKeys?: 'per-batch' | 'fresh' | 'one';
   /** The topic's partitions (FIFO: notice streams; more than 4 makes it wide, its ready index per notice stream). Default 4. */
   partitions?: number;
+  /** A sequenced FIFO topic (`sequenced: true`): shard streams `…/q:<key>` numbered by a counter. */
+  sequenced?: boolean;
 }
 
 export interface CostResult {

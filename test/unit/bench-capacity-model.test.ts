@@ -1,8 +1,8 @@
 /** The scale rows' arithmetic (bench/capacity-model.ts, bench/scale.ts): bounds, the ceiling, lost races, a row from a window. */
 import { describe, expect, it } from 'vitest';
-import { awsCeiling, fifoCeiling, isNoticeKey, keyBounds, lostRacesPerAppend, spreadCeiling, type KeyLoad } from '../../bench/capacity-model.js';
+import { awsCeiling, fifoCeiling, isNoticeKey, isSequencedKey, keyBounds, lostRacesPerAppend, spreadCeiling, type KeyLoad } from '../../bench/capacity-model.js';
 import { keyLoads, producersOf, rowShape, scaleRow } from '../../bench/scale.js';
-import type { CallCounter, Snapshot } from '../../bench/meter.js';
+import { Meter, diff, emptyStreamKey, type CallCounter, type Snapshot } from '../../bench/meter.js';
 
 const load = (over: Partial<KeyLoad>): KeyLoad => ({ key: 'S#t:x/p:0', appends: 0, lostRaces: 0, headReads: 0, wcu: 0, rcu: 0, ...over });
 
@@ -121,6 +121,81 @@ describe('fifoCeiling (FIFO topics: the shard key chooses the shard, the sender 
   });
 });
 
+describe('sequenced shard keys (`/q:`): no append chain', () => {
+  it('tells a sequenced shard key from a chained one', () => {
+    expect(['S#t:a/q:hot', 'S#t:a/q:k/n:1'].every(isSequencedKey)).toBe(true);
+    expect(['S#t:a/k:hot', 'S#t:a/k:q:1', 'S#t:a/n:0', 'S#t:a/p:0'].some(isSequencedKey)).toBe(false);
+  });
+
+  it('bounds a sequenced key with N appends and no lost races by its write units (grants counted there), not by the chain', () => {
+    // 1,000 messages in 1,000 appends (×1), no head reads: 1,000 grants of 1 WCU + 1,000 segments of 2 WCU on the key.
+    const seq = load({ key: 'S#t:a/q:hot', appends: 1000, grants: 1000, wcu: 3000 });
+    const b = keyBounds(seq, 1000, 7.5);
+    expect(b['append chain']).toBe(Number.POSITIVE_INFINITY);
+    expect(b['write units']).toBeCloseTo(1000 / 3, 9);
+    const c = awsCeiling([seq], 1000, 7.5);
+    expect(c).toEqual({ key: 'S#t:a/q:hot', limitedBy: 'write units on a sequenced shard', msgPerSecond: expect.closeTo(1000 / 3, 9) });
+    // Batches of 10: 100 appends of 10 messages, 100 grants and 100 segments of 11 WCU → 1,200 WCU: 833 msg/s.
+    const batched = awsCeiling([load({ key: 'S#t:a/q:hot', appends: 100, grants: 100, wcu: 1200 })], 1000, 7.5);
+    expect(batched?.limitedBy).toBe('write units on a sequenced shard');
+    expect(batched?.msgPerSecond).toBeCloseTo(1000 / 1.2, 9);
+    // Reads (a filler's reader, say) can limit it too, under their own name.
+    expect(awsCeiling([load({ key: 'S#t:a/q:hot', appends: 1000, wcu: 100, rcu: 30_000 })], 1000, 7.5)?.limitedBy).toBe('read units on a sequenced shard');
+  });
+
+  it('still applies the chain bound to a chained shard key with the same load', () => {
+    const chained = load({ key: 'S#t:a/k:hot', appends: 1000, headReads: 1000, wcu: 2000, rcu: 1000 });
+    const c = awsCeiling([chained], 1000, 7.5);
+    // 2 chain calls × 7.5 ms → 66.7 appends/s, one message each; the write bound (500) is higher.
+    expect(c).toEqual({ key: 'S#t:a/k:hot', limitedBy: 'append chain', msgPerSecond: expect.closeTo(1000 / 15, 9) });
+    // A FIFO row with both: the sequenced shard is bound by units, the notice streams summed as before.
+    const notices = [1, 2, 3, 4].map((b) => load({ key: `S#t:a/n:${b - 1}`, appends: 250, headReads: 250, wcu: 250, rcu: 250 }));
+    const fifo = fifoCeiling([load({ key: 'S#t:a/q:hot', appends: 1000, grants: 1000, wcu: 3000 }), ...notices], 1000, 7.5);
+    // Notices: 4 keys × 66.7 appends/s × 1 message ÷ … = 4 × 66.7 ÷ 0.25 × 0.25 = 266.7 < the shard's 333.3.
+    expect(fifo).toMatchObject({ key: '4 notice streams summed', limitedBy: 'append chain', keys: 4 });
+    expect(fifo?.msgPerSecond).toBeCloseTo((4 * 1000) / 15, 9);
+  });
+
+  it('counts only segment puts that met a filler as lost races on a sequenced key', () => {
+    expect(lostRacesPerAppend([load({ key: 'S#t:a/q:hot', appends: 1000, grants: 1000, fillers: 3, lostRaces: 1 })])).toBeCloseTo(0.001, 12);
+  });
+});
+
+/** A client stand-in whose one middleware is the meter's; `send` runs it around a fake DynamoDB answer (or a thrown error). */
+function metered() {
+  const meter = new Meter();
+  let middleware: ((next: (args: unknown) => Promise<unknown>, context: { commandName: string }) => (args: { input: Record<string, unknown> }) => Promise<unknown>) | undefined;
+  meter.instrumentDynamo({ middlewareStack: { add: (m: typeof middleware) => (middleware = m) } });
+  const send = (commandName: string, input: Record<string, unknown>, answer: () => Record<string, unknown>) =>
+    meter.als.run({ tag: 't', route: 'r' }, () => middleware!(async () => ({ output: answer() }), { commandName })({ input }));
+  return { meter, send };
+}
+
+describe('Meter: a sequenced stream\'s key', () => {
+  const pk = 'S#t:a/q:hot';
+  const grant = { TableName: 'b', Key: { pk, sk: '#' }, UpdateExpression: 'SET nx = nx + :n, lg = nx, lt = :now, #t = :ttl', ConditionExpression: 'attribute_exists(nx) AND #t > :nowS' };
+  const segment = { pk, sk: '0001700000000001', n: 1, m: ['x'.repeat(1500)], ga: 1 };
+  const filler = { pk, sk: '0001700000000002', n: 1, m: [], hf: 1, ga: 1 };
+  const conditionFailed = () => {
+    throw Object.assign(new Error('failed'), { name: 'ConditionalCheckFailedException' });
+  };
+
+  it('counts the counter updates\' units on the shard\'s partition key as grants, fillers apart from appends, and a segment put that met a filler as a lost race', async () => {
+    const { meter, send } = metered();
+    const before = meter.snapshot();
+    await send('UpdateItemCommand', grant, () => ({ Attributes: { nx: 5 }, ConsumedCapacity: { CapacityUnits: 1, Table: { CapacityUnits: 1 } } }));
+    await send('PutItemCommand', { TableName: 'b', Item: segment, ConditionExpression: 'attribute_not_exists(pk)' }, () => ({ ConsumedCapacity: { CapacityUnits: 2 } }));
+    await send('PutItemCommand', { TableName: 'b', Item: filler, ConditionExpression: 'attribute_not_exists(pk)' }, () => ({ ConsumedCapacity: { CapacityUnits: 1 } }));
+    // A segment put that met a filler: a lost race; a filler put that met the segment: none.
+    await expect(send('PutItemCommand', { TableName: 'b', Item: { ...segment, sk: '0001700000000002' }, ConditionExpression: 'attribute_not_exists(pk)' }, conditionFailed)).rejects.toThrow();
+    await expect(send('PutItemCommand', { TableName: 'b', Item: { ...filler, sk: '0001700000000001' }, ConditionExpression: 'attribute_not_exists(pk)' }, conditionFailed)).rejects.toThrow();
+    // A grant that found no live counter (it opens an epoch next): 1 WCU, no grant, no race.
+    await expect(send('UpdateItemCommand', grant, conditionFailed)).rejects.toThrow();
+    const c = diff(meter.snapshot(), before).streams[`t|${pk}`];
+    expect(c).toEqual({ ...emptyStreamKey(), appends: 1, fillers: 1, grants: 1, lostRaces: 1, wcu: 1 + 2 + 1 + 2 + 1 + 1 });
+  });
+});
+
 describe('producersOf', () => {
   it('adds the wide producer counts only where the topic has that many partitions', () => {
     const profile = { producers: [1, 16, 64], wideProducers: [128, 256] };
@@ -153,9 +228,9 @@ describe('scaleRow', () => {
       },
       keys: {},
       streams: {
-        [`${tag}|S#t:s/p:0`]: { appends: 25, lostRaces: 5, headReads: 30, wcu: 30, rcu: 30 },
-        [`${tag}|S#t:s/p:1`]: { appends: 25, lostRaces: 5, headReads: 30, wcu: 30, rcu: 30 },
-        [`other|S#t:s/p:2`]: { appends: 1000, lostRaces: 0, headReads: 0, wcu: 1, rcu: 0 },
+        [`${tag}|S#t:s/p:0`]: { ...emptyStreamKey(), appends: 25, lostRaces: 5, headReads: 30, wcu: 30, rcu: 30 },
+        [`${tag}|S#t:s/p:1`]: { ...emptyStreamKey(), appends: 25, lostRaces: 5, headReads: 30, wcu: 30, rcu: 30 },
+        [`other|S#t:s/p:2`]: { ...emptyStreamKey(), appends: 1000, lostRaces: 0, headReads: 0, wcu: 1, rcu: 0 },
       },
       http: {},
       other: {},
@@ -182,5 +257,7 @@ describe('scale row shapes', () => {
     expect(rowShape('fifo-many-p256', profile)).toEqual({ shardKeys: 10_000, seconds: 16 });
     expect(rowShape('fifo-many', profile)).toEqual({ shardKeys: 1000, seconds: 4 });
     expect(rowShape('standard-p256', profile)).toEqual({ shardKeys: 1000, seconds: 4 });
+    expect(rowShape('fifo-hot-seq', profile)).toEqual({ shardKeys: 1000, seconds: 4 });
+    expect(producersOf('fifo-hot-seq', { producers: [1, 4, 16, 64], wideProducers: [128, 256] })).toEqual([1, 4, 16, 64]);
   });
 });

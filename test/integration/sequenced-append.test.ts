@@ -5,12 +5,12 @@
  * numbers. On DynamoDB Local, with a fake clock for every time bound.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ThrottledError } from '../../lib/domain/errors.js';
 import { StreamLog } from '../../lib/adapters/dynamodb/stream-log.js';
 import { Sequencer } from '../../lib/adapters/dynamodb/sequencer.js';
 import { SENTINEL_SK, streamPk } from '../../lib/adapters/dynamodb/keys.js';
-import { FILL_AFTER_MS, GRANT_DEAD_AFTER_MS } from '../../lib/domain/gaps.js';
+import { FILL_AFTER_MS, GRANT_DEAD_AFTER_MS, GRANT_PUT_DEADLINE_MS } from '../../lib/domain/gaps.js';
 import { record } from '../helpers/records.js';
 import { FakeClock, testTable } from '../helpers/stores.js';
 
@@ -205,6 +205,28 @@ describe('sequenced streams', () => {
       [4, true],
       [5, true],
       [6, true],
+    ]);
+  });
+
+  it('sends no put for a grant older than W: the range is filled and new numbers taken', async () => {
+    const stream = 't:a/q:deadline';
+    const base = await append(log, stream, ['w0']);
+    let slowGrants = 1;
+    const send = doc.send.bind(doc) as (command: unknown) => Promise<unknown>;
+    const wrapped = Object.create(doc) as DynamoDBDocumentClient;
+    wrapped.send = (async (command: unknown) => {
+      const answer = await send(command);
+      // The first grant's answer comes back W later (a stalled container).
+      if (command instanceof UpdateCommand && slowGrants-- > 0) clock.advance(GRANT_PUT_DEADLINE_MS + 1);
+      return answer;
+    }) as DynamoDBDocumentClient['send'];
+    const landed = await append(new StreamLog(wrapped, table, clock), stream, ['w1']);
+    expect(landed.seq).toBe(base.seq + 2);
+    const { segments } = await log.readSegments(stream, base.seq, 10);
+    expect(segments.map((s) => [s.seq - base.seq, s.granted?.filler, s.records.map((r) => r.messageId)])).toEqual([
+      [0, false, ['w0']],
+      [1, true, []],
+      [2, false, ['w1']],
     ]);
   });
 

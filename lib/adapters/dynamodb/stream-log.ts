@@ -684,8 +684,11 @@ export class StreamLog {
           outcome.filled = true;
           const extra = failedItem(error, batch, offset);
           if (extra) throw extra;
-          const chainedLost = segmentAt.some((at, i) => !grants[i] && reasons[at] === 'ConditionalCheckFailed');
-          if (!chainedLost && reasons.slice(0, offset).some((code) => code === 'ConditionalCheckFailed')) return { filled: true };
+          // Only sequenced puts failed (each met a filler): new numbers, no race lost. Any other failed
+          // put (a chained segment, a sentinel or a closing marker) is a lost race, handled below.
+          const failedPuts = reasons.slice(0, offset).flatMap((code, at) => (code === 'ConditionalCheckFailed' ? [at] : []));
+          const sequencedPut = (at: number) => segmentAt.some((s, i) => s === at && grants[i] !== undefined);
+          if (failedPuts.length > 0 && failedPuts.every(sequencedPut)) return { filled: true };
           if (reasons.slice(0, offset).some((code) => code === 'ConditionalCheckFailed')) {
             const images = cancellationImages(error);
             // A write whose segment put failed learned the winner's head; one whose put passed keeps

@@ -28,6 +28,12 @@ export const UNBOUNDED_HOLE_RECHECK_MS = 2_000;
 /** How soon a claim held for `heldForMs` looks again. */
 export const holeRecheckMs = (heldForMs: number): number => (heldForMs <= FILL_AFTER_MS ? HOLE_RECHECK_MS : UNBOUNDED_HOLE_RECHECK_MS);
 
+/**
+ * A bounded gap this old is passed without a filler: the shortest retention (300 s), so only gaps
+ * of segments deleted by TTL (or written so long ago) qualify.
+ */
+export const GRANT_PASS_AFTER_MS = 300_000;
+
 /** What a reader needs of a stored item of a sequenced stream (a segment or a filler). */
 export interface GrantedItem {
   /** Its first sequence number (the key). */
@@ -63,9 +69,10 @@ export function gapState(at: number, item: GrantedItem, now: number): GapState {
   if (from >= item.seq) return { kind: 'pass' }; // an older epoch, dead; or no gap at all
   const { prev } = item;
   if (prev !== undefined && prev.seq >= from && prev.seq < item.seq) {
-    // Every number below the item was granted L ago or earlier: no put of them can land any more
-    // (segments deleted by TTL leave such gaps too): passed without a write.
-    if (now - prev.at >= GRANT_DEAD_AFTER_MS) return { kind: 'pass' };
+    // Granted so long ago that only segments deleted by TTL leave such gaps (the shortest retention):
+    // passed without a write. Younger dead grants are filled, so that a put that comes back later
+    // than every bound (a container frozen mid-call and thawed) meets a filler, not a passed number.
+    if (now - prev.at >= GRANT_PASS_AFTER_MS) return { kind: 'pass' };
     if (now - prev.at < FILL_AFTER_MS) return { kind: 'hold', until: prev.at + FILL_AFTER_MS };
     return { kind: 'fill', from: prev.seq, count: item.seq - prev.seq, grantedAt: prev.at };
   }

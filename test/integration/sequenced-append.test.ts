@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ThrottledError } from '../../lib/domain/errors.js';
 import { StreamLog } from '../../lib/adapters/dynamodb/stream-log.js';
-import { Sequencer } from '../../lib/adapters/dynamodb/sequencer.js';
+import { COUNTER_TTL_SECONDS, Sequencer } from '../../lib/adapters/dynamodb/sequencer.js';
 import { SENTINEL_SK, streamPk } from '../../lib/adapters/dynamodb/keys.js';
 import { FILL_AFTER_MS, GRANT_DEAD_AFTER_MS, GRANT_PUT_DEADLINE_MS } from '../../lib/domain/gaps.js';
 import { record } from '../helpers/records.js';
@@ -228,6 +228,30 @@ describe('sequenced streams', () => {
       [1, true, []],
       [2, false, ['w1']],
     ]);
+  });
+
+  it('a counter past its ttl (idle longer than the longest retention) opens a new epoch above every number it granted', async () => {
+    const stream = 't:a/q:idle';
+    const old = await append(log, stream, ['i0', 'i1']);
+    clock.advance(COUNTER_TTL_SECONDS * 1000 + 1000);
+    const next = await append(log, stream, ['i2']);
+    expect(next.seq).toBe(clock.now() * 1000);
+    expect(next.seq).toBeGreaterThan(old.seq + 2);
+    const item = await counter(stream);
+    expect(item).toMatchObject({ ef: next.seq, nx: next.seq + 1 });
+    // A reader still at the old epoch passes the dead numbers between them.
+    const { segments, heldUntil } = await log.readSegments(stream, old.seq + 2, 10);
+    expect(heldUntil).toBeUndefined();
+    expect(segments.map((s) => s.records.map((r) => r.messageId))).toEqual([['i2']]);
+  });
+
+  it("a reader's fill that meets the writer's landed segment answers that segment", async () => {
+    const stream = 't:a/q:raced';
+    const landed = await append(log, stream, ['r0', 'r1']);
+    const stored = await sequencer.fill(stream, landed.seq, 2, clock.now(), landed.seq, undefined);
+    expect(stored.hf).toBeUndefined();
+    expect(Number(stored.n)).toBe(2);
+    expect(Number(stored.sk)).toBe(landed.seq);
   });
 
   it('refuses a write to a sequenced stream that does not declare its count', async () => {

@@ -3,7 +3,7 @@
  * "Sequenced FIFO topics".
  */
 import { describe, expect, it } from 'vitest';
-import { FILL_AFTER_MS, GRANT_DEAD_AFTER_MS, gapState, type GrantedItem } from '../../lib/domain/gaps.js';
+import { FILL_AFTER_MS, GRANT_DEAD_AFTER_MS, GRANT_PASS_AFTER_MS, gapState, type GrantedItem } from '../../lib/domain/gaps.js';
 
 const T = 1_000_000;
 /** A segment at 120 granted at T, whose grant found the one below at [110, 120) granted at `prevAt`. */
@@ -40,9 +40,10 @@ describe('gapState', () => {
     expect(gapState(104, filler, T - 3_000 + GRANT_DEAD_AFTER_MS)).toEqual({ kind: 'pass' });
   });
 
-  it('passes a bounded gap whose grant is L old without a filler (its put can no longer land; TTL deletions look so)', async () => {
-    expect(gapState(110, segment(T - GRANT_DEAD_AFTER_MS), T)).toEqual({ kind: 'pass' });
-    expect(gapState(110, segment(T - GRANT_DEAD_AFTER_MS + 1), T)).toMatchObject({ kind: 'fill' });
+  it('passes a bounded gap as old as the shortest retention without a filler (TTL deletions), fills it before', async () => {
+    expect(gapState(110, segment(T - GRANT_PASS_AFTER_MS), T)).toEqual({ kind: 'pass' });
+    expect(gapState(110, segment(T - GRANT_PASS_AFTER_MS + 1), T)).toMatchObject({ kind: 'fill' });
+    expect(gapState(110, segment(T - GRANT_DEAD_AFTER_MS), T)).toMatchObject({ kind: 'fill' });
   });
 
   it('holds a gap below a bound that does not reach it (not expected) until L after the item’s grant', () => {

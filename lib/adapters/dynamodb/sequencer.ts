@@ -9,8 +9,6 @@
  * written is a hole; `settle` applies the gap rule (lib/domain/gaps.ts) for every reader.
  */
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { gapState, type GrantedItem } from '../../domain/gaps.js';
 import { Limits } from '../../domain/model.js';
 import { call, conditionFailureImage } from './call.js';
@@ -114,8 +112,8 @@ export class Sequencer {
         };
       } catch (error) {
         if (!isConditionalFailure(error)) throw error;
-        const image = conditionFailureImage(error);
-        old = image ? unmarshall(image as Record<string, AttributeValue>) : undefined;
+        // (Unmarshalled already: the document client leaves a failed condition's image marshalled.)
+        old = conditionFailureImage(error);
       }
       // No live counter: open an epoch, conditional on the counter as the failed update saw it.
       const base = Math.max(now * 1000, Number(old?.nx ?? 0), Number(old?.eb ?? 0) + 1);
@@ -198,7 +196,7 @@ export class Sequencer {
     } catch (error) {
       const image = conditionFailureImage(error);
       if (!image) throw error;
-      return unmarshall(image as Record<string, AttributeValue>);
+      return image;
     }
   }
 

@@ -872,7 +872,8 @@ export class StreamLog {
     const granted = upper ? grantedOf(upper) : await this.sequencer.counter(stream);
     if (!granted) return undefined;
     const bottom = Math.max(lower ? Number(lower.sk) + Number(lower.n) : 0, granted.epoch);
-    if (bottom >= granted.seq) return undefined;
+    // `seq` inside the item below, or no gap at all: nothing to lower (a position is only ever lowered).
+    if (bottom > seq || bottom >= granted.seq) return undefined;
     return gapState(bottom, granted, this.clock.now()).kind === 'pass' ? undefined : bottom;
   }
 

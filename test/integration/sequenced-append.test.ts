@@ -13,18 +13,7 @@ import { SENTINEL_SK, streamPk } from '../../lib/adapters/dynamodb/keys.js';
 import { FILL_AFTER_MS, GRANT_DEAD_AFTER_MS, GRANT_PUT_DEADLINE_MS } from '../../lib/domain/gaps.js';
 import { record } from '../helpers/records.js';
 import { FakeClock, testTable } from '../helpers/stores.js';
-
-/** Counts the commands a document client sends, by name. */
-function counting(doc: DynamoDBDocumentClient) {
-  const counts = new Map<string, number>();
-  const send = doc.send.bind(doc) as (command: unknown) => Promise<unknown>;
-  const wrapped = Object.create(doc) as DynamoDBDocumentClient;
-  wrapped.send = ((command: { constructor: { name: string } }) => {
-    counts.set(command.constructor.name, (counts.get(command.constructor.name) ?? 0) + 1);
-    return send(command);
-  }) as DynamoDBDocumentClient['send'];
-  return { doc: wrapped, counts };
-}
+import { countingClient as counting } from '../helpers/counting-client.js';
 
 describe('sequenced streams', () => {
   const clock = new FakeClock();

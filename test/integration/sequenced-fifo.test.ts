@@ -40,6 +40,19 @@ function slowFirstPut(doc: DynamoDBDocumentClient) {
   return { doc: wrapped, release };
 }
 
+/** A send whose segment put waits (its grant taken) until the answered function lands it, and a faster one landing above it. */
+const slowThenFast = async (shardKey: string, slowBody: string, fastBody?: string) => {
+  const slow = slowFirstPut(h.doc);
+  const late = harness(slow.doc, h.table, { clock: h.clock });
+  const sent = late.queue.send('ledger', send(slowBody, { shardKey }));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  if (fastBody !== undefined) await h.queue.send('ledger', send(fastBody, { shardKey }));
+  return async () => {
+    slow.release();
+    await sent;
+  };
+};
+
 beforeEach(async () => {
   h = await newHarness();
 });
@@ -87,15 +100,10 @@ describe('sequenced FIFO topics', () => {
     await h.queue.send('ledger', send('a0', { shardKey: 'A' }));
     const [a0] = await receive('g');
     await h.queue.commit('g', [a0!.receiptHandle]);
-    const slow = slowFirstPut(h.doc);
-    const late = harness(slow.doc, h.table, { clock: h.clock });
-    const lateSend = late.queue.send('ledger', send('a1', { shardKey: 'A' }));
     // The slow writer has its grant; a faster one lands above it (with its notice).
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    await h.queue.send('ledger', send('a2', { shardKey: 'A' }));
+    const land = await slowThenFast('A', 'a1', 'a2');
     expect(await receive('g')).toEqual([]);
-    slow.release();
-    await lateSend;
+    await land();
     // Its notice raises nothing (a later one announced more): the held shard is looked at again soon.
     h.clock.advance(HOLE_RECHECK_MS);
     const [a1] = await receive('g');
@@ -120,15 +128,10 @@ describe('sequenced FIFO topics', () => {
   it("a group's first notice of a shard comes from above a put in flight: its cursor starts under it", async () => {
     await ledger();
     await group('g', 'concurrent');
-    const slow = slowFirstPut(h.doc);
-    const late = harness(slow.doc, h.table, { clock: h.clock });
-    const lateSend = late.queue.send('ledger', send('c0', { shardKey: 'C' }));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    await h.queue.send('ledger', send('c1', { shardKey: 'C' }));
+    const land = await slowThenFast('C', 'c0', 'c1');
     // The group hears of the shard from c1's notice, while c0's put is still on its way.
     expect(await receive('g')).toEqual([]);
-    slow.release();
-    await lateSend;
+    await land();
     h.clock.advance(HOLE_RECHECK_MS);
     expect(bodies(await receive('g'))).toEqual(['c0', 'c1']);
   });
@@ -163,18 +166,6 @@ describe('sequenced FIFO topics', () => {
         h.clock.advance(FILL_AFTER_MS);
       }
       return got;
-    };
-    /** A send whose segment put waits for `release` (its grant taken), and a faster one landing above it. */
-    const slowThenFast = async (shardKey: string, slowBody: string, fastBody?: string) => {
-      const slow = slowFirstPut(h.doc);
-      const late = harness(slow.doc, h.table, { clock: h.clock });
-      const sent = late.queue.send('ledger', send(slowBody, { shardKey }));
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      if (fastBody !== undefined) await h.queue.send('ledger', send(fastBody, { shardKey }));
-      return async () => {
-        slow.release();
-        await sent;
-      };
     };
 
     it("an earliest subscription's new shard cursor: the epoch's first put still in flight", async () => {

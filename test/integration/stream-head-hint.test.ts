@@ -12,21 +12,10 @@ import { StreamLog } from '../../lib/adapters/dynamodb/stream-log.js';
 import { FakeStopwatch } from '../helpers/fake-stopwatch.js';
 import { record } from '../helpers/records.js';
 import { FakeClock, testTable } from '../helpers/stores.js';
+import { countingClient as counting } from '../helpers/counting-client.js';
 
 /** Past a head hint's life (2 s). */
 const HINT_EXPIRED_MS = 2001;
-
-/** Counts the commands a document client sends, by name. */
-function counting(doc: DynamoDBDocumentClient) {
-  const counts = new Map<string, number>();
-  const send = doc.send.bind(doc) as (command: unknown) => Promise<unknown>;
-  const wrapped = Object.create(doc) as DynamoDBDocumentClient;
-  wrapped.send = ((command: { constructor: { name: string } }) => {
-    counts.set(command.constructor.name, (counts.get(command.constructor.name) ?? 0) + 1);
-    return send(command);
-  }) as DynamoDBDocumentClient['send'];
-  return { doc: wrapped, counts, reset: () => counts.clear() };
-}
 
 describe('stream head hints', () => {
   const clock = new FakeClock();

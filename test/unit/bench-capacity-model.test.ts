@@ -1,4 +1,5 @@
 /** The scale rows' arithmetic (bench/capacity-model.ts, bench/scale.ts): bounds, the ceiling, lost races, a row from a window. */
+import { metered } from '../helpers/metered-client.js';
 import { describe, expect, it } from 'vitest';
 import { awsCeiling, fifoCeiling, isNoticeKey, isSequencedKey, keyBounds, lostRacesPerAppend, spreadCeiling, type KeyLoad } from '../../bench/capacity-model.js';
 import { keyLoads, producersOf, rowShape, scaleRow } from '../../bench/scale.js';
@@ -161,15 +162,6 @@ describe('sequenced shard keys (`/q:`): no append chain', () => {
   });
 });
 
-/** A client stand-in whose one middleware is the meter's; `send` runs it around a fake DynamoDB answer (or a thrown error). */
-function metered() {
-  const meter = new Meter();
-  let middleware: ((next: (args: unknown) => Promise<unknown>, context: { commandName: string }) => (args: { input: Record<string, unknown> }) => Promise<unknown>) | undefined;
-  meter.instrumentDynamo({ middlewareStack: { add: (m: typeof middleware) => (middleware = m) } });
-  const send = (commandName: string, input: Record<string, unknown>, answer: () => Record<string, unknown>) =>
-    meter.als.run({ tag: 't', route: 'r' }, () => middleware!(async () => ({ output: answer() }), { commandName })({ input }));
-  return { meter, send };
-}
 
 describe('Meter: a sequenced stream\'s key', () => {
   const pk = 'S#t:a/q:hot';

@@ -3,6 +3,7 @@
  * (bench/key-units.ts), the meter's per-unit counters (bench/meter.ts), the bounds and the ceiling
  * (bench/capacity-model.ts) and a row from a window (bench/scale-receive.ts).
  */
+import { metered } from '../helpers/metered-client.js';
 import { describe, expect, it } from 'vitest';
 import { receiveCeiling, spreadReceiveCeiling, unitBounds, type UnitLoad } from '../../bench/capacity-model.js';
 import { indexKeyOfItem, indexWrites, isClaimUpdate, isRaiseUpdate, queryUnit, tableUnit, unitKind } from '../../bench/key-units.js';
@@ -107,15 +108,6 @@ describe('capacity units of a call (key-units.ts)', () => {
   });
 });
 
-/** A client stand-in whose one middleware is the meter's; `send` runs it around a fake DynamoDB answer. */
-function metered() {
-  const meter = new Meter();
-  let middleware: ((next: (args: unknown) => Promise<unknown>, context: { commandName: string }) => (args: { input: Record<string, unknown> }) => Promise<unknown>) | undefined;
-  meter.instrumentDynamo({ middlewareStack: { add: (m: typeof middleware) => (middleware = m) } });
-  const send = (commandName: string, input: Record<string, unknown>, answer: () => Record<string, unknown>) =>
-    meter.als.run({ tag: 't', route: 'r' }, () => middleware!(async () => ({ output: answer() }), { commandName })({ input }));
-  return { meter, send };
-}
 
 describe('Meter: units per capacity unit', () => {
   const key = { pk: 'C#g', sk: 't:x/k:a' };

@@ -160,6 +160,8 @@ describe('sequenced streams', () => {
       [base.seq + 1, true],
       [after.seq, false],
     ]);
+    // The writer's filler expires (as its counter would), so holes leave nothing behind for good.
+    expect(segments[1]?.granted?.ttl).toBe(Math.ceil(clock.now() / 1000) + COUNTER_TTL_SECONDS);
   });
 
   /** A log whose segment puts on sequenced streams each meet a filler first (a reader gave the range up): `times` of them. */

@@ -204,9 +204,10 @@ export class Sequencer {
    * A writer's own range, given up (its put failed, or may not have been sent): filled so that no
    * reader waits for it. A failure to fill is left to the readers (they fill after F).
    */
-  async fillOwn(stream: string, grant: Grant, ttl: number | undefined): Promise<void> {
+  async fillOwn(stream: string, grant: Grant): Promise<void> {
     try {
-      await this.fill(stream, grant.start, grant.count, grant.at, grant.epoch, ttl, grant.prev);
+      // Expires as the counter would: once gone, the gap under the item above is old enough to pass.
+      await this.fill(stream, grant.start, grant.count, grant.at, grant.epoch, Math.ceil(grant.at / 1000) + COUNTER_TTL_SECONDS, grant.prev);
     } catch {
       // The first reader that meets the hole fills it (gaps.ts).
     }

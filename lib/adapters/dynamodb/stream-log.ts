@@ -531,7 +531,7 @@ export class StreamLog {
     await Promise.all(
       writes.map((write, i) => {
         const grant = grants[i];
-        return grant && unlanded(i) ? this.sequencer.fillOwn(write.stream, grant, undefined) : undefined;
+        return grant && unlanded(i) ? this.sequencer.fillOwn(write.stream, grant) : undefined;
       }),
     );
   }

@@ -514,9 +514,7 @@ export class Receiver {
     const first = await this.stores.log.first(stream);
     if (!first) return from;
     if (floor === 0) return Math.min(first.seq, from);
-    const { next } = await firstAtOrAfter(this.stores.log, stream, Math.min(first.seq, from), to + 1, floor);
-    // A sequenced shard: a hole just below may still take a message sent after the seek.
-    return (await this.stores.log.liveGapBelow(stream, next)) ?? next;
+    return (await firstAtOrAfter(this.stores.log, stream, Math.min(first.seq, from), to + 1, floor)).next;
   }
 
   /**
@@ -555,8 +553,7 @@ export class Receiver {
     // shard's first one (it was on another notice stream, read later). Binary search the rest (bounded).
     const first = await this.stores.log.first(stream);
     if (!first || first.seq >= start) return start;
-    const { next } = await firstAtOrAfter(this.stores.log, stream, first.seq, start, since + 1);
-    return (await this.stores.log.liveGapBelow(stream, next)) ?? next;
+    return (await firstAtOrAfter(this.stores.log, stream, first.seq, start, since + 1)).next;
   }
 
   /**

@@ -185,9 +185,6 @@ export class Seeker {
     if (!first) return { next: end, segmentStart: end };
     const start = Math.min(Math.max(first.seq, floor), end);
     if (to === 'earliest') return { next: start, segmentStart: start };
-    const found = await firstAtOrAfter(this.stores.log, stream, start, end, to);
-    // A sequenced shard: a hole just below may still take a message sent after the seek's time.
-    const bottom = await this.stores.log.liveGapBelow(stream, found.next);
-    return bottom === undefined ? found : { next: bottom, segmentStart: bottom };
+    return firstAtOrAfter(this.stores.log, stream, start, end, to);
   }
 }

@@ -22,7 +22,21 @@ const SEARCH_MAX_STEPS = 64;
  * below `lo` is known to be earlier; `hi` when no message in the range is
  * at or after `at`.
  */
-export async function firstAtOrAfter(log: Pick<StreamLog, 'segmentContaining'>, stream: string, lo: number, hi: number, at: number): Promise<StreamPosition> {
+export async function firstAtOrAfter(
+  log: Pick<StreamLog, 'segmentContaining' | 'liveGapBelow'>,
+  stream: string,
+  lo: number,
+  hi: number,
+  at: number,
+): Promise<StreamPosition> {
+  const found = await search(log, stream, lo, hi, at);
+  // A sequenced shard: a hole just below may still take a message sent after `at` (docs/design.md,
+  // Sequenced FIFO topics): the position is lowered to its bottom. Nothing to do on other streams.
+  const bottom = await log.liveGapBelow(stream, found.next);
+  return bottom === undefined ? found : { next: bottom, segmentStart: bottom };
+}
+
+async function search(log: Pick<StreamLog, 'segmentContaining'>, stream: string, lo: number, hi: number, at: number): Promise<StreamPosition> {
   let best = { next: hi, segmentStart: hi };
   for (let step = 0; lo < hi && step < SEARCH_MAX_STEPS; step++) {
     const mid = lo + Math.floor((hi - lo) / 2);

@@ -148,10 +148,8 @@ export class Sequencer {
    * `nx`), or nothing when the stream has no counter yet. One consistent read (½–1 RRU).
    */
   async head(stream: string): Promise<Head> {
-    const { Item } = await call(() =>
-      this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: streamPk(stream), sk: SENTINEL_SK }, ConsistentRead: true, ProjectionExpression: 'nx' })),
-    );
-    return Item?.nx === undefined ? { kind: 'none' } : { kind: 'sentinel', base: Number(Item.nx) - 1 };
+    const next = await this.counter(stream);
+    return next === undefined ? { kind: 'none' } : { kind: 'sentinel', base: next.seq - 1 };
   }
 
   /**

@@ -38,6 +38,18 @@ describe('item size: segments are sized by stored bytes', () => {
   });
 });
 
+describe('item size on a sequenced FIFO shard: segments carry their grant within the budget', () => {
+  it('4 × 256 KiB incompressible bodies on one shard key land (each segment ≤ 400 KB with ga/pv/pt/ef) and arrive in order', async () => {
+    await h.admin.putTopic('ledger', topic({ type: 'fifo', sequenced: true }));
+    await h.admin.putGroup('ordered', group('ledger', { deliveryMode: 'concurrent' }));
+    const entries = [0, 1, 2, 3].map(() => ({ ...base64Body(256 * 1024), shardKey: 'big' }));
+    const results = await h.queue.sendBatch('ledger', entries);
+    expect(results.every((r) => 'result' in r)).toBe(true);
+    const got = await h.queue.receive('ordered', { maxMessages: 10, waitSeconds: 0 });
+    expect(got.map((m) => m.body)).toEqual(entries.map((e) => e.body));
+  });
+});
+
 describe('answers ≤ 5 MB: a receive never leases what it does not return', () => {
   /** 256 KiB text bodies, each different (compressible: they are stored small, but answered in full). */
   const big = (i: number) => send(`${String(i).padStart(3, '0')}:${'x'.repeat(256 * 1024 - 4)}`);

@@ -71,11 +71,11 @@ export function idleMonth(counts: IdleCounts, memoryMb: number, httpApi = false)
 
 export { RECEIVE_MEMORY_MB } from './pricing.js';
 
-export type IdleId = 'http-long-poll' | 'http-long-poll-fifo' | 'http-long-poll-fifo-wide' | 'sdk-consumer' | 'push-group';
+export type IdleId = 'http-long-poll' | 'http-long-poll-fifo' | 'http-long-poll-fifo-wide' | 'http-long-poll-fifo-p256' | 'sdk-consumer' | 'push-group';
 export type WakeId = 'push-group' | 'sdk-consumer';
 
 /** Issue 15's targets, USD per month: an HTTP long poll's $5 whatever topic it waits on. */
-export const IDLE_TARGETS: Record<IdleId, number> = { 'http-long-poll': 5, 'http-long-poll-fifo': 5, 'http-long-poll-fifo-wide': 5, 'sdk-consumer': 0.1, 'push-group': 0.01 };
+export const IDLE_TARGETS: Record<IdleId, number> = { 'http-long-poll': 5, 'http-long-poll-fifo': 5, 'http-long-poll-fifo-wide': 5, 'http-long-poll-fifo-p256': 5, 'sdk-consumer': 0.1, 'push-group': 0.01 };
 /** Issue 15's wake target: p99 (ms). */
 export const WAKE_TARGET_P99_MS = 1000;
 

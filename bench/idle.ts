@@ -144,12 +144,14 @@ const WAIT_SECONDS = 20;
  * AWS-mode receive endpoint (a container of its own, so each row's calls are counted apart).
  * The FIFO rows price what a FIFO receive reads at each real look: its notice streams' cursors
  * and notices, and the ready index — the home key `R#<group>` on a default topic, and the 16
- * bucket keys besides on a wide one (more than 4 notice streams; docs/design.md, Ready index).
+ * bucket keys besides on a wide one (more than 4 notice streams), 64 on a 256-stream one
+ * (docs/design.md, Ready index, "How many buckets").
  */
 export const LONG_POLL_ROWS = [
   { id: 'http-long-poll', topic: 'idle-http', body: { type: 'standard' }, what: 'a standard topic (4 partitions)' },
   { id: 'http-long-poll-fifo', topic: 'idle-fifo', body: { type: 'fifo' }, what: 'a FIFO topic, 4 notice streams (the default): the ready index under the home key' },
   { id: 'http-long-poll-fifo-wide', topic: 'idle-fifo-wide', body: { type: 'fifo', partitions: 16 }, what: 'a wide FIFO topic, 16 notice streams (`partitions: 16`): the ready index under the home key and the 16 bucket keys' },
+  { id: 'http-long-poll-fifo-p256', topic: 'idle-fifo-p256', body: { type: 'fifo', partitions: 256 }, what: 'a FIFO topic of 256 notice streams (`partitions: 256`): the ready index under the home key and the 64 bucket keys' },
 ] as const satisfies ReadonlyArray<{ id: IdleId; topic: string; body: Record<string, unknown>; what: string }>;
 
 /** A curl consumer: `warmupPolls + measuredPolls` long polls of `group` one after the other; the last `measuredPolls` counted. */

@@ -14,6 +14,7 @@ import {
   isShardStream,
   isWideFifo,
   namespaceOf,
+  noticeStreamCount,
   redriveStream,
   shardStreamId,
   streamId,
@@ -22,7 +23,7 @@ import {
 } from '../domain/streams.js';
 import type { NoticeSegment } from '../adapters/dynamodb/stream-log.js';
 import { claimFits, type ClaimChange } from '../adapters/dynamodb/cursor-updates.js';
-import { readyBucketPk, readyBucketPks } from '../adapters/dynamodb/keys.js';
+import { readyBucketCount, readyBucketPk, readyBucketPks } from '../adapters/dynamodb/keys.js';
 import { readyKeyChange } from '../adapters/dynamodb/ready-index.js';
 import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
@@ -198,8 +199,9 @@ export class Receiver {
     const noticeSample = new Map<string, Set<string>>();
     const noticeTopics = new Map<string, Topic>();
     // Wide FIFO topics' shards are on the group's ready-index buckets, not under R#<group>
-    // (docs/design.md, Ready index): a receive asking for one reads all 16, whatever it samples.
-    const wideNamespaces = new Set<string>();
+    // (docs/design.md, Ready index): a receive asking for one reads its buckets (16–64, by its notice
+    // streams), whatever it samples. Per namespace: how many.
+    const wideNamespaces = new Map<string, number>();
     // Sequenced FIFO topics' shard streams are `…/q:<key>` (docs/design.md, Sequenced FIFO topics).
     const sequencedNamespaces = new Set<string>();
     for (const topic of scope.topics.values()) {
@@ -211,7 +213,7 @@ export class Receiver {
         noticeTopics.set(stream, topic);
       }
       noticeSample.set(namespace, streams);
-      if (isWideFifo(topic)) wideNamespaces.add(namespace);
+      if (isWideFifo(topic)) wideNamespaces.set(namespace, readyBucketCount(noticeStreamCount(topic)));
       if (topic.sequenced === true) sequencedNamespaces.add(namespace);
     }
     const noticeStreams = [...noticeSample.values()].flatMap((streams) => [...streams]);
@@ -240,7 +242,7 @@ export class Receiver {
       const taken = new Set<string>();
       const reads = await Promise.all(
         [...noticeSample].map(([namespace, streams]) =>
-          this.readNotices(group, namespace, [...streams], cursors, fromEarliest(scope, namespace), { wide: wideNamespaces.has(namespace), sequenced: sequencedNamespaces.has(namespace) }, taken),
+          this.readNotices(group, namespace, [...streams], cursors, fromEarliest(scope, namespace), { buckets: wideNamespaces.get(namespace), sequenced: sequencedNamespaces.has(namespace) }, taken),
         ),
       );
       const absorbed = reads.flatMap((read) => read.absorbed);
@@ -252,9 +254,11 @@ export class Receiver {
       // One raise per shard, whichever notice streams announced it (a send's notices go to any of them).
       const announced = leadRaises(absorbed);
       const looks = Math.max(READY_READ_MIN, max * READY_READ_PER_MESSAGE);
-      // The home key, and the 16 buckets when a wide topic is asked for, in parallel: 1 or 17 Queries
-      // (a second page each only when a key holds more than a page), whatever the subscriptions.
-      const found = await this.stores.readyIndex.readyAcross(group.name, wideNamespaces.size > 0 ? readyBucketPks(group.name) : [], this.clock.now(), looks, () => this.random.fraction());
+      // The home key, and the buckets of the widest wide topic asked for (their keys are the same for
+      // every topic of the group: `R#<group>#<b>`), in two waves (ready-index.ts): 1 Query, or 3 and
+      // 14–62 more when the first wave offers too few shards, whatever the subscriptions.
+      const buckets = Math.max(0, ...wideNamespaces.values());
+      const found = await this.stores.readyIndex.readyAcross(group.name, buckets > 0 ? readyBucketPks(group.name, buckets) : [], this.clock.now(), looks, () => this.random.fraction());
       for (const stream of found) {
         const shard = announced.get(stream);
         if (shard) shard.indexed = true;
@@ -367,7 +371,7 @@ export class Receiver {
    * namespace the receive read; a shard announced on several streams counts once), with one raise per
    * shard announced.
    */
-  private absorb(group: Group, namespace: string, read: BucketRead, taken: Set<string>, earliest: boolean, { wide, sequenced }: NamespaceShape): AbsorbedNotices | undefined {
+  private absorb(group: Group, namespace: string, read: BucketRead, taken: Set<string>, earliest: boolean, { buckets, sequenced }: NamespaceShape): AbsorbedNotices | undefined {
     const { stream, cursor, start, segments } = read;
     const shards = new Map<string, { from: number; to: number; epoch?: number }>();
     let next = start.next;
@@ -416,7 +420,7 @@ export class Receiver {
           : this.shardStart(shard, from, Math.max(group.createdAt, cursor.createdAt ?? 0));
     const raises = [...shards].map(([shardKey, range]): AnnouncedShard => {
       const shard = shardStreamId(namespace, shardKey, sequenced);
-      const readyPk = wide ? readyBucketPk(group.name, shard) : undefined;
+      const readyPk = buckets === undefined ? undefined : readyBucketPk(group.name, shard, buckets);
       return announcedShard(shard, range, readyPk, (from, to, epoch) =>
         this.stores.cursors.raiseKnown(
           group.name,
@@ -1079,7 +1083,8 @@ const ownKnownKey = (group: Pick<Group, 'name' | 'createdAt'>, shard: string): s
 
 /** What a FIFO namespace's notices name: shards under wide ready-index buckets, and `…/q:` shard streams (sequenced). */
 interface NamespaceShape {
-  wide: boolean;
+  /** A wide topic's ready-index buckets (keys.ts `readyBucketCount`); undefined: the group's home key. */
+  buckets: number | undefined;
   sequenced: boolean;
 }
 

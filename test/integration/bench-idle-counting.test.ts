@@ -16,7 +16,7 @@ import { dynamoTotals, httpTotals } from '../../bench/workloads.js';
 import { diff } from '../../bench/meter.js';
 import { itemBytes, type AttributeMap } from '../../bench/units.js';
 import { group, topic } from '../helpers/builders.js';
-import { READY_BUCKETS } from '../../lib/adapters/dynamodb/keys.js';
+import { readyBucketCount } from '../../lib/adapters/dynamodb/keys.js';
 import { GSI1 } from '../../lib/adapters/dynamodb/table.js';
 import { testTable } from '../helpers/stores.js';
 import { buildContainer } from '../../functions/commons/container.js';
@@ -124,16 +124,16 @@ describe('idle measuring code', () => {
       // The wide one: the home key and every bucket, each once per real look.
       const wideLooks = wide.readyKeys[`R#${wide.group}`] ?? 0;
       expect(wideLooks).toBeGreaterThanOrEqual(2);
-      const expected = Object.fromEntries([`R#${wide.group}`, ...Array.from({ length: READY_BUCKETS }, (_, b) => `R#${wide.group}#${b}`)].map((k) => [k, wideLooks]));
+      const expected = Object.fromEntries([`R#${wide.group}`, ...Array.from({ length: readyBucketCount(16) }, (_, b) => `R#${wide.group}#${b}`)].map((k) => [k, wideLooks]));
       expect(wide.readyKeys).toEqual(expected);
       // The meter saw every call, and priced each empty Query at least at the eventually consistent minimum.
       expect(fifo.dynamo.requests).toBe(fifo.calls);
       expect(wide.dynamo.requests).toBe(wide.calls);
-      const bucketQueries = READY_BUCKETS * wideLooks;
+      const bucketQueries = readyBucketCount(16) * wideLooks;
       expect(wide.dynamo.rruMinModel).toBeGreaterThanOrEqual(0.5 * (bucketQueries + wideLooks));
       // Per real look the wide row reads 8 RRU of buckets more than the default FIFO row, at least.
       const perLook = (r: typeof fifo, n: number) => (r.dynamo.rru + r.dynamo.rruMinModel) / n;
-      expect(perLook(wide, wideLooks) - perLook(fifo, looks)).toBeGreaterThanOrEqual(0.5 * READY_BUCKETS);
+      expect(perLook(wide, wideLooks) - perLook(fifo, looks)).toBeGreaterThanOrEqual(0.5 * readyBucketCount(16));
     } finally {
       receiver.dynamo.middlewareStack.remove('readyKeyCount');
     }

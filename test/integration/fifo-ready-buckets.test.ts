@@ -12,7 +12,7 @@ import { newHarness, send, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
 import { GSI1 } from '../../lib/adapters/dynamodb/table.js';
 import { FIRST_WAVE_BUCKETS } from '../../lib/adapters/dynamodb/ready-index.js';
-import { readyBucketPk, readyBucketPks, readyIndexPk, readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
+import { readyBucketCount, readyBucketPk, readyBucketPks, readyIndexPk, readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
 import type { DeliveredMessage, DeliveryMode } from '../../lib/domain/model.js';
 
 let h: Harness;
@@ -40,13 +40,15 @@ beforeEach(async () => {
 });
 
 const WIDE = 16;
+/** A 16-stream topic's buckets: 16 (keys.ts `readyBucketCount`). */
+const BUCKETS = readyBucketCount(WIDE);
 const wideTopic = () => h.admin.putTopic('wide', build.topic({ type: 'fifo', partitions: WIDE }));
 const group = (topics: string[], mode: DeliveryMode = 'concurrent') =>
   h.admin.putGroup('g', build.group(topics, { deliveryMode: mode, visibilityTimeoutSeconds: 30, retryPolicy: { initialSeconds: 0 } }));
 const receive = (max: number) => h.queue.receive('g', { maxMessages: max, waitSeconds: 0, topics: undefined });
 const commit = (ms: DeliveredMessage[]) => (ms.length ? h.queue.commit('g', ms.map((m) => m.receiptHandle)) : Promise.resolve([]));
 const shard = (key: string, t = 'wide') => `t:${t}/k:${key}`;
-const bucketOf = (key: string, t = 'wide') => readyBucketPk('g', shard(key, t));
+const bucketOf = (key: string, t = 'wide', buckets = BUCKETS) => readyBucketPk('g', shard(key, t), buckets);
 
 /** Receives (`max` a call, committing nothing) until `count` messages came, within 20 receives. */
 async function receiveUntil(count: number, max: number): Promise<DeliveredMessage[]> {
@@ -173,7 +175,7 @@ describe('the ready index of a wide FIFO topic', () => {
     expect(await receiveUntil(keys.length * 2, 100)).toHaveLength(keys.length * 2);
     const everyBucket = async () => {
       const all = await Promise.all(
-        readyBucketPks('g').map((pk) =>
+        readyBucketPks('g', BUCKETS).map((pk) =>
           h.doc.send(new QueryCommand({ TableName: h.table, IndexName: GSI1, KeyConditionExpression: 'g1pk = :pk', ExpressionAttributeValues: { ':pk': pk } })),
         ),
       );
@@ -194,7 +196,7 @@ describe('the ready index of a wide FIFO topic', () => {
       readyQueries = [];
       await receive(10);
       expect(readyQueries[0]).toBe(readyIndexPk('g'));
-      expect(readyQueries.slice(1).sort()).toEqual([...readyBucketPks('g')].sort());
+      expect(readyQueries.slice(1).sort()).toEqual([...readyBucketPks('g', BUCKETS)].sort());
       // 10 messages: 40 shards looked for under the home key; ⌈2 × 40 ÷ 2⌉ = 40 under each of the first
       // wave's 2 random buckets; they offer none, so ⌈2 × 40 ÷ 14⌉ = 6 under each of the other 14.
       expect(readyLimits.get(readyIndexPk('g'))).toBe(40);
@@ -210,24 +212,24 @@ describe('the ready index of a wide FIFO topic', () => {
   it('with a backlog, reads the home key and only the first wave\'s 2 buckets when they offer enough shards', async () => {
     // 3 ready shard cursors under each bucket (as claims and raises leave them: pk C#g, the bucket as g1pk).
     const streams: string[] = [];
-    for (let n = 0; streams.length < 3 * WIDE; n++) {
+    for (let n = 0; streams.length < 3 * BUCKETS; n++) {
       const stream = shard(`k${n}`);
-      if (streams.filter((s) => readyBucketPk('g', s) === readyBucketPk('g', stream)).length < 3) streams.push(stream);
+      if (streams.filter((s) => readyBucketPk('g', s, BUCKETS) === readyBucketPk('g', stream, BUCKETS)).length < 3) streams.push(stream);
     }
     for (const stream of streams) {
-      await h.doc.send(new UpdateCommand({ TableName: h.table, Key: { pk: 'C#g', sk: stream }, UpdateExpression: 'SET g1pk = :pk, g1sk = :sk', ExpressionAttributeValues: { ':pk': readyBucketPk('g', stream), ':sk': readyNowKey(stream) } }));
+      await h.doc.send(new UpdateCommand({ TableName: h.table, Key: { pk: 'C#g', sk: stream }, UpdateExpression: 'SET g1pk = :pk, g1sk = :sk', ExpressionAttributeValues: { ':pk': readyBucketPk('g', stream, BUCKETS), ':sk': readyNowKey(stream) } }));
     }
     readyQueries = [];
-    const found = await h.stores.readyIndex.readyAcross('g', readyBucketPks('g'), h.clock.now(), 4);
+    const found = await h.stores.readyIndex.readyAcross('g', readyBucketPks('g', BUCKETS), h.clock.now(), 4);
     // ⌈2 × 4 ÷ 2⌉ = 4 under each of 2 buckets that hold 3 each: 6 ≥ 4, no second wave.
     expect(readyQueries).toHaveLength(1 + FIRST_WAVE_BUCKETS);
     expect(found).toHaveLength(2 * 3);
     // Asking for more than the first wave holds reads the other 14 buckets too, ⌈2 × 1 ÷ 14⌉ = 1 each
     // (a second page each: they hold more than that, and the read spreads).
     readyQueries = [];
-    expect(await h.stores.readyIndex.readyAcross('g', readyBucketPks('g'), h.clock.now(), 7)).toHaveLength(2 * 3 + 14 * 1);
-    expect(readyQueries).toHaveLength(1 + FIRST_WAVE_BUCKETS + 2 * (WIDE - FIRST_WAVE_BUCKETS));
-    expect(new Set(readyQueries).size).toBe(1 + WIDE);
+    expect(await h.stores.readyIndex.readyAcross('g', readyBucketPks('g', BUCKETS), h.clock.now(), 7)).toHaveLength(2 * 3 + 14 * 1);
+    expect(readyQueries).toHaveLength(1 + FIRST_WAVE_BUCKETS + 2 * (BUCKETS - FIRST_WAVE_BUCKETS));
+    expect(new Set(readyQueries).size).toBe(1 + BUCKETS);
   });
 
   it('a default topic beside a busy wide one is served from the home key; a receive for the default topic alone reads that one key', async () => {
@@ -336,6 +338,58 @@ describe('the ready index of a wide FIFO topic', () => {
       await commit(got);
     }
     expect([first!.body, ...rest].sort()).toEqual(['x1', 'x2', 'y1', 'y2']);
+  });
+});
+
+describe('the ready index of a 256-stream FIFO topic', () => {
+  const HUGE = 256;
+  const HUGE_BUCKETS = readyBucketCount(HUGE);
+  /** Receives (`max` a call, committing nothing) until `count` messages came: a receive samples 8 of the 256 notice streams. */
+  async function receiveAll(count: number, max: number): Promise<DeliveredMessage[]> {
+    const got: DeliveredMessage[] = [];
+    for (let looks = 0; looks < 120 && got.length < count; looks++) got.push(...(await receive(max)));
+    return got;
+  }
+
+  it('spreads its shards over 64 buckets, reads all 65 keys when nothing is ready, finds expired leases above bucket 15, and moves a cursor keyed by 16 buckets at its next notice', async () => {
+    expect(HUGE_BUCKETS).toBe(64);
+    await h.admin.putTopic('huge', build.topic({ type: 'fifo', partitions: HUGE }));
+    await group(['huge'], 'serialized');
+    // Shard keys whose 64-bucket key is not one a 16-bucket topic has.
+    const keys: string[] = [];
+    for (let n = 0; keys.length < 4; n++) if (Number(bucketOf(`h${n}`, 'huge', HUGE_BUCKETS).split('#')[2]) >= 16) keys.push(`h${n}`);
+    await h.queue.sendBatch('huge', keys.flatMap((key) => [send(`${key}-0`, { shardKey: key }), send(`${key}-1`, { shardKey: key })]));
+    const first = await receiveAll(keys.length, 100);
+    expect(first.map((m) => m.body).sort()).toEqual(keys.map((k) => `${k}-0`));
+    const cursors = await shardCursors();
+    for (const key of keys) {
+      expect(cursors.get(shard(key, 'huge')), key).toMatchObject({ rk: bucketOf(key, 'huge', HUGE_BUCKETS), g1pk: bucketOf(key, 'huge', HUGE_BUCKETS) });
+      expect(cursors.get(shard(key, 'huge'))?.g1sk, key).toMatch(/^\d{13}$/);
+    }
+    // Nothing ready: the home key and all 64 buckets, each once.
+    readyQueries = [];
+    expect(await receive(100)).toEqual([]);
+    expect(readyQueries[0]).toBe(readyIndexPk('g'));
+    expect(readyQueries.slice(1).sort()).toEqual(readyBucketPks('g', HUGE_BUCKETS).sort());
+    // The leases expire: the next receive finds every one of them, in order.
+    h.clock.advance(31_000);
+    const redelivered = await receive(100);
+    expect(redelivered.map((m) => m.body).sort()).toEqual(keys.map((k) => `${k}-0`));
+    expect(redelivered.every((m) => m.deliveryCount === 2)).toBe(true);
+    await commit(redelivered);
+    const seconds = await receiveAll(keys.length, 100);
+    expect(seconds.map((m) => m.body).sort()).toEqual(keys.map((k) => `${k}-1`));
+    await commit(seconds);
+
+    // A cursor as the 16-bucket version left it: its entry is still read (buckets 0–15 are among the
+    // 64), and its next notice moves it to its 64-bucket key.
+    const [key] = keys;
+    const old = readyBucketPk('g', shard(key!, 'huge'), 16);
+    await h.doc.send(new UpdateCommand({ TableName: h.table, Key: { pk: 'C#g', sk: shard(key!, 'huge') }, UpdateExpression: 'SET rk = :b', ExpressionAttributeValues: { ':b': old } }));
+    await h.queue.send('huge', send(`${key}-2`, { shardKey: key }));
+    const [leased] = await receiveAll(1, 1);
+    expect(leased?.body).toBe(`${key}-2`);
+    expect((await shardCursors()).get(shard(key!, 'huge'))).toMatchObject({ rk: bucketOf(key!, 'huge', HUGE_BUCKETS), g1pk: bucketOf(key!, 'huge', HUGE_BUCKETS) });
   });
 });
 

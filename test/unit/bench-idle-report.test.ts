@@ -97,10 +97,11 @@ describe('the long-poll rows on FIFO topics', () => {
       const body = row.body as { type: 'standard' | 'fifo'; partitions?: number };
       return { type: body.type, wide: isWideFifo({ type: body.type, orderGroup: undefined, partitions: body.partitions ?? 4 }) };
     };
-    expect(LONG_POLL_ROWS.map((r) => r.id)).toEqual(['http-long-poll', 'http-long-poll-fifo', 'http-long-poll-fifo-wide']);
+    expect(LONG_POLL_ROWS.map((r) => r.id)).toEqual(['http-long-poll', 'http-long-poll-fifo', 'http-long-poll-fifo-wide', 'http-long-poll-fifo-p256']);
     expect(kind('http-long-poll')).toEqual({ type: 'standard', wide: false });
     expect(kind('http-long-poll-fifo')).toEqual({ type: 'fifo', wide: false });
     expect(kind('http-long-poll-fifo-wide')).toEqual({ type: 'fifo', wide: true });
+    expect(kind('http-long-poll-fifo-p256')).toEqual({ type: 'fifo', wide: true });
     expect(new Set(LONG_POLL_ROWS.map((r) => r.topic)).size).toBe(LONG_POLL_ROWS.length);
     for (const r of LONG_POLL_ROWS) expect(IDLE_TARGETS[r.id]).toBe(5);
   });

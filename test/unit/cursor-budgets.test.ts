@@ -19,7 +19,7 @@ import {
 } from '../../lib/adapters/dynamodb/cursor-updates.js';
 import { storedLease, toItem, toState } from '../../lib/adapters/dynamodb/cursor-item.js';
 import { itemBytes } from '../../lib/adapters/dynamodb/item-size.js';
-import { READY_BUCKETS, readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
+import { READY_BUCKETS_MAX, readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
 import { MAX_IN_FLIGHT_PER_STREAM, type CursorState, type DoneEntry, type Lease } from '../../lib/domain/cursor.js';
 import { CHUNK_MAX_ENTRIES, SPILL_AT, SPILL_HOLES_AT, STRAGGLERS_MAX, planSpill, spilledSeqs } from '../../lib/domain/history.js';
 import { Limits } from '../../lib/domain/model.js';
@@ -32,7 +32,7 @@ const BIG = 1_800_000_000_000_000;
 const LONG_TOPIC = 'x'.repeat(Limits.nameMaxLength);
 const LONG_GROUP = 'g'.repeat(Limits.nameMaxLength);
 /** A wide topic's ready-index key at its longest (`rk`, and `g1pk` with it): the longest group name, a two-digit bucket. */
-const LONG_BUCKET = `R#${LONG_GROUP}#${READY_BUCKETS - 1}`;
+const LONG_BUCKET = `R#${LONG_GROUP}#${READY_BUCKETS_MAX - 1}`;
 
 const lease = (seq: number, deliveries = 1, extra: Partial<Lease> = {}): Lease => ({
   seq,
@@ -72,7 +72,7 @@ describe('claim budget', () => {
     expectInFlight: MAX_IN_FLIGHT_PER_STREAM,
     known: BIG + 6000,
     index: { from: readyNowKey(SHARD), to: '0001800000030000' },
-    rekey: { pk: `R#${LONG_GROUP}#${READY_BUCKETS - 2}`, entry: false },
+    rekey: { pk: `R#${LONG_GROUP}#${READY_BUCKETS_MAX - 2}`, entry: false },
     now: NOW,
   };
 

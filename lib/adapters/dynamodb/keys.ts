@@ -93,19 +93,27 @@ export const historyStragglerSk = (createdAt: number, seq: number): string => `$
 export const readyIndexPk = (group: string): string => `R#${group}`;
 /**
  * The ready index of a group's wide FIFO topics' shard cursors (more than 4 notice streams) is
- * spread over this many partition keys (docs/design.md, Ready index): each takes ≤ 1,000 index
- * writes a second on AWS, and a receive of a group that asks for a wide topic reads every one of
- * them, so that an expired lease or a released message is found by the next receive.
+ * spread over several partition keys (docs/design.md, Ready index, "How many buckets"): each takes
+ * ≤ 1,000 index writes a second on AWS, and a receive of a group that asks for a wide topic reads
+ * every one of them when the first ones offer too few shards, so that an expired lease or a released
+ * message is found by the next receive. 16 for up to 64 notice streams; one per 4 notice streams
+ * above that, up to 64 (a 256-stream topic): an unbatched message on an idle shard makes 2–4 index
+ * writes, so 16 keys take 4,000–8,000 messages a second and 64 take 16,000–32,000.
  */
-export const READY_BUCKETS = 16;
+export const READY_BUCKETS_MIN = 16;
+export const READY_BUCKETS_MAX = 64;
+/** How many ready-index buckets a wide FIFO topic of `noticeStreams` notice streams spreads its shards over. */
+export const readyBucketCount = (noticeStreams: number): number =>
+  Math.min(READY_BUCKETS_MAX, Math.max(READY_BUCKETS_MIN, Math.ceil(noticeStreams / 4)));
 /**
- * The ready-index partition of a wide FIFO topic's shard cursor: bucket `fnv1a(stream) % 16` of its
- * group, `R#<group>#<b>`. Group names never contain `#` (NAME_PATTERN), so no bucket key is another
- * group's home key, nor the bucket of another group; the cursor stores it in `rk` (cursor-item.ts).
+ * The ready-index partition of a wide FIFO topic's shard cursor: bucket `fnv1a(stream) % buckets` of
+ * its group, `R#<group>#<b>`. Group names never contain `#` (NAME_PATTERN), so no bucket key is
+ * another group's home key, nor the bucket of another group; the cursor stores it in `rk`
+ * (cursor-item.ts).
  */
-export const readyBucketPk = (group: string, stream: string): string => `R#${group}#${fnv1a32(stream) % READY_BUCKETS}`;
-/** Every ready-index bucket of a group (what a receive asking for a wide FIFO topic reads besides the home key). */
-export const readyBucketPks = (group: string): string[] => Array.from({ length: READY_BUCKETS }, (_, b) => `R#${group}#${b}`);
+export const readyBucketPk = (group: string, stream: string, buckets: number): string => `R#${group}#${fnv1a32(stream) % buckets}`;
+/** The first `buckets` ready-index buckets of a group (what a receive asking for wide FIFO topics reads besides the home key). */
+export const readyBucketPks = (group: string, buckets: number): string[] => Array.from({ length: buckets }, (_, b) => `R#${group}#${b}`);
 /** Ready-index sort keys of shards with work now start with this; it sorts before every time. */
 export const READY_NOW_PREFIX = '#';
 /** The "ready now" key at a point of the 32-bit hash space (where a spread read starts). */

@@ -241,6 +241,8 @@ export class QueueService {
           ...(first && carried ? { carried } : {}),
           // A sequenced shard held below a hole: nothing appends when the hole is filled; a waiting receive looks then.
           held: (topic, until) => this.notifier.wakeAt?.([topic], until),
+          // A short receive samples a wide group's ready-index buckets; a long poll's looks read them all.
+          ...(request.waitSeconds === 0 && !request.park ? { sample: true } : {}),
         },
         request.maxMessages,
       );

@@ -67,6 +67,12 @@ export interface ReceiveScope {
    * looks again then — a long poll wakes (`Notifier.wakeAt`), a push drain sends a job for it.
    */
   held?: (topic: string, until: number) => void;
+  /**
+   * A short receive (no wait, no park): on a group's ready-index buckets beyond 16 it reads a sample
+   * in its second wave, as an SQS short poll samples its servers (docs/design.md, "Short receives
+   * sample the buckets"); long-poll looks, parking receives and push claims read every bucket.
+   */
+  sample?: boolean;
 }
 
 /** How many FIFO shards one receive claims from at once. */
@@ -78,6 +84,8 @@ const CLAIM_WAVE = 4;
  */
 const READY_READ_PER_MESSAGE = 4;
 const READY_READ_MIN = 20;
+/** How often a receive of wide FIFO topics only reads the group's home key with its first wave (else only with a second). */
+const HOME_IN_FIRST_WAVE = 1 / 8;
 /** Notice segments one receive reads per notice stream (the rest wait for the next receive). */
 const NOTICE_SEGMENTS_PER_RECEIVE = 25;
 /**
@@ -258,7 +266,16 @@ export class Receiver {
       // every topic of the group: `R#<group>#<b>`), in two waves (ready-index.ts): 1 Query, or 3 and
       // 14–62 more when the first wave offers too few shards, whatever the subscriptions.
       const buckets = Math.max(0, ...wideNamespaces.values());
-      const found = await this.stores.readyIndex.readyAcross(group.name, buckets > 0 ? readyBucketPks(group.name, buckets) : [], this.clock.now(), looks, () => this.random.fraction());
+      // A receive of wide topics only reads the home key with the first wave 1 time in 8 (else with the
+      // second, when there is one): no key is read by every receive of the group (docs/design.md, "No
+      // key every receive reads").
+      const wideOnly = buckets > 0 && [...namespaces].every((namespace) => wideNamespaces.has(namespace));
+      const homeFirst = !wideOnly || this.random.fraction() < HOME_IN_FIRST_WAVE;
+      const found = await this.stores.readyIndex.readyAcross(group.name, buckets > 0 ? readyBucketPks(group.name, buckets) : [], this.clock.now(), looks, {
+        spread: () => this.random.fraction(),
+        homeFirst,
+        sample: scope.sample === true,
+      });
       for (const stream of found) {
         const shard = announced.get(stream);
         if (shard) shard.indexed = true;

@@ -11,7 +11,9 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
 import { GSI1 } from '../../lib/adapters/dynamodb/table.js';
-import { FIRST_WAVE_BUCKETS } from '../../lib/adapters/dynamodb/ready-index.js';
+import { FIRST_WAVE_BUCKETS, SECOND_WAVE_SAMPLE } from '../../lib/adapters/dynamodb/ready-index.js';
+import { whileAdvancing } from '../helpers/advancing.js';
+import { cryptoRandom } from '../../lib/ports/random.js';
 import { readyBucketCount, readyBucketPk, readyBucketPks, readyIndexPk, readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
 import type { DeliveredMessage, DeliveryMode } from '../../lib/domain/model.js';
 
@@ -350,8 +352,9 @@ describe('the ready index of a 256-stream FIFO topic', () => {
     for (let looks = 0; looks < 120 && got.length < count; looks++) got.push(...(await receive(max)));
     return got;
   }
+  const longPoll = (max: number) => whileAdvancing(h.clock, () => h.queue.receive('g', { maxMessages: max, waitSeconds: 1, topics: undefined }));
 
-  it('spreads its shards over 64 buckets, reads all 65 keys when nothing is ready, finds expired leases above bucket 15, and moves a cursor keyed by 16 buckets at its next notice', async () => {
+  it('spreads its shards over 64 buckets; a long poll reads all 65 keys and finds expired leases above bucket 15 at once; a cursor keyed by 16 buckets moves at its next notice', async () => {
     expect(HUGE_BUCKETS).toBe(64);
     await h.admin.putTopic('huge', build.topic({ type: 'fifo', partitions: HUGE }));
     await group(['huge'], 'serialized');
@@ -366,14 +369,16 @@ describe('the ready index of a 256-stream FIFO topic', () => {
       expect(cursors.get(shard(key, 'huge')), key).toMatchObject({ rk: bucketOf(key, 'huge', HUGE_BUCKETS), g1pk: bucketOf(key, 'huge', HUGE_BUCKETS) });
       expect(cursors.get(shard(key, 'huge'))?.g1sk, key).toMatch(/^\d{13}$/);
     }
-    // Nothing ready: the home key and all 64 buckets, each once.
+    // Nothing ready: a long poll's look reads the home key and all 64 buckets, each once.
     readyQueries = [];
-    expect(await receive(100)).toEqual([]);
-    expect(readyQueries[0]).toBe(readyIndexPk('g'));
-    expect(readyQueries.slice(1).sort()).toEqual(readyBucketPks('g', HUGE_BUCKETS).sort());
-    // The leases expire: the next receive finds every one of them, in order.
+    expect(await longPoll(100)).toEqual([]);
+    const perLook = new Map<string, number>();
+    for (const pk of readyQueries) perLook.set(pk, (perLook.get(pk) ?? 0) + 1);
+    expect([...perLook.keys()].sort()).toEqual([readyIndexPk('g'), ...readyBucketPks('g', HUGE_BUCKETS)].sort());
+    // The leases expire: a long poll's first look finds every one of them, in order.
     h.clock.advance(31_000);
-    const redelivered = await receive(100);
+    readyQueries = [];
+    const redelivered = await longPoll(100);
     expect(redelivered.map((m) => m.body).sort()).toEqual(keys.map((k) => `${k}-0`));
     expect(redelivered.every((m) => m.deliveryCount === 2)).toBe(true);
     await commit(redelivered);
@@ -381,8 +386,7 @@ describe('the ready index of a 256-stream FIFO topic', () => {
     expect(seconds.map((m) => m.body).sort()).toEqual(keys.map((k) => `${k}-1`));
     await commit(seconds);
 
-    // A cursor as the 16-bucket version left it: its entry is still read (buckets 0–15 are among the
-    // 64), and its next notice moves it to its 64-bucket key.
+    // A cursor as the 16-bucket version left it: its next notice moves it to its 64-bucket key.
     const [key] = keys;
     const old = readyBucketPk('g', shard(key!, 'huge'), 16);
     await h.doc.send(new UpdateCommand({ TableName: h.table, Key: { pk: 'C#g', sk: shard(key!, 'huge') }, UpdateExpression: 'SET rk = :b', ExpressionAttributeValues: { ':b': old } }));
@@ -390,6 +394,87 @@ describe('the ready index of a 256-stream FIFO topic', () => {
     const [leased] = await receiveAll(1, 1);
     expect(leased?.body).toBe(`${key}-2`);
     expect((await shardCursors()).get(shard(key!, 'huge'))).toMatchObject({ rk: bucketOf(key!, 'huge', HUGE_BUCKETS), g1pk: bucketOf(key!, 'huge', HUGE_BUCKETS) });
+  });
+
+  it('short receives read at most 17 keys each, and every bucket within 5 of them; expired leases above bucket 15 come back within 5', async () => {
+    await h.admin.putTopic('huge', build.topic({ type: 'fifo', partitions: HUGE }));
+    await group(['huge'], 'serialized');
+    const keys: string[] = [];
+    for (let n = 0; keys.length < 6; n++) if (Number(bucketOf(`s${n}`, 'huge', HUGE_BUCKETS).split('#')[2]) >= 16) keys.push(`s${n}`);
+    await h.queue.sendBatch('huge', keys.map((key) => send(`${key}-0`, { shardKey: key })));
+    expect((await receiveAll(keys.length, 100)).map((m) => m.body).sort()).toEqual(keys.map((k) => `${k}-0`));
+    h.clock.advance(31_000);
+    const seen = new Set<string>();
+    const back: DeliveredMessage[] = [];
+    for (let n = 0; n < 5; n++) {
+      readyQueries = [];
+      back.push(...(await receive(100)));
+      expect(new Set(readyQueries).size, `receive ${n}`).toBe(readyQueries.length);
+      expect(readyQueries.length, `receive ${n}`).toBeLessThanOrEqual(1 + FIRST_WAVE_BUCKETS + SECOND_WAVE_SAMPLE);
+      readyQueries.forEach((pk) => seen.add(pk));
+    }
+    expect(back.map((m) => m.body).sort()).toEqual(keys.map((k) => `${k}-0`));
+    expect(back.every((m) => m.deliveryCount === 2)).toBe(true);
+    // Five short receives with nothing left to find read every bucket (the rotation: 5 × 14 ≥ 64).
+    seen.clear();
+    for (let n = 0; n < 5; n++) {
+      readyQueries = [];
+      expect(await receive(100)).toEqual([]);
+      readyQueries.forEach((pk) => seen.add(pk));
+    }
+    for (const pk of readyBucketPks('g', HUGE_BUCKETS)) expect(seen.has(pk), pk).toBe(true);
+  });
+});
+
+describe('the home key of a receive of wide topics only', () => {
+  it('is read with the second wave only (when nothing ready), never with a backlog in the first wave\'s buckets', async () => {
+    const streams: string[] = [];
+    for (let n = 0; streams.length < 3 * BUCKETS; n++) {
+      const stream = shard(`k${n}`);
+      if (streams.filter((s) => readyBucketPk('g', s, BUCKETS) === readyBucketPk('g', stream, BUCKETS)).length < 3) streams.push(stream);
+    }
+    for (const stream of streams) {
+      await h.doc.send(new UpdateCommand({ TableName: h.table, Key: { pk: 'C#g', sk: stream }, UpdateExpression: 'SET g1pk = :pk, g1sk = :sk', ExpressionAttributeValues: { ':pk': readyBucketPk('g', stream, BUCKETS), ':sk': readyNowKey(stream) } }));
+    }
+    // A cursor of an earlier version under the home key.
+    await h.doc.send(new UpdateCommand({ TableName: h.table, Key: { pk: 'C#g', sk: shard('old') }, UpdateExpression: 'SET g1pk = :pk, g1sk = :sk', ExpressionAttributeValues: { ':pk': readyIndexPk('g'), ':sk': readyNowKey(shard('old')) } }));
+    readyQueries = [];
+    const enough = await h.stores.readyIndex.readyAcross('g', readyBucketPks('g', BUCKETS), h.clock.now(), 4, { homeFirst: false });
+    expect(readyQueries).toHaveLength(FIRST_WAVE_BUCKETS);
+    expect(readyQueries).not.toContain(readyIndexPk('g'));
+    expect(enough).toHaveLength(2 * 3);
+    readyQueries = [];
+    const more = await h.stores.readyIndex.readyAcross('g', readyBucketPks('g', BUCKETS), h.clock.now(), 7, { homeFirst: false });
+    expect(readyQueries.slice(FIRST_WAVE_BUCKETS)).toContain(readyIndexPk('g'));
+    expect(new Set(readyQueries).size).toBe(1 + BUCKETS);
+    expect(more).toContain(shard('old'));
+  });
+
+  it('is not read by every receive: a wide-only group reads it with the first wave 1 time in 8', async () => {
+    // A fixed draw of 0.5 (≥ 1/8): the home key waits for a second wave; nothing is ready, so it comes.
+    h = await newHarness({ random: { ...cryptoRandom, fraction: () => 0.5 } });
+    h.doc.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { IndexName?: string; ExpressionAttributeValues?: Record<string, unknown> };
+        const pk = String(input.ExpressionAttributeValues?.[':pk'] ?? '');
+        if (context.commandName === 'QueryCommand' && input.IndexName === GSI1 && pk.startsWith('R#')) readyQueries.push(pk);
+        return next(args);
+      },
+      { step: 'initialize', name: 'countReadyQueries' },
+    );
+    await wideTopic();
+    await group(['wide']);
+    readyQueries = [];
+    await receive(1);
+    // Home last: with the second wave, not the first.
+    expect(readyQueries.slice(0, FIRST_WAVE_BUCKETS)).not.toContain(readyIndexPk('g'));
+    expect(readyQueries).toContain(readyIndexPk('g'));
+    // A group with a default topic too reads it first, whatever the draw.
+    await h.admin.putTopic('ledger', build.topic({ type: 'fifo' }));
+    await group(['wide', 'ledger']);
+    readyQueries = [];
+    await receive(1);
+    expect(readyQueries[0]).toBe(readyIndexPk('g'));
   });
 });
 

@@ -49,7 +49,29 @@ export const FIRST_WAVE_BUCKETS = 2;
 /** Where a spread read starts: the "ready now" key at `spread` ∈ [0, 1) of the hash space. */
 const spreadStart = (spread: number): string => readyNowKeyAt(Math.floor(Math.min(Math.max(spread, 0), 1 - 2 ** -32) * 2 ** 32));
 
+/** How {@link ReadyIndex.readyAcross} reads. */
+export interface ReadyAcrossOptions {
+  /** Random numbers in [0, 1): the buckets' order and each key's start point. */
+  spread?: () => number;
+  /** Read the home key with the first wave (default), or only with the second. */
+  homeFirst?: boolean;
+  /**
+   * A short receive (no wait, no park): its second wave reads at most {@link SECOND_WAVE_SAMPLE}
+   * buckets, the next ones of this container's rotation for the group (docs/design.md, "Short
+   * receives sample the buckets"). Default false: every bucket.
+   */
+  sample?: boolean;
+}
+
+/** Buckets the second wave of a short receive reads at most: a 16-bucket group's 14 others, all of them. */
+export const SECOND_WAVE_SAMPLE = 14;
+/** Groups whose rotation one container remembers; past this it starts again (from a random bucket). */
+const ROTATIONS_KEPT = 1_000;
+
 export class ReadyIndex {
+  /** Per group: where the next sampled second wave starts in its buckets. */
+  private readonly rotations = new Map<string, number>();
+
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly table: string,
@@ -66,32 +88,54 @@ export class ReadyIndex {
   }
 
   /**
-   * The ready shards under the group's home key (up to `limit`) and under `buckets` (a group's 16
+   * The ready shards under the group's home key (up to `limit`) and under `buckets` (a group's 16–64
    * bucket keys when a receive asks for a wide topic), the buckets offering about twice what the
    * home key does — the home key's shards, a default topic's beside a wide one, keep about a third
-   * of the candidates, and a backlog reads ≈ 3 × `limit` entries, not 17 ×. The buckets are read in
-   * two waves (docs/design.md, Ready index, "Bucket reads in two waves"): with the home key,
-   * {@link FIRST_WAVE_BUCKETS} random buckets, up to `⌈2 × limit ÷ 2⌉` each; only when they offer
-   * fewer than `limit` shards, the other buckets, up to `⌈2 × missing ÷ 14⌉` each. One Query per
-   * key (two when a key has more than a page), each with its own spread; merged without repeats
-   * (an entry moved from one key to another may show under both for a moment: the index is
-   * eventually consistent). A backlog then costs 3 keys' reads a receive, not 17; an idle or sparse
-   * index costs the 17 as before, in two round trips instead of one.
+   * of the candidates, and a backlog reads ≈ 3 × `limit` entries, not B + 1 ×. The buckets are read
+   * in two waves (docs/design.md, Ready index, "Bucket reads in two waves"): {@link
+   * FIRST_WAVE_BUCKETS} random buckets, up to `⌈2 × limit ÷ 2⌉` each; only when they offer fewer than
+   * `limit` shards (the home key's do not count), the other buckets — a short receive's (`sample`)
+   * at most {@link SECOND_WAVE_SAMPLE} of them —, up to `⌈2 × missing ÷ n⌉` each. The home key is read
+   * with the first wave, or — `homeFirst` false: a receive that asks for wide topics only, whose
+   * shards are all under buckets but for cursors of earlier versions — with the second, so that no
+   * key is read by every receive of the group (docs/design.md, "No key every receive reads"). One
+   * Query per key (two when a key has more than a page), each with its own spread; merged without
+   * repeats (an entry moved from one key to another may show under both for a moment: the index is
+   * eventually consistent).
    */
-  async readyAcross(group: string, buckets: readonly string[], now: number, limit: number, spread: () => number = Math.random): Promise<string[]> {
-    // The buckets in a random order: the first FIRST_WAVE_BUCKETS are read with the home key; the
-    // rest only when those did not offer `limit` shards.
+  async readyAcross(group: string, buckets: readonly string[], now: number, limit: number, options: ReadyAcrossOptions = {}): Promise<string[]> {
+    const { spread = Math.random, homeFirst = true, sample = false } = options;
+    // The first FIRST_WAVE_BUCKETS of a random order are the first wave.
     const order = shuffle(buckets, spread);
     const bucketReads = (pks: readonly string[], want: number) => {
       const perBucket = pks.length > 0 ? Math.max(1, Math.ceil((2 * want) / pks.length)) : 0;
       return pks.map((pk) => this.readyUnder(pk, group, now, perBucket, spread()));
     };
+    const home = () => this.readyUnder(readyIndexPk(group), group, now, limit, spread());
+    const nothing = Promise.resolve<string[]>([]);
     const first = order.slice(0, FIRST_WAVE_BUCKETS);
-    const [home, ...firstWave] = await Promise.all([this.readyUnder(readyIndexPk(group), group, now, limit, spread()), ...bucketReads(first, limit)]);
+    const [homeEarly, ...firstWave] = await Promise.all([homeFirst ? home() : nothing, ...bucketReads(first, limit)]);
+    // Only the buckets' offer decides: a busy default topic's shards under the home key must not
+    // keep a wide topic's buckets unread.
     const fromBuckets = new Set(firstWave.flat());
     const rest = order.slice(FIRST_WAVE_BUCKETS);
-    const secondWave = fromBuckets.size >= limit || rest.length === 0 ? [] : await Promise.all(bucketReads(rest, limit - fromBuckets.size));
-    return [...new Set([...(home ?? []), ...fromBuckets, ...secondWave.flat()])];
+    if (fromBuckets.size >= limit || (rest.length === 0 && homeFirst)) return [...new Set([...(homeEarly ?? []), ...fromBuckets])];
+    const second = sample && rest.length > SECOND_WAVE_SAMPLE ? this.nextInRotation(group, buckets, new Set(first), spread) : rest;
+    const [homeLate, ...secondWave] = await Promise.all([homeFirst ? nothing : home(), ...bucketReads(second, limit - fromBuckets.size)]);
+    return [...new Set([...(homeEarly ?? []), ...(homeLate ?? []), ...fromBuckets, ...secondWave.flat()])];
+  }
+
+  /**
+   * The next {@link SECOND_WAVE_SAMPLE} buckets of the group's rotation in this container (in their
+   * own order, wrapping; those of the first wave left out): every bucket is in one of any
+   * ⌈B ÷ SECOND_WAVE_SAMPLE⌉ sampled second waves in a row (5 for 64 buckets). A group met for the
+   * first time starts at a random bucket, so containers do not all start at the same one.
+   */
+  private nextInRotation(group: string, buckets: readonly string[], firstWave: ReadonlySet<string>, spread: () => number): string[] {
+    const start = this.rotations.get(group) ?? Math.floor(spread() * buckets.length);
+    if (this.rotations.size >= ROTATIONS_KEPT && !this.rotations.has(group)) this.rotations.clear();
+    this.rotations.set(group, (start + SECOND_WAVE_SAMPLE) % buckets.length);
+    return Array.from({ length: SECOND_WAVE_SAMPLE }, (_, i) => buckets[(start + i) % buckets.length] as string).filter((pk) => !firstWave.has(pk));
   }
 
   private async readyUnder(pk: string, group: string, now: number, limit: number, spread: number): Promise<string[]> {

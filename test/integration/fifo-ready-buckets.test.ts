@@ -259,7 +259,9 @@ describe('the ready index of a wide FIFO topic', () => {
     expect(readyQueries).toEqual([readyIndexPk('g')]);
   });
 
-  it('a cursor of an earlier version (no rk, under R#<group>) is found through the home key and keeps it; a new notice moves it to its bucket', async () => {
+  it('a cursor of an earlier version (no rk, under R#<group>) is found through the home key by long polls and keeps it; a new notice moves it to its bucket', async () => {
+    // A group of wide topics only: its short receives read the home key 1 time in 8, its long polls' looks always.
+    const poll = (max: number) => whileAdvancing(h.clock, () => h.queue.receive('g', { maxMessages: max, waitSeconds: 1, topics: undefined }));
     await wideTopic();
     await group(['wide']);
     await h.queue.sendBatch('wide', ['a0', 'a1', 'a2', 'a3'].map((b) => send(b, { shardKey: 'a' })));
@@ -279,7 +281,7 @@ describe('the ready index of a wide FIFO topic', () => {
       return item;
     };
     for (let looks = 0; looks < 10 && bodies.length < 3; looks++) {
-      const got = await receive(1);
+      const got = await poll(1);
       bodies.push(...got.map((m) => m.body));
       // Claims (work left, then a lease to wait on) and commits keep the home key.
       await homed();
@@ -288,11 +290,11 @@ describe('the ready index of a wide FIFO topic', () => {
     }
     expect(bodies).toEqual(['a0', 'a1', 'a2']);
     // A lease that expires under the home key is found there too.
-    const [a3] = await receive(1);
+    const [a3] = await poll(1);
     expect(a3?.body).toBe('a3');
     expect((await homed())?.g1sk).toMatch(/^\d{13}$/);
     h.clock.advance(31_000);
-    const [again] = await receive(1);
+    const [again] = await poll(1);
     expect(again).toMatchObject({ body: 'a3', deliveryCount: 2 });
     await commit([again!]);
     await homed();
@@ -448,9 +450,14 @@ describe('the home key of a receive of wide topics only', () => {
     expect(readyQueries.slice(FIRST_WAVE_BUCKETS)).toContain(readyIndexPk('g'));
     expect(new Set(readyQueries).size).toBe(1 + BUCKETS);
     expect(more).toContain(shard('old'));
+    // A short receive's second wave is a sample: without the home key.
+    readyQueries = [];
+    const sampled = await h.stores.readyIndex.readyAcross('g', readyBucketPks('g', BUCKETS), h.clock.now(), 7, { homeFirst: false, sample: true });
+    expect(readyQueries).not.toContain(readyIndexPk('g'));
+    expect(sampled).not.toContain(shard('old'));
   });
 
-  it('is not read by every receive: a wide-only group reads it with the first wave 1 time in 8', async () => {
+  it('is not read by every receive: a wide-only group reads it with the first wave 1 time in 8, else with a long poll\'s second wave only', async () => {
     // A fixed draw of 0.5 (≥ 1/8): the home key waits for a second wave; nothing is ready, so it comes.
     h = await newHarness({ random: { ...cryptoRandom, fraction: () => 0.5 } });
     h.doc.middlewareStack.add(
@@ -464,11 +471,15 @@ describe('the home key of a receive of wide topics only', () => {
     );
     await wideTopic();
     await group(['wide']);
+    // A long poll's look: home last, with the second wave (nothing is ready: it comes), not the first.
     readyQueries = [];
-    await receive(1);
-    // Home last: with the second wave, not the first.
+    await whileAdvancing(h.clock, () => h.queue.receive('g', { maxMessages: 1, waitSeconds: 1, topics: undefined }));
     expect(readyQueries.slice(0, FIRST_WAVE_BUCKETS)).not.toContain(readyIndexPk('g'));
     expect(readyQueries).toContain(readyIndexPk('g'));
+    // A short receive: not at all.
+    readyQueries = [];
+    await receive(1);
+    expect(readyQueries).not.toContain(readyIndexPk('g'));
     // A group with a default topic too reads it first, whatever the draw.
     await h.admin.putTopic('ledger', build.topic({ type: 'fifo' }));
     await group(['wide', 'ledger']);

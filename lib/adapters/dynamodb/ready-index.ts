@@ -97,8 +97,9 @@ export class ReadyIndex {
    * `limit` shards (the home key's do not count), the other buckets — a short receive's (`sample`)
    * at most {@link SECOND_WAVE_SAMPLE} of them —, up to `⌈2 × missing ÷ n⌉` each. The home key is read
    * with the first wave, or — `homeFirst` false: a receive that asks for wide topics only, whose
-   * shards are all under buckets but for cursors of earlier versions — with the second, so that no
-   * key is read by every receive of the group (docs/design.md, "No key every receive reads"). One
+   * shards are all under buckets but for cursors of earlier versions — with a second wave that reads
+   * every bucket (not a short receive's sample), so that no key is read by every receive of the
+   * group (docs/design.md, "No key every receive reads"). One
    * Query per key (two when a key has more than a page), each with its own spread; merged without
    * repeats (an entry moved from one key to another may show under both for a moment: the index is
    * eventually consistent).
@@ -121,7 +122,9 @@ export class ReadyIndex {
     const rest = order.slice(FIRST_WAVE_BUCKETS);
     if (fromBuckets.size >= limit || (rest.length === 0 && homeFirst)) return [...new Set([...(homeEarly ?? []), ...fromBuckets])];
     const second = sample && rest.length > SECOND_WAVE_SAMPLE ? this.nextInRotation(group, buckets, new Set(first), spread) : rest;
-    const [homeLate, ...secondWave] = await Promise.all([homeFirst ? nothing : home(), ...bucketReads(second, limit - fromBuckets.size)]);
+    // The home key left out of the first wave comes with a thorough second wave only: a short
+    // receive's is a sample too, and one key read by most sparse receives is what `homeFirst` avoids.
+    const [homeLate, ...secondWave] = await Promise.all([homeFirst || sample ? nothing : home(), ...bucketReads(second, limit - fromBuckets.size)]);
     return [...new Set([...(homeEarly ?? []), ...(homeLate ?? []), ...fromBuckets, ...secondWave.flat()])];
   }
 

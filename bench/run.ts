@@ -314,7 +314,7 @@ async function main() {
         log(
           `scale ${row.id.padEnd(34)} ${row.lostClaimsPerMessage.toFixed(3)} lost claims/msg  ${row.requestsPerMessage.toFixed(2)} req/msg  ${row.wcuPerMessage.toFixed(2)} WCU ${row.rcuPerMessage.toFixed(2)} RCU/msg  ` +
             `AWS ceiling ${fmt(row.awsCeilingMsgPerSecond)} msg/s (${row.model}: ${row.limitedBy} on ${row.hottestKey}; hottest unit alone ${fmt(row.hottestUnitCeilingMsgPerSecond)}; shared units alone ${fmt(row.sharedUnitsCeilingMsgPerSecond)}${row.sharedUnit ? ` (${row.sharedUnit})` : ''})  ${fmt(row.messages)} msgs, local ${fmt(row.localMsgPerSecond)} msg/s, ` +
-            `${row.emptyReceives}/${row.receives} empty receives, backlog ${fmt(row.backlogBefore)}, ${row.claims} claims, ${row.raises} raises${row.ranDry ? ' RAN DRY (row invalid)' : ''}, ${fmt(row.msPerCall, 1)} ms per call${Object.keys(row.errors).length ? `, errors ${JSON.stringify(row.errors)}` : ''}, load average ${loadavg()[0]?.toFixed(2)}\n` +
+            `${row.emptyReceives}/${row.receives} empty receives, backlog ${fmt(row.backlogBefore)}, ${row.claims} claims, ${row.raises} raises (${row.raisesPerMessage.toFixed(2)}/msg)${row.ranDry ? ' RAN DRY (row invalid)' : ''}, ${fmt(row.msPerCall, 1)} ms per call${Object.keys(row.errors).length ? `, errors ${JSON.stringify(row.errors)}` : ''}, load average ${loadavg()[0]?.toFixed(2)}\n` +
             row.topUnits.slice(0, 3).map((u) => `        ${u.unit}: ${u.wcuPerMessage.toFixed(2)} WCU ${u.rcuPerMessage.toFixed(2)} RCU ${u.claimsPerMessage.toFixed(2)} claims/msg, ${u.lostClaims} lost, ${u.kind === 'item' ? `chain ${u.chainCalls.toFixed(2)} calls` : u.kind} → ${fmt(u.bound)} msg/s (${u.limitedBy})`).join('\n'),
         ),
       only,

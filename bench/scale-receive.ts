@@ -9,7 +9,8 @@
  * not those of consumers that always find work.
  */
 import { messageBody } from './http.js';
-import { receiveCeiling, spreadReceiveCeiling, unitBounds, type ReceiveBound, type ReceiveUnitKind, type UnitLoad } from './capacity-model.js';
+import { isNoticeStream, isShardStream } from '../lib/domain/streams.js';
+import { fifoReceiveCeiling, receiveCeiling, spreadReceiveCeiling, unitBounds, type FifoUnitPlace, type ReceiveBound, type ReceiveUnitKind, type UnitLoad } from './capacity-model.js';
 import { ITEM_SEPARATOR, unitKind } from './key-units.js';
 import type { Snapshot } from './meter.js';
 import type { RoundTrip } from './round-trip.js';
@@ -68,13 +69,16 @@ export interface ReceiveRow {
   wcuPerMessage: number;
   rcuPerMessage: number;
   /**
-   * The capacity model's ceiling on AWS (msg/s). FIFO (the shard key decides where a message is):
-   * the smallest bound over every unit the row touched (*hottest unit*). Standard (consumers choose
-   * the partition): the sum over the partitions that took claims of what each takes alone, or a
-   * shared unit's bound when smaller (*sum over partitions used*).
+   * The capacity model's ceiling on AWS (msg/s). fifo-hot (one shard key): the smallest bound over
+   * every unit the row touched (*hottest unit*). fifo-many (many shard keys): the ready-index
+   * buckets summed, the notice streams summed, or a shared unit's bound, the smallest of the three,
+   * shard streams' own units left out (*buckets and notice streams summed*, capacity-model.ts
+   * `fifoReceiveCeiling`). Standard (consumers choose the partition): the sum over the partitions
+   * that took claims of what each takes alone, or a shared unit's bound when smaller (*sum over
+   * partitions used*).
    */
   awsCeilingMsgPerSecond: number;
-  model: 'hottest unit' | 'sum over partitions used';
+  model: 'hottest unit' | 'sum over partitions used' | 'buckets and notice streams summed';
   /** The hottest unit's bound at its measured share (the FIFO model), for comparison on standard rows. */
   /** The smallest bound over the units shared by every stream of the row (see {@link isStreamUnit}), and which one; 0 / '' when none bound. */
   sharedUnitsCeilingMsgPerSecond: number;
@@ -101,15 +105,21 @@ export interface ReceiveRow {
   lostClaims: number;
   /** FIFO shard raises written on their own (a notice's shard not claimed by the receive that read it): the discovery of a backlog's shards. */
   raises: number;
+  /** Raises per message received (0 without messages): many on a backlog's discovery, at most about 1 on a steady topic (the rest absorbed into claims). */
+  raisesPerMessage: number;
   errors: Record<string, number>;
   msPerCall: number;
 }
 
-const partitionsOf = (topic: ReceiveTopic) => (topic === 'standard-p64' ? 64 : topic === 'standard-p256' || topic === 'fifo-many-p256' ? 256 : 4);
+const partitionsOf = (topic: ReceiveTopic) => (topic === 'standard-p64' ? 64 : topic === 'standard-p256' || isManyShards(topic) ? 256 : 4);
 /** Consumer counts of a topic's rows: the profile's, and for standard-p256 its wide ones too. */
 export const consumersOf = (topic: ReceiveTopic, profile: Pick<ReceiveProfile, 'consumers' | 'wideConsumers'>): number[] =>
   [...profile.consumers, ...(topic === 'standard-p256' ? profile.wideConsumers.filter((n) => n <= partitionsOf(topic) && !profile.consumers.includes(n)) : [])].sort((a, b) => a - b);
 const isStandard = (topic: ReceiveTopic) => topic.startsWith('standard');
+/** A FIFO topic whose messages spread over many shard keys (its ceiling: {@link fifoUnitPlace}, capacity-model.ts `fifoReceiveCeiling`). */
+function isManyShards(topic: ReceiveTopic): boolean {
+  return topic === 'fifo-many-p256';
+}
 
 /** The stream a unit names: a cursor item's (`C#<group> @ <stream>`) or an `S#<stream>` key's; undefined for any other unit. */
 const streamOfUnit = (unit: string): string | undefined =>
@@ -130,7 +140,23 @@ export function partitionOfUnit(unit: string): string | undefined {
  */
 export function isStreamUnit(unit: string): boolean {
   const stream = streamOfUnit(unit);
-  return stream !== undefined && /\/(p:\d+|k:.*)$/.test(stream);
+  return stream !== undefined && (/\/p:\d+$/.test(stream) || isShardStream(stream));
+}
+
+/** A ready-index bucket key of a wide FIFO topic's group (`gsi1 R#<group>#<n>`; group names hold no `#`). */
+const BUCKET_UNIT = /^gsi1 R#[^#]+#\d+$/;
+
+/**
+ * Where a unit of a FIFO topic over many shards stands in its ceiling (capacity-model.ts
+ * `fifoReceiveCeiling`): a ready-index bucket; a notice stream's `S#` key or notice cursor item
+ * (`<namespace>/n:<b>`), by stream; a shard stream's own unit ({@link isStreamUnit}); or shared
+ * (the group's home key `gsi1 R#<group>`, the topic's activity item, a Query of the group's cursors).
+ */
+export function fifoUnitPlace(unit: string): FifoUnitPlace {
+  if (BUCKET_UNIT.test(unit)) return { kind: 'bucket' };
+  const stream = streamOfUnit(unit);
+  if (stream !== undefined && isNoticeStream(stream)) return { kind: 'notice stream', stream };
+  return isStreamUnit(unit) ? { kind: 'shard' } : { kind: 'shared' };
 }
 
 /** The capacity units a row's tag touched, as the model's input. */
@@ -160,10 +186,16 @@ export function receiveRow(
     .reduce((n, [, c]) => n + c.ms, 0);
   const hottest = receiveCeiling(loads, m, awsCallMs);
   const spread = isStandard(base.topic) ? spreadReceiveCeiling(loads, m, awsCallMs, partitionOfUnit) : undefined;
-  const ceiling = spread ?? hottest;
+  // Over many shard keys the shards' own units are left out (10^6 mostly idle keys in the issue's
+  // workload; one hot shard is the fifo-hot rows'), and the buckets and notice streams summed.
+  const summed = isManyShards(base.topic) ? fifoReceiveCeiling(loads, m, awsCallMs, fifoUnitPlace) : undefined;
+  const ceiling = spread ?? summed ?? hottest;
   const shared = receiveCeiling(loads.filter((l) => !isStreamUnit(l.unit)), m, awsCallMs);
   const claims = loads.reduce((n, l) => n + l.claims, 0);
   const lostClaims = loads.reduce((n, l) => n + l.lostClaims, 0);
+  const raises = Object.entries(counted.keys ?? {})
+    .filter(([k]) => k.startsWith(`${tag}|`))
+    .reduce((n, [, c]) => n + c.raises, 0);
   const figures: UnitFigure[] =
     m > 0
       ? loads.map((l) => {
@@ -180,7 +212,7 @@ export function receiveRow(
     wcuPerMessage: m > 0 ? loads.reduce((n, l) => n + l.wcu, 0) / m : 0,
     rcuPerMessage: m > 0 ? loads.reduce((n, l) => n + l.rcu, 0) / m : 0,
     awsCeilingMsgPerSecond: ceiling?.msgPerSecond ?? 0,
-    model: spread ? 'sum over partitions used' : 'hottest unit',
+    model: spread ? 'sum over partitions used' : summed ? 'buckets and notice streams summed' : 'hottest unit',
     hottestUnitCeilingMsgPerSecond: hottest?.msgPerSecond ?? 0,
     sharedUnitsCeilingMsgPerSecond: shared?.msgPerSecond ?? 0,
     sharedUnit: shared ? `${shared.limitedBy} on ${shared.unit}` : '',
@@ -202,7 +234,8 @@ export function receiveRow(
     ranDry: run.ranDry,
     claims,
     lostClaims,
-    raises: Object.entries(counted.keys ?? {}).filter(([k]) => k.startsWith(`${tag}|`)).reduce((n, [, c]) => n + c.raises, 0),
+    raises,
+    raisesPerMessage: m > 0 ? raises / m : 0,
     errors: run.errors,
     msPerCall: d.requests > 0 ? ms / d.requests : 0,
   };

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { fifoReceiveCeiling, receiveCeiling, spreadReceiveCeiling, unitBounds, type UnitLoad } from '../../bench/capacity-model.js';
 import { indexKeyOfItem, indexWrites, isClaimUpdate, isRaiseUpdate, queryUnit, tableUnit, unitKind } from '../../bench/key-units.js';
 import { Meter, diff, emptyKey, type Snapshot } from '../../bench/meter.js';
-import { backlogTarget, consumersOf, fifoUnitPlace, isStreamUnit, partitionOfUnit, receiveRow, unitLoads } from '../../bench/scale-receive.js';
+import { RECEIVE_TOPICS, backlogTarget, consumersOf, fifoUnitPlace, isSteady, isStreamUnit, partitionOfUnit, receiveRow, steadyProducers, unitLoads } from '../../bench/scale-receive.js';
 import { advanceUpdate, claimUpdate, completionUpdate, raiseKnownUpdate } from '../../lib/adapters/dynamodb/cursor-updates.js';
 
 const unit = (over: Partial<UnitLoad>): UnitLoad => ({ unit: 'C#g @ t:x/p:0', kind: 'item', wcu: 0, rcu: 0, reads: 0, claims: 0, lostClaims: 0, ...over });
@@ -204,10 +204,10 @@ describe('receiveRow', () => {
       },
       60,
     );
-    const run = { messages: 100, committed: 100, receives: 100, emptyReceives: 0, backlogBefore: 0, ranDry: false, errors: {} };
-    const row = receiveRow({ id: 'r', topic: 'fifo-many-p256', batch: 1, consumers: 4, commits: 'call' }, counted, 'rx', 2, run, 7.5);
+    const run = { messages: 100, committed: 100, receives: 100, emptyReceives: 0, backlogBefore: 0, ranDry: false, errors: {}, sent: 120 };
+    const row = receiveRow({ id: 'r', topic: 'fifo-many-p256-steady', batch: 1, consumers: 4, commits: 'call' }, counted, 'rx', 2, run, 7.5);
     // 16 buckets, 160 WCU per 100 messages: 16 × 1,000 ÷ 1.6; the hottest bucket alone 1,000 ÷ 0.15.
-    expect(row).toMatchObject({ model: 'buckets and notice streams summed', hottestKey: '16 ready-index buckets summed', limitedBy: 'write units', raises: 3, raisesPerMessage: 0.03 });
+    expect(row).toMatchObject({ model: 'buckets and notice streams summed', hottestKey: '16 ready-index buckets summed', limitedBy: 'write units', raises: 3, raisesPerMessage: 0.03, sent: 120 });
     expect(row.awsCeilingMsgPerSecond).toBeCloseTo(10_000, 6);
     expect(row.hottestUnitCeilingMsgPerSecond).toBeCloseTo(1000 / 0.15, 6);
     expect(receiveRow({ id: 'r', topic: 'fifo-hot', batch: 1, consumers: 4, commits: 'call' }, counted, 'rx', 2, run, 7.5)).toMatchObject({ model: 'hottest unit', awsCeilingMsgPerSecond: expect.closeTo(1000 / 0.15, 6) });
@@ -274,6 +274,15 @@ describe('consumersOf', () => {
     expect(consumersOf('standard-p256', profile)).toEqual([1, 4, 16, 64, 256]);
     expect(consumersOf('standard-p64', profile)).toEqual([1, 4, 16, 64]);
     expect(consumersOf('fifo-many-p256', profile)).toEqual([1, 4, 16, 64]);
+    expect(consumersOf('fifo-many-p256-steady', profile)).toEqual([1, 4, 16, 64]);
+  });
+});
+
+describe('steady rows', () => {
+  it('are a receive topic of their own, fed by a producer of few loops (⌈consumers ÷ 8⌉, at most 4)', () => {
+    expect(RECEIVE_TOPICS).toContain('fifo-many-p256-steady');
+    expect(RECEIVE_TOPICS.filter(isSteady)).toEqual(['fifo-many-p256-steady']);
+    expect([1, 4, 8, 9, 16, 17, 64, 256].map(steadyProducers)).toEqual([1, 1, 1, 2, 2, 3, 4, 4]);
   });
 });
 

@@ -247,6 +247,54 @@ export function receiveCeiling(loads: UnitLoad[], messages: number, callMs: numb
   return best;
 }
 
+/** A unit's smallest bound and which one. */
+const smallestBound = (load: UnitLoad, messages: number, callMs: number): [ReceiveBound, number] => {
+  const b = unitBounds(load, messages, callMs);
+  return (['write units', 'read units', 'claim chain'] as const).map((k) => [k, b[k]] as [ReceiveBound, number]).reduce((a, x) => (x[1] < a[1] ? x : a));
+};
+
+/**
+ * Streams summed as partitions are: each stream's smallest bound over its own units (`streamOf`
+ * names a unit's stream) at the share of the row it carried (`weightOf`, over the streams' units),
+ * times that share — what the stream takes alone —, added up over the streams with a share.
+ * `limitedBy`: the bound that limits the most streams. Undefined when no stream has a share;
+ * `streams` 0 when none of them has a finite bound.
+ */
+function streamsSummed(
+  loads: UnitLoad[],
+  messages: number,
+  callMs: number,
+  streamOf: (unit: string) => string | undefined,
+  weightOf: (load: UnitLoad) => number,
+): { msgPerSecond: number; limitedBy: ReceiveBound; kind: ReceiveUnitKind; streams: number } | undefined {
+  const weights = new Map<string, number>();
+  for (const l of loads) {
+    const s = streamOf(l.unit);
+    if (s !== undefined) weights.set(s, (weights.get(s) ?? 0) + weightOf(l));
+  }
+  const total = [...weights.values()].reduce((n, w) => n + w, 0);
+  if (total === 0) return undefined;
+  const smallest = new Map<string, { bound: number; limitedBy: ReceiveBound; kind: ReceiveUnitKind }>();
+  for (const l of loads) {
+    const s = streamOf(l.unit);
+    if (s === undefined || (weights.get(s) ?? 0) === 0) continue;
+    const [limitedBy, bound] = smallestBound(l, messages, callMs);
+    if (!Number.isFinite(bound)) continue;
+    const was = smallest.get(s);
+    if (was === undefined || bound < was.bound) smallest.set(s, { bound, limitedBy, kind: l.kind });
+  }
+  let msgPerSecond = 0;
+  const bounds = new Map<ReceiveBound, number>();
+  const kinds = new Map<ReceiveUnitKind, number>();
+  for (const [s, { bound, limitedBy, kind }] of smallest) {
+    msgPerSecond += bound * ((weights.get(s) ?? 0) / total);
+    bounds.set(limitedBy, (bounds.get(limitedBy) ?? 0) + 1);
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+  }
+  const most = <T>(counts: Map<T, number>, none: T): T => (counts.size > 0 ? [...counts].reduce((x, y) => (y[1] > x[1] ? y : x))[0] : none);
+  return { msgPerSecond, limitedBy: most(bounds, 'write units'), kind: most(kinds, 'item'), streams: smallest.size };
+}
+
 /**
  * The ceiling of a topic whose consumers choose the partition they claim from (standard topics: the
  * partition sampler; a partition that is busy or lost a claim is passed for another). As for sends
@@ -259,41 +307,84 @@ export function receiveCeiling(loads: UnitLoad[], messages: number, callMs: numb
  */
 export function spreadReceiveCeiling(loads: UnitLoad[], messages: number, callMs: number, partitionOf: (unit: string) => string | undefined): (ReceiveCeiling & { partitions: number }) | undefined {
   if (messages <= 0) return undefined;
-  const claimsOf = new Map<string, number>();
-  for (const l of loads) {
-    const p = partitionOf(l.unit);
-    if (p !== undefined) claimsOf.set(p, (claimsOf.get(p) ?? 0) + l.claims);
-  }
-  const claims = [...claimsOf.values()].reduce((n, c) => n + c, 0);
-  if (claims === 0) return undefined;
-  const smallest = new Map<string, { bound: number; limitedBy: ReceiveBound }>();
-  let shared: ReceiveCeiling | undefined;
-  for (const l of loads) {
-    const b = unitBounds(l, messages, callMs);
-    const [limitedBy, bound] = (['write units', 'read units', 'claim chain'] as const).map((k) => [k, b[k]] as const).reduce((a, x) => (x[1] < a[1] ? x : a));
-    if (!Number.isFinite(bound)) continue;
-    const p = partitionOf(l.unit);
-    if (p === undefined) {
-      if (shared === undefined || bound < shared.msgPerSecond) shared = { msgPerSecond: bound, limitedBy, unit: l.unit, kind: l.kind };
-      continue;
-    }
-    if ((claimsOf.get(p) ?? 0) === 0) continue;
-    const was = smallest.get(p);
-    if (was === undefined || bound < was.bound) smallest.set(p, { bound, limitedBy });
-  }
-  let sum = 0;
-  const limiting = new Map<ReceiveBound, number>();
-  for (const [p, { bound, limitedBy }] of smallest) {
-    sum += bound * ((claimsOf.get(p) ?? 0) / claims);
-    limiting.set(limitedBy, (limiting.get(limitedBy) ?? 0) + 1);
-  }
-  if (smallest.size === 0) return shared && { ...shared, partitions: 0 };
+  const summed = streamsSummed(loads, messages, callMs, partitionOf, (l) => l.claims);
+  if (summed === undefined) return undefined;
+  const shared = receiveCeiling(
+    loads.filter((l) => partitionOf(l.unit) === undefined),
+    messages,
+    callMs,
+  );
+  if (summed.streams === 0) return shared && { ...shared, partitions: 0 };
   const spread: ReceiveCeiling & { partitions: number } = {
-    msgPerSecond: sum,
-    limitedBy: [...limiting].reduce((a, b) => (b[1] > a[1] ? b : a))[0],
-    unit: `${smallest.size} partitions summed`,
+    msgPerSecond: summed.msgPerSecond,
+    limitedBy: summed.limitedBy,
+    unit: `${summed.streams} partitions summed`,
     kind: 'item',
-    partitions: smallest.size,
+    partitions: summed.streams,
   };
-  return shared !== undefined && shared.msgPerSecond < spread.msgPerSecond ? { ...shared, partitions: smallest.size } : spread;
+  return shared !== undefined && shared.msgPerSecond < spread.msgPerSecond ? { ...shared, partitions: summed.streams } : spread;
+}
+
+/**
+ * Where a unit of a FIFO topic over many shards stands in {@link fifoReceiveCeiling}: a ready-index
+ * bucket key (`gsi1 R#<group>#<n>`), a unit of one notice stream (its `S#` key, its notice cursor
+ * item), a unit of one shard stream (its cursor item, its `S#` key), or a unit every stream shares
+ * (the group's home key `gsi1 R#<group>`, the topic's activity item, …).
+ */
+export type FifoUnitPlace = { kind: 'bucket' } | { kind: 'notice stream'; stream: string } | { kind: 'shard' } | { kind: 'shared' };
+
+/**
+ * The ceiling of a FIFO topic whose messages spread over many shard keys (the issue's workload:
+ * 10^6 mostly idle shards), on the receive side. The smallest of:
+ *
+ * 1. the ready-index buckets summed: a shard's bucket is a hash of its stream (fnv1a % buckets), so
+ *    over many shards each bucket takes an even share of the index writes and the receives pick
+ *    the buckets they read at random. Their units are added up and the per-key limits multiplied
+ *    by the buckets the row touched: B × 1,000 WCU/s ÷ (Σ WCU ÷ M), B × 3,000 RCU/s ÷ (Σ RCU ÷ M).
+ *    The hottest bucket of a row of a few hundred messages carries 1.5–2× the mean by sampling
+ *    alone, which the hottest-unit model would read as the topic's limit;
+ * 2. the notice streams summed as partitions are ({@link spreadReceiveCeiling}): senders pick the
+ *    notice stream (sticky, moved after a lost race), so a stream's share follows the senders. A
+ *    notice stream takes no claims: its share is that of the notice streams' units (WCU + RCU) it
+ *    carried;
+ * 3. every shared unit at its own bound ({@link receiveCeiling}).
+ *
+ * Units of one shard stream are left out: with 10^6 shard keys none carries a measurable share of
+ * the topic, while the hottest of the row's sample (1,000 keys, a few hundred messages) carries
+ * what chance gave it. One hot shard is the `fifo-hot` rows' case (hottest-unit model).
+ * `buckets` and `noticeStreams`: how many were summed.
+ */
+export function fifoReceiveCeiling(
+  loads: UnitLoad[],
+  messages: number,
+  callMs: number,
+  placeOf: (unit: string) => FifoUnitPlace,
+): (ReceiveCeiling & { buckets: number; noticeStreams: number }) | undefined {
+  if (messages <= 0) return undefined;
+  const candidates: ReceiveCeiling[] = [];
+  const buckets = loads.filter((l) => placeOf(l.unit).kind === 'bucket' && l.wcu + l.rcu > 0);
+  if (buckets.length > 0) {
+    const sum = (pick: (l: UnitLoad) => number) => buckets.reduce((n, l) => n + pick(l), 0);
+    const unit = `${buckets.length} ready-index buckets summed`;
+    const all: UnitLoad = { unit, kind: 'index key', wcu: sum((l) => l.wcu), rcu: sum((l) => l.rcu), reads: sum((l) => l.reads), claims: 0, lostClaims: 0 };
+    const [limitedBy, bound] = smallestBound(all, messages, callMs);
+    candidates.push({ msgPerSecond: buckets.length * bound, limitedBy, unit, kind: 'index key' });
+  }
+  const noticeOf = (unit: string) => {
+    const place = placeOf(unit);
+    return place.kind === 'notice stream' ? place.stream : undefined;
+  };
+  const notices = streamsSummed(loads, messages, callMs, noticeOf, (l) => l.wcu + l.rcu);
+  if (notices !== undefined && notices.streams > 0) {
+    candidates.push({ msgPerSecond: notices.msgPerSecond, limitedBy: notices.limitedBy, unit: `${notices.streams} notice streams summed`, kind: notices.kind });
+  }
+  const shared = receiveCeiling(
+    loads.filter((l) => placeOf(l.unit).kind === 'shared'),
+    messages,
+    callMs,
+  );
+  if (shared !== undefined) candidates.push(shared);
+  if (candidates.length === 0) return undefined;
+  const least = candidates.reduce((a, b) => (b.msgPerSecond < a.msgPerSecond ? b : a));
+  return { ...least, buckets: buckets.length, noticeStreams: notices?.streams ?? 0 };
 }

@@ -105,8 +105,8 @@ if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
 
 /** Time and counts per mode: quick is about a minute, full a few minutes on 2 cores. */
 const PROFILE = quick
-  ? { shards: 16, fifoBatches: [1], cellSeconds: 1, floorSeconds: 2, floorWarmupSeconds: 2, pairedFloorSeconds: 0.5, latencyStandard: 60, latencyFifo: 40, scheduledCount: 30, scheduledMaxDelay: 8, costRounds: { 1: 10, 10: 2, 100: 1 } as Record<number, number>, costShards: 8, scale: { producers: [1, 16, 64], wideProducers: [128, 256], batches: [1, 10], seconds: 1.5, shardKeys: 256, wideFifo: { shardKeys: 2048, seconds: 4 } }, receive: { consumers: [1, 16, 64], wideConsumers: [256], batches: [1, 10], carriedBatches: [10], seconds: 1.5, shardKeys: 256, maxBacklog: 20_000 }, idle: { warmupPolls: 1, measuredPolls: 2, wakeSamples: 20 }, watchdogSeconds: 900 }
-  : { shards: 64, fifoBatches: [1, 10, 100], cellSeconds: 5, floorSeconds: 8, floorWarmupSeconds: 6, pairedFloorSeconds: 2, latencyStandard: 300, latencyFifo: 150, scheduledCount: 150, scheduledMaxDelay: 30, costRounds: { 1: 60, 10: 12, 100: 3 } as Record<number, number>, costShards: 16, scale: { producers: [1, 4, 16, 64], wideProducers: [128, 256], batches: [1, 10], seconds: 4, shardKeys: 1000, wideFifo: { shardKeys: 10_000, seconds: 16 } }, receive: { consumers: [1, 4, 16, 64], wideConsumers: [256], batches: [1, 10], carriedBatches: [10], seconds: 4, shardKeys: 1000, maxBacklog: 60_000 }, idle: { warmupPolls: 1, measuredPolls: 6, wakeSamples: 60 }, watchdogSeconds: 2400 };
+  ? { shards: 16, fifoBatches: [1], cellSeconds: 1, floorSeconds: 2, floorWarmupSeconds: 2, pairedFloorSeconds: 0.5, latencyStandard: 60, latencyFifo: 40, scheduledCount: 30, scheduledMaxDelay: 8, costRounds: { 1: 10, 10: 2, 100: 1 } as Record<number, number>, costShards: 8, scale: { producers: [1, 16, 64], wideProducers: [128, 256], batches: [1, 10], seconds: 1.5, shardKeys: 256, wideFifo: { shardKeys: 2048, seconds: 4 } }, receive: { consumers: [1, 16, 64], wideConsumers: [256], batches: [1, 10], carriedBatches: [10], seconds: 1.5, shardKeys: 256, maxBacklog: 20_000, steadySeconds: { 1: 4, 10: 3 } as Record<number, number> }, idle: { warmupPolls: 1, measuredPolls: 2, wakeSamples: 20 }, watchdogSeconds: 900 }
+  : { shards: 64, fifoBatches: [1, 10, 100], cellSeconds: 5, floorSeconds: 8, floorWarmupSeconds: 6, pairedFloorSeconds: 2, latencyStandard: 300, latencyFifo: 150, scheduledCount: 150, scheduledMaxDelay: 30, costRounds: { 1: 60, 10: 12, 100: 3 } as Record<number, number>, costShards: 16, scale: { producers: [1, 4, 16, 64], wideProducers: [128, 256], batches: [1, 10], seconds: 4, shardKeys: 1000, wideFifo: { shardKeys: 10_000, seconds: 16 } }, receive: { consumers: [1, 4, 16, 64], wideConsumers: [256], batches: [1, 10], carriedBatches: [10], seconds: 4, shardKeys: 1000, maxBacklog: 60_000, steadySeconds: { 1: 25, 10: 6 } as Record<number, number> }, idle: { warmupPolls: 1, measuredPolls: 6, wakeSamples: 60 }, watchdogSeconds: 2400 };
 const BATCHES = [1, 10, 100];
 const BODY_BYTES = 1024;
 const SHARDS = PROFILE.shards;
@@ -304,7 +304,7 @@ async function main() {
     const p = PROFILE.receive;
     log(
       `scale receive: consumers ${p.consumers.join(', ')} × batches ${p.batches.join(', ')} (carried commits too at ${p.carriedBatches.join(', ')}) on ${only.join(', ')}, ${p.seconds} s each from a prefilled backlog ` +
-        `(≤ ${fmt(p.maxBacklog)}; fifo-many-p256 over ${p.shardKeys} shard keys), ${roundTrip.minMs}–${roundTrip.maxMs} ms added per DynamoDB call; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+        `(≤ ${fmt(p.maxBacklog)}; fifo-many-p256 over ${p.shardKeys} shard keys; fifo-many-p256-steady ${Object.entries(p.steadySeconds).map(([b, s]) => `×${b} ${s} s`).join(', ')} each with a paced producer instead), ${roundTrip.minMs}–${roundTrip.maxMs} ms added per DynamoDB call; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
     );
     return receiveRows(
       ctx,
@@ -314,7 +314,7 @@ async function main() {
         log(
           `scale ${row.id.padEnd(34)} ${row.lostClaimsPerMessage.toFixed(3)} lost claims/msg  ${row.requestsPerMessage.toFixed(2)} req/msg  ${row.wcuPerMessage.toFixed(2)} WCU ${row.rcuPerMessage.toFixed(2)} RCU/msg  ` +
             `AWS ceiling ${fmt(row.awsCeilingMsgPerSecond)} msg/s (${row.model}: ${row.limitedBy} on ${row.hottestKey}; hottest unit alone ${fmt(row.hottestUnitCeilingMsgPerSecond)}; shared units alone ${fmt(row.sharedUnitsCeilingMsgPerSecond)}${row.sharedUnit ? ` (${row.sharedUnit})` : ''})  ${fmt(row.messages)} msgs, local ${fmt(row.localMsgPerSecond)} msg/s, ` +
-            `${row.emptyReceives}/${row.receives} empty receives, backlog ${fmt(row.backlogBefore)}, ${row.claims} claims, ${row.raises} raises${row.ranDry ? ' RAN DRY (row invalid)' : ''}, ${fmt(row.msPerCall, 1)} ms per call${Object.keys(row.errors).length ? `, errors ${JSON.stringify(row.errors)}` : ''}, load average ${loadavg()[0]?.toFixed(2)}\n` +
+            `${row.emptyReceives}/${row.receives} empty receives, backlog ${fmt(row.backlogBefore)}, ${row.claims} claims, ${row.raises} raises (${row.raisesPerMessage.toFixed(2)}/msg)${row.ranDry ? ' RAN DRY (row invalid)' : ''}, ${fmt(row.msPerCall, 1)} ms per call${Object.keys(row.errors).length ? `, errors ${JSON.stringify(row.errors)}` : ''}, load average ${loadavg()[0]?.toFixed(2)}\n` +
             row.topUnits.slice(0, 3).map((u) => `        ${u.unit}: ${u.wcuPerMessage.toFixed(2)} WCU ${u.rcuPerMessage.toFixed(2)} RCU ${u.claimsPerMessage.toFixed(2)} claims/msg, ${u.lostClaims} lost, ${u.kind === 'item' ? `chain ${u.chainCalls.toFixed(2)} calls` : u.kind} → ${fmt(u.bound)} msg/s (${u.limitedBy})`).join('\n'),
         ),
       only,

@@ -6,10 +6,12 @@
  * SDK Consumer does by default). Every capacity unit the row's receives and commits touched is
  * counted (meter.ts, key-units.ts) and the capacity model (capacity-model.ts, `receiveCeiling`)
  * gives the AWS ceiling. A row whose backlog came near empty is marked `ranDry`: its figures are
- * not those of consumers that always find work.
+ * not those of consumers that always find work. The steady rows (fifo-many-p256-steady) have no
+ * backlog: a paced producer sends while their consumers receive ({@link steadyRun}).
  */
 import { messageBody } from './http.js';
-import { receiveCeiling, spreadReceiveCeiling, unitBounds, type ReceiveBound, type ReceiveUnitKind, type UnitLoad } from './capacity-model.js';
+import { isNoticeStream, isShardStream } from '../lib/domain/streams.js';
+import { fifoReceiveCeiling, receiveCeiling, spreadReceiveCeiling, unitBounds, type FifoUnitPlace, type ReceiveBound, type ReceiveUnitKind, type UnitLoad } from './capacity-model.js';
 import { ITEM_SEPARATOR, unitKind } from './key-units.js';
 import type { Snapshot } from './meter.js';
 import type { RoundTrip } from './round-trip.js';
@@ -20,10 +22,12 @@ import { dynamoTotals, measured, type Ctx } from './workloads.js';
  * standard-p64 / -p256: 64 / 256 partitions (the p256 rows add the profile's `wideConsumers`, as the
  * producer rows add `wideProducers`: one unbatched consumer claims from one partition at a time, so
  * only as many consumers as partitions show what the partitions take); fifo-many-p256: shard keys
- * drawn from many, 256 notice streams; fifo-hot: one shard key.
+ * drawn from many, 256 notice streams; fifo-many-p256-steady: the same topic with no backlog, a
+ * paced producer sending while the consumers receive (a topic whose consumers keep up; see
+ * {@link runProducer}); fifo-hot: one shard key.
  */
-export type ReceiveTopic = 'standard-p64' | 'standard-p256' | 'fifo-many-p256' | 'fifo-hot';
-export const RECEIVE_TOPICS: ReceiveTopic[] = ['standard-p64', 'standard-p256', 'fifo-many-p256', 'fifo-hot'];
+export type ReceiveTopic = 'standard-p64' | 'standard-p256' | 'fifo-many-p256' | 'fifo-many-p256-steady' | 'fifo-hot';
+export const RECEIVE_TOPICS: ReceiveTopic[] = ['standard-p64', 'standard-p256', 'fifo-many-p256', 'fifo-many-p256-steady', 'fifo-hot'];
 export type CommitWay = 'call' | 'carried';
 
 export interface ReceiveProfile {
@@ -38,6 +42,12 @@ export interface ReceiveProfile {
   shardKeys: number;
   /** Most messages a row's backlog is filled to (a bound on the prefill's time). */
   maxBacklog: number;
+  /**
+   * Seconds of each fifo-many-p256-steady row, per receive batch (its commits: `call` only; a batch
+   * not listed: `seconds`). Longer than `seconds`: a steady row receives only what its producer
+   * sends, and its unbatched rows should count several hundred messages.
+   */
+  steadySeconds: Record<number, number>;
 }
 
 export interface UnitFigure {
@@ -68,13 +78,16 @@ export interface ReceiveRow {
   wcuPerMessage: number;
   rcuPerMessage: number;
   /**
-   * The capacity model's ceiling on AWS (msg/s). FIFO (the shard key decides where a message is):
-   * the smallest bound over every unit the row touched (*hottest unit*). Standard (consumers choose
-   * the partition): the sum over the partitions that took claims of what each takes alone, or a
-   * shared unit's bound when smaller (*sum over partitions used*).
+   * The capacity model's ceiling on AWS (msg/s). fifo-hot (one shard key): the smallest bound over
+   * every unit the row touched (*hottest unit*). fifo-many (many shard keys): the ready-index
+   * buckets summed, the notice streams summed, or a shared unit's bound, the smallest of the three,
+   * shard streams' own units left out (*buckets and notice streams summed*, capacity-model.ts
+   * `fifoReceiveCeiling`). Standard (consumers choose the partition): the sum over the partitions
+   * that took claims of what each takes alone, or a shared unit's bound when smaller (*sum over
+   * partitions used*).
    */
   awsCeilingMsgPerSecond: number;
-  model: 'hottest unit' | 'sum over partitions used';
+  model: 'hottest unit' | 'sum over partitions used' | 'buckets and notice streams summed';
   /** The hottest unit's bound at its measured share (the FIFO model), for comparison on standard rows. */
   /** The smallest bound over the units shared by every stream of the row (see {@link isStreamUnit}), and which one; 0 / '' when none bound. */
   sharedUnitsCeilingMsgPerSecond: number;
@@ -101,15 +114,25 @@ export interface ReceiveRow {
   lostClaims: number;
   /** FIFO shard raises written on their own (a notice's shard not claimed by the receive that read it): the discovery of a backlog's shards. */
   raises: number;
+  /** Raises per message received (0 without messages): many on a backlog's discovery, at most about 1 on a steady topic (the rest absorbed into claims). */
+  raisesPerMessage: number;
+  /** Messages a steady row's producer sent while the row ran (under its own tag: not in the row's units); 0 on backlog rows. */
+  sent: number;
   errors: Record<string, number>;
   msPerCall: number;
 }
 
-const partitionsOf = (topic: ReceiveTopic) => (topic === 'standard-p64' ? 64 : topic === 'standard-p256' || topic === 'fifo-many-p256' ? 256 : 4);
+const partitionsOf = (topic: ReceiveTopic) => (topic === 'standard-p64' ? 64 : topic === 'standard-p256' || isManyShards(topic) ? 256 : 4);
 /** Consumer counts of a topic's rows: the profile's, and for standard-p256 its wide ones too. */
 export const consumersOf = (topic: ReceiveTopic, profile: Pick<ReceiveProfile, 'consumers' | 'wideConsumers'>): number[] =>
   [...profile.consumers, ...(topic === 'standard-p256' ? profile.wideConsumers.filter((n) => n <= partitionsOf(topic) && !profile.consumers.includes(n)) : [])].sort((a, b) => a - b);
 const isStandard = (topic: ReceiveTopic) => topic.startsWith('standard');
+/** A FIFO topic whose messages spread over many shard keys (its ceiling: {@link fifoUnitPlace}, capacity-model.ts `fifoReceiveCeiling`). */
+function isManyShards(topic: ReceiveTopic): boolean {
+  return topic === 'fifo-many-p256' || topic === 'fifo-many-p256-steady';
+}
+/** Rows fed by a paced producer while they run, not by a prefilled backlog. */
+export const isSteady = (topic: ReceiveTopic): boolean => topic === 'fifo-many-p256-steady';
 
 /** The stream a unit names: a cursor item's (`C#<group> @ <stream>`) or an `S#<stream>` key's; undefined for any other unit. */
 const streamOfUnit = (unit: string): string | undefined =>
@@ -130,7 +153,23 @@ export function partitionOfUnit(unit: string): string | undefined {
  */
 export function isStreamUnit(unit: string): boolean {
   const stream = streamOfUnit(unit);
-  return stream !== undefined && /\/(p:\d+|k:.*)$/.test(stream);
+  return stream !== undefined && (/\/p:\d+$/.test(stream) || isShardStream(stream));
+}
+
+/** A ready-index bucket key of a wide FIFO topic's group (`gsi1 R#<group>#<n>`; group names hold no `#`). */
+const BUCKET_UNIT = /^gsi1 R#[^#]+#\d+$/;
+
+/**
+ * Where a unit of a FIFO topic over many shards stands in its ceiling (capacity-model.ts
+ * `fifoReceiveCeiling`): a ready-index bucket; a notice stream's `S#` key or notice cursor item
+ * (`<namespace>/n:<b>`), by stream; a shard stream's own unit ({@link isStreamUnit}); or shared
+ * (the group's home key `gsi1 R#<group>`, the topic's activity item, a Query of the group's cursors).
+ */
+export function fifoUnitPlace(unit: string): FifoUnitPlace {
+  if (BUCKET_UNIT.test(unit)) return { kind: 'bucket' };
+  const stream = streamOfUnit(unit);
+  if (stream !== undefined && isNoticeStream(stream)) return { kind: 'notice stream', stream };
+  return isStreamUnit(unit) ? { kind: 'shard' } : { kind: 'shared' };
 }
 
 /** The capacity units a row's tag touched, as the model's input. */
@@ -149,7 +188,7 @@ export function receiveRow(
   counted: Snapshot,
   tag: string,
   seconds: number,
-  run: { messages: number; committed: number; receives: number; emptyReceives: number; backlogBefore: number; ranDry: boolean; errors: Record<string, number> },
+  run: { messages: number; committed: number; receives: number; emptyReceives: number; backlogBefore: number; ranDry: boolean; errors: Record<string, number>; sent?: number },
   awsCallMs: number,
 ): ReceiveRow {
   const loads = unitLoads(counted, tag);
@@ -160,10 +199,16 @@ export function receiveRow(
     .reduce((n, [, c]) => n + c.ms, 0);
   const hottest = receiveCeiling(loads, m, awsCallMs);
   const spread = isStandard(base.topic) ? spreadReceiveCeiling(loads, m, awsCallMs, partitionOfUnit) : undefined;
-  const ceiling = spread ?? hottest;
+  // Over many shard keys the shards' own units are left out (10^6 mostly idle keys in the issue's
+  // workload; one hot shard is the fifo-hot rows'), and the buckets and notice streams summed.
+  const summed = isManyShards(base.topic) ? fifoReceiveCeiling(loads, m, awsCallMs, fifoUnitPlace) : undefined;
+  const ceiling = spread ?? summed ?? hottest;
   const shared = receiveCeiling(loads.filter((l) => !isStreamUnit(l.unit)), m, awsCallMs);
   const claims = loads.reduce((n, l) => n + l.claims, 0);
   const lostClaims = loads.reduce((n, l) => n + l.lostClaims, 0);
+  const raises = Object.entries(counted.keys ?? {})
+    .filter(([k]) => k.startsWith(`${tag}|`))
+    .reduce((n, [, c]) => n + c.raises, 0);
   const figures: UnitFigure[] =
     m > 0
       ? loads.map((l) => {
@@ -180,7 +225,7 @@ export function receiveRow(
     wcuPerMessage: m > 0 ? loads.reduce((n, l) => n + l.wcu, 0) / m : 0,
     rcuPerMessage: m > 0 ? loads.reduce((n, l) => n + l.rcu, 0) / m : 0,
     awsCeilingMsgPerSecond: ceiling?.msgPerSecond ?? 0,
-    model: spread ? 'sum over partitions used' : 'hottest unit',
+    model: spread ? 'sum over partitions used' : summed ? 'buckets and notice streams summed' : 'hottest unit',
     hottestUnitCeilingMsgPerSecond: hottest?.msgPerSecond ?? 0,
     sharedUnitsCeilingMsgPerSecond: shared?.msgPerSecond ?? 0,
     sharedUnit: shared ? `${shared.limitedBy} on ${shared.unit}` : '',
@@ -202,7 +247,9 @@ export function receiveRow(
     ranDry: run.ranDry,
     claims,
     lostClaims,
-    raises: Object.entries(counted.keys ?? {}).filter(([k]) => k.startsWith(`${tag}|`)).reduce((n, [, c]) => n + c.raises, 0),
+    raises,
+    raisesPerMessage: m > 0 ? raises / m : 0,
+    sent: run.sent ?? 0,
     errors: run.errors,
     msPerCall: d.requests > 0 ? ms / d.requests : 0,
   };
@@ -248,11 +295,29 @@ async function prefill(ctx: Ctx, name: string, topic: ReceiveTopic, count: numbe
 }
 
 /**
- * Consumers receive back to back until the deadline, or until the backlog is within one round of
- * every consumer's batch of empty (then `ranDry`). `call`: each receive's messages are committed by
- * one `/commit`; `carried`: by the consumer's next receive (`commit`), the last ones by a `/commit`.
+ * What a steady row's producer and consumers share: messages sent and not yet received
+ * (`waiting`, raised by what a send landed, lowered by what a receive got), the most the producer
+ * keeps waiting (`window`), and `done` once the consumers stopped.
  */
-async function runConsumers(ctx: Ctx, group: string, batch: number, consumers: number, seconds: number, commits: CommitWay, backlog: number, tag: string) {
+export interface Flow {
+  waiting: number;
+  window: number;
+  done: boolean;
+}
+
+/**
+ * Where a row's consumers get their messages: a backlog prefilled before the row (they stop when it
+ * is within one round of every consumer's batch of empty), or a steady row's producer (they stop
+ * when nothing was received for `quietMs`: the producer stalled). Either stop marks the row `ranDry`.
+ */
+type Supply = { backlog: number } | { flow: Flow; quietMs: number };
+
+/**
+ * Consumers receive back to back until the deadline, or until their supply runs dry (then
+ * `ranDry`). `call`: each receive's messages are committed by one `/commit`; `carried`: by the
+ * consumer's next receive (`commit`), the last ones by a `/commit`.
+ */
+async function runConsumers(ctx: Ctx, group: string, batch: number, consumers: number, seconds: number, commits: CommitWay, supply: Supply, tag: string) {
   let messages = 0;
   let committed = 0;
   let receives = 0;
@@ -267,6 +332,14 @@ async function runConsumers(ctx: Ctx, group: string, batch: number, consumers: n
     }
   };
   const deadline = performance.now() + seconds * 1000;
+  let lastReceived = performance.now();
+  const dry = () => ('backlog' in supply ? supply.backlog - messages < consumers * batch : performance.now() - lastReceived > supply.quietMs);
+  // Receives in flight. A steady row's consumer starts one only while more messages wait than the
+  // receives in flight ask for: this machine's producer is slower than its consumers, and a receive
+  // sure to find nothing says nothing of a topic at its AWS ceiling (there, messages always wait).
+  // Its empty receives are then those that missed waiting messages (notices not sampled, claims lost).
+  let receiving = 0;
+  const idle = () => 'flow' in supply && supply.flow.waiting <= receiving * batch;
   const commit = async (handles: string[]) => {
     if (handles.length === 0) return;
     const r = await ctx.api
@@ -278,13 +351,21 @@ async function runConsumers(ctx: Ctx, group: string, batch: number, consumers: n
   await Promise.all(
     Array.from({ length: consumers }, async () => {
       let carried: string[] = [];
-      for (let i = 0; performance.now() < deadline && i < 100_000; i++) {
-        if (backlog - messages < consumers * batch) {
+      for (let i = 0; performance.now() < deadline && i < 1_000_000; i++) {
+        if (dry()) {
           ranDry = true;
           break;
         }
+        if (idle()) {
+          await sleep(3);
+          continue;
+        }
         const body = { maxMessages: batch, waitSeconds: 0, visibilityTimeoutSeconds: 300, ...(carried.length > 0 ? { commit: carried } : {}) };
-        const reply = await ctx.api.request<Received>('POST', `/v1/groups/${group}/receive`, body, tag).catch(() => undefined);
+        receiving++;
+        const reply = await ctx.api
+          .request<Received>('POST', `/v1/groups/${group}/receive`, body, tag)
+          .catch(() => undefined)
+          .finally(() => receiving--);
         receives++;
         if (reply === undefined || reply.status >= 300) {
           fail(`receive ${reply?.status ?? 'failed'}`);
@@ -299,6 +380,8 @@ async function runConsumers(ctx: Ctx, group: string, batch: number, consumers: n
           emptyReceives++;
           continue;
         }
+        lastReceived = performance.now();
+        if ('flow' in supply) supply.flow.waiting -= handles.length;
         if (commits === 'carried') carried = handles;
         else await commit(handles);
       }
@@ -306,6 +389,60 @@ async function runConsumers(ctx: Ctx, group: string, batch: number, consumers: n
     }),
   );
   return { messages, committed, receives, emptyReceives, ranDry, errors };
+}
+
+/** `count` distinct random shard keys of the warmed `k0` … `k<shardKeys − 1>`. */
+function randomShardKeys(count: number, shardKeys: number): string[] {
+  const keys = new Set<string>();
+  while (keys.size < Math.min(count, shardKeys)) keys.add(`k${Math.floor(Math.random() * shardKeys)}`);
+  return [...keys];
+}
+
+/**
+ * Producer loops of a steady row: ⌈consumers ÷ 8⌉, at most 4. Few: one container's
+ * concurrent sends spread their notices over as many notice streams (its picker passes a stream
+ * with an append of its own in flight), and a receive of a 256-stream topic samples 8 of them,
+ * leading with those that gave it messages; more loops than the consumers need scatter a trickle of
+ * notices that receives then miss (a quick run with 2 loops for 1 consumer: 48 of 58 receives empty).
+ */
+export const steadyProducers = (consumers: number): number => Math.min(4, Math.max(1, Math.ceil(consumers / 8)));
+
+/**
+ * A steady row's producer: `loops` senders, each sending `batch` messages to distinct random warmed
+ * shard keys at a time — one `/messages` call unbatched, one `/messages/batch` call for ×10 (each
+ * shard's segment holds one message either way; the notices of a send are one segment) — while
+ * fewer than `flow.window` landed messages wait, sleeping 3 ms when the window is full (sends in
+ * flight are not counted: a message a consumer cannot see yet is not work for it, so the window
+ * overshoots by at most one send per loop). Under its own tag: its units are not the row's. Stops
+ * once `stop()` says so; `fillOnly`: also once the window is full (a row's first fill).
+ */
+async function runProducer(ctx: Ctx, name: string, batch: number, loops: number, shardKeys: number, flow: Flow, stop: () => boolean, tag: string, fillOnly = false) {
+  let sent = 0;
+  const errors: Record<string, number> = {};
+  const loop = async () => {
+    while (!stop()) {
+      if (flow.waiting + Math.min(batch, shardKeys) > flow.window) {
+        if (fillOnly) return;
+        await sleep(3);
+        continue;
+      }
+      const entries = randomShardKeys(batch, shardKeys).map((shardKey) => ({ body: messageBody(ctx.bodyBytes), shardKey }));
+      const reply = await (batch === 1
+        ? ctx.api.request('POST', `/v1/topics/${name}/messages`, entries[0], tag)
+        : ctx.api.request<{ results: Array<{ error?: unknown }> }>('POST', `/v1/topics/${name}/messages/batch`, { entries }, tag)
+      ).catch(() => undefined);
+      const landed = reply === undefined || reply.status >= 300 ? 0 : batch === 1 ? 1 : (reply.body as { results: Array<{ error?: unknown }> }).results.filter((r) => r.error === undefined).length;
+      sent += landed;
+      flow.waiting += landed;
+      if (landed < entries.length) {
+        const what = `send ${reply?.status ?? 'failed'}${landed > 0 ? ' (some entries)' : ''}`;
+        errors[what] = (errors[what] ?? 0) + 1;
+        await sleep(20);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: loops }, loop));
+  return { sent, errors };
 }
 
 /**
@@ -321,10 +458,19 @@ async function openShardCursors(ctx: Ctx, name: string, group: string, shardKeys
     const entries = Array.from({ length: Math.min(100, shardKeys - i) }, (_, j) => ({ body: messageBody(ctx.bodyBytes), shardKey: `k${i + j}` }));
     await ctx.api.must('POST', `/v1/topics/${name}/messages/batch`, { entries }, 'rx-warmup');
   }
+  return drain(ctx, group, shardKeys);
+}
+
+/**
+ * Receives of 100 and their commits (tag `rx-warmup`; run with the round trip off) until `count`
+ * messages came back or 66 rounds past the minimum (two rotations of the notice-stream sample).
+ * Returns the messages drained.
+ */
+async function drain(ctx: Ctx, group: string, count: number): Promise<number> {
   let drained = 0;
   // A receive reads 8 of the 256 notice streams (design.md, which notice streams a receive reads): an
   // empty one does not mean the others are; a rotation takes at most 33 looks.
-  for (let rounds = 0; drained < shardKeys && rounds < Math.ceil(shardKeys / 100) + 66; rounds++) {
+  for (let rounds = 0; drained < count && rounds < Math.ceil(count / 100) + 66; rounds++) {
     const got = await ctx.api.must<Received>('POST', `/v1/groups/${group}/receive`, { maxMessages: 100, waitSeconds: 0 }, 'rx-warmup');
     const handles = got.body.messages.map((m) => m.receiptHandle);
     if (handles.length === 0) continue;
@@ -343,28 +489,104 @@ export function backlogTarget(expectedRate: number, seconds: number, consumers: 
   return Math.min(maxBacklog, Math.max(500, Math.ceil(2 * seconds * expectedRate) + 2 * consumers * batch));
 }
 
+/** A steady row stops as ran dry when its consumers received nothing for this long (its producer stalled). */
+const STEADY_QUIET_MS = 5000;
+
+/**
+ * One steady row: what the last row left waiting is drained and the window (two rounds of every
+ * consumer's batch) filled by the producer alone (round trip off, as a backlog is; a leftover's
+ * notices sit on streams this row's producer does not use, which its consumers would find only by
+ * the sample's rotation), then the consumers and the producer (tag `scale-producer:<id>`) run
+ * together with the round trip on, the producer keeping the window about full.
+ */
+async function steadyRun(ctx: Ctx, roundTrip: RoundTrip, name: string, group: string, batch: number, consumers: number, flow: Flow, profile: ReceiveProfile, id: string, tag: string) {
+  const seconds = profile.steadySeconds[batch] ?? profile.seconds;
+  flow.window = 2 * consumers * batch;
+  flow.done = false;
+  if (flow.waiting > 0) {
+    const left = flow.waiting;
+    flow.waiting -= await drain(ctx, group, left);
+    if (flow.waiting > 0) ctx.log(`scale ${id}: ${flow.waiting} of the last row's ${left} messages left waiting not found by 66 receives of 100`);
+  }
+  const fillBy = performance.now() + 60_000;
+  await runProducer(ctx, name, batch, steadyProducers(consumers), profile.shardKeys, flow, () => performance.now() > fillBy, 'rx-prefill', true);
+  const deadline = performance.now() + seconds * 1000;
+  const backlogBefore = flow.waiting;
+  roundTrip.enabled = true;
+  const { result, window } = await measured(ctx, () =>
+    Promise.all([
+      runConsumers(ctx, group, batch, consumers, seconds, 'call', { flow, quietMs: STEADY_QUIET_MS }, tag).finally(() => {
+        flow.done = true;
+      }),
+      runProducer(ctx, name, batch, steadyProducers(consumers), profile.shardKeys, flow, () => flow.done || performance.now() > deadline, `scale-producer:${id}`),
+    ]),
+  ).finally(() => {
+    roundTrip.enabled = false;
+  });
+  const [consumed, produced] = result;
+  return { result: { ...consumed, backlogBefore, sent: produced.sent, errors: { ...consumed.errors, ...produced.errors } }, window };
+}
+
+/** Creates a row set's topic and its group (FIFO: `concurrent`; visibility 300 s), and opens a fifo-many topic's shard cursors; returns the group. */
+async function setUpTopic(ctx: Ctx, topic: ReceiveTopic, name: string, shardKeys: number): Promise<string> {
+  const group = `${name}-g`;
+  await ctx.api.put(`/v1/topics/${name}`, { type: isStandard(topic) ? 'standard' : 'fifo', partitions: partitionsOf(topic) });
+  await ctx.api.put(`/v1/groups/${group}`, { subscriptions: [{ topic: name }], ...(isStandard(topic) ? {} : { deliveryMode: 'concurrent' }), visibilityTimeoutSeconds: 300 });
+  if (isManyShards(topic)) {
+    const drained = await openShardCursors(ctx, name, group, shardKeys).catch((error: unknown) => {
+      ctx.log(`scale rx ${name}: opening shard cursors FAILED: ${error instanceof Error ? error.message : String(error)}`);
+      return 0;
+    });
+    ctx.log(`scale rx ${name}: shard cursors opened (${drained} of ${shardKeys} warm-up messages drained)`);
+  }
+  return group;
+}
+
+/**
+ * The rows of a steady topic: one topic and group for all of them (one warm-up; what a row leaves
+ * waiting, at most its window, is the next row's start), per receive batch and consumer count,
+ * `call` commits ({@link steadyRun}).
+ */
+async function steadyRows(ctx: Ctx, roundTrip: RoundTrip, profile: ReceiveProfile, topic: ReceiveTopic, onRow: (row: ReceiveRow) => void): Promise<ReceiveRow[]> {
+  const rows: ReceiveRow[] = [];
+  const name = `scale-rx-${topic}`;
+  const group = await setUpTopic(ctx, topic, name, profile.shardKeys);
+  const flow: Flow = { waiting: 0, window: 0, done: false };
+  for (const batch of profile.batches) {
+    for (const consumers of consumersOf(topic, profile)) {
+      const id = `rx ${topic} ×${batch} c${consumers}`;
+      const tag = `scale:${id}`;
+      try {
+        const { result, window } = await steadyRun(ctx, roundTrip, name, group, batch, consumers, flow, profile, id, tag);
+        const row = receiveRow({ id, topic, batch, consumers, commits: 'call' }, window.counted, tag, window.seconds, result, roundTrip.meanMs);
+        rows.push(row);
+        onRow(row);
+      } catch (error) {
+        ctx.log(`scale ${id} FAILED: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+  return rows;
+}
+
 /**
  * Every (topic, batch, commit way, consumers) row, on one fresh topic and group per (topic, batch,
  * commit way). Before each row the backlog is topped up (round trip off); the round trip is on only
- * while the consumers run.
+ * while the consumers run. A steady topic's rows have no backlog: a producer sends while they run
+ * ({@link steadyRows}).
  */
 export async function receiveRows(ctx: Ctx, roundTrip: RoundTrip, profile: ReceiveProfile, onRow: (row: ReceiveRow) => void, only: readonly ReceiveTopic[] = RECEIVE_TOPICS): Promise<ReceiveRow[]> {
   const rows: ReceiveRow[] = [];
   for (const topic of RECEIVE_TOPICS.filter((t) => only.includes(t))) {
+    if (isSteady(topic)) {
+      rows.push(...(await steadyRows(ctx, roundTrip, profile, topic, onRow)));
+      continue;
+    }
     for (const batch of profile.batches) {
       for (const commits of ['call', 'carried'] as const) {
         if (commits === 'carried' && !profile.carriedBatches.includes(batch)) continue;
         const name = `scale-rx-${topic}-b${batch}-${commits}`;
-        const group = `${name}-g`;
-        await ctx.api.put(`/v1/topics/${name}`, { type: isStandard(topic) ? 'standard' : 'fifo', partitions: partitionsOf(topic) });
-        await ctx.api.put(`/v1/groups/${group}`, { subscriptions: [{ topic: name }], ...(isStandard(topic) ? {} : { deliveryMode: 'concurrent' }), visibilityTimeoutSeconds: 300 });
-        if (topic === 'fifo-many-p256') {
-          const drained = await openShardCursors(ctx, name, group, profile.shardKeys).catch((error: unknown) => {
-            ctx.log(`scale rx ${name}: opening shard cursors FAILED: ${error instanceof Error ? error.message : String(error)}`);
-            return 0;
-          });
-          ctx.log(`scale rx ${name}: shard cursors opened (${drained} of ${profile.shardKeys} warm-up messages drained)`);
-        }
+        const group = await setUpTopic(ctx, topic, name, profile.shardKeys);
         let waiting = 0;
         let lastRate: number | undefined;
         let lastConsumers = 1;
@@ -378,7 +600,7 @@ export async function receiveRows(ctx: Ctx, roundTrip: RoundTrip, profile: Recei
             if (waiting < target) waiting += await prefill(ctx, name, topic, target - waiting, profile.shardKeys, batch);
             const backlogBefore = waiting;
             roundTrip.enabled = true;
-            const { result, window } = await measured(ctx, () => runConsumers(ctx, group, batch, consumers, profile.seconds, commits, backlogBefore, tag)).finally(() => {
+            const { result, window } = await measured(ctx, () => runConsumers(ctx, group, batch, consumers, profile.seconds, commits, { backlog: backlogBefore }, tag)).finally(() => {
               roundTrip.enabled = false;
             });
             // Messages received but not committed stay leased for 300 s: out of the backlog either way.

@@ -5,10 +5,10 @@
  */
 import { metered } from '../helpers/metered-client.js';
 import { describe, expect, it } from 'vitest';
-import { receiveCeiling, spreadReceiveCeiling, unitBounds, type UnitLoad } from '../../bench/capacity-model.js';
+import { fifoReceiveCeiling, receiveCeiling, spreadReceiveCeiling, unitBounds, type UnitLoad } from '../../bench/capacity-model.js';
 import { indexKeyOfItem, indexWrites, isClaimUpdate, isRaiseUpdate, queryUnit, tableUnit, unitKind } from '../../bench/key-units.js';
 import { Meter, diff, emptyKey, type Snapshot } from '../../bench/meter.js';
-import { backlogTarget, consumersOf, isStreamUnit, partitionOfUnit, receiveRow, unitLoads } from '../../bench/scale-receive.js';
+import { RECEIVE_TOPICS, backlogTarget, consumersOf, fifoUnitPlace, isSteady, isStreamUnit, partitionOfUnit, receiveRow, steadyProducers, unitLoads } from '../../bench/scale-receive.js';
 import { advanceUpdate, claimUpdate, completionUpdate, raiseKnownUpdate } from '../../lib/adapters/dynamodb/cursor-updates.js';
 
 const unit = (over: Partial<UnitLoad>): UnitLoad => ({ unit: 'C#g @ t:x/p:0', kind: 'item', wcu: 0, rcu: 0, reads: 0, claims: 0, lostClaims: 0, ...over });
@@ -195,6 +195,24 @@ describe('receiveRow', () => {
     expect(unitLoads(counted, 'rx')).toHaveLength(2);
   });
 
+  it('sums the buckets and notice streams on a topic over many shards, keeps the hottest unit apart, and counts raises per message', () => {
+    const counted = snapshot(
+      {
+        ...Object.fromEntries(Array.from({ length: 16 }, (_, b) => [`rx|gsi1 R#g#${b}`, { ...emptyKey(), wcu: b < 8 ? 15 : 5 }])),
+        'rx|C#g @ t:x/k:k1': { ...emptyKey(), wcu: 4, claims: 2, raises: 1 },
+        'rx|C#g @ t:x/k:k2': { ...emptyKey(), wcu: 4, claims: 2, raises: 2 },
+      },
+      60,
+    );
+    const run = { messages: 100, committed: 100, receives: 100, emptyReceives: 0, backlogBefore: 0, ranDry: false, errors: {}, sent: 120 };
+    const row = receiveRow({ id: 'r', topic: 'fifo-many-p256-steady', batch: 1, consumers: 4, commits: 'call' }, counted, 'rx', 2, run, 7.5);
+    // 16 buckets, 160 WCU per 100 messages: 16 × 1,000 ÷ 1.6; the hottest bucket alone 1,000 ÷ 0.15.
+    expect(row).toMatchObject({ model: 'buckets and notice streams summed', hottestKey: '16 ready-index buckets summed', limitedBy: 'write units', raises: 3, raisesPerMessage: 0.03, sent: 120 });
+    expect(row.awsCeilingMsgPerSecond).toBeCloseTo(10_000, 6);
+    expect(row.hottestUnitCeilingMsgPerSecond).toBeCloseTo(1000 / 0.15, 6);
+    expect(receiveRow({ id: 'r', topic: 'fifo-hot', batch: 1, consumers: 4, commits: 'call' }, counted, 'rx', 2, run, 7.5)).toMatchObject({ model: 'hottest unit', awsCeilingMsgPerSecond: expect.closeTo(1000 / 0.15, 6) });
+  });
+
   it('reports nothing measured when nothing was received', () => {
     const row = receiveRow({ id: 'r', topic: 'fifo-hot', batch: 1, consumers: 1, commits: 'call' }, snapshot({}, 3), 'rx', 1, { messages: 0, committed: 0, receives: 3, emptyReceives: 3, backlogBefore: 0, ranDry: true, errors: {} }, 7.5);
     expect(row).toMatchObject({ awsCeilingMsgPerSecond: 0, limitedBy: 'nothing measured', requestsPerMessage: 0, ranDry: true });
@@ -256,6 +274,15 @@ describe('consumersOf', () => {
     expect(consumersOf('standard-p256', profile)).toEqual([1, 4, 16, 64, 256]);
     expect(consumersOf('standard-p64', profile)).toEqual([1, 4, 16, 64]);
     expect(consumersOf('fifo-many-p256', profile)).toEqual([1, 4, 16, 64]);
+    expect(consumersOf('fifo-many-p256-steady', profile)).toEqual([1, 4, 16, 64]);
+  });
+});
+
+describe('steady rows', () => {
+  it('are a receive topic of their own, fed by a producer of few loops (⌈consumers ÷ 8⌉, at most 4)', () => {
+    expect(RECEIVE_TOPICS).toContain('fifo-many-p256-steady');
+    expect(RECEIVE_TOPICS.filter(isSteady)).toEqual(['fifo-many-p256-steady']);
+    expect([1, 4, 8, 9, 16, 17, 64, 256].map(steadyProducers)).toEqual([1, 1, 1, 2, 2, 3, 4, 4]);
   });
 });
 
@@ -269,5 +296,61 @@ describe('isStreamUnit', () => {
     expect(isStreamUnit('S#t:x/n:3')).toBe(false);
     expect(isStreamUnit('gsi1 R#g#5')).toBe(false);
     expect(isStreamUnit('A#x')).toBe(false);
+  });
+});
+
+describe('fifoReceiveCeiling (FIFO topics over many shards: buckets and notice streams summed)', () => {
+  const bucket = (n: number, over: Partial<UnitLoad>) => unit({ unit: `gsi1 R#g#${n}`, kind: 'index key', ...over });
+
+  it('sums 16 ready-index buckets with uneven sample loads: 16 × the per-key limit ÷ the buckets\' total units per message', () => {
+    // 100 messages; bucket b took b + 1 WCU (1 … 16, 136 in all): the hottest alone says 1,000 ÷ 0.16.
+    const loads = Array.from({ length: 16 }, (_, b) => bucket(b, { wcu: b + 1, rcu: 1, reads: 2 }));
+    const c = fifoReceiveCeiling(loads, 100, 7.5, fifoUnitPlace);
+    expect(c?.msgPerSecond).toBeCloseTo((16 * 1000) / (136 / 100), 6);
+    expect(c).toMatchObject({ unit: '16 ready-index buckets summed', kind: 'index key', limitedBy: 'write units', buckets: 16, noticeStreams: 0 });
+    expect(receiveCeiling(loads, 100, 7.5)?.msgPerSecond).toBeCloseTo(1000 / 0.16, 6);
+    // Read units summed the same way: 16 buckets of 100 RCU each per 100 messages → 16 × 3,000 ÷ 16.
+    expect(fifoReceiveCeiling(Array.from({ length: 16 }, (_, b) => bucket(b, { rcu: 100 })), 100, 7.5, fifoUnitPlace)).toMatchObject({ limitedBy: 'read units', msgPerSecond: expect.closeTo(3000, 6) });
+  });
+
+  it('lets a shared unit bind below the sum, and leaves the shard streams\' own units out', () => {
+    const loads = [
+      ...Array.from({ length: 16 }, (_, b) => bucket(b, { wcu: 10 })),
+      // The sample's hottest shard: its cursor's chain says 1,000 ÷ 15 ÷ 0.05 = 1,333 msg/s, its segments 3,000 ÷ 0.5.
+      unit({ unit: 'C#g @ t:x/k:k7', wcu: 10, reads: 5, claims: 5 }),
+      unit({ unit: 'S#t:x/k:k7', kind: 'table key', rcu: 50 }),
+    ];
+    // Buckets: 16 × 1,000 ÷ 1.6 = 10,000; the group's home key, read by every receive: 3,000 ÷ 0.6 = 5,000.
+    const withHome = [...loads, unit({ unit: 'gsi1 R#g', kind: 'index key', rcu: 60, reads: 120 })];
+    expect(fifoReceiveCeiling(loads, 100, 7.5, fifoUnitPlace)).toMatchObject({ unit: '16 ready-index buckets summed', msgPerSecond: expect.closeTo(10_000, 6) });
+    expect(fifoReceiveCeiling(withHome, 100, 7.5, fifoUnitPlace)).toMatchObject({ unit: 'gsi1 R#g', kind: 'index key', limitedBy: 'read units', msgPerSecond: expect.closeTo(5000, 6), buckets: 16 });
+    expect(receiveCeiling(withHome, 100, 7.5)).toMatchObject({ unit: 'C#g @ t:x/k:k7', limitedBy: 'claim chain' });
+  });
+
+  it('sums the notice streams as partitions: a stream\'s S# key and notice cursor together, at its share of the notice streams\' units', () => {
+    // 4 notice streams, loads 4:2:1:1; each stream's S# key 3 RCU and its cursor 1 WCU per unit of load, 100 messages.
+    const loads = [4, 2, 1, 1].flatMap((n, b) => [unit({ unit: `S#t:x/n:${b}`, kind: 'table key', rcu: 3 * n }), unit({ unit: `C#g @ t:x/n:${b}`, wcu: n })]);
+    const c = fifoReceiveCeiling(loads, 100, 7.5, fifoUnitPlace);
+    // Each stream alone: min(3,000 ÷ 0.03n, 1,000 ÷ 0.01n) × n ÷ 8 = 100,000 ÷ 8; four of them: 50,000 (the hottest alone: 25,000).
+    expect(c).toMatchObject({ unit: '4 notice streams summed', noticeStreams: 4, buckets: 0, msgPerSecond: expect.closeTo(50_000, 6) });
+    expect(receiveCeiling(loads, 100, 7.5)?.msgPerSecond).toBeCloseTo(25_000, 6);
+  });
+
+  it('is undefined without messages or units that bound', () => {
+    expect(fifoReceiveCeiling([bucket(0, { wcu: 1 })], 0, 7.5, fifoUnitPlace)).toBeUndefined();
+    expect(fifoReceiveCeiling([unit({ unit: 'C#g @ t:x/k:a', claims: 1, wcu: 1 })], 10, 7.5, fifoUnitPlace)).toBeUndefined();
+  });
+
+  it('places units: buckets, notice streams by stream, shard streams, shared', () => {
+    expect(fifoUnitPlace('gsi1 R#g#5')).toEqual({ kind: 'bucket' });
+    expect(fifoUnitPlace('gsi1 R#g#63')).toEqual({ kind: 'bucket' });
+    expect(fifoUnitPlace('gsi1 R#g')).toEqual({ kind: 'shared' });
+    expect(fifoUnitPlace('S#t:x/n:3')).toEqual({ kind: 'notice stream', stream: 't:x/n:3' });
+    expect(fifoUnitPlace('C#g @ t:x/n:3')).toEqual({ kind: 'notice stream', stream: 't:x/n:3' });
+    expect(fifoUnitPlace('C#g @ t:x/k:order-7')).toEqual({ kind: 'shard' });
+    expect(fifoUnitPlace('S#t:x/k:a/n:1')).toEqual({ kind: 'shard' });
+    expect(fifoUnitPlace('S#t:x/q:hot')).toEqual({ kind: 'shard' });
+    expect(fifoUnitPlace('C#g @ *')).toEqual({ kind: 'shared' });
+    expect(fifoUnitPlace('A#x')).toEqual({ kind: 'shared' });
   });
 });

@@ -52,6 +52,18 @@ const commit = (ms: DeliveredMessage[]) => (ms.length ? h.queue.commit('g', ms.m
 const shard = (key: string, t = 'wide') => `t:${t}/k:${key}`;
 const bucketOf = (key: string, t = 'wide', buckets = BUCKETS) => readyBucketPk('g', shard(key, t), buckets);
 
+/** 3 ready shard cursors under each of the 16 buckets, as claims and raises leave them (pk C#g, the bucket as g1pk). */
+async function threeReadyPerBucket(): Promise<void> {
+  const streams: string[] = [];
+  for (let n = 0; streams.length < 3 * BUCKETS; n++) {
+    const stream = shard(`k${n}`);
+    if (streams.filter((s) => readyBucketPk('g', s, BUCKETS) === readyBucketPk('g', stream, BUCKETS)).length < 3) streams.push(stream);
+  }
+  for (const stream of streams) {
+    await h.doc.send(new UpdateCommand({ TableName: h.table, Key: { pk: 'C#g', sk: stream }, UpdateExpression: 'SET g1pk = :pk, g1sk = :sk', ExpressionAttributeValues: { ':pk': readyBucketPk('g', stream, BUCKETS), ':sk': readyNowKey(stream) } }));
+  }
+}
+
 /** Receives (`max` a call, committing nothing) until `count` messages came, within 20 receives. */
 async function receiveUntil(count: number, max: number): Promise<DeliveredMessage[]> {
   const got: DeliveredMessage[] = [];
@@ -212,15 +224,7 @@ describe('the ready index of a wide FIFO topic', () => {
   });
 
   it('with a backlog, reads the home key and only the first wave\'s 2 buckets when they offer enough shards', async () => {
-    // 3 ready shard cursors under each bucket (as claims and raises leave them: pk C#g, the bucket as g1pk).
-    const streams: string[] = [];
-    for (let n = 0; streams.length < 3 * BUCKETS; n++) {
-      const stream = shard(`k${n}`);
-      if (streams.filter((s) => readyBucketPk('g', s, BUCKETS) === readyBucketPk('g', stream, BUCKETS)).length < 3) streams.push(stream);
-    }
-    for (const stream of streams) {
-      await h.doc.send(new UpdateCommand({ TableName: h.table, Key: { pk: 'C#g', sk: stream }, UpdateExpression: 'SET g1pk = :pk, g1sk = :sk', ExpressionAttributeValues: { ':pk': readyBucketPk('g', stream, BUCKETS), ':sk': readyNowKey(stream) } }));
-    }
+    await threeReadyPerBucket();
     readyQueries = [];
     const found = await h.stores.readyIndex.readyAcross('g', readyBucketPks('g', BUCKETS), h.clock.now(), 4);
     // ⌈2 × 4 ÷ 2⌉ = 4 under each of 2 buckets that hold 3 each: 6 ≥ 4, no second wave.
@@ -430,14 +434,7 @@ describe('the ready index of a 256-stream FIFO topic', () => {
 
 describe('the home key of a receive of wide topics only', () => {
   it('is read with the second wave only (when nothing ready), never with a backlog in the first wave\'s buckets', async () => {
-    const streams: string[] = [];
-    for (let n = 0; streams.length < 3 * BUCKETS; n++) {
-      const stream = shard(`k${n}`);
-      if (streams.filter((s) => readyBucketPk('g', s, BUCKETS) === readyBucketPk('g', stream, BUCKETS)).length < 3) streams.push(stream);
-    }
-    for (const stream of streams) {
-      await h.doc.send(new UpdateCommand({ TableName: h.table, Key: { pk: 'C#g', sk: stream }, UpdateExpression: 'SET g1pk = :pk, g1sk = :sk', ExpressionAttributeValues: { ':pk': readyBucketPk('g', stream, BUCKETS), ':sk': readyNowKey(stream) } }));
-    }
+    await threeReadyPerBucket();
     // A cursor of an earlier version under the home key.
     await h.doc.send(new UpdateCommand({ TableName: h.table, Key: { pk: 'C#g', sk: shard('old') }, UpdateExpression: 'SET g1pk = :pk, g1sk = :sk', ExpressionAttributeValues: { ':pk': readyIndexPk('g'), ':sk': readyNowKey(shard('old')) } }));
     readyQueries = [];

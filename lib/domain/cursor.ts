@@ -69,7 +69,7 @@ export interface CursorState {
   readyKey?: string | undefined;
   /**
    * FIFO shard cursors of wide topics: the ready-index partition key the cursor's entry goes under
-   * (`rk`: `R#<group>#<0..15>`, keys.ts `readyBucketPk`); undefined: the group's home key `R#<group>`.
+   * (`rk`: `R#<group>#<0..63>`, keys.ts `readyBucketPk`); undefined: the group's home key `R#<group>`.
    */
   readyPk?: string | undefined;
   /** History mark `hw`: completions up to it were spilled into history chunks, or are still in `done` (history.ts). */

@@ -275,6 +275,7 @@ export class Receiver {
         spread: () => this.random.fraction(),
         homeFirst,
         sample: scope.sample === true,
+        wanted: (stream) => namespaces.has(namespaceOf(stream)),
       });
       for (const stream of found) {
         const shard = announced.get(stream);

@@ -1,9 +1,11 @@
 /**
  * The FIFO ready index without a hot partition key (issue 19, docs/design.md, Ready index): a wide
- * FIFO topic's shard cursors (more than 4 notice streams) are indexed under one of their group's 16
- * buckets, `R#<group>#<fnv1a(stream) % 16>` (their `rk`), not under the group's one key; a receive
- * that asks for a wide topic queries the home key and all 16 buckets, so an expired lease is found
- * by the next receive. Cursors of earlier versions (no `rk`) keep the home key; a notice raise puts
+ * FIFO topic's shard cursors (more than 4 notice streams) are indexed under one of their group's B
+ * buckets (16; 64 for 256 notice streams), `R#<group>#<fnv1a(stream) % B>` (their `rk`), not under
+ * the group's one key; a receive that asks for a wide topic reads 2 random buckets, then the others
+ * when they offer too few shards (a short receive of more than 16 buckets: 14 of them, in rotation),
+ * so an expired lease is found by the next receive (of 16 buckets; by a long poll's next look, or
+ * within 5 short receives, of 64). Cursors of earlier versions (no `rk`) keep the home key; a notice raise puts
  * a shard under its bucket. A default topic's receive makes one ready-index Query, as before.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -429,6 +431,31 @@ describe('the ready index of a 256-stream FIFO topic', () => {
       readyQueries.forEach((pk) => seen.add(pk));
     }
     for (const pk of readyBucketPks('g', HUGE_BUCKETS)) expect(seen.has(pk), pk).toBe(true);
+  });
+});
+
+describe('the rotation of sampled second waves', () => {
+  const sampled = (buckets: number) => h.stores.readyIndex.readyAcross('g', readyBucketPks('g', buckets), h.clock.now(), 20, { homeFirst: false, sample: true });
+  it('covers every bucket within 5 sampled reads of 64 buckets, though reads of 20 buckets of the same group come between', async () => {
+    // A group with a 256-stream and an 80-stream topic: receives narrowed to one or the other read 64 or 20 buckets.
+    await sampled(64);
+    await sampled(20);
+    const seen = new Set<string>();
+    for (let n = 0; n < 5; n++) {
+      readyQueries = [];
+      await sampled(64);
+      readyQueries.forEach((pk) => seen.add(pk));
+      await sampled(20);
+    }
+    expect(readyBucketPks('g', 64).filter((pk) => !seen.has(pk))).toEqual([]);
+  });
+
+  it('counts only the shards the receive can claim as the first wave\'s offer', async () => {
+    // 3 ready shards of another topic under each bucket: the first wave offers 6, none wanted.
+    await threeReadyPerBucket();
+    readyQueries = [];
+    await h.stores.readyIndex.readyAcross('g', readyBucketPks('g', BUCKETS), h.clock.now(), 4, { wanted: (stream) => stream.startsWith('t:other/') });
+    expect(new Set(readyQueries).size).toBe(1 + BUCKETS);
   });
 });
 

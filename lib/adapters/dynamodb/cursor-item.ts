@@ -17,7 +17,7 @@
  *   g1pk, g1sk   the ready index (ready-index.ts): `rk` if present, else `R#<group>`, and
  *                when the shard next has work; absent while the shard is idle
  *   rk    shard cursors of wide FIFO topics only: their ready-index partition key,
- *         `R#<group>#<0..15>` (keys.ts `readyBucketPk`). Written when the cursor is created and by
+ *         `R#<group>#<0..63>` (keys.ts `readyBucketPk`). Written when the cursor is created and by
  *         notice raises; every other write of `g1pk` sets `if_not_exists(rk, R#<group>)`, so
  *         cursors without it (default topics, earlier versions) keep the home key
  *   ttl   expiry (epoch s): now + the longest retention + 1 day, set by its creation, every

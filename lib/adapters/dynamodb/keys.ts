@@ -25,7 +25,7 @@
  * The sparse index `gsi1` (`g1pk`/`g1sk`, KEYS_ONLY) has four kinds of partition:
  *
  *   ready FIFO shards  R#<group>                #<8 hex> (ready now) | <13-digit ms>     ready-index.ts
- *     of wide topics   R#<group>#<0..15>        (the same)                      ready-index.ts
+ *     of wide topics   R#<group>#<0..63>        (the same)                      ready-index.ts
  *   scheduled, by due  T#<due minute>[#<1..7>]  <13-digit due ms>#<ulid>        deferred.ts
  *   half messages, by next check  K#<0..3>      <13-digit check ms>#<ulid>      deferred.ts
  *   dead letters a group may redrive  Q#<group>  <13-digit dead-lettered ms>     redrives.ts
@@ -95,8 +95,9 @@ export const readyIndexPk = (group: string): string => `R#${group}`;
  * The ready index of a group's wide FIFO topics' shard cursors (more than 4 notice streams) is
  * spread over several partition keys (docs/design.md, Ready index, "How many buckets"): each takes
  * ≤ 1,000 index writes a second on AWS, and a receive of a group that asks for a wide topic reads
- * every one of them when the first ones offer too few shards, so that an expired lease or a released
- * message is found by the next receive. 16 for up to 64 notice streams; one per 4 notice streams
+ * every one of them when the first ones offer too few shards (a short receive of more than 16: 14 of
+ * them, in rotation), so that an expired lease or a released message is found by the next receive
+ * (the next long-poll look, or one of the next 5 short receives, beyond 16). 16 for up to 64 notice streams; one per 4 notice streams
  * above that, up to 64 (a 256-stream topic): an unbatched message on an idle shard makes 2–4 index
  * writes, so 16 keys take 4,000–8,000 messages a second and 64 take 16,000–32,000.
  */

@@ -2,9 +2,9 @@
  * The ready index of FIFO shard cursors (docs/design.md, Ready index): the
  * cursor's `g1pk` and `g1sk` on the sparse index `gsi1`. `g1pk` is the group's
  * home key `R#<group>`, or for a shard of a wide FIFO topic (more than 4 notice
- * streams) one of the group's 16 buckets, `R#<group>#<fnv1a(stream) % 16>` (the
- * cursor's `rk`), so that no one partition key of the index takes every shard's
- * writes (≤ 1,000 WCU/s per key on AWS).
+ * streams) one of the group's B buckets (16–64, keys.ts `readyBucketCount`),
+ * `R#<group>#<fnv1a(stream) % B>` (the cursor's `rk`), so that no one partition
+ * key of the index takes every shard's writes (≤ 1,000 WCU/s per key on AWS).
  *
  * A shard waiting for a lease to expire is indexed at that time (13-digit
  * ms); a shard with work now at a key of its own, `#<FNV-1a of the stream,
@@ -61,6 +61,11 @@ export interface ReadyAcrossOptions {
    * receives sample the buckets"). Default false: every bucket.
    */
   sample?: boolean;
+  /**
+   * The shards the receive can claim (its topics: a receive narrowed by `topics` may share the
+   * group's buckets with other topics' shards). Only these count as the first wave's offer; default: all.
+   */
+  wanted?: (stream: string) => boolean;
 }
 
 /** Buckets the second wave of a short receive reads at most: a 16-bucket group's 14 others, all of them. */
@@ -69,7 +74,7 @@ export const SECOND_WAVE_SAMPLE = 14;
 const ROTATIONS_KEPT = 1_000;
 
 export class ReadyIndex {
-  /** Per group: where the next sampled second wave starts in its buckets. */
+  /** Per group and bucket count: where the next sampled second wave starts in its buckets. */
   private readonly rotations = new Map<string, number>();
 
   constructor(
@@ -97,15 +102,16 @@ export class ReadyIndex {
    * `limit` shards (the home key's do not count), the other buckets — a short receive's (`sample`)
    * at most {@link SECOND_WAVE_SAMPLE} of them —, up to `⌈2 × missing ÷ n⌉` each. The home key is read
    * with the first wave, or — `homeFirst` false: a receive that asks for wide topics only, whose
-   * shards are all under buckets but for cursors of earlier versions — with a second wave that reads
-   * every bucket (not a short receive's sample), so that no key is read by every receive of the
-   * group (docs/design.md, "No key every receive reads"). One
+   * shards are all under buckets but for cursors of earlier versions — with a second wave of a
+   * receive that is not short (`sample` false; a short receive's second wave leaves it out even
+   * when it reads every bucket, B = 16), so that no key is read by every receive of the group
+   * (docs/design.md, "No key every receive reads"). One
    * Query per key (two when a key has more than a page), each with its own spread; merged without
    * repeats (an entry moved from one key to another may show under both for a moment: the index is
    * eventually consistent).
    */
   async readyAcross(group: string, buckets: readonly string[], now: number, limit: number, options: ReadyAcrossOptions = {}): Promise<string[]> {
-    const { spread = Math.random, homeFirst = true, sample = false } = options;
+    const { spread = Math.random, homeFirst = true, sample = false, wanted = () => true } = options;
     // The first FIRST_WAVE_BUCKETS of a random order are the first wave.
     const order = shuffle(buckets, spread);
     const bucketReads = (pks: readonly string[], want: number) => {
@@ -118,13 +124,15 @@ export class ReadyIndex {
     const [homeEarly, ...firstWave] = await Promise.all([homeFirst ? home() : nothing, ...bucketReads(first, limit)]);
     // Only the buckets' offer decides: a busy default topic's shards under the home key must not
     // keep a wide topic's buckets unread.
+    // Nor do shards of topics the receive did not ask for.
     const fromBuckets = new Set(firstWave.flat());
+    const offered = [...fromBuckets].filter(wanted).length;
     const rest = order.slice(FIRST_WAVE_BUCKETS);
-    if (fromBuckets.size >= limit || (rest.length === 0 && homeFirst)) return [...new Set([...(homeEarly ?? []), ...fromBuckets])];
+    if (offered >= limit || (rest.length === 0 && homeFirst)) return [...new Set([...(homeEarly ?? []), ...fromBuckets])];
     const second = sample && rest.length > SECOND_WAVE_SAMPLE ? this.nextInRotation(group, buckets, new Set(first), spread) : rest;
     // The home key left out of the first wave comes with a thorough second wave only: a short
     // receive's is a sample too, and one key read by most sparse receives is what `homeFirst` avoids.
-    const [homeLate, ...secondWave] = await Promise.all([homeFirst || sample ? nothing : home(), ...bucketReads(second, limit - fromBuckets.size)]);
+    const [homeLate, ...secondWave] = await Promise.all([homeFirst || sample ? nothing : home(), ...bucketReads(second, limit - offered)]);
     return [...new Set([...(homeEarly ?? []), ...(homeLate ?? []), ...fromBuckets, ...secondWave.flat()])];
   }
 
@@ -135,9 +143,12 @@ export class ReadyIndex {
    * first time starts at a random bucket, so containers do not all start at the same one.
    */
   private nextInRotation(group: string, buckets: readonly string[], firstWave: ReadonlySet<string>, spread: () => number): string[] {
-    const start = this.rotations.get(group) ?? Math.floor(spread() * buckets.length);
-    if (this.rotations.size >= ROTATIONS_KEPT && !this.rotations.has(group)) this.rotations.clear();
-    this.rotations.set(group, (start + SECOND_WAVE_SAMPLE) % buckets.length);
+    // Per group and bucket count: receives of one group narrowed to topics of other widths read
+    // other counts, and must not move each other's rotation.
+    const key = `${group}\u0000${buckets.length}`;
+    const start = this.rotations.get(key) ?? Math.floor(spread() * buckets.length);
+    if (this.rotations.size >= ROTATIONS_KEPT && !this.rotations.has(key)) this.rotations.clear();
+    this.rotations.set(key, (start + SECOND_WAVE_SAMPLE) % buckets.length);
     return Array.from({ length: SECOND_WAVE_SAMPLE }, (_, i) => buckets[(start + i) % buckets.length] as string).filter((pk) => !firstWave.has(pk));
   }
 

@@ -408,30 +408,35 @@ function randomShardKeys(count: number, shardKeys: number): string[] {
 export const steadyProducers = (consumers: number): number => Math.min(4, Math.max(1, Math.ceil(consumers / 8)));
 
 /**
- * A steady row's producer: `loops` senders, each sending `batch` messages to distinct random warmed
- * shard keys at a time — one `/messages` call unbatched, one `/messages/batch` call for ×10 (each
- * shard's segment holds one message either way; the notices of a send are one segment) — while
- * fewer than `flow.window` landed messages wait, sleeping 3 ms when the window is full (sends in
- * flight are not counted: a message a consumer cannot see yet is not work for it, so the window
- * overshoots by at most one send per loop). Under its own tag: its units are not the row's. Stops
- * once `stop()` says so; `fillOnly`: also once the window is full (a row's first fill).
+ * Messages a steady row's producer sends a call, whatever the receive batch: a busy producer batches
+ * its sends (the SDK's send batcher does), and one process's unbatched sends could not feed 16–64
+ * unbatched consumers here (a first run: 341–390 messages in 25 s, half their receives empty).
+ */
+export const STEADY_SEND_BATCH = 10;
+
+/**
+ * A steady row's producer: `loops` senders, each sending {@link STEADY_SEND_BATCH} messages (or the
+ * receive batch, if larger) to distinct random warmed shard keys at a time, one `/messages/batch`
+ * call (each shard's segment holds one message; the notices of a send are one segment), while fewer
+ * than `flow.window` landed messages wait, sleeping 3 ms when the window is full (sends in flight
+ * are not counted: a message a consumer cannot see yet is not work for it, so the window overshoots
+ * by at most one send per loop). Under its own tag: its units are not the row's. Stops once
+ * `stop()` says so; `fillOnly`: also once the window is full (a row's first fill).
  */
 async function runProducer(ctx: Ctx, name: string, batch: number, loops: number, shardKeys: number, flow: Flow, stop: () => boolean, tag: string, fillOnly = false) {
   let sent = 0;
   const errors: Record<string, number> = {};
+  const perSend = Math.min(Math.max(batch, STEADY_SEND_BATCH), shardKeys);
   const loop = async () => {
     while (!stop()) {
-      if (flow.waiting + Math.min(batch, shardKeys) > flow.window) {
+      if (flow.waiting + perSend > flow.window && (flow.waiting > 0 || fillOnly)) {
         if (fillOnly) return;
         await sleep(3);
         continue;
       }
-      const entries = randomShardKeys(batch, shardKeys).map((shardKey) => ({ body: messageBody(ctx.bodyBytes), shardKey }));
-      const reply = await (batch === 1
-        ? ctx.api.request('POST', `/v1/topics/${name}/messages`, entries[0], tag)
-        : ctx.api.request<{ results: Array<{ error?: unknown }> }>('POST', `/v1/topics/${name}/messages/batch`, { entries }, tag)
-      ).catch(() => undefined);
-      const landed = reply === undefined || reply.status >= 300 ? 0 : batch === 1 ? 1 : (reply.body as { results: Array<{ error?: unknown }> }).results.filter((r) => r.error === undefined).length;
+      const entries = randomShardKeys(perSend, shardKeys).map((shardKey) => ({ body: messageBody(ctx.bodyBytes), shardKey }));
+      const reply = await ctx.api.request<{ results: Array<{ error?: unknown }> }>('POST', `/v1/topics/${name}/messages/batch`, { entries }, tag).catch(() => undefined);
+      const landed = reply === undefined || reply.status >= 300 ? 0 : reply.body.results.filter((r) => r.error === undefined).length;
       sent += landed;
       flow.waiting += landed;
       if (landed < entries.length) {

@@ -68,7 +68,8 @@ export const noticeStreamCount = (topic: Pick<Topic, 'orderGroup' | 'partitions'
 /**
  * A wide FIFO topic: more notice streams than the default 4 (never one of a time-order group). Its
  * shard cursors are on the ready index under 16–64 buckets of their group (keys.ts
- * `readyBucketCount`), not under the group's one key (docs/design.md, Ready index); receives sample its notice streams above 8 (partition-sampler.ts).
+ * `readyBucketCount`), not under the group's one key (docs/design.md, Ready index); receives sample
+ * its notice streams above 8 (partition-sampler.ts).
  */
 export const isWideFifo = (topic: Pick<Topic, 'type' | 'orderGroup' | 'partitions'>): boolean =>
   topic.type === 'fifo' && noticeStreamCount(topic) > NOTICE_BUCKETS;

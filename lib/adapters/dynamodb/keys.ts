@@ -97,9 +97,10 @@ export const readyIndexPk = (group: string): string => `R#${group}`;
  * ≤ 1,000 index writes a second on AWS, and a receive of a group that asks for a wide topic reads
  * every one of them when the first ones offer too few shards (a short receive of more than 16: 14 of
  * them, in rotation), so that an expired lease or a released message is found by the next receive
- * (the next long-poll look, or one of the next 5 short receives, beyond 16). 16 for up to 64 notice streams; one per 4 notice streams
- * above that, up to 64 (a 256-stream topic): an unbatched message on an idle shard makes 2–4 index
- * writes, so 16 keys take 4,000–8,000 messages a second and 64 take 16,000–32,000.
+ * (beyond 16: the next long-poll look, or one of the next 5 short receives). 16 for up to 64 notice
+ * streams; one per 4 notice streams above that, up to 64 (a 256-stream topic): an unbatched message
+ * on an idle shard makes 2–4 index writes, so 16 keys take 4,000–8,000 messages a second and 64 take
+ * 16,000–32,000.
  */
 export const READY_BUCKETS_MIN = 16;
 export const READY_BUCKETS_MAX = 64;

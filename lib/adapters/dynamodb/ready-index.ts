@@ -122,9 +122,8 @@ export class ReadyIndex {
     const nothing = Promise.resolve<string[]>([]);
     const first = order.slice(0, FIRST_WAVE_BUCKETS);
     const [homeEarly, ...firstWave] = await Promise.all([homeFirst ? home() : nothing, ...bucketReads(first, limit)]);
-    // Only the buckets' offer decides: a busy default topic's shards under the home key must not
-    // keep a wide topic's buckets unread.
-    // Nor do shards of topics the receive did not ask for.
+    // Only the buckets' offer of wanted shards decides: neither a busy default topic's shards under
+    // the home key nor another topic's in the buckets may keep this receive's buckets unread.
     const fromBuckets = new Set(firstWave.flat());
     const offered = [...fromBuckets].filter(wanted).length;
     const rest = order.slice(FIRST_WAVE_BUCKETS);

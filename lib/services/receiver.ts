@@ -269,19 +269,21 @@ export class Receiver {
       // A receive of wide topics only reads the home key with the first wave 1 time in 8 (else with the
       // second, when there is one): no key is read by every receive of the group (docs/design.md, "No
       // key every receive reads").
+      // A shard of a topic this receive asked for (the group's keys hold its other topics' shards too).
+      const asked = (stream: string) => namespaces.has(namespaceOf(stream));
       const wideOnly = buckets > 0 && [...namespaces].every((namespace) => wideNamespaces.has(namespace));
       const homeFirst = !wideOnly || this.random.fraction() < HOME_IN_FIRST_WAVE;
       const found = await this.stores.readyIndex.readyAcross(group.name, buckets > 0 ? readyBucketPks(group.name, buckets) : [], this.clock.now(), looks, {
         spread: () => this.random.fraction(),
         homeFirst,
         sample: scope.sample === true,
-        wanted: (stream) => namespaces.has(namespaceOf(stream)),
+        wanted: asked,
       });
       for (const stream of found) {
         const shard = announced.get(stream);
         if (shard) shard.indexed = true;
       }
-      const ready = found.filter((stream) => namespaces.has(namespaceOf(stream)) && !announced.has(stream) && !folding.has(stream));
+      const ready = found.filter((stream) => asked(stream) && !announced.has(stream) && !folding.has(stream));
       // O(batch): as many shards as the ready index is read for; announced shards left out are raised on their own.
       // Shards with carried commits lead (their claims write the commits) but share each wave's room like
       // any other, so a busy shard a consumer keeps committing does not crowd out the others.

@@ -91,6 +91,13 @@ export interface CursorState {
    * token, completions keep it: a handle of an earlier epoch never matches a later completion.
    */
   seekEpoch?: number | undefined;
+  /**
+   * FIFO shard cursors: how many visibility changes (releases, extensions, shortened leases) were
+   * written to it (`vv`; absent: 0). A claim of a concurrent group that changes neither the shard's
+   * readiness nor its known head is conditional on it instead of the whole lease map, so commits
+   * made meanwhile do not make it lose (docs/design.md, "Commits pass claims").
+   */
+  visibilityVersion?: number | undefined;
 }
 
 /** Whether a cursor has expired (only FIFO shard cursors carry a `ttl`): read as absent. */

@@ -793,6 +793,9 @@ export class Receiver {
         // A raise puts the shard under its ready-index key (a cursor of an earlier version, or of the
         // topic before it was created again with another width, has another).
         const rekey = raise && raise.readyPk !== held.readyPk ? { pk: raise.readyPk, entry: index === undefined && read.readyKey !== undefined } : undefined;
+        // A concurrent group's claim that leaves the shard's readiness and known head as they are lets
+        // commits made since its plan pass (docs/design.md, "Commits pass claims").
+        const passCommits = mode === 'concurrent' && index === undefined && rekey === undefined && held.known !== undefined && known === held.known;
         const change: ClaimChange = {
           expectNext: read.next,
           next: plan.next,
@@ -817,6 +820,7 @@ export class Receiver {
                   expectLeases: held.leases,
                   known,
                   now,
+                  ...(passCommits ? { passCommits: { visibilityVersion: held.visibilityVersion } } : {}),
                   ...(index ? { index } : {}),
                   ...(rekey ? { rekey } : {}),
                   ...(raise?.epoch !== undefined ? { epochStart: raise.epoch } : {}),

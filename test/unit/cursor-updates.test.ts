@@ -142,6 +142,17 @@ describe('claimUpdate', () => {
     expect(condition).toBe('nx = 5 AND kn = 7 AND size(fl) = 2 AND (attribute_not_exists(ttl) OR ttl > 1000)');
   });
 
+  it('passing commits: on the visibility count it read instead of kn and the lease map, kn not written', () => {
+    const leases = new Map([[4, lease(4, '1.x')]]);
+    const base = { expectKnown: 30, expectInFlight: 1, expectLeases: leases, known: 30, now: 1_000_000 };
+    const counted = claim({ next: 6, grant: [{ lease: lease(5, '1.a'), replaces: undefined }], shard: { ...base, passCommits: { visibilityVersion: 3 } } });
+    expect(counted.update).toBe('SET nx = 6, ns = 5, fl.5 = {"e":5000,"k":"1.a","d":2,"g":7}, ttl = 1297000');
+    expect(counted.condition).toBe('nx = 5 AND vv = 3 AND (attribute_not_exists(ttl) OR ttl > 1000)');
+    // No visibility change yet: on its absence. A renewal still names the lease it replaces.
+    const renewal = claim({ grant: [{ lease: lease(4, '2.b'), replaces: leases.get(4) }], shard: { ...base, passCommits: { visibilityVersion: undefined } } });
+    expect(renewal.condition).toBe('nx = 5 AND fl.4 = {"e":5000,"k":"1.x","d":2,"g":7} AND attribute_not_exists(vv) AND (attribute_not_exists(ttl) OR ttl > 1000)');
+  });
+
   it('raises kn to what a notice announced and notes its epoch start, under the kn it read', () => {
     const { update, condition } = claim({ shard: { expectKnown: 3, expectInFlight: 1, known: 9, epochStart: 8, now: 1_000_000 } });
     expect(update).toBe('SET nx = 5, ns = 5, kn = 9, ke = 8, ttl = 1297000');
@@ -215,13 +226,15 @@ describe('visibility', () => {
     const base = 'fl.4.k = "1.a" AND attribute_not_exists(fl.4.c)';
     // On a shard, every variant also needs the cursor live (not past its ttl).
     const live = ' AND (attribute_not_exists(ttl) OR ttl > 0)';
-    expect(at('plain')).toEqual({ update: 'SET fl.4.e = 30000 REMOVE fl.4.r', condition: `${base}${live}` });
-    expect(at('keep')).toEqual({ update: 'SET fl.4.e = 30000 REMOVE fl.4.r', condition: `${base} AND g1sk <= "0000000030000"${live}` });
+    // On a shard every variant counts itself in `vv` (what a claim that passes commits is conditional on).
+    expect(at('plain')).toEqual({ update: 'SET fl.4.e = 30000 REMOVE fl.4.r ADD vv 1', condition: `${base}${live}` });
+    expect(at('keep')).toEqual({ update: 'SET fl.4.e = 30000 REMOVE fl.4.r ADD vv 1', condition: `${base} AND g1sk <= "0000000030000"${live}` });
     expect(at('lower')).toEqual({
-      update: 'SET fl.4.e = 30000, g1pk = if_not_exists(rk, "R#g"), g1sk = "0000000030000" REMOVE fl.4.r',
+      update: 'SET fl.4.e = 30000, g1pk = if_not_exists(rk, "R#g"), g1sk = "0000000030000" REMOVE fl.4.r ADD vv 1',
       condition: `${base} AND (attribute_not_exists(g1sk) OR g1sk > "0000000030000")${live}`,
     });
-    expect(at('now')).toEqual({ update: `SET fl.4.e = 30000, g1pk = if_not_exists(rk, "R#g"), g1sk = "${readyNowKey(SHARD)}" REMOVE fl.4.r`, condition: `${base}${live}` });
+    expect(at('now')).toEqual({ update: `SET fl.4.e = 30000, g1pk = if_not_exists(rk, "R#g"), g1sk = "${readyNowKey(SHARD)}" REMOVE fl.4.r ADD vv 1`, condition: `${base}${live}` });
+    expect(render(visibilityUpdate('g', PARTITION, { seq: 4, token: '1.a' }, 30_000, 'plain')).update).toBe('SET fl.4.e = 30000 REMOVE fl.4.r');
   });
 
   it('marks a release (the dead letter names it as the last failure), and clears the mark on a later extension', () => {

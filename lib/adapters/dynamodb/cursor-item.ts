@@ -24,6 +24,8 @@
  *         notice raise and every claim, so later than every message it knows or leases;
  *         from then on the cursor is read as absent (docs/design.md, Idle shards expire)
  *   ke    the first sequence number of the latest epoch a notice announced (statistics)
+ *   vv    how many visibility changes were written (absent: 0): claims that pass commits are
+ *         conditional on it instead of on the whole of `fl` (docs/design.md, "Commits pass claims")
  *
  *   FIFO notice cursors, once a seek moved their namespace:
  *   sv    how many seeks moved the namespace (shard cursors are created conditional on it)
@@ -148,6 +150,7 @@ export const toItem = (state: CursorState): Record<string, unknown> => {
     item.sf = state.seek.floor;
   }
   if (state.seekEpoch !== undefined) item.se = state.seekEpoch;
+  if (state.visibilityVersion !== undefined) item.vv = state.visibilityVersion;
   if (state.known !== undefined) item.kn = state.known;
   if (state.expiresAtSeconds !== undefined) item.ttl = state.expiresAtSeconds;
   if (state.epochStart !== undefined) item.ke = state.epochStart;
@@ -197,5 +200,6 @@ export const toState = (item: Record<string, unknown>): CursorState => {
     ...(item.ke === undefined ? {} : { epochStart: Number(item.ke) }),
     ...(item.sv === undefined ? {} : { seek: { version: Number(item.sv), floor: Number(item.sf ?? 0) } }),
     ...(item.se === undefined ? {} : { seekEpoch: Number(item.se) }),
+    ...(item.vv === undefined ? {} : { visibilityVersion: Number(item.vv) }),
   };
 };

@@ -146,6 +146,15 @@ export interface ClaimChange {
      */
     expectLeases?: ReadonlyMap<number, Lease>;
     known: number;
+    /**
+     * A claim of a concurrent group that changes neither the shard's readiness (no `index`, no
+     * `rekey`) nor its known head (`known` = `expectKnown`): conditional on the visibility count `vv`
+     * as the plan read it (undefined: absent) instead of `kn` and the whole lease map, and `kn` is
+     * not written. A commit made meanwhile no longer makes it lose (docs/design.md, "Commits pass
+     * claims"): what the plan took from the leases a commit removed only holds back (fewer leases
+     * granted, an earlier spill mark), and a renewal or a close still names its lease exactly.
+     */
+    passCommits?: { visibilityVersion: number | undefined };
     index?: ReadyKeyChange;
     /**
      * A notice raise this claim absorbs puts the shard under another ready-index key than its `rk`
@@ -220,7 +229,11 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
     sets.push(`hw = ${x.value(change.history.mark)}`);
     conditions.push(change.history.expectMark === undefined ? 'attribute_not_exists(hw)' : `hw = ${x.value(change.history.expectMark)}`);
   }
-  if (change.shard) {
+  if (change.shard?.passCommits) {
+    // No visibility change since the plan (a release holds an ordered shard back; planClaims).
+    const { visibilityVersion } = change.shard.passCommits;
+    conditions.push(visibilityVersion === undefined ? 'attribute_not_exists(vv)' : `vv = ${x.value(visibilityVersion)}`);
+  } else if (change.shard) {
     const { shard } = change;
     sets.push(`kn = ${x.value(shard.known)}`);
     if (shard.epochStart !== undefined) sets.push(`ke = ${x.value(shard.epochStart)}`);
@@ -245,10 +258,12 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
         ? `size(${fl()}) = ${x.value(shard.expectInFlight)}`
         : `${fl()} = ${x.value(Object.fromEntries([...shard.expectLeases].map(([seq, lease]) => [String(seq), storedLease(lease)])))}`,
     );
+  }
+  if (change.shard) {
     // An idle shard's cursor expires 15 days after its last claim or notice (docs/design.md, Idle shards expire).
     const t = x.name('ttl');
-    sets.push(`${t} = ${x.value(shardCursorTtl(shard.now))}`);
-    conditions.push(`(attribute_not_exists(${t}) OR ${t} > ${x.value(Math.floor(shard.now / 1000))})`);
+    sets.push(`${t} = ${x.value(shardCursorTtl(change.shard.now))}`);
+    conditions.push(`(attribute_not_exists(${t}) OR ${t} > ${x.value(Math.floor(change.shard.now / 1000))})`);
   }
   return {
     UpdateExpression: updateExpression(sets, removes, commits.length > 0 ? ` ADD cm ${x.value(commits.length)}` : ''),
@@ -467,6 +482,9 @@ export function visibilityUpdate(
   if (shard) {
     condition += ` AND ${LIVE_CURSOR}`;
     Object.assign(values, liveValues(now));
+    // Counted: a claim that passes commits is conditional on the count, not on every lease (claimUpdate).
+    update += ' ADD vv :one';
+    values[':one'] = 1;
   }
   return {
     UpdateExpression: update,

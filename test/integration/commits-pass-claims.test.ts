@@ -1,0 +1,114 @@
+/**
+ * Commits pass claims (docs/design.md, "Commits pass claims"), on DynamoDB Local with two
+ * "containers" (two service instances with their own DynamoDB clients on one table): in a
+ * concurrent FIFO group, a claim on a shard that leaves its readiness and known head as they are
+ * is conditional on `nx` and the visibility count `vv`, not on the whole lease map — so another
+ * consumer's commit between its plan and its write no longer makes it lose, while a release
+ * (a visibility change: it holds an ordered shard back) still does.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
+import { Contention } from '../../lib/adapters/dynamodb/append-contention.js';
+import { FakeStopwatch } from '../helpers/fake-stopwatch.js';
+import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
+import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
+import * as build from '../helpers/builders.js';
+
+const SHARD = 't:t/k:k';
+
+let a: Harness;
+let b: Harness;
+let aWatch: FakeStopwatch;
+let aClient: DynamoDBClient;
+
+/** A's cursor writes on the shard and how many of them failed their condition. */
+interface Writes {
+  writes: number;
+  lost: number;
+}
+
+/** Before A's next cursor write on the shard, `rival` runs (B's commit or release); counts A's cursor writes from then on. */
+function beforeNextWrite(rival: () => Promise<unknown>): Writes {
+  const seen: Writes = { writes: 0, lost: 0 };
+  let armed = true;
+  aClient.middlewareStack.add(
+    (next, context) => async (args) => {
+      // Marshalled ({ S: … }) or not, as the document client hands it on.
+      const text = (value: unknown) => String((value as { S?: string } | undefined)?.S ?? value ?? '');
+      const input = args.input as { Key?: { pk?: unknown; sk?: unknown } };
+      const cursorWrite = context.commandName === 'UpdateItemCommand' && text(input.Key?.pk).startsWith('C#') && text(input.Key?.sk) === SHARD;
+      if (!cursorWrite) return next(args);
+      if (armed) {
+        armed = false;
+        await rival();
+      }
+      seen.writes++;
+      try {
+        return await next(args);
+      } catch (error) {
+        if ((error as Error).name === 'ConditionalCheckFailedException') seen.lost++;
+        throw error;
+      }
+    },
+    { step: 'initialize', name: 'beforeNextWrite' },
+  );
+  return seen;
+}
+
+const bodies = (messages: Array<{ body: string }>) => messages.map((m) => m.body);
+const batch = (from: number, count: number) => Array.from({ length: count }, (_, i) => send(`m${from + i}`, { shardKey: 'k' }));
+
+describe('commits pass claims', () => {
+  beforeEach(async () => {
+    const { doc, table } = await testTable();
+    const clock = new FakeClock();
+    const mine = createDynamoClients({ endpoint: dynamoEndpoint(), requestTimeoutMs: 10_000 });
+    aClient = mine.client;
+    aWatch = new FakeStopwatch();
+    a = harness(mine.doc, table, { clock, claimContention: new Contention(aWatch, () => 0.999) });
+    b = harness(doc, table, { clock });
+    await a.admin.putTopic('t', build.topic({ type: 'fifo' }));
+    await a.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60, retryPolicy: { initialSeconds: 30 } }));
+    for (let i = 0; i < 4; i++) await a.queue.sendBatch('t', batch(1 + 10 * i, 10));
+  });
+
+  /** B holds m1..m10; A holds m11..m20, and its cursor cache has the cursor its claim left. */
+  async function twoHolders() {
+    const held = await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    expect(bodies(held)).toEqual(bodies(batch(1, 10)));
+    expect(bodies(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(bodies(batch(11, 10)));
+    return held;
+  }
+
+  it("another consumer's commit between a claim's plan and its write: the claim wins at its first write, no turn", async () => {
+    const held = await twoHolders();
+    let committed: Array<{ status: string }> = [];
+    const writes = beforeNextWrite(async () => {
+      committed = await b.queue.commit('g', held.map((m) => m.receiptHandle));
+    });
+    expect(bodies(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(bodies(batch(21, 10)));
+    expect(committed.map((c) => c.status)).toEqual(Array(10).fill('committed'));
+    // Planned from the cache entry A's last claim left (which still lists B's leases): one write, won.
+    expect(writes).toEqual({ writes: 1, lost: 0 });
+    expect(aWatch.waits).toEqual([]);
+    // Nothing lost, nothing twice: the rest once, in order, then nothing.
+    expect(bodies(await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(bodies(batch(31, 10)));
+    expect(await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+  });
+
+  it('a release between the plan and the write still makes the claim lose: nothing is delivered past the released message', async () => {
+    const held = await twoHolders();
+    const writes = beforeNextWrite(async () => {
+      // B gives m1 back: it waits out its back-off (30 s), and the ordered shard waits with it.
+      await b.queue.changeVisibility('g', held[0]!.receiptHandle, 0);
+    });
+    expect(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+    // The write planned before the release lost on the visibility count; planned again, it delivers
+    // nothing and only moves the shard's ready-index entry to the end of m1's back-off.
+    expect(writes).toEqual({ writes: 2, lost: 1 });
+    // Once the back-off is over, m1 comes first.
+    a.clock.advance(31_000);
+    expect(bodies(await a.queue.receive('g', { maxMessages: 1, waitSeconds: 0 }))).toEqual(['m1']);
+  });
+});

@@ -820,7 +820,7 @@ export class Receiver {
                   expectLeases: held.leases,
                   known,
                   now,
-                  ...(passCommits ? { passCommits: { visibilityVersion: held.visibilityVersion } } : {}),
+                  ...(passCommits ? { passCommits: { visibilityVersion: held.visibilityVersion, readyKey: held.readyKey } } : {}),
                   ...(index ? { index } : {}),
                   ...(rekey ? { rekey } : {}),
                   ...(raise?.epoch !== undefined ? { epochStart: raise.epoch } : {}),

@@ -14,6 +14,7 @@ import { FakeStopwatch } from '../helpers/fake-stopwatch.js';
 import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
 import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
+import type { CommitResult } from '../../lib/services/committer.js';
 
 const SHARD = 't:t/k:k';
 
@@ -83,12 +84,12 @@ describe('commits pass claims', () => {
 
   it("another consumer's commit between a claim's plan and its write: the claim wins at its first write, no turn", async () => {
     const held = await twoHolders();
-    let committed: Array<{ status: string }> = [];
+    let committed: CommitResult[] = [];
     const writes = beforeNextWrite(async () => {
       committed = await b.queue.commit('g', held.map((m) => m.receiptHandle));
     });
     expect(bodies(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(bodies(batch(21, 10)));
-    expect(committed.map((c) => c.status)).toEqual(Array(10).fill('committed'));
+    expect(committed.map((c) => ('status' in c ? c.status : c.error.code))).toEqual(Array(10).fill('committed'));
     // Planned from the cache entry A's last claim left (which still lists B's leases): one write, won.
     expect(writes).toEqual({ writes: 1, lost: 0 });
     expect(aWatch.waits).toEqual([]);
@@ -110,5 +111,33 @@ describe('commits pass claims', () => {
     // Once the back-off is over, m1 comes first.
     a.clock.advance(31_000);
     expect(bodies(await a.queue.receive('g', { maxMessages: 1, waitSeconds: 0 }))).toEqual(['m1']);
+  });
+
+  it('another claim that moved the ready-index entry later between the plan and the write makes the claim lose (review)', async () => {
+    for (let i = 4; i < 11; i++) await a.queue.sendBatch('t', batch(1 + 10 * i, 10));
+    const t0 = a.clock.now();
+    // B holds m1 briefly (10 s, then its 30 s back-off) and m2..m99 long; A holds m100: 100 leases,
+    // the shard blocked, its entry at m1's expiry.
+    expect(bodies(await b.queue.receive('g', { maxMessages: 1, visibilityTimeoutSeconds: 10, waitSeconds: 0 }))).toEqual(['m1']);
+    expect(await b.queue.receive('g', { maxMessages: 98, visibilityTimeoutSeconds: 3600, waitSeconds: 0 })).toHaveLength(98);
+    const mine = await a.queue.receive('g', { maxMessages: 1, visibilityTimeoutSeconds: 3600, waitSeconds: 0 });
+    expect(bodies(mine)).toEqual(['m100']);
+    a.clock.t = t0 + 40_000 - 1;
+    let rival: string[] = [];
+    const writes = beforeNextWrite(async () => {
+      // Between A's plan and its write m1 expires, and B renews it: the shard is still blocked, so B
+      // moves the entry to m1's new expiry (≈ 2 min), from a lease map without A's next lease.
+      a.clock.advance(2);
+      rival = bodies(await b.queue.receive('g', { maxMessages: 1, waitSeconds: 0 }));
+    });
+    // A commits m100 in its receive (carried) and takes m101 for 5 s (+ 30 s back-off).
+    const answer = await a.queue.commitAndReceive('g', [mine[0]!.receiptHandle], { maxMessages: 1, visibilityTimeoutSeconds: 5, waitSeconds: 0 });
+    expect(rival).toEqual(['m1']);
+    expect(bodies(answer.messages)).toEqual(['m101']);
+    // The write planned before B's lost on the ready-index key, and was planned again.
+    expect(writes.lost).toBe(1);
+    // m101's holder is gone: once its lease ran out the shard is ready, long before m1's.
+    a.clock.advance(36_000);
+    expect(bodies(await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(['m101']);
   });
 });

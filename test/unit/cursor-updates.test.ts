@@ -142,15 +142,17 @@ describe('claimUpdate', () => {
     expect(condition).toBe('nx = 5 AND kn = 7 AND size(fl) = 2 AND (attribute_not_exists(ttl) OR ttl > 1000)');
   });
 
-  it('passing commits: on the visibility count it read instead of kn and the lease map, kn not written', () => {
+  it('passing commits: on the visibility count and ready-index key it read instead of kn and the lease map, kn not written', () => {
     const leases = new Map([[4, lease(4, '1.x')]]);
     const base = { expectKnown: 30, expectInFlight: 1, expectLeases: leases, known: 30, now: 1_000_000 };
-    const counted = claim({ next: 6, grant: [{ lease: lease(5, '1.a'), replaces: undefined }], shard: { ...base, passCommits: { visibilityVersion: 3 } } });
+    const counted = claim({ next: 6, grant: [{ lease: lease(5, '1.a'), replaces: undefined }], shard: { ...base, passCommits: { visibilityVersion: 3, readyKey: readyNowKey(SHARD) } } });
     expect(counted.update).toBe('SET nx = 6, ns = 5, fl.5 = {"e":5000,"k":"1.a","d":2,"g":7}, ttl = 1297000');
-    expect(counted.condition).toBe('nx = 5 AND vv = 3 AND (attribute_not_exists(ttl) OR ttl > 1000)');
+    expect(counted.condition).toBe(`nx = 5 AND vv = 3 AND g1sk = "${readyNowKey(SHARD)}" AND (attribute_not_exists(ttl) OR ttl > 1000)`);
     // No visibility change yet: on its absence. A renewal still names the lease it replaces.
-    const renewal = claim({ grant: [{ lease: lease(4, '2.b'), replaces: leases.get(4) }], shard: { ...base, passCommits: { visibilityVersion: undefined } } });
-    expect(renewal.condition).toBe('nx = 5 AND fl.4 = {"e":5000,"k":"1.x","d":2,"g":7} AND attribute_not_exists(vv) AND (attribute_not_exists(ttl) OR ttl > 1000)');
+    const renewal = claim({ grant: [{ lease: lease(4, '2.b'), replaces: leases.get(4) }], shard: { ...base, passCommits: { visibilityVersion: undefined, readyKey: undefined } } });
+    expect(renewal.condition).toBe(
+      'nx = 5 AND fl.4 = {"e":5000,"k":"1.x","d":2,"g":7} AND attribute_not_exists(vv) AND attribute_not_exists(g1sk) AND (attribute_not_exists(ttl) OR ttl > 1000)',
+    );
   });
 
   it('raises kn to what a notice announced and notes its epoch start, under the kn it read', () => {

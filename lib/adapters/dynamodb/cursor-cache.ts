@@ -8,7 +8,9 @@
  * It only saves reads. Every write planned from a cached cursor is
  * conditional on what the entry says (`nx`, the seek epoch `se`, each lease
  * it renews or closes, the history mark; on shards also the known head `kn`,
- * the whole lease map and the ready-index key), as with any eventually
+ * the whole lease map and the ready-index key — or, for a concurrent group's
+ * claim that changes neither readiness nor `kn`, the visibility count `vv` and
+ * the ready-index key: docs/design.md, "Commits pass claims"), as with any eventually
  * consistent read: a stale entry makes the claim fail, the receiver plans
  * again from the cursor the failed write returned, and the stream is left to
  * plain reads for `CONTENDED_MS` (several containers claim there; the cache

@@ -149,12 +149,13 @@ export interface ClaimChange {
     /**
      * A claim of a concurrent group that changes neither the shard's readiness (no `index`, no
      * `rekey`) nor its known head (`known` = `expectKnown`): conditional on the visibility count `vv`
-     * as the plan read it (undefined: absent) instead of `kn` and the whole lease map, and `kn` is
-     * not written. A commit made meanwhile no longer makes it lose (docs/design.md, "Commits pass
+     * and on the ready-index key `g1sk`, both as the plan read them (undefined: absent), instead of
+     * `kn` and the whole lease map, and `kn` is not written. The key: another claim may have moved the
+     * entry later from a lease map without this claim's new lease (a review's probe). A commit made meanwhile no longer makes it lose (docs/design.md, "Commits pass
      * claims"): what the plan took from the leases a commit removed only holds back (fewer leases
      * granted, an earlier spill mark), and a renewal or a close still names its lease exactly.
      */
-    passCommits?: { visibilityVersion: number | undefined };
+    passCommits?: { visibilityVersion: number | undefined; readyKey: string | undefined };
     index?: ReadyKeyChange;
     /**
      * A notice raise this claim absorbs puts the shard under another ready-index key than its `rk`
@@ -230,9 +231,13 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
     conditions.push(change.history.expectMark === undefined ? 'attribute_not_exists(hw)' : `hw = ${x.value(change.history.expectMark)}`);
   }
   if (change.shard?.passCommits) {
-    // No visibility change since the plan (a release holds an ordered shard back; planClaims).
-    const { visibilityVersion } = change.shard.passCommits;
-    conditions.push(visibilityVersion === undefined ? 'attribute_not_exists(vv)' : `vv = ${x.value(visibilityVersion)}`);
+    // No visibility change since the plan (a release holds an ordered shard back; planClaims), and
+    // the ready-index entry where the plan left it (commits on a shard ready now leave it there).
+    const { visibilityVersion, readyKey } = change.shard.passCommits;
+    conditions.push(
+      visibilityVersion === undefined ? 'attribute_not_exists(vv)' : `vv = ${x.value(visibilityVersion)}`,
+      readyKey === undefined ? 'attribute_not_exists(g1sk)' : `g1sk = ${x.value(readyKey)}`,
+    );
   } else if (change.shard) {
     const { shard } = change;
     sets.push(`kn = ${x.value(shard.known)}`);

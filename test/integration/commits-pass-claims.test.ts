@@ -2,9 +2,10 @@
  * Commits pass claims (docs/design.md, "Commits pass claims"), on DynamoDB Local with two
  * "containers" (two service instances with their own DynamoDB clients on one table): in a
  * concurrent FIFO group, a claim on a shard that leaves its readiness and known head as they are
- * is conditional on `nx` and the visibility count `vv`, not on the whole lease map — so another
- * consumer's commit between its plan and its write no longer makes it lose, while a release
- * (a visibility change: it holds an ordered shard back) still does.
+ * is conditional on `nx`, the visibility count `vv` and the ready-index key, not on the whole lease
+ * map — so another consumer's commit between its plan and its write no longer makes it lose, while
+ * a release (a visibility change: it holds an ordered shard back) or another claim that moved the
+ * ready-index entry still does.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';

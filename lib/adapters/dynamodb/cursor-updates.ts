@@ -151,9 +151,10 @@ export interface ClaimChange {
      * `rekey`) nor its known head (`known` = `expectKnown`): conditional on the visibility count `vv`
      * and on the ready-index key `g1sk`, both as the plan read them (undefined: absent), instead of
      * `kn` and the whole lease map, and `kn` is not written. The key: another claim may have moved the
-     * entry later from a lease map without this claim's new lease (a review's probe). A commit made meanwhile no longer makes it lose (docs/design.md, "Commits pass
-     * claims"): what the plan took from the leases a commit removed only holds back (fewer leases
-     * granted, an earlier spill mark), and a renewal or a close still names its lease exactly.
+     * entry later from a lease map without this claim's new lease (a review's probe). A commit made
+     * meanwhile no longer makes it lose (docs/design.md, "Commits pass claims"): what the plan took
+     * from the leases a commit removed only holds back (fewer leases granted, an earlier spill mark),
+     * and a renewal or a close still names its lease exactly.
      */
     passCommits?: { visibilityVersion: number | undefined; readyKey: string | undefined };
     index?: ReadyKeyChange;

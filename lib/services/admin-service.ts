@@ -602,8 +602,8 @@ export class AdminService {
   }
 
   private async hasInFlight(group: Group): Promise<boolean> {
-    const cursors = await this.stores.cursors.list(group.name, this.clock.now());
-    return cursors.some((c) => c.leases.size > 0);
+    for await (const page of this.stores.cursors.figurePages(group.name, this.clock.now())) if (page.some((c) => c.leases.size > 0)) return true;
+    return false;
   }
 
   /** Backlog and in-flight counts from the group's cursors and the streams' heads. */
@@ -625,39 +625,41 @@ export class AdminService {
     let deadLettered = 0;
     let committed = 0;
     let oldest: number | undefined;
-    const cursors = await this.stores.cursors.list(group.name, now);
-    // Partition heads: one read per subscribed partition (up to subscriptionsMax × partitionsMax), a bounded number in flight.
-    const heads = new Map(
-      await mapBounded(
-        cursors.filter((c) => partitions.has(c.stream)),
-        PARTITION_CALLS_IN_FLIGHT,
-        async (c) => [c.stream, StreamLog.nextAfter(await this.stores.log.head(c.stream)) - 1] as const,
-      ),
-    );
     const oldestOf: Array<{ stream: string; first: number }> = [];
-    for (const cursor of cursors) {
-      deadLettered += cursor.deadLettered;
-      committed += cursor.committed;
-      const shard = isShardStream(cursor.stream) && namespaces.has(namespaceOf(cursor.stream));
-      if (!partitions.has(cursor.stream) && !shard) continue;
-      const leases = [...cursor.leases.values()];
-      const pendingHere = leases.filter((l) => l.pending).length;
-      // A lease that expired (or was released) waits for redelivery: backlog, not in flight.
-      const waitingAgain = leases.filter((l) => !l.pending && l.expiresAt <= now).length;
-      pending += pendingHere;
-      inFlight += leases.length - pendingHere - waitingAgain;
-      backlog += waitingAgain;
-      // Shards: the head announced by notices (no read per shard); partitions: the stream's head.
-      const last = shard ? (cursor.known ?? cursor.next - 1) : (heads.get(cursor.stream) ?? cursor.next - 1);
-      // Messages of a dead generation (below its start) wait for no one; nor do the numbers a
-      // shard skipped when it opened a new epoch (`ke`: docs/design.md, Idle shards expire).
-      const from = Math.max(cursor.next, partitions.get(cursor.stream) ?? 1, shard ? (cursor.epochStart ?? 0) : 0);
-      const waiting = Math.max(0, last + 1 - from);
-      backlog += waiting;
-      const seqs = [...cursor.leases.keys()];
-      if (waiting > 0) seqs.push(from);
-      if (seqs.length === 0) continue;
-      oldestOf.push({ stream: cursor.stream, first: Math.min(...seqs) });
+    // Folded page by page: a FIFO group keeps a cursor per shard it touched (idle ones for 15 days).
+    for await (const cursors of this.stores.cursors.figurePages(group.name, now)) {
+      // Partition heads: one read per subscribed partition (up to subscriptionsMax × partitionsMax), a bounded number in flight.
+      const heads = new Map(
+        await mapBounded(
+          cursors.filter((c) => partitions.has(c.stream)),
+          PARTITION_CALLS_IN_FLIGHT,
+          async (c) => [c.stream, StreamLog.nextAfter(await this.stores.log.head(c.stream)) - 1] as const,
+        ),
+      );
+      for (const cursor of cursors) {
+        deadLettered += cursor.deadLettered;
+        committed += cursor.committed;
+        const shard = isShardStream(cursor.stream) && namespaces.has(namespaceOf(cursor.stream));
+        if (!partitions.has(cursor.stream) && !shard) continue;
+        const leases = [...cursor.leases.values()];
+        const pendingHere = leases.filter((l) => l.pending).length;
+        // A lease that expired (or was released) waits for redelivery: backlog, not in flight.
+        const waitingAgain = leases.filter((l) => !l.pending && l.expiresAt <= now).length;
+        pending += pendingHere;
+        inFlight += leases.length - pendingHere - waitingAgain;
+        backlog += waitingAgain;
+        // Shards: the head announced by notices (no read per shard); partitions: the stream's head.
+        const last = shard ? (cursor.known ?? cursor.next - 1) : (heads.get(cursor.stream) ?? cursor.next - 1);
+        // Messages of a dead generation (below its start) wait for no one; nor do the numbers a
+        // shard skipped when it opened a new epoch (`ke`: docs/design.md, Idle shards expire).
+        const from = Math.max(cursor.next, partitions.get(cursor.stream) ?? 1, shard ? (cursor.epochStart ?? 0) : 0);
+        const waiting = Math.max(0, last + 1 - from);
+        backlog += waiting;
+        const seqs = [...cursor.leases.keys()];
+        if (waiting > 0) seqs.push(from);
+        if (seqs.length === 0) continue;
+        oldestOf.push({ stream: cursor.stream, first: Math.min(...seqs) });
+      }
     }
     await mapBounded(oldestOf, PARTITION_CALLS_IN_FLIGHT, async ({ stream, first }) => {
       const segment = await this.stores.log.segmentContaining(stream, first);

@@ -173,6 +173,18 @@ export class CursorStore {
   }
 
   /**
+   * The group's live cursors page by page (a Query page is at most 1 MB), without their completions
+   * (`dn`: for figures, the bulk of an idle shard cursor): what a group's figures fold as they read,
+   * so memory follows one page, not the group's cursors. Read units still follow the items' whole
+   * size (docs/design.md, Per-group metrics). `dn` reads as empty; `pk` and `ca` are kept.
+   */
+  async *figurePages(group: string, now: number): AsyncGenerator<CursorState[]> {
+    for await (const page of this.itemPages(group, { projection: 'pk, sk, nx, ns, fl, cm, dl, ca, kn, ke, #t', consistent: true })) {
+      yield page.map(toState).filter((cursor) => !cursorExpired(cursor, now));
+    }
+  }
+
+  /**
    * Deletes the group's cursors created at or before `createdUpTo` (ms), one
    * conditional DeleteItem each (`ca <= :upTo`), `parallel` at a time, reading
    * only their keys page by page. Used when a group is deleted and again when

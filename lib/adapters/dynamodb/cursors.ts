@@ -13,7 +13,7 @@ import { cursorExpired, type CursorState, type DoneEntry } from '../../domain/cu
 import { markOf, repeatsCommit } from '../../domain/history.js';
 import { guessedReadiness, retryReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
-import { call, conditional, conditionalWithImage, queryAll, queryPages } from './call.js';
+import { call, conditional, conditionalWithImage, queryPages } from './call.js';
 import { cancellationReasons, isConditionalFailure, translateDynamoError } from './errors.js';
 import { newCursorItem, shardCursorTtl, toState } from './cursor-item.js';
 import {
@@ -163,13 +163,9 @@ export class CursorStore {
    * FIFO shard cursors are left out (read until TTL deletes them, then not even that).
    */
   async list(group: string, now: number): Promise<CursorState[]> {
-    const items = await queryAll(this.doc, {
-      TableName: this.table,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': cursorPk(group) },
-      ConsistentRead: true,
-    });
-    return items.map(toState).filter((cursor) => !cursorExpired(cursor, now));
+    const out: CursorState[] = [];
+    for await (const page of this.livePages(group, now)) out.push(...page);
+    return out;
   }
 
   /**
@@ -178,10 +174,13 @@ export class CursorStore {
    * so memory follows one page, not the group's cursors. Read units still follow the items' whole
    * size (docs/design.md, Per-group metrics). `dn` reads as empty; `pk` and `ca` are kept.
    */
-  async *figurePages(group: string, now: number): AsyncGenerator<CursorState[]> {
-    for await (const page of this.itemPages(group, { projection: 'pk, sk, nx, ns, fl, cm, dl, ca, kn, ke, #t', consistent: true })) {
-      yield page.map(toState).filter((cursor) => !cursorExpired(cursor, now));
-    }
+  figurePages(group: string, now: number): AsyncGenerator<CursorState[]> {
+    return this.livePages(group, now, 'pk, sk, nx, ns, fl, cm, dl, ca, kn, ke, #t');
+  }
+
+  /** The group's live cursors (consistent), page by page; with `projection`, only those attributes. */
+  private async *livePages(group: string, now: number, projection?: string): AsyncGenerator<CursorState[]> {
+    for await (const page of this.itemPages(group, { projection, consistent: true })) yield page.map(toState).filter((cursor) => !cursorExpired(cursor, now));
   }
 
   /**
@@ -217,14 +216,15 @@ export class CursorStore {
     return removed;
   }
 
-  /** The group's cursor items (only `projection`), page by page; with `prefix`, those whose stream starts with it. */
-  private itemPages(group: string, options: { projection: string; consistent: boolean; prefix?: string }): AsyncGenerator<Record<string, unknown>[]> {
+  /** The group's cursor items (only `projection`, if given), page by page; with `prefix`, those whose stream starts with it. */
+  private itemPages(group: string, options: { projection?: string | undefined; consistent: boolean; prefix?: string }): AsyncGenerator<Record<string, unknown>[]> {
+    const { projection } = options;
     return queryPages(this.doc, {
       TableName: this.table,
       KeyConditionExpression: options.prefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': cursorPk(group), ...(options.prefix === undefined ? {} : { ':prefix': options.prefix }) },
-      ProjectionExpression: options.projection,
-      ...(options.projection.includes('#t') ? { ExpressionAttributeNames: { '#t': 'ttl' } } : {}),
+      ...(projection === undefined ? {} : { ProjectionExpression: projection }),
+      ...(projection?.includes('#t') ? { ExpressionAttributeNames: { '#t': 'ttl' } } : {}),
       ConsistentRead: options.consistent,
     });
   }

@@ -6,6 +6,7 @@
  * round). Counts only while `recording` is true.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { attributeText } from './marshalled.js';
 
 export interface CallRecorder {
   recording: boolean;
@@ -46,9 +47,7 @@ export function recordCalls(client: DynamoDBClient): CallRecorder {
           : context.commandName === 'TransactWriteItemsCommand'
             ? ((args.input as { TransactItems?: Array<{ Put?: { Item?: Item } }> }).TransactItems ?? []).map((t) => t.Put?.Item)
             : [];
-      // Marshalled ({S: …}) or not, as the document client hands it on.
-      const text = (value: unknown) => String((value as { S?: string } | undefined)?.S ?? value ?? '');
-      recorder.segments += puts.filter((item) => text(item?.pk).startsWith('S#') && text(item?.sk) !== '#' && !text(item?.pk).includes('/n:')).length;
+      recorder.segments += puts.filter((item) => attributeText(item?.pk).startsWith('S#') && attributeText(item?.sk) !== '#' && !attributeText(item?.pk).includes('/n:')).length;
       if (context.commandName !== 'TransactWriteItemsCommand') {
         try {
           return await next(args);

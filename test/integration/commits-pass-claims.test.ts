@@ -15,6 +15,7 @@ import { FakeStopwatch } from '../helpers/fake-stopwatch.js';
 import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
 import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
+import { keysCursorOf } from '../helpers/marshalled.js';
 import type { CommitResult } from '../../lib/services/committer.js';
 
 const SHARD = 't:t/k:k';
@@ -36,10 +37,7 @@ function beforeNextWrite(rival: () => Promise<unknown>): Writes {
   let armed = true;
   aClient.middlewareStack.add(
     (next, context) => async (args) => {
-      // Marshalled ({ S: … }) or not, as the document client hands it on.
-      const text = (value: unknown) => String((value as { S?: string } | undefined)?.S ?? value ?? '');
-      const input = args.input as { Key?: { pk?: unknown; sk?: unknown } };
-      const cursorWrite = context.commandName === 'UpdateItemCommand' && text(input.Key?.pk).startsWith('C#') && text(input.Key?.sk) === SHARD;
+      const cursorWrite = context.commandName === 'UpdateItemCommand' && keysCursorOf(args.input, SHARD);
       if (!cursorWrite) return next(args);
       if (armed) {
         armed = false;

@@ -15,6 +15,7 @@ import { FakeStopwatch } from '../helpers/fake-stopwatch.js';
 import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
 import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
+import { attributeText, keysCursorOf } from '../helpers/marshalled.js';
 
 let a: Harness;
 let b: Harness;
@@ -36,14 +37,12 @@ function loseNextClaim(client: DynamoDBClient, stream: string, rival: () => Prom
   let lost = false;
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      // Marshalled ({ S: … }) or not, as the document client hands it on.
-      const text = (value: unknown) => String((value as { S?: string } | undefined)?.S ?? value ?? '');
-      const input = args.input as { Key?: { pk?: unknown; sk?: unknown }; ExpressionAttributeValues?: Record<string, unknown> };
-      const cursorOf = text(input.Key?.pk).startsWith('C#') && text(input.Key?.sk) === stream;
+      const input = args.input as { ExpressionAttributeValues?: Record<string, unknown> };
+      const cursorOf = keysCursorOf(args.input, stream);
       if (lost) {
         if (context.commandName === 'GetItemCommand' && cursorOf) after.cursorReads++;
         if (context.commandName === 'BatchGetItemCommand' && JSON.stringify(args.input).includes(stream)) after.cursorReads++;
-        if (context.commandName === 'QueryCommand' && text(input.ExpressionAttributeValues?.[':pk']) === `S#${stream}`) after.streamReads++;
+        if (context.commandName === 'QueryCommand' && attributeText(input.ExpressionAttributeValues?.[':pk']) === `S#${stream}`) after.streamReads++;
         if (context.commandName === 'UpdateItemCommand' && cursorOf) after.cursorWrites++;
       }
       if (armed > 0 && context.commandName === 'UpdateItemCommand' && cursorOf) {

@@ -70,18 +70,40 @@ export const CLOUDWATCH = { metricMonth: 0.3, logsPerGb: 0.5 } as const;
  * the group-metrics function's figures of docs/design.md, "Per-group metrics".
  */
 export const MONTHLY = {
-  /** 4 custom metrics at $0.30, ~15 MB of EMF logs, 5–9 RRU a tick: ≈ $1.24–1.26. */
-  groupMetricsPerGroup: 1.25,
+  /**
+   * 4 custom metrics at $0.30, ~15 MB of EMF logs, 5–9 RRU a tick for the cursors and heads and
+   * 4 RRU for the dead-letter counters (8 keys, eventually consistent): ≈ $1.26–1.28.
+   */
+  groupMetricsPerGroup: 1.27,
   /** The group listing and the function's 43,200 invocations at ~0.2 s, 512 MB. */
   groupMetricsShared: 0.07,
   /**
    * Per FIFO shard cursor a group has (each lives 15 days after its last claim or notice, idle or
-   * not): the group's figures read every cursor each tick, one consistent Query summed over item
-   * sizes (1 RRU per 4 KB), at ≈ 250 bytes an idle shard's cursor (docs/design.md, Per-group
-   * metrics, "Not built"): 43,200 × 250 ÷ 4,096 RRU a month.
+   * not), while the group's cursors fit the one Query page its figures read whole
+   * (lib/services/group-figures.ts `FIGURE_PAGES_MAX`): one consistent Query summed over item
+   * sizes (1 RRU per 4 KB), at ≈ 250 bytes an idle shard's cursor: 43,200 × 250 ÷ 4,096 RRU a month.
    */
   groupMetricsPerShardCursor: ((43_200 * 250) / 4096) * (PRICES.dynamoRruPerMillion / 1e6),
+  /** Past that page: the page itself (1 MB, 256 RRU consistent), read each tick and not used. */
+  groupMetricsCursorPage: 43_200 * 256 * (PRICES.dynamoRruPerMillion / 1e6),
+  /** Past that page, per shard with work (on the ready index): its cursor in a consistent BatchGetItem, 1 RRU (≤ 4 KB). */
+  groupMetricsPerActiveShard: 43_200 * 1 * (PRICES.dynamoRruPerMillion / 1e6),
+  /** Past that page, per ready-index key read (the home key and a wide topic's 16–64 buckets): one Query, ½ RRU. */
+  groupMetricsPerReadyKey: 43_200 * 0.5 * (PRICES.dynamoRruPerMillion / 1e6),
 } as const;
+
+/** Bytes of the cursors the figures read whole (one Query page). */
+const FIGURE_PAGE_BYTES = 1024 * 1024;
+
+/**
+ * What a FIFO group's shard cursors add to its per-minute figures, USD per month: every cursor
+ * while they fit one Query page (≈ 4,000 idle ones), else that page, the ready-index keys and
+ * the shards with work (docs/design.md, Per-group metrics, "Figures of a group over very many shards").
+ */
+export function groupMetricsCursorReads(cursors: number, activeShards: number, readyBuckets: number): number {
+  if (cursors * 250 <= FIGURE_PAGE_BYTES) return cursors * MONTHLY.groupMetricsPerShardCursor;
+  return MONTHLY.groupMetricsCursorPage + activeShards * MONTHLY.groupMetricsPerActiveShard + (1 + readyBuckets) * MONTHLY.groupMetricsPerReadyKey;
+}
 
 /**
  * Costs that only some messages or receives incur, which the per-message rows do not
@@ -92,6 +114,11 @@ export const CONDITIONAL = [
     what: 'a dead letter: its GSI entry (the `D#` link of the dead-letter copy)',
     units: '+1 WRU',
     usdPerMillion: 1 * PRICES.dynamoWruPerMillion,
+  },
+  {
+    what: "a dead letter: one of the group's 8 dead-letter counters, incremented in the dead-letter transaction (lib/adapters/dynamodb/dead-letter-counts.ts)",
+    units: '+2 WRU (a transactional write of an item under 1 KB)',
+    usdPerMillion: 2 * PRICES.dynamoWruPerMillion,
   },
   {
     what: "a receive while the group's redrive hint (`rd`) is live: the redrive stream read",

@@ -1,5 +1,5 @@
 /** Turns the measurements into the cost model, the target verdicts and the Markdown report. */
-import { CONDITIONAL, DISPATCHER_MEMORY_MB, LAMBDA_MEMORY_MB, MONTHLY, RECEIVE_MEMORY_MB, apiGbSeconds, PUSH_WORKER_MEMORY_MB, PRICES, PRICE_TABLE, costPerMillion, sqsPerMillion, type CostBreakdown, type PerMessage } from './pricing.js';
+import { CONDITIONAL, DISPATCHER_MEMORY_MB, LAMBDA_MEMORY_MB, MONTHLY, groupMetricsCursorReads, RECEIVE_MEMORY_MB, apiGbSeconds, PUSH_WORKER_MEMORY_MB, PRICES, PRICE_TABLE, costPerMillion, sqsPerMillion, type CostBreakdown, type PerMessage } from './pricing.js';
 import type { Snapshot } from './meter.js';
 import type { CellResult, CostResult, FloorResult, LatencyResult, ScheduledResult } from './workloads.js';
 import type { ScaleRow } from './scale.js';
@@ -378,20 +378,26 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
   );
   out.push('');
   out.push(
-    "The per-group metrics (4 custom metrics at $0.30, EMF logs, 5–9 RRU a minute; docs/design.md, \"Per-group metrics\") are billed whatever the traffic and are in none of the per-message rows. " +
+    "The per-group metrics (4 custom metrics at $0.30, EMF logs, 9–13 RRU a minute with the dead-letter counters; docs/design.md, \"Per-group metrics\") are billed whatever the traffic and are in none of the per-message rows. " +
       'The every-minute sweeps (timer-sweep, check-sweep) are left out here as before.',
   );
   out.push('');
   out.push(
     table(
-      ["a FIFO group's shard cursors", 'group-metrics reads: USD per month'],
-      [1_000, 100_000, 1_000_000].map((cursors) => [f(cursors), `**${usd(MONTHLY.groupMetricsPerShardCursor * cursors)}**`]),
+      ["a FIFO group's shard cursors", 'of them with work', 'ready-index buckets', 'group-metrics cursor reads: USD per month'],
+      [
+        [1_000, 1_000, 0],
+        [100_000, 1_000, 16],
+        [1_000_000, 1_000, 64],
+        [1_000_000, 100_000, 64],
+      ].map(([cursors, active, buckets]) => [f(cursors!), f(active!), f(buckets!), `**${usd(groupMetricsCursorReads(cursors!, active!, buckets!))}**`]),
     ),
   );
   out.push('');
   out.push(
-    'On top of the above: a FIFO group keeps a cursor per shard key it touched, for 15 days after the shard\'s last claim or notice, idle or not, and its figures read every one each minute ' +
-      '(≈ 250 bytes each, one consistent Query: not built to follow the active shards only; docs/design.md, Per-group metrics, "Not built").',
+    "On top of the above: a FIFO group keeps a cursor per shard key it touched, for 15 days after the shard's last claim or notice, idle or not. Its figures read every cursor while they fit one Query page (≈ 4,000 cursors of ≈ 250 bytes); " +
+      'past that they read that page, the ready-index keys and the cursors of the shards with work (1 RRU each a minute), not the idle ones, and answer `committed: null` ' +
+      '(docs/design.md, Per-group metrics, "Figures of a group over very many shards"; before 2026-12-03 evening: every cursor, ≈ $330 a month at 10^6).',
   );
   out.push('');
   out.push('### Conditional costs (not exercised by the rows above)');

@@ -72,7 +72,7 @@ export function groupView(lookup: Lookup, changed: () => void): { element: HTMLE
         h('dl', { class: 'facts' },
           ...([['Topics', g.subscriptions.map((s) => s.topic).join(', ')], ['Mode', g.deliveryMode], ['Backlog', g.backlog],
             ['In flight', g.inFlight], ['Pending', g.pending], ['Oldest message', age(g.oldestMessageAgeSeconds)],
-            ['Committed', g.committed], ['Dead letters', g.deadLettered], ['Dead-letter topic', g.deadLetterTopic],
+            ['Committed', g.committed ?? 'not counted (many shard cursors)'], ['Dead letters', g.deadLettered], ['Dead-letter topic', g.deadLetterTopic],
             ['Visibility timeout', `${g.visibilityTimeoutSeconds} s`], ['Max deliveries', g.maxDeliveries],
             ['Retry back-off', `${g.retryPolicy.initialSeconds} s × ${g.retryPolicy.multiplier}, at most ${g.retryPolicy.maxSeconds} s`]] as Array<[string, string | number]>)
             .flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),

@@ -279,7 +279,7 @@ export const GroupDetailSchema = GroupSchema.extend({
   pending: z.number().int(),
   oldestMessageAgeSeconds: z.number().int(),
   deadLettered: z.number().int(),
-  committed: z.number().int(),
+  committed: z.number().int().nullable().describe('messages committed by the group; null for a group with more cursors than its figures read whole (one Query page, about 4,000: many FIFO shard keys)'),
 });
 export const RedriveResultSchema = z.object({
   redriven: z.number().int().describe('messages brought back to this group'),

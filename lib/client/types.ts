@@ -134,7 +134,8 @@ export type GroupDetail = Omit<Group, 'push'> & {
   pending: number;
   oldestMessageAgeSeconds: number;
   deadLettered: number;
-  committed: number;
+  /** Messages committed by the group's live cursors; null for a group with more cursors than its figures read whole (≈ 4,000: many FIFO shard keys). */
+  committed: number | null;
 };
 
 export type GroupList = { groups: Group[]; nextToken: string | null };

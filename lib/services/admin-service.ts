@@ -11,8 +11,8 @@ import {
   TooManyPushGroupsError,
   TopicNotFoundError,
 } from '../domain/errors.js';
-import { Limits, countedFrom, generationStart, iso, type DeliveryMode, type Group, type Subscription, type Topic, type TopicType } from '../domain/model.js';
-import { isShardStream, namespaceOf, noticeStreamsOf, redriveStream, streamId, streamNamespace } from '../domain/streams.js';
+import { Limits, countedFrom, iso, type DeliveryMode, type Group, type Subscription, type Topic, type TopicType } from '../domain/model.js';
+import { noticeStreamsOf, streamId, streamNamespace } from '../domain/streams.js';
 import { resolveRetryPolicy, type RetryPolicy } from '../domain/retry-policy.js';
 import type { Clock } from '../ports/clock.js';
 import type { SecretBox, WebhookClient } from '../ports/webhooks.js';
@@ -24,6 +24,7 @@ import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import { ensureDeadLetterTopic } from './lookups.js';
 import { PartitionRaiser, checkPartitionChange, partitionsOfNewTopic } from './partition-raiser.js';
 import { PARTITION_CALLS_IN_FLIGHT, mapBounded } from './bounded-parallel.js';
+import { GroupFigures, type GroupFigureValues } from './group-figures.js';
 import type { Stores } from './stores.js';
 
 /** Page tokens are at most this long (the API refuses longer ones). */
@@ -146,6 +147,7 @@ const withoutOtherTarget = (patch: PushInput): PushInput =>
 
 export class AdminService {
   private readonly raiser: PartitionRaiser;
+  private readonly figures: GroupFigures;
 
   constructor(
     private readonly stores: Stores,
@@ -154,6 +156,7 @@ export class AdminService {
     private readonly doorbells?: DoorbellAdminOptions,
   ) {
     this.raiser = new PartitionRaiser(stores, clock);
+    this.figures = new GroupFigures(stores, clock);
   }
 
   async putTopic(name: string, input: TopicInput) {
@@ -385,7 +388,7 @@ export class AdminService {
       refuseFullPushTopics(pushCounts, topics, names);
       const earliest = new Set(subscriptions.filter((s) => s.startFrom === 'earliest').map((s) => s.topic));
       const deliveryMode = input.deliveryMode ?? existing?.deliveryMode ?? 'serialized';
-      if (existing && existing.deliveryMode !== deliveryMode && (await this.hasInFlight(existing))) {
+      if (existing && existing.deliveryMode !== deliveryMode && (await this.figures.hasInFlight(existing))) {
         throw new ConflictError('deliveryMode cannot change while messages of the group are in flight.');
       }
       await ensureDeadLetterTopic(this.stores, deadLetterTopic, now);
@@ -533,6 +536,8 @@ export class AdminService {
       if (await this.stores.catalog.deleteGroup(name, now, { version: group.version, topics: pushTopics(group) })) {
         await this.deleteDoorbell(group.doorbellQueueUrl);
         await this.unparkDoorbell(group);
+        // Nothing reads them any more (keyed by the group's creation): removed so they do not stay forever.
+        await this.stores.deadLetterCounts.remove(name, group.createdAt);
         break;
       }
       if (attempt + 1 >= SAVE_GROUP_ATTEMPTS) throw new ConflictError(`Consumer group '${name}' kept changing while this request tried to delete it; retry.`);
@@ -576,20 +581,22 @@ export class AdminService {
           lastAttempts: (await this.stores.pushState.lastAttempts(name)).map((a) => ({ ...a, at: iso(a.at) })),
         }
       : null;
-    return { ...view, push, ...(await this.stats(group)) };
+    return { ...view, push, ...(await this.figures.of(group)) };
   }
 
   /**
    * Backlog, in-flight, oldest-message age and dead-letter figures of every
-   * group (the per-group metrics). Reads per group: its cursors (one Query),
-   * each subscribed partition's head and the oldest message's segment — a
-   * cost that follows the number of groups and streams, not the traffic.
+   * group (the per-group metrics). Reads per group: its cursors (one Query
+   * page; past it, the cursors with work: group-figures.ts), each subscribed
+   * partition's head, the oldest message's segment and the dead-letter
+   * counters (eventually consistent) — a cost that follows the number of
+   * groups, streams and shards with work, not the traffic.
    */
   async groupFigures(parallel = 4) {
     const groups = await this.stores.catalog.allGroups();
-    const out: Array<{ group: string } & Awaited<ReturnType<AdminService['stats']>>> = [];
+    const out: Array<{ group: string } & GroupFigureValues> = [];
     for (let i = 0; i < groups.length; i += parallel) {
-      const figures = await Promise.all(groups.slice(i, i + parallel).map(async (group) => ({ group: group.name, ...(await this.stats(group)) })));
+      const figures = await Promise.all(groups.slice(i, i + parallel).map(async (group) => ({ group: group.name, ...(await this.figures.of(group, false)) })));
       out.push(...figures);
     }
     return out;
@@ -599,82 +606,5 @@ export class AdminService {
     const budget = pageBudget('groups');
     const page = await this.stores.catalog.listGroups(limit, nextToken, (group) => budget.take(jsonBytes(groupView(group)) + 1));
     return { groups: page.items.map(groupView), nextToken: page.nextToken ?? null };
-  }
-
-  private async hasInFlight(group: Group): Promise<boolean> {
-    for await (const page of this.stores.cursors.figurePages(group.name, this.clock.now())) if (page.some((c) => c.leases.size > 0)) return true;
-    return false;
-  }
-
-  /** Backlog and in-flight counts from the group's cursors and the streams' heads. */
-  private async stats(group: Group) {
-    const now = this.clock.now();
-    const topics = await this.stores.catalog.getTopics(group.subscriptions.map((s) => s.topic));
-    /** Partition streams and where the messages that still count start (current generation, after the last purge). */
-    const partitions = new Map<string, number>();
-    const namespaces = new Set<string>();
-    for (const topic of topics.values()) {
-      if (topic.type === 'fifo') namespaces.add(streamNamespace(topic));
-      else for (let p = 0; p < topic.partitions; p++) partitions.set(streamId(topic, { kind: 'partition', partition: p }), countedFrom(topic, p));
-    }
-    // Redriven messages wait in the group's redrive stream, counted like a partition's.
-    partitions.set(redriveStream(group.name), 1);
-    let backlog = 0;
-    let inFlight = 0;
-    let pending = 0;
-    let deadLettered = 0;
-    let committed = 0;
-    let oldest: number | undefined;
-    const oldestOf: Array<{ stream: string; first: number }> = [];
-    // Folded page by page: a FIFO group keeps a cursor per shard it touched (idle ones for 15 days).
-    for await (const cursors of this.stores.cursors.figurePages(group.name, now)) {
-      // Partition heads: one read per subscribed partition (up to subscriptionsMax × partitionsMax), a bounded number in flight.
-      const heads = new Map(
-        await mapBounded(
-          cursors.filter((c) => partitions.has(c.stream)),
-          PARTITION_CALLS_IN_FLIGHT,
-          async (c) => [c.stream, StreamLog.nextAfter(await this.stores.log.head(c.stream)) - 1] as const,
-        ),
-      );
-      for (const cursor of cursors) {
-        deadLettered += cursor.deadLettered;
-        committed += cursor.committed;
-        const shard = isShardStream(cursor.stream) && namespaces.has(namespaceOf(cursor.stream));
-        if (!partitions.has(cursor.stream) && !shard) continue;
-        const leases = [...cursor.leases.values()];
-        const pendingHere = leases.filter((l) => l.pending).length;
-        // A lease that expired (or was released) waits for redelivery: backlog, not in flight.
-        const waitingAgain = leases.filter((l) => !l.pending && l.expiresAt <= now).length;
-        pending += pendingHere;
-        inFlight += leases.length - pendingHere - waitingAgain;
-        backlog += waitingAgain;
-        // Shards: the head announced by notices (no read per shard); partitions: the stream's head.
-        const last = shard ? (cursor.known ?? cursor.next - 1) : (heads.get(cursor.stream) ?? cursor.next - 1);
-        // Messages of a dead generation (below its start) wait for no one; nor do the numbers a
-        // shard skipped when it opened a new epoch (`ke`: docs/design.md, Idle shards expire).
-        const from = Math.max(cursor.next, partitions.get(cursor.stream) ?? 1, shard ? (cursor.epochStart ?? 0) : 0);
-        const waiting = Math.max(0, last + 1 - from);
-        backlog += waiting;
-        const seqs = [...cursor.leases.keys()];
-        if (waiting > 0) seqs.push(from);
-        if (seqs.length === 0) continue;
-        oldestOf.push({ stream: cursor.stream, first: Math.min(...seqs) });
-      }
-    }
-    await mapBounded(oldestOf, PARTITION_CALLS_IN_FLIGHT, async ({ stream, first }) => {
-      const segment = await this.stores.log.segmentContaining(stream, first);
-      const record = segment?.records[first - segment.seq];
-      if (record && record.expiresAt > now) oldest = Math.min(oldest ?? Infinity, record.deliverableAt);
-    });
-    return {
-      backlog,
-      inFlight,
-      pending,
-      oldestMessageAgeSeconds: oldest === undefined ? 0 : Math.max(0, Math.floor((now - oldest) / 1000)),
-      // Redriven dead letters are back in the group (a redriven message dead-lettered again counts again).
-      // Clamped: an expired FIFO shard cursor takes its dead-letter count with it (its copies expired first).
-      deadLettered: Math.max(0, deadLettered - (group.redriven ?? 0)),
-      committed,
-    };
   }
 }

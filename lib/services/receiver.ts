@@ -990,6 +990,8 @@ export class Receiver {
             DEAD_LETTER_CLOSE,
             this.stores.cursors.deadLetterItem(group.name, stream, doneEntry(lease, now, 'dead-lettered'), lease.token, lease.expiresAt),
           );
+          // Counted in the same transaction: the group's `deadLettered` figure reads 8 counters, not every cursor.
+          extras.add('dead-letter-count', this.stores.deadLetterCounts.countItem(group.name, group.createdAt, this.random.fraction()));
           extras.add(
             'dead-letter-link',
             this.stores.markers.deadLetterLinkItem(

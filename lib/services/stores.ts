@@ -5,6 +5,7 @@ import type { Contention } from '../adapters/dynamodb/append-contention.js';
 import { Catalog, type CatalogOptions } from '../adapters/dynamodb/catalog.js';
 import { CursorCache, type CursorCacheOptions } from '../adapters/dynamodb/cursor-cache.js';
 import { CursorStore } from '../adapters/dynamodb/cursors.js';
+import { DeadLetterCounts } from '../adapters/dynamodb/dead-letter-counts.js';
 import { DeferredStore } from '../adapters/dynamodb/deferred.js';
 import { HistoryStore } from '../adapters/dynamodb/history.js';
 import { Markers } from '../adapters/dynamodb/markers.js';
@@ -45,6 +46,8 @@ export interface Stores {
   writer: BatchWriter;
   /** A group's dead letters waiting for a redrive, and the redrive's marks. */
   redrives: RedriveStore;
+  /** How many messages each group has dead-lettered (counted in the dead-letter transaction). */
+  deadLetterCounts: DeadLetterCounts;
   /** The deployment's message-id key: seals message ids and receipt handles. */
   ids: MessageIdKeys;
 }
@@ -89,6 +92,7 @@ export function createStores(
     pushState: new PushStateStore(doc, table),
     writer: new BatchWriter(doc),
     redrives: new RedriveStore(doc, table),
+    deadLetterCounts: new DeadLetterCounts(doc, table),
     ids: new MessageIdKeys(doc, table, options.secrets),
   };
 }

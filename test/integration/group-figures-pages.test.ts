@@ -1,43 +1,55 @@
 /**
  * A group's figures over more than one Query page of cursors (docs/design.md, Per-group metrics): a
- * FIFO group keeps a cursor per shard it touched, idle ones for 15 days, so `GET /v1/groups/{g}`
- * and the per-minute metrics fold the cursors page by page (a page is at most 1 MB) and leave the
- * completions (`dn`, the bulk of an idle shard's cursor) out of what they hold. On DynamoDB Local,
- * with cursor items written as the table stores them, large enough that the group's take 2 pages.
+ * FIFO group keeps a cursor per shard it touched, idle ones for 15 days. `GET /v1/groups/{g}` and
+ * the per-minute metrics read a group's cursors whole while they fit in `FIGURE_PAGES_MAX` Query
+ * pages (1 MB each), without their completions (`dn`, the bulk of an idle shard's cursor); past
+ * that they read only the cursors with work (partition cursors and the shards on the ready index)
+ * and answer `committed: null`. On DynamoDB Local, with cursor items written as the table stores
+ * them, large enough that the group's take 2 pages.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { toItem } from '../../lib/adapters/dynamodb/cursor-item.js';
+import { readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
 import { DoneOutcome, type CursorState, type DoneEntry, type Lease } from '../../lib/domain/cursor.js';
+import { FIGURE_PAGES_MAX, GroupFigures } from '../../lib/services/group-figures.js';
 import { newHarness, type Harness } from '../helpers/stores.js';
 import { group, topic } from '../helpers/builders.js';
+import { attributeText } from '../helpers/marshalled.js';
 
 let h: Harness;
 
-const SHARDS = 24;
+/** Idle shards (no leases, nothing waiting: off the ready index) and busy ones (on it), whose keys sort last: past the first page. */
+const IDLE = 24;
+const BUSY = 3;
 const LEASES = 100;
 /** ≈ 60 KB of completions per cursor: 24 cursors ≈ 1.4 MB, more than one Query page. */
 const COMPLETIONS = 5_000;
 
-/** A shard cursor of group `g` on topic `f` as a busy shard leaves it: 100 leases, many completions. */
-function busyShardCursor(i: number, now: number): CursorState {
+/** A shard cursor of group `g` on topic `f`: 5,000 completions, and when busy 100 leases with two messages waiting after them. */
+function shardCursor(name: string, busy: boolean, now: number): CursorState {
   const leases = new Map<number, Lease>();
-  for (let seq = COMPLETIONS + 1; seq <= COMPLETIONS + LEASES; seq++) {
-    leases.set(seq, { seq, expiresAt: now + 600_000, token: `1.t${seq}`, deliveries: 1, segment: seq, topic: undefined, pending: false });
+  if (busy) {
+    for (let seq = COMPLETIONS + 1; seq <= COMPLETIONS + LEASES; seq++) {
+      leases.set(seq, { seq, expiresAt: now + 600_000, token: `1.t${seq}`, deliveries: 1, segment: seq, topic: undefined, pending: false });
+    }
   }
   const done = new Map<number, DoneEntry>();
   for (let seq = 1; seq <= COMPLETIONS; seq++) done.set(seq, { seq, at: now, outcome: DoneOutcome.committed, deliveries: 1 });
+  const next = COMPLETIONS + (busy ? LEASES : 0) + 1;
+  const stream = `t:f/k:${name}`;
   return {
     group: 'g',
-    stream: `t:f/k:s${i}`,
-    next: COMPLETIONS + LEASES + 1,
-    segmentStart: COMPLETIONS + LEASES + 1,
+    stream,
+    next,
+    segmentStart: next,
     leases,
     done,
     committed: COMPLETIONS,
-    deadLettered: i,
-    known: COMPLETIONS + LEASES + 2, // two messages wait after the leases
-    readyAt: undefined,
+    deadLettered: 0,
+    known: busy ? next + 1 : next - 1, // a busy shard: two messages wait after the leases
+    readyAt: busy ? 0 : undefined,
+    ...(busy ? { readyKey: readyNowKey(stream) } : {}),
     createdAt: now,
   };
 }
@@ -47,31 +59,55 @@ beforeEach(async () => {
   await h.admin.putTopic('f', topic({ type: 'fifo' }));
   await h.admin.putGroup('g', group('f', { deliveryMode: 'concurrent' }));
   const now = h.clock.now();
-  for (let i = 0; i < SHARDS; i++) await h.doc.send(new PutCommand({ TableName: h.table, Item: toItem(busyShardCursor(i, now)) }));
+  for (let i = 0; i < IDLE; i++) await h.doc.send(new PutCommand({ TableName: h.table, Item: toItem(shardCursor(`idle${i}`, false, now)) }));
+  for (let i = 0; i < BUSY; i++) await h.doc.send(new PutCommand({ TableName: h.table, Item: toItem(shardCursor(`z-busy${i}`, true, now)) }));
 });
 
 describe('group figures over many cursors', () => {
-  it('reads the cursors page by page, without their completions', async () => {
-    const pages: number[] = [];
-    for await (const page of h.stores.cursors.figurePages('g', h.clock.now())) {
-      pages.push(page.length);
-      for (const cursor of page) {
-        expect(cursor.done.size).toBe(0);
-        if (cursor.stream.startsWith('t:f/k:')) expect(cursor.leases.size).toBe(LEASES);
-      }
+  it('reads the cursors page by page, without their completions, and says when more follow', async () => {
+    const pages: Array<{ size: number; more: boolean }> = [];
+    for await (const { cursors, more } of h.stores.cursors.figurePages('g', h.clock.now(), 10)) {
+      pages.push({ size: cursors.length, more });
+      for (const cursor of cursors) expect(cursor.done.size).toBe(0);
     }
     expect(pages.length).toBeGreaterThanOrEqual(2);
-    // The 24 shard cursors and the group's notice-stream cursors, each once.
-    expect(pages.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(SHARDS);
+    expect(pages.map((p) => p.more)).toEqual([...pages.slice(1).map(() => true), false]);
+    // The shard cursors and the group's notice-stream cursors, each once.
+    expect(pages.reduce((a, p) => a + p.size, 0)).toBeGreaterThanOrEqual(IDLE + BUSY);
+    // At most the pages asked for.
+    const first: boolean[] = [];
+    for await (const { more } of h.stores.cursors.figurePages('g', h.clock.now(), 1)) first.push(more);
+    expect(first).toEqual([true]);
   });
 
-  it('GET group adds up every page: in flight, waiting, committed and dead-lettered', async () => {
+  it('a group whose cursors fit the pages read is added up whole: in flight, waiting, committed', async () => {
+    const figures = await new GroupFigures(h.stores, h.clock, 10).of((await h.stores.catalog.getGroup('g'))!);
+    expect(figures).toMatchObject({ inFlight: BUSY * LEASES, backlog: BUSY * 2, pending: 0, committed: (IDLE + BUSY) * COMPLETIONS, deadLettered: 0 });
+  });
+
+  it('past the pages read, GET group reads the cursors with work only: the same backlog and in flight, committed null', async () => {
+    expect(FIGURE_PAGES_MAX).toBe(1);
+    const calls: Array<{ command: string; input: Record<string, unknown> }> = [];
+    h.doc.middlewareStack.add(
+      (next, context) => async (args) => {
+        calls.push({ command: String(context.commandName), input: args.input as Record<string, unknown> });
+        return next(args);
+      },
+      { step: 'initialize', name: 'figureCalls' },
+    );
     const figures = await h.admin.getGroup('g');
-    expect(figures).toMatchObject({
-      inFlight: SHARDS * LEASES,
-      backlog: SHARDS * 2,
-      committed: SHARDS * COMPLETIONS,
-      deadLettered: (SHARDS * (SHARDS - 1)) / 2,
-    });
+    h.doc.middlewareStack.remove('figureCalls');
+    expect(figures).toMatchObject({ inFlight: BUSY * LEASES, backlog: BUSY * 2, pending: 0, committed: null, deadLettered: 0 });
+    // One page of the cursor Query, not the second; the busy shards' cursors by key from the ready index.
+    const cursorQueries = calls.filter(({ command, input }) => command.startsWith('Query') && input.IndexName === undefined && attributeText((input.ExpressionAttributeValues as Record<string, unknown>)[':pk']) === 'C#g');
+    expect(cursorQueries).toHaveLength(1);
+    const read = calls
+      .filter(({ command }) => command.startsWith('BatchGet'))
+      .flatMap(({ input }) => Object.values(input.RequestItems as Record<string, { Keys: Array<{ sk: unknown }> }>).flatMap((r) => r.Keys.map((k) => attributeText(k.sk))));
+    expect(read.filter((sk) => sk.startsWith('t:f/k:')).sort()).toEqual(Array.from({ length: BUSY }, (_, i) => `t:f/k:z-busy${i}`));
+  });
+
+  it('PATCH deliveryMode finds leases past the pages read (the busy shards are on the ready index)', async () => {
+    await expect(h.admin.putGroup('g', group('f', { deliveryMode: 'serialized' }))).rejects.toMatchObject({ code: 'Conflict' });
   });
 });

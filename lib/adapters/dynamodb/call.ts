@@ -85,6 +85,25 @@ export async function* queryPages(
   } while (start !== undefined && (limit === undefined || found < limit));
 }
 
+/**
+ * The first `pagesMax` pages of a Query, one after the other, each with whether the Query has more
+ * (`more`: a page past the last one yielded exists, unread).
+ */
+export async function* queryPagesUpTo(
+  doc: DynamoDBDocumentClient,
+  input: Omit<QueryCommandInput, 'ExclusiveStartKey'>,
+  pagesMax: number,
+): AsyncGenerator<{ items: Record<string, unknown>[]; more: boolean }> {
+  let start: Record<string, unknown> | undefined;
+  let pages = 0;
+  do {
+    const page = await call(() => doc.send(new QueryCommand({ ...input, ...(start ? { ExclusiveStartKey: start } : {}) })));
+    pages++;
+    start = page.LastEvaluatedKey;
+    yield { items: page.Items ?? [], more: start !== undefined };
+  } while (start !== undefined && pages < pagesMax);
+}
+
 /** Every item a Query matches, page after page (admin and timer paths only: it reads the whole collection). */
 export async function queryAll(doc: DynamoDBDocumentClient, input: Omit<QueryCommandInput, 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];

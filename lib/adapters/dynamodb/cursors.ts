@@ -13,7 +13,7 @@ import { cursorExpired, type CursorState, type DoneEntry } from '../../domain/cu
 import { markOf, repeatsCommit } from '../../domain/history.js';
 import { guessedReadiness, retryReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
-import { call, conditional, conditionalWithImage, queryPages } from './call.js';
+import { call, conditional, conditionalWithImage, queryPages, queryPagesUpTo } from './call.js';
 import { cancellationReasons, isConditionalFailure, translateDynamoError } from './errors.js';
 import { newCursorItem, shardCursorTtl, toState } from './cursor-item.js';
 import {
@@ -51,6 +51,10 @@ export type ClaimOutcome = { ok: true } | { ok: false; seen?: CursorState };
 const BATCH_GET_MAX_KEYS = 100;
 /** Rounds of retrying a BatchGetItem's unprocessed keys before answering "busy" (429). */
 const BATCH_GET_ROUNDS = 8;
+/** What a group's figures read of a cursor: everything but its completions `dn` (and its write-only counters). */
+const FIGURE_PROJECTION = 'pk, sk, nx, ns, fl, cm, ca, kn, ke, #t';
+/** The live cursors among cursor items (an expired FIFO shard cursor reads as absent until TTL deletes it). */
+const live = (items: readonly Record<string, unknown>[], now: number): CursorState[] => items.map(toState).filter((cursor) => !cursorExpired(cursor, now));
 /** Attempts of `raiseKnown`: update the cursor, else create it, racing its creation by another receiver. */
 const RAISE_ATTEMPTS = 3;
 
@@ -138,24 +142,36 @@ export class CursorStore {
       else toRead.push(stream);
     }
     const at = this.cache.now();
-    for (let i = 0; i < toRead.length; i += BATCH_GET_MAX_KEYS) {
-      let keys: Record<string, unknown>[] = toRead.slice(i, i + BATCH_GET_MAX_KEYS).map((sk) => this.key(group, sk));
+    for await (const items of this.batchItems(group, toRead, { consistent })) {
+      for (const item of items) {
+        const state = toState(item);
+        if (cursorExpired(state, now)) continue;
+        out.set(String(item.sk), state);
+        if (incarnation !== undefined) this.cache.put(group, String(item.sk), state, at, incarnation);
+      }
+    }
+    return out;
+  }
+
+  /** The named cursor items (only `projection`, if given), as BatchGetItem answers them (100 keys a request, unprocessed keys retried). */
+  private async *batchItems(group: string, streams: readonly string[], options: { consistent: boolean; projection?: string }): AsyncGenerator<Record<string, unknown>[]> {
+    const { projection } = options;
+    for (let i = 0; i < streams.length; i += BATCH_GET_MAX_KEYS) {
+      let keys: Record<string, unknown>[] = streams.slice(i, i + BATCH_GET_MAX_KEYS).map((sk) => this.key(group, sk));
       for (let round = 0; keys.length > 0; round++) {
-        const result = await call(() =>
-          this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: consistent } } })),
-        );
-        for (const item of result.Responses?.[this.table] ?? []) {
-          const state = toState(item);
-          if (cursorExpired(state, now)) continue;
-          out.set(String(item.sk), state);
-          if (incarnation !== undefined) this.cache.put(group, String(item.sk), state, at, incarnation);
-        }
+        const request = {
+          Keys: keys,
+          ConsistentRead: options.consistent,
+          ...(projection === undefined ? {} : { ProjectionExpression: projection }),
+          ...(projection?.includes('#t') ? { ExpressionAttributeNames: { '#t': 'ttl' } } : {}),
+        };
+        const result = await call(() => this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: request } })));
+        yield result.Responses?.[this.table] ?? [];
         keys = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
         if (keys.length > 0 && round >= BATCH_GET_ROUNDS) throw new ThrottledError('The message store is busy; retry the request.');
         if (keys.length > 0) await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** round));
       }
     }
-    return out;
   }
 
   /**
@@ -169,18 +185,30 @@ export class CursorStore {
   }
 
   /**
-   * The group's live cursors page by page (a Query page is at most 1 MB), without their completions
-   * (`dn`: for figures, the bulk of an idle shard cursor): what a group's figures fold as they read,
-   * so memory follows one page, not the group's cursors. Read units still follow the items' whole
-   * size (docs/design.md, Per-group metrics). `dn` reads as empty; `pk` and `ca` are kept.
+   * The group's first `pagesMax` pages of live cursors (a Query page is at most 1 MB), without their
+   * completions (`dn`: for figures, the bulk of an idle shard cursor), each with whether more
+   * cursors follow unread (`more`): what a group's figures fold as they read, so memory follows one
+   * page, not the group's cursors. Read units still follow the items' whole size (docs/design.md,
+   * Per-group metrics). `dn` reads as empty; `pk` and `ca` are kept.
    */
-  figurePages(group: string, now: number): AsyncGenerator<CursorState[]> {
-    return this.livePages(group, now, 'pk, sk, nx, ns, fl, cm, dl, ca, kn, ke, #t');
+  async *figurePages(group: string, now: number, pagesMax: number): AsyncGenerator<{ cursors: CursorState[]; more: boolean }> {
+    const pages = queryPagesUpTo(this.doc, { ...this.itemQuery(group, { projection: FIGURE_PROJECTION, consistent: true }) }, pagesMax);
+    for await (const { items, more } of pages) yield { cursors: live(items, now), more };
   }
 
-  /** The group's live cursors (consistent), page by page; with `projection`, only those attributes. */
-  private async *livePages(group: string, now: number, projection?: string): AsyncGenerator<CursorState[]> {
-    for await (const page of this.itemPages(group, { projection, consistent: true })) yield page.map(toState).filter((cursor) => !cursorExpired(cursor, now));
+  /**
+   * The named cursors (consistent, without their completions `dn`), live ones only: the active
+   * cursors of a group's figures (BatchGetItem, 100 keys a call).
+   */
+  async figuresOf(group: string, streams: readonly string[], now: number): Promise<CursorState[]> {
+    const out: CursorState[] = [];
+    for await (const items of this.batchItems(group, streams, { consistent: true, projection: FIGURE_PROJECTION })) out.push(...live(items, now));
+    return out;
+  }
+
+  /** The group's live cursors (consistent), page by page. */
+  private async *livePages(group: string, now: number): AsyncGenerator<CursorState[]> {
+    for await (const page of this.itemPages(group, { consistent: true })) yield live(page, now);
   }
 
   /**
@@ -218,15 +246,20 @@ export class CursorStore {
 
   /** The group's cursor items (only `projection`, if given), page by page; with `prefix`, those whose stream starts with it. */
   private itemPages(group: string, options: { projection?: string | undefined; consistent: boolean; prefix?: string }): AsyncGenerator<Record<string, unknown>[]> {
+    return queryPages(this.doc, this.itemQuery(group, options));
+  }
+
+  /** The Query of the group's cursor items (see {@link itemPages}). */
+  private itemQuery(group: string, options: { projection?: string | undefined; consistent: boolean; prefix?: string }) {
     const { projection } = options;
-    return queryPages(this.doc, {
+    return {
       TableName: this.table,
       KeyConditionExpression: options.prefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': cursorPk(group), ...(options.prefix === undefined ? {} : { ':prefix': options.prefix }) },
       ...(projection === undefined ? {} : { ProjectionExpression: projection }),
       ...(projection?.includes('#t') ? { ExpressionAttributeNames: { '#t': 'ttl' } } : {}),
       ConsistentRead: options.consistent,
-    });
+    };
   }
 
   /** Creates the cursor at `next` unless it already exists (subscribing twice changes nothing). */

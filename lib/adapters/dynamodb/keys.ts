@@ -17,6 +17,7 @@
  *   dedup marker       U#<topic>#<dedupId>      U                               markers.ts
  *   key index entry    K#<topic>#<key>          <13-digit ms>#<messageId>       markers.ts
  *   dead-letter link   D#<topic>#<messageId>    <group>                         markers.ts
+ *   dead-letter count  L#<group>#<0..7>         <13-digit group createdAt>      dead-letter-counts.ts
  *   deferred message   X#<ulid>                 X                               deferred.ts
  *   check record       X#<ulid>                 C#<6-digit n>                   deferred.ts
  *   wake marker        WAKE                     s<12-digit second> | m<12-digit minute>   deferred.ts
@@ -134,6 +135,8 @@ export const keyIndexPk = (topic: string, key: string): string => `K#${topic}#${
 export const keyIndexSk = (deliverableAt: number, messageId: string): string => `${padMs(deliverableAt)}#${messageId}`;
 /** A message's dead-letter copies, one item per group that dead-lettered it: found from the original's id. */
 export const deadLetterLinkPk = (topic: string, messageId: string): string => `D#${topic}#${messageId}`;
+/** One of a group's dead-letter counters (dead-letter-counts.ts): the group's creation in the sort key, so a group created again starts at 0. */
+export const deadLetterCountKey = (group: string, createdAt: number, n: number) => ({ pk: `L#${group}#${n}`, sk: padMs(createdAt) });
 /** gsi1 partition of a group's dead-letter links not yet redriven (redrives.ts). */
 export const redriveIndexPk = (group: string): string => `Q#${group}`;
 /** gsi1 sort key of such a link: when it was dead-lettered, then the copy's id (unique per dead letter). */

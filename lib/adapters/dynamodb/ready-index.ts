@@ -17,7 +17,7 @@
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { CursorState } from '../../domain/cursor.js';
 import { shuffle } from '../../domain/shuffle.js';
-import { call } from './call.js';
+import { call, queryPages } from './call.js';
 import { cursorPk, readyAtKey, readyIndexPk, readyNowKey, readyNowKeyAt } from './keys.js';
 import { GSI1 } from './table.js';
 
@@ -149,6 +149,26 @@ export class ReadyIndex {
     if (this.rotations.size >= ROTATIONS_KEPT && !this.rotations.has(key)) this.rotations.clear();
     this.rotations.set(key, (start + SECOND_WAVE_SAMPLE) % buckets.length);
     return Array.from({ length: SECOND_WAVE_SAMPLE }, (_, i) => buckets[(start + i) % buckets.length] as string).filter((pk) => !firstWave.has(pk));
+  }
+
+  /**
+   * Every FIFO shard of `group` on the ready index under `pks` (its home key and bucket keys),
+   * ready now or waiting for a lease to expire: the shards with work or leases, which a group's
+   * figures read instead of every cursor once the group has many (docs/design.md, Per-group
+   * metrics). Eventually consistent; every page of every key (O(active shards)); an entry moved
+   * between keys a moment ago may show twice or not at all.
+   */
+  async entries(group: string, pks: readonly string[]): Promise<string[]> {
+    const streams = new Set<string>();
+    await Promise.all(
+      pks.map(async (pk) => {
+        const input = { TableName: this.table, IndexName: GSI1, KeyConditionExpression: 'g1pk = :pk', ExpressionAttributeValues: { ':pk': pk } };
+        for await (const items of queryPages(this.doc, input)) {
+          for (const item of items) if (String(item.pk) === cursorPk(group)) streams.add(String(item.sk));
+        }
+      }),
+    );
+    return [...streams];
   }
 
   private async readyUnder(pk: string, group: string, now: number, limit: number, spread: number): Promise<string[]> {

@@ -1,0 +1,193 @@
+/**
+ * A consumer group's figures — `backlog`, `inFlight`, `pending`,
+ * `oldestMessageAgeSeconds`, `deadLettered`, `committed` — for
+ * `GET /v1/groups/{g}` and the per-minute `group-metrics`
+ * (docs/design.md, Per-group metrics).
+ *
+ * They come from the group's cursors. A group whose cursors fit in
+ * {@link FIGURE_PAGES_MAX} Query pages (1 MB each, ≈ 4,000 cursors) is read
+ * whole, as before: every figure exact, `committed` the sum of the cursors'
+ * counts. A FIFO group keeps a cursor per shard key it touched (idle ones for
+ * 15 days), so past that the figures read only the cursors with work: the
+ * partition cursors of the subscribed topics and the FIFO shards on the
+ * ready index (a shard with work or leases has an entry: docs/design.md,
+ * Ready index) — O(subscribed partitions + active shards), not O(shard keys
+ * ever touched). `committed` then needs every cursor and is `null` ("not
+ * counted at this size"). `deadLettered` comes from the group's dead-letter
+ * counters at any size (dead-letter-counts.ts), which survive the cursors.
+ */
+import type { CursorState } from '../domain/cursor.js';
+import { countedFrom, type Group } from '../domain/model.js';
+import { isShardStream, isWideFifo, namespaceOf, noticeStreamCount, redriveStream, streamId, streamNamespace } from '../domain/streams.js';
+import type { Clock } from '../ports/clock.js';
+import { readyBucketCount, readyBucketPks, readyIndexPk } from '../adapters/dynamodb/keys.js';
+import { StreamLog } from '../adapters/dynamodb/stream-log.js';
+import { PARTITION_CALLS_IN_FLIGHT, mapBounded } from './bounded-parallel.js';
+import type { Stores } from './stores.js';
+
+/**
+ * Query pages of cursors (≤ 1 MB each, ≤ 256 RRU consistent) a group's figures read whole
+ * before they read only the cursors with work: bounds what one run costs a group with very many
+ * idle FIFO shard cursors (≤ $1.35 a month in the per-minute metrics at list prices).
+ */
+export const FIGURE_PAGES_MAX = 1;
+
+export interface GroupFigureValues {
+  backlog: number;
+  inFlight: number;
+  pending: number;
+  oldestMessageAgeSeconds: number;
+  deadLettered: number;
+  /** Messages the group's live cursors committed; null for a group past {@link FIGURE_PAGES_MAX} pages of cursors. */
+  committed: number | null;
+}
+
+/** What the group reads: its subscribed partition streams (and the redrive stream) with where their counted messages start, its FIFO namespaces, its ready-index keys. */
+interface FigureScope {
+  partitions: Map<string, number>;
+  namespaces: Set<string>;
+  readyPks: string[];
+}
+
+export class GroupFigures {
+  constructor(
+    private readonly stores: Stores,
+    private readonly clock: Clock,
+    private readonly pagesMax = FIGURE_PAGES_MAX,
+  ) {}
+
+  /**
+   * The group's figures (see the file's comment). `consistentCounts` false reads the dead-letter
+   * counters eventually consistently (half the read units; the per-minute metrics).
+   */
+  async of(group: Group, consistentCounts = true): Promise<GroupFigureValues> {
+    const now = this.clock.now();
+    const scope = await this.scope(group);
+    const fold = new FigureFold(this.stores, scope, now);
+    let whole = true;
+    for await (const { cursors, more } of this.stores.cursors.figurePages(group.name, now, this.pagesMax)) {
+      await fold.add(cursors);
+      whole = !more;
+    }
+    // Past the pages read: the figures of the cursors with work instead (the pages read are not used).
+    const figuresOfActive = async () => (await new FigureFold(this.stores, scope, now).add(await this.active(group, scope, now))).result();
+    const [figures, deadLettered] = await Promise.all([
+      whole ? fold.result() : figuresOfActive(),
+      this.stores.deadLetterCounts.total(group.name, group.createdAt, consistentCounts),
+    ]);
+    return {
+      backlog: figures.backlog,
+      inFlight: figures.inFlight,
+      pending: figures.pending,
+      oldestMessageAgeSeconds: figures.oldestMessageAgeSeconds,
+      // Redriven dead letters are back in the group (a redriven message dead-lettered again counts again).
+      deadLettered: Math.max(0, deadLettered - (group.redriven ?? 0)),
+      committed: whole ? figures.committed : null,
+    };
+  }
+
+  /** Whether any of the group's cursors holds a lease (in flight, expired or pending). */
+  async hasInFlight(group: Group): Promise<boolean> {
+    const now = this.clock.now();
+    let whole = true;
+    for await (const { cursors, more } of this.stores.cursors.figurePages(group.name, now, this.pagesMax)) {
+      if (cursors.some((c) => c.leases.size > 0)) return true;
+      whole = !more;
+    }
+    if (whole) return false;
+    return (await this.active(group, await this.scope(group), now)).some((c) => c.leases.size > 0);
+  }
+
+  /** The cursors that can hold work: the subscribed partitions' and the redrive stream's, and the FIFO shards on the ready index. */
+  private async active(group: Group, scope: FigureScope, now: number): Promise<CursorState[]> {
+    const shards = scope.namespaces.size > 0 ? await this.stores.readyIndex.entries(group.name, scope.readyPks) : [];
+    const streams = [...scope.partitions.keys(), ...shards.filter((s) => isShardStream(s) && scope.namespaces.has(namespaceOf(s)))];
+    return this.stores.cursors.figuresOf(group.name, streams, now);
+  }
+
+  private async scope(group: Group): Promise<FigureScope> {
+    const topics = await this.stores.catalog.getTopics(group.subscriptions.map((s) => s.topic));
+    const partitions = new Map<string, number>();
+    const namespaces = new Set<string>();
+    let buckets = 0;
+    for (const topic of topics.values()) {
+      if (topic.type === 'fifo') {
+        namespaces.add(streamNamespace(topic));
+        if (isWideFifo(topic)) buckets = Math.max(buckets, readyBucketCount(noticeStreamCount(topic)));
+      } else for (let p = 0; p < topic.partitions; p++) partitions.set(streamId(topic, { kind: 'partition', partition: p }), countedFrom(topic, p));
+    }
+    // Redriven messages wait in the group's redrive stream, counted like a partition's.
+    partitions.set(redriveStream(group.name), 1);
+    // The receive's keys: the home key and the buckets of the widest wide topic (receiver.ts).
+    return { partitions, namespaces, readyPks: [readyIndexPk(group.name), ...readyBucketPks(group.name, buckets)] };
+  }
+}
+
+/** Figures folded from cursors page by page. */
+class FigureFold {
+  backlog = 0;
+  inFlight = 0;
+  pending = 0;
+  committed = 0;
+  private readonly oldestOf: Array<{ stream: string; first: number }> = [];
+
+  constructor(
+    private readonly stores: Stores,
+    private readonly scope: FigureScope,
+    private readonly now: number,
+  ) {}
+
+  async add(cursors: readonly CursorState[]): Promise<this> {
+    const { partitions, namespaces } = this.scope;
+    const now = this.now;
+    // Partition heads: one read per subscribed partition (up to subscriptionsMax × partitionsMax), a bounded number in flight.
+    const heads = new Map(
+      await mapBounded(
+        cursors.filter((c) => partitions.has(c.stream)),
+        PARTITION_CALLS_IN_FLIGHT,
+        async (c) => [c.stream, StreamLog.nextAfter(await this.stores.log.head(c.stream)) - 1] as const,
+      ),
+    );
+    for (const cursor of cursors) {
+      this.committed += cursor.committed;
+      const shard = isShardStream(cursor.stream) && namespaces.has(namespaceOf(cursor.stream));
+      if (!partitions.has(cursor.stream) && !shard) continue;
+      const leases = [...cursor.leases.values()];
+      const pendingHere = leases.filter((l) => l.pending).length;
+      // A lease that expired (or was released) waits for redelivery: backlog, not in flight.
+      const waitingAgain = leases.filter((l) => !l.pending && l.expiresAt <= now).length;
+      this.pending += pendingHere;
+      this.inFlight += leases.length - pendingHere - waitingAgain;
+      this.backlog += waitingAgain;
+      // Shards: the head announced by notices (no read per shard); partitions: the stream's head.
+      const last = shard ? (cursor.known ?? cursor.next - 1) : (heads.get(cursor.stream) ?? cursor.next - 1);
+      // Messages of a dead generation (below its start) wait for no one; nor do the numbers a
+      // shard skipped when it opened a new epoch (`ke`: docs/design.md, Idle shards expire).
+      const from = Math.max(cursor.next, partitions.get(cursor.stream) ?? 1, shard ? (cursor.epochStart ?? 0) : 0);
+      const waiting = Math.max(0, last + 1 - from);
+      this.backlog += waiting;
+      const seqs = [...cursor.leases.keys()];
+      if (waiting > 0) seqs.push(from);
+      if (seqs.length > 0) this.oldestOf.push({ stream: cursor.stream, first: Math.min(...seqs) });
+    }
+    return this;
+  }
+
+  /** The figures folded so far, with the oldest message's age (one segment read per stream with work). */
+  async result(): Promise<Omit<GroupFigureValues, 'deadLettered'> & { committed: number }> {
+    const now = this.now;
+    let oldest: number | undefined;
+    await mapBounded(this.oldestOf, PARTITION_CALLS_IN_FLIGHT, async ({ stream, first }) => {
+      const segment = await this.stores.log.segmentContaining(stream, first);
+      const record = segment?.records[first - segment.seq];
+      if (record && record.expiresAt > now) oldest = Math.min(oldest ?? Infinity, record.deliverableAt);
+    });
+    return {
+      backlog: this.backlog,
+      inFlight: this.inFlight,
+      pending: this.pending,
+      oldestMessageAgeSeconds: oldest === undefined ? 0 : Math.max(0, Math.floor((now - oldest) / 1000)),
+      committed: this.committed,
+    };
+  }
+}

@@ -86,8 +86,12 @@ export const MONTHLY = {
   groupMetricsPerShardCursor: ((43_200 * 250) / 4096) * (PRICES.dynamoRruPerMillion / 1e6),
   /** Past that page: the page itself (1 MB, 256 RRU consistent), read each tick and not used. */
   groupMetricsCursorPage: 43_200 * 256 * (PRICES.dynamoRruPerMillion / 1e6),
-  /** Past that page, per shard with work (on the ready index): its cursor in a consistent BatchGetItem, 1 RRU (≤ 4 KB). */
-  groupMetricsPerActiveShard: 43_200 * 1 * (PRICES.dynamoRruPerMillion / 1e6),
+  /**
+   * Per shard with work (on the ready index), past that page: its cursor in a consistent
+   * BatchGetItem (1 RRU, ≤ 4 KB) and its oldest message's segment (1 RRU: read for every shard with
+   * work at any size, for the oldest message's age).
+   */
+  groupMetricsPerActiveShard: 43_200 * 2 * (PRICES.dynamoRruPerMillion / 1e6),
   /** Past that page, per ready-index key read (the home key and a wide topic's 16–64 buckets): one Query, ½ RRU. */
   groupMetricsPerReadyKey: 43_200 * 0.5 * (PRICES.dynamoRruPerMillion / 1e6),
 } as const;

@@ -396,8 +396,8 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
   out.push('');
   out.push(
     "On top of the above: a FIFO group keeps a cursor per shard key it touched, for 15 days after the shard's last claim or notice, idle or not. Its figures read every cursor while they fit one Query page (≈ 4,000 cursors of ≈ 250 bytes); " +
-      'past that they read that page, the ready-index keys and the cursors of the shards with work (1 RRU each a minute), not the idle ones, and answer `committed: null` ' +
-      '(docs/design.md, Per-group metrics, "Figures of a group over very many shards"; before 2026-12-03 evening: every cursor, ≈ $330 a month at 10^6).',
+      'past that they read that page, the ready-index keys and, per shard with work, its cursor and its oldest message\'s segment (2 RRU a minute), not the idle cursors, and answer `committed: null` ' +
+      '(docs/design.md, Per-group metrics, "Figures of a group over very many shards"; before 2026-12-03 evening: every cursor, ≈ $335 a month at 10^6 with 1,000 active).',
   );
   out.push('');
   out.push('### Conditional costs (not exercised by the rows above)');

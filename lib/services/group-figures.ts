@@ -53,6 +53,7 @@ export class GroupFigures {
   constructor(
     private readonly stores: Stores,
     private readonly clock: Clock,
+    /** Cursor pages read whole before the figures read the cursors with work only; 0: those only (tests compare the two). */
     private readonly pagesMax = FIGURE_PAGES_MAX,
   ) {}
 
@@ -64,10 +65,12 @@ export class GroupFigures {
     const now = this.clock.now();
     const scope = await this.scope(group);
     const fold = new FigureFold(this.stores, scope, now);
-    let whole = true;
-    for await (const { cursors, more } of this.stores.cursors.figurePages(group.name, now, this.pagesMax)) {
-      await fold.add(cursors);
-      whole = !more;
+    let whole = this.pagesMax > 0;
+    if (whole) {
+      for await (const { cursors, more } of this.stores.cursors.figurePages(group.name, now, this.pagesMax)) {
+        await fold.add(cursors);
+        whole = !more;
+      }
     }
     // Past the pages read: the figures of the cursors with work instead (the pages read are not used).
     const figuresOfActive = async () => (await new FigureFold(this.stores, scope, now).add(await this.active(group, scope, now))).result();
@@ -89,10 +92,12 @@ export class GroupFigures {
   /** Whether any of the group's cursors holds a lease (in flight, expired or pending). */
   async hasInFlight(group: Group): Promise<boolean> {
     const now = this.clock.now();
-    let whole = true;
-    for await (const { cursors, more } of this.stores.cursors.figurePages(group.name, now, this.pagesMax)) {
-      if (cursors.some((c) => c.leases.size > 0)) return true;
-      whole = !more;
+    let whole = this.pagesMax > 0;
+    if (whole) {
+      for await (const { cursors, more } of this.stores.cursors.figurePages(group.name, now, this.pagesMax)) {
+        if (cursors.some((c) => c.leases.size > 0)) return true;
+        whole = !more;
+      }
     }
     if (whole) return false;
     return (await this.active(group, await this.scope(group), now)).some((c) => c.leases.size > 0);

@@ -86,12 +86,10 @@ export const MONTHLY = {
   groupMetricsPerShardCursor: ((43_200 * 250) / 4096) * (PRICES.dynamoRruPerMillion / 1e6),
   /** Past that page: the page itself (1 MB, 256 RRU consistent), read each tick and not used. */
   groupMetricsCursorPage: 43_200 * 256 * (PRICES.dynamoRruPerMillion / 1e6),
-  /**
-   * Per shard with work (on the ready index), past that page: its cursor in a consistent
-   * BatchGetItem (1 RRU, ≤ 4 KB) and its oldest message's segment (1 RRU: read for every shard with
-   * work at any size, for the oldest message's age).
-   */
-  groupMetricsPerActiveShard: 43_200 * 2 * (PRICES.dynamoRruPerMillion / 1e6),
+  /** Per shard with work, at any size: its oldest message's segment, for the oldest message's age (½ RRU, eventually consistent, ≤ 4 KB). */
+  groupMetricsPerOldestSegment: 43_200 * 0.5 * (PRICES.dynamoRruPerMillion / 1e6),
+  /** Per shard with work (on the ready index), past that page: its cursor in an eventually consistent BatchGetItem (½ RRU, ≤ 4 KB). */
+  groupMetricsPerActiveCursor: 43_200 * 0.5 * (PRICES.dynamoRruPerMillion / 1e6),
   /** Past that page, per ready-index key read (the home key and a wide topic's 16–64 buckets): one Query, ½ RRU. */
   groupMetricsPerReadyKey: 43_200 * 0.5 * (PRICES.dynamoRruPerMillion / 1e6),
 } as const;
@@ -102,11 +100,12 @@ const FIGURE_PAGE_BYTES = 1024 * 1024;
 /**
  * What a FIFO group's shard cursors add to its per-minute figures, USD per month: every cursor
  * while they fit one Query page (≈ 4,000 idle ones), else that page, the ready-index keys and
- * the shards with work (docs/design.md, Per-group metrics, "Figures of a group over very many shards").
+ * the cursors of the shards with work; and at any size each shard with work's oldest segment (docs/design.md, Per-group metrics, "Figures of a group over very many shards").
  */
 export function groupMetricsCursorReads(cursors: number, activeShards: number, readyBuckets: number): number {
-  if (cursors * 250 <= FIGURE_PAGE_BYTES) return cursors * MONTHLY.groupMetricsPerShardCursor;
-  return MONTHLY.groupMetricsCursorPage + activeShards * MONTHLY.groupMetricsPerActiveShard + (1 + readyBuckets) * MONTHLY.groupMetricsPerReadyKey;
+  const segments = activeShards * MONTHLY.groupMetricsPerOldestSegment;
+  if (cursors * 250 <= FIGURE_PAGE_BYTES) return cursors * MONTHLY.groupMetricsPerShardCursor + segments;
+  return MONTHLY.groupMetricsCursorPage + activeShards * MONTHLY.groupMetricsPerActiveCursor + segments + (1 + readyBuckets) * MONTHLY.groupMetricsPerReadyKey;
 }
 
 /**

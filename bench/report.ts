@@ -386,7 +386,7 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
     table(
       ["a FIFO group's shard cursors", 'of them with work', 'ready-index buckets', 'group-metrics cursor reads: USD per month'],
       [
-        [1_000, 1_000, 0],
+        [1_000, 100, 0],
         [100_000, 1_000, 16],
         [1_000_000, 1_000, 64],
         [1_000_000, 100_000, 64],
@@ -396,7 +396,7 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
   out.push('');
   out.push(
     "On top of the above: a FIFO group keeps a cursor per shard key it touched, for 15 days after the shard's last claim or notice, idle or not. Its figures read every cursor while they fit one Query page (≈ 4,000 cursors of ≈ 250 bytes); " +
-      'past that they read that page, the ready-index keys and, per shard with work, its cursor and its oldest message\'s segment (2 RRU a minute), not the idle cursors, and answer `committed: null` ' +
+      'past that they read that page, the ready-index keys and, per shard with work, its cursor and its oldest message\'s segment (½ RRU each a minute, eventually consistent), not the idle cursors, and answer `committed: null` ' +
       '(docs/design.md, Per-group metrics, "Figures of a group over very many shards"; before 2026-12-03 evening: every cursor, ≈ $335 a month at 10^6 with 1,000 active).',
   );
   out.push('');

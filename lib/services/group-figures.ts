@@ -183,7 +183,8 @@ class FigureFold {
     const now = this.now;
     let oldest: number | undefined;
     await mapBounded(this.oldestOf, PARTITION_CALLS_IN_FLIGHT, async ({ stream, first }) => {
-      const segment = await this.stores.log.segmentContaining(stream, first);
+      // Eventually consistent (half the read units): a segment never changes once written.
+      const segment = await this.stores.log.segmentContaining(stream, first, false);
       const record = segment?.records[first - segment.seq];
       if (record && record.expiresAt > now) oldest = Math.min(oldest ?? Infinity, record.deliverableAt);
     });

@@ -8,23 +8,24 @@ describe('the idle month', () => {
   it("prices a FIFO group's shard cursors read whole while they fit one Query page", () => {
     // 43,200 ticks × 250 bytes ÷ 4 KB per RRU, at the list price of a read request unit.
     expect(MONTHLY.groupMetricsPerShardCursor).toBeCloseTo(((43_200 * 250) / 4096) * (PRICES.dynamoRruPerMillion / 1e6), 12);
-    expect(groupMetricsCursorReads(1_000, 1_000, 0)).toBeCloseTo(1_000 * MONTHLY.groupMetricsPerShardCursor, 12);
+    const segment = MONTHLY.groupMetricsPerOldestSegment;
+    expect(groupMetricsCursorReads(1_000, 10, 0)).toBeCloseTo(1_000 * MONTHLY.groupMetricsPerShardCursor + 10 * segment, 12);
     // The last count that fits one 1 MB page, and the first that does not.
     expect(groupMetricsCursorReads(4_194, 0, 0)).toBeCloseTo(4_194 * MONTHLY.groupMetricsPerShardCursor, 12);
     expect(groupMetricsCursorReads(4_195, 0, 0)).toBeCloseTo(MONTHLY.groupMetricsCursorPage + MONTHLY.groupMetricsPerReadyKey, 12);
   });
 
-  it('past one page prices the page, the ready-index keys and the shards with work: ≈ $12 at 10^6 cursors with 1,000 active, not ≈ $335', () => {
+  it('past one page prices the page, the ready-index keys and the shards with work: ≈ $7 at 10^6 cursors with 1,000 active, not ≈ $333', () => {
     const tenToTheSix = groupMetricsCursorReads(1e6, 1_000, 64);
-    // 256 RRU + 1,000 × (cursor + oldest segment) + 65 × ½ RRU a minute.
-    expect(tenToTheSix).toBeCloseTo(43_200 * (256 + 2_000 + 32.5) * (PRICES.dynamoRruPerMillion / 1e6), 9);
-    expect(tenToTheSix).toBeGreaterThan(12);
-    expect(tenToTheSix).toBeLessThan(13);
+    // 256 RRU + 1,000 × ½ (cursor) + 1,000 × ½ (oldest segment) + 65 × ½ RRU a minute.
+    expect(tenToTheSix).toBeCloseTo(43_200 * (256 + 1_000 + 32.5) * (PRICES.dynamoRruPerMillion / 1e6), 9);
+    expect(tenToTheSix).toBeGreaterThan(6.5);
+    expect(tenToTheSix).toBeLessThan(7.5);
     // It follows the shards with work, not the cursors.
     expect(groupMetricsCursorReads(1e5, 1_000, 64)).toBeCloseTo(tenToTheSix, 12);
     const r = benchResults();
     const md = renderMarkdown(r, buildReport(r), 'chart.png');
     expect(md).toContain("| a FIFO group's shard cursors | of them with work | ready-index buckets | group-metrics cursor reads: USD per month |");
-    expect(md).toMatch(/\| 1,000,000 \| 1,000 \| 64 \| \*\*\$12\.\d+\*\* \|/);
+    expect(md).toMatch(/\| 1,000,000 \| 1,000 \| 64 \| \*\*\$6\.9\d*\*\* \|/);
   });
 });

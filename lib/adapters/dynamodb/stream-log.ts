@@ -821,8 +821,11 @@ export class StreamLog {
     return { items, more: start !== undefined };
   }
 
-  /** The segment holding `seq`, if it still exists. */
-  async segmentContaining(stream: string, seq: number): Promise<Segment | undefined> {
+  /**
+   * The segment holding `seq`, if it still exists. `consistent` false reads at half the price: a
+   * segment never changes once written, so only one written in the last second may be missed.
+   */
+  async segmentContaining(stream: string, seq: number, consistent = true): Promise<Segment | undefined> {
     const { Items } = await call(() => this.doc.send(
       new QueryCommand({
         TableName: this.table,
@@ -830,7 +833,7 @@ export class StreamLog {
         ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': MIN_SK, ':to': segmentSk(seq) },
         ScanIndexForward: false,
         Limit: 1,
-        ConsistentRead: true,
+        ConsistentRead: consistent,
       })),
     );
     const item = Items?.[0];

@@ -32,6 +32,9 @@ import type { Stores } from './stores.js';
  */
 export const FIGURE_PAGES_MAX = 1;
 
+/** Keys of one BatchGetItem. */
+const BATCH_KEYS = 100;
+
 export interface GroupFigureValues {
   backlog: number;
   inFlight: number;
@@ -107,7 +110,9 @@ export class GroupFigures {
   private async active(group: Group, scope: FigureScope, now: number): Promise<CursorState[]> {
     const shards = scope.namespaces.size > 0 ? await this.stores.readyIndex.entries(group.name, scope.readyPks) : [];
     const streams = [...scope.partitions.keys(), ...shards.filter((s) => isShardStream(s) && scope.namespaces.has(namespaceOf(s)))];
-    return this.stores.cursors.figuresOf(group.name, streams, now);
+    // A BatchGetItem takes 100 keys; several in flight, so that many shards with work cost time in parallel.
+    const chunks = Array.from({ length: Math.ceil(streams.length / BATCH_KEYS) }, (_, i) => streams.slice(i * BATCH_KEYS, (i + 1) * BATCH_KEYS));
+    return (await mapBounded(chunks, PARTITION_CALLS_IN_FLIGHT, (chunk) => this.stores.cursors.figuresOf(group.name, chunk, now))).flat();
   }
 
   private async scope(group: Group): Promise<FigureScope> {

@@ -214,7 +214,9 @@ export function planClaims(input: PlanInput): Plan {
     .map((l) => (waiting && l.seq > waiting.seq ? Math.max(l.expiresAt, waiting.expiresAt) : l.expiresAt))
     .concat(plan.grant.map((g) => g.lease.expiresAt));
   const earliestExpiry = leaseExpiries.length ? Math.min(...leaseExpiries) : undefined;
-  const lowest = [...cursor.leases.values()].sort((a, b) => a.seq - b.seq)[0];
+  // The lowest lease the claim leaves: one it closes (expired, its message gone) no longer blocks a
+  // pending commit above it, which a receive must then cascade (ready now).
+  const lowest = [...cursor.leases.values()].filter((l) => !plan.close.some((c) => c.done.seq === l.seq)).sort((a, b) => a.seq - b.seq)[0];
   if (plan.dead.length > 0 || lowest?.pending) plan.readyAt = now;
   else if (more && !blocked()) plan.readyAt = now;
   else if (held) plan.readyAt = Math.min(earliestExpiry ?? Infinity, input.heldUntil ?? Infinity);

@@ -2,6 +2,7 @@
  * Receive: find streams with work for a group, plan claims by delivery mode,
  * write each plan with one conditional cursor update (docs/design.md, Receive).
  */
+import { ThrottledError } from '../domain/errors.js';
 import { jsonBytes, type AnswerBudget } from '../domain/answer-budget.js';
 import { planClaims, type ClaimMode, type Delivery, type Verdict } from '../domain/claims.js';
 import { holeRecheckMs } from '../domain/gaps.js';
@@ -1010,6 +1011,13 @@ export class Receiver {
         });
         this.notifier.notify(target.name);
       } catch (error) {
+        // The store is busy (a transaction conflict on the group's dead-letter counter or the cursor,
+        // throttling): this receive's claim landed, so it answers what it claimed, and this dead letter
+        // and the ones after it stay expired leases past their deliveries, which the next receive moves.
+        if (error instanceof ThrottledError) {
+          handled--;
+          break;
+        }
         // Another receiver dead-lettered it, or its last holder committed it meanwhile.
         if (!(error instanceof ItemConditionFailedError && error.item === DEAD_LETTER_CLOSE)) throw error;
       }

@@ -45,10 +45,15 @@ export interface GroupFigureValues {
   committed: number | null;
 }
 
-/** What the group reads: its subscribed partition streams (and the redrive stream) with where their counted messages start, its FIFO namespaces, its ready-index keys. */
+/**
+ * What the group reads: its subscribed partition streams (and the redrive stream) with where their
+ * counted messages start, its FIFO namespaces, the cursor-key prefixes of both, its ready-index keys.
+ */
 interface FigureScope {
   partitions: Map<string, number>;
   namespaces: Set<string>;
+  partitionPrefixes: string[];
+  shardPrefixes: string[];
   readyPks: string[];
 }
 
@@ -67,20 +72,7 @@ export class GroupFigures {
   async of(group: Group, consistentCounts = true): Promise<GroupFigureValues> {
     const now = this.clock.now();
     const scope = await this.scope(group);
-    const fold = new FigureFold(this.stores, scope, now);
-    let whole = this.pagesMax > 0;
-    if (whole) {
-      for await (const { cursors, more } of this.stores.cursors.figurePages(group.name, now, this.pagesMax)) {
-        await fold.add(cursors);
-        whole = !more;
-      }
-    }
-    // Past the pages read: the figures of the cursors with work instead (the pages read are not used).
-    const figuresOfActive = async () => (await new FigureFold(this.stores, scope, now).add(await this.active(group, scope, now))).result();
-    const [figures, deadLettered] = await Promise.all([
-      whole ? fold.result() : figuresOfActive(),
-      this.stores.deadLetterCounts.total(group.name, group.createdAt, consistentCounts),
-    ]);
+    const [figures, deadLettered] = await Promise.all([this.folded(group, scope, now), this.stores.deadLetterCounts.total(group.name, group.createdAt, consistentCounts)]);
     return {
       backlog: figures.backlog,
       inFlight: figures.inFlight,
@@ -88,48 +80,101 @@ export class GroupFigures {
       oldestMessageAgeSeconds: figures.oldestMessageAgeSeconds,
       // Redriven dead letters are back in the group (a redriven message dead-lettered again counts again).
       deadLettered: Math.max(0, deadLettered - (group.redriven ?? 0)),
-      committed: whole ? figures.committed : null,
+      committed: figures.committed,
     };
   }
 
   /** Whether any of the group's cursors holds a lease (in flight, expired or pending). */
   async hasInFlight(group: Group): Promise<boolean> {
     const now = this.clock.now();
-    let whole = this.pagesMax > 0;
-    if (whole) {
-      for await (const { cursors, more } of this.stores.cursors.figurePages(group.name, now, this.pagesMax)) {
-        if (cursors.some((c) => c.leases.size > 0)) return true;
-        whole = !more;
-      }
-    }
-    if (whole) return false;
-    return (await this.active(group, await this.scope(group), now)).some((c) => c.leases.size > 0);
+    const scope = await this.scope(group);
+    for await (const cursors of this.partitionCursors(group, scope, now)) if (cursors.some((c) => c.leases.size > 0)) return true;
+    return (await this.shardCursors(group, scope, now)).cursors.some((c) => c.leases.size > 0);
   }
 
-  /** The cursors that can hold work: the subscribed partitions' and the redrive stream's, and the FIFO shards on the ready index. */
-  private async active(group: Group, scope: FigureScope, now: number): Promise<CursorState[]> {
-    const shards = scope.namespaces.size > 0 ? await this.stores.readyIndex.entries(group.name, scope.readyPks) : [];
-    const streams = [...scope.partitions.keys(), ...shards.filter((s) => isShardStream(s) && scope.namespaces.has(namespaceOf(s)))];
+  /** The figures of the partition cursors and the FIFO shard cursors (committed null when the shards were not read whole). */
+  private async folded(group: Group, scope: FigureScope, now: number): Promise<Omit<GroupFigureValues, 'deadLettered'>> {
+    const fold = new FigureFold(this.stores, scope, now);
+    for await (const cursors of this.partitionCursors(group, scope, now)) await fold.add(cursors);
+    const shards = await this.shardCursors(group, scope, now);
+    await fold.add(shards.cursors);
+    const figures = await fold.result();
+    return { ...figures, committed: shards.whole ? figures.committed : null };
+  }
+
+  /** The cursors of the subscribed standard topics' partitions and of the redrive stream, page by page (consistent; O(subscribed partitions)). */
+  private async *partitionCursors(group: Group, scope: FigureScope, now: number): AsyncGenerator<CursorState[]> {
+    for (const prefix of scope.partitionPrefixes) {
+      for await (const { cursors } of this.stores.cursors.figurePages(group.name, now, Infinity, prefix)) yield cursors;
+    }
+  }
+
+  /**
+   * The subscribed FIFO namespaces' shard cursors: every one while they fit the page budget
+   * (`whole`), else the shards on the ready index (the cursors with work). Only FIFO shard
+   * cursors count against the budget: a group of standard topics is always read whole.
+   */
+  private async shardCursors(group: Group, scope: FigureScope, now: number): Promise<{ cursors: CursorState[]; whole: boolean }> {
+    if (scope.shardPrefixes.length === 0) return { cursors: [], whole: true };
+    if (this.pagesMax <= 0) return this.activeShards(group, scope, now);
+    let pagesLeft = this.pagesMax;
+    const read: CursorState[] = [];
+    for (const prefix of scope.shardPrefixes) {
+      // Each prefix reads at least its first page (a sequenced topic's `q:` beside its empty `k:`).
+      const allowed = Math.max(1, pagesLeft);
+      let pages = 0;
+      for await (const { cursors, more } of this.stores.cursors.figurePages(group.name, now, allowed, prefix)) {
+        pages++;
+        // More than the budget: the pages read are not used.
+        if (more && pages >= allowed) return this.activeShards(group, scope, now);
+        read.push(...cursors);
+      }
+      pagesLeft -= pages;
+    }
+    return { cursors: read, whole: true };
+  }
+
+  /** The FIFO shards on the ready index (a shard with work or leases has an entry), their cursors by key, eventually consistent. */
+  private async activeShards(group: Group, scope: FigureScope, now: number): Promise<{ cursors: CursorState[]; whole: boolean }> {
+    const entries = await this.stores.readyIndex.entries(group.name, scope.readyPks);
+    const streams = entries.filter((s) => isShardStream(s) && scope.namespaces.has(namespaceOf(s)));
     // A BatchGetItem takes 100 keys; several in flight, so that many shards with work cost time in parallel.
     const chunks = Array.from({ length: Math.ceil(streams.length / BATCH_KEYS) }, (_, i) => streams.slice(i * BATCH_KEYS, (i + 1) * BATCH_KEYS));
-    return (await mapBounded(chunks, PARTITION_CALLS_IN_FLIGHT, (chunk) => this.stores.cursors.figuresOf(group.name, chunk, now))).flat();
+    const cursors = (await mapBounded(chunks, PARTITION_CALLS_IN_FLIGHT, (chunk) => this.stores.cursors.figuresOf(group.name, chunk, now))).flat();
+    return { cursors, whole: false };
   }
 
   private async scope(group: Group): Promise<FigureScope> {
     const topics = await this.stores.catalog.getTopics(group.subscriptions.map((s) => s.topic));
     const partitions = new Map<string, number>();
     const namespaces = new Set<string>();
+    const partitionPrefixes = new Set<string>();
+    const shardPrefixes = new Set<string>();
     let buckets = 0;
     for (const topic of topics.values()) {
+      const namespace = streamNamespace(topic);
       if (topic.type === 'fifo') {
-        namespaces.add(streamNamespace(topic));
+        namespaces.add(namespace);
+        shardPrefixes.add(`${namespace}/k:`);
+        if (topic.sequenced === true) shardPrefixes.add(`${namespace}/q:`);
         if (isWideFifo(topic)) buckets = Math.max(buckets, readyBucketCount(noticeStreamCount(topic)));
-      } else for (let p = 0; p < topic.partitions; p++) partitions.set(streamId(topic, { kind: 'partition', partition: p }), countedFrom(topic, p));
+      } else {
+        partitionPrefixes.add(`${namespace}/p:`);
+        for (let p = 0; p < topic.partitions; p++) partitions.set(streamId(topic, { kind: 'partition', partition: p }), countedFrom(topic, p));
+      }
     }
     // Redriven messages wait in the group's redrive stream, counted like a partition's.
-    partitions.set(redriveStream(group.name), 1);
-    // The receive's keys: the home key and the buckets of the widest wide topic (receiver.ts).
-    return { partitions, namespaces, readyPks: [readyIndexPk(group.name), ...readyBucketPks(group.name, buckets)] };
+    const redrive = redriveStream(group.name);
+    partitions.set(redrive, 1);
+    partitionPrefixes.add(redrive);
+    return {
+      partitions,
+      namespaces,
+      partitionPrefixes: [...partitionPrefixes],
+      shardPrefixes: [...shardPrefixes],
+      // The receive's keys: the home key and the buckets of the widest wide topic (receiver.ts).
+      readyPks: [readyIndexPk(group.name), ...readyBucketPks(group.name, buckets)],
+    };
   }
 }
 

@@ -66,17 +66,17 @@ beforeEach(async () => {
 describe('group figures over many cursors', () => {
   it('reads the cursors page by page, without their completions, and says when more follow', async () => {
     const pages: Array<{ size: number; more: boolean }> = [];
-    for await (const { cursors, more } of h.stores.cursors.figurePages('g', h.clock.now(), 10)) {
+    for await (const { cursors, more } of h.stores.cursors.figurePages('g', h.clock.now(), 10, 't:f/k:')) {
       pages.push({ size: cursors.length, more });
       for (const cursor of cursors) expect(cursor.done.size).toBe(0);
     }
     expect(pages.length).toBeGreaterThanOrEqual(2);
     expect(pages.map((p) => p.more)).toEqual([...pages.slice(1).map(() => true), false]);
-    // The shard cursors and the group's notice-stream cursors, each once.
-    expect(pages.reduce((a, p) => a + p.size, 0)).toBeGreaterThanOrEqual(IDLE + BUSY);
+    // The shard cursors, each once (not the notice-stream cursors: another prefix).
+    expect(pages.reduce((a, p) => a + p.size, 0)).toBe(IDLE + BUSY);
     // At most the pages asked for.
     const first: boolean[] = [];
-    for await (const { more } of h.stores.cursors.figurePages('g', h.clock.now(), 1)) first.push(more);
+    for await (const { more } of h.stores.cursors.figurePages('g', h.clock.now(), 1, 't:f/k:')) first.push(more);
     expect(first).toEqual([true]);
   });
 
@@ -99,8 +99,9 @@ describe('group figures over many cursors', () => {
     h.doc.middlewareStack.remove('figureCalls');
     expect(figures).toMatchObject({ inFlight: BUSY * LEASES, backlog: BUSY * 2, pending: 0, committed: null, deadLettered: 0 });
     // One page of the cursor Query, not the second; the busy shards' cursors by key from the ready index.
-    const cursorQueries = calls.filter(({ command, input }) => command.startsWith('Query') && input.IndexName === undefined && attributeText((input.ExpressionAttributeValues as Record<string, unknown>)[':pk']) === 'C#g');
-    expect(cursorQueries).toHaveLength(1);
+    const values = (input: Record<string, unknown>) => input.ExpressionAttributeValues as Record<string, unknown>;
+    const shardQueries = calls.filter(({ command, input }) => command.startsWith('Query') && attributeText(values(input)[':pk']) === 'C#g' && attributeText(values(input)[':prefix']) === 't:f/k:');
+    expect(shardQueries).toHaveLength(1);
     const read = calls
       .filter(({ command }) => command.startsWith('BatchGet'))
       .flatMap(({ input }) => Object.values(input.RequestItems as Record<string, { Keys: Array<{ sk: unknown }> }>).flatMap((r) => r.Keys.map((k) => attributeText(k.sk))));
@@ -109,5 +110,33 @@ describe('group figures over many cursors', () => {
 
   it('PATCH deliveryMode finds leases past the pages read (the busy shards are on the ready index)', async () => {
     await expect(h.admin.putGroup('g', group('f', { deliveryMode: 'serialized' }))).rejects.toMatchObject({ code: 'Conflict' });
+  });
+});
+
+describe('a group of standard topics past one page of cursors', () => {
+  it('is read whole (only FIFO shard cursors count against the page), each partition head once', async () => {
+    await h.admin.putTopic('s', topic({ partitions: 64 }));
+    await h.admin.putGroup('p', group('s'));
+    const now = h.clock.now();
+    // 64 partition cursors of ≈ 24 KB of completions each: ≈ 1.5 MB, more than one Query page.
+    const done = new Map<number, DoneEntry>();
+    for (let seq = 1; seq <= 2_000; seq++) done.set(seq, { seq, at: now, outcome: DoneOutcome.committed, deliveries: 1 });
+    const cursors = (await h.stores.cursors.list('p', now)).filter((c) => c.stream.startsWith('t:s/p:'));
+    expect(cursors).toHaveLength(64);
+    for (const cursor of cursors) await h.doc.send(new PutCommand({ TableName: h.table, Item: toItem({ ...cursor, done, next: 2_001, segmentStart: 2_001, committed: 2_000 }) }));
+    const heads: string[] = [];
+    h.doc.middlewareStack.add(
+      (next, context) => async (args) => {
+        const pk = attributeText((args.input as { ExpressionAttributeValues?: Record<string, unknown> }).ExpressionAttributeValues?.[':pk']);
+        if (String(context.commandName).startsWith('Query') && pk.startsWith('S#t:s/p:')) heads.push(pk);
+        return next(args);
+      },
+      { step: 'initialize', name: 'heads' },
+    );
+    const figures = await h.admin.getGroup('p');
+    h.doc.middlewareStack.remove('heads');
+    expect(figures).toMatchObject({ committed: 64 * 2_000, backlog: 0, inFlight: 0 });
+    expect(new Set(heads).size).toBe(64);
+    expect(heads).toHaveLength(64);
   });
 });

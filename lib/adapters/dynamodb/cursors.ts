@@ -51,7 +51,7 @@ export type ClaimOutcome = { ok: true } | { ok: false; seen?: CursorState };
 const BATCH_GET_MAX_KEYS = 100;
 /** Rounds of retrying a BatchGetItem's unprocessed keys before answering "busy" (429). */
 const BATCH_GET_ROUNDS = 8;
-/** What a group's figures read of a cursor: everything but its completions `dn` (and its write-only counters). */
+/** What a group's figures read of a cursor: its position, leases, known head and epoch, committed count, creation and expiry (not its completions `dn`). */
 const FIGURE_PROJECTION = 'pk, sk, nx, ns, fl, cm, ca, kn, ke, #t';
 /** The live cursors among cursor items (an expired FIFO shard cursor reads as absent until TTL deletes it). */
 const live = (items: readonly Record<string, unknown>[], now: number): CursorState[] => items.map(toState).filter((cursor) => !cursorExpired(cursor, now));
@@ -185,14 +185,14 @@ export class CursorStore {
   }
 
   /**
-   * The group's first `pagesMax` pages of live cursors (a Query page is at most 1 MB), without their
-   * completions (`dn`: for figures, the bulk of an idle shard cursor), each with whether more
-   * cursors follow unread (`more`): what a group's figures fold as they read, so memory follows one
-   * page, not the group's cursors. Read units still follow the items' whole size (docs/design.md,
-   * Per-group metrics). `dn` reads as empty; `pk` and `ca` are kept.
+   * The first `pagesMax` pages of the group's live cursors whose streams start with `prefix` (a
+   * Query page is at most 1 MB), without their completions (`dn`: for figures, the bulk of an idle
+   * shard cursor), each with whether more cursors follow unread (`more`): what a group's figures
+   * fold as they read, so memory follows one page, not the group's cursors. Read units still follow
+   * the items' whole size (docs/design.md, Per-group metrics). `dn` reads as empty.
    */
-  async *figurePages(group: string, now: number, pagesMax: number): AsyncGenerator<{ cursors: CursorState[]; more: boolean }> {
-    const pages = queryPagesUpTo(this.doc, { ...this.itemQuery(group, { projection: FIGURE_PROJECTION, consistent: true }) }, pagesMax);
+  async *figurePages(group: string, now: number, pagesMax: number, prefix: string): AsyncGenerator<{ cursors: CursorState[]; more: boolean }> {
+    const pages = queryPagesUpTo(this.doc, this.itemQuery(group, { projection: FIGURE_PROJECTION, consistent: true, prefix }), pagesMax);
     for await (const { items, more } of pages) yield { cursors: live(items, now), more };
   }
 

@@ -594,11 +594,14 @@ export class AdminService {
    * counters (eventually consistent) — a cost that follows the number of
    * groups, streams and shards with work, not the traffic.
    */
-  async groupFigures(parallel = 4) {
+  async groupFigures(options: { parallel?: number; each?: (figures: { group: string } & GroupFigureValues) => void } = {}) {
+    const { parallel = 4, each } = options;
     const groups = await this.stores.catalog.allGroups();
     const out: Array<{ group: string } & GroupFigureValues> = [];
     for (let i = 0; i < groups.length; i += parallel) {
       const figures = await Promise.all(groups.slice(i, i + parallel).map(async (group) => ({ group: group.name, ...(await this.figures.of(group, false)) })));
+      // Handed on as they come: a run cut short by its time-out has still published the groups it did.
+      figures.forEach((f) => each?.(f));
       out.push(...figures);
     }
     return out;

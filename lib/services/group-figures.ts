@@ -4,17 +4,19 @@
  * `GET /v1/groups/{g}` and the per-minute `group-metrics`
  * (docs/design.md, Per-group metrics).
  *
- * They come from the group's cursors. A group whose cursors fit in
- * {@link FIGURE_PAGES_MAX} Query pages (1 MB each, ≈ 4,000 cursors) is read
- * whole, as before: every figure exact, `committed` the sum of the cursors'
- * counts. A FIFO group keeps a cursor per shard key it touched (idle ones for
- * 15 days), so past that the figures read only the cursors with work: the
- * partition cursors of the subscribed topics and the FIFO shards on the
- * ready index (a shard with work or leases has an entry: docs/design.md,
- * Ready index) — O(subscribed partitions + active shards), not O(shard keys
- * ever touched). `committed` then needs every cursor and is `null` ("not
- * counted at this size"). `deadLettered` comes from the group's dead-letter
- * counters at any size (dead-letter-counts.ts), which survive the cursors.
+ * They come from the group's cursors, read by key prefix: the subscribed
+ * standard topics' partition cursors and the redrive stream's, always whole
+ * (O(subscribed partitions)); and the subscribed FIFO namespaces' shard
+ * cursors, whole while they fit {@link FIGURE_PAGES_MAX} Query pages (1 MB
+ * each, ≈ 4,000 idle cursors): every figure exact, `committed` the sum of the
+ * cursors' counts. A FIFO group keeps a cursor per shard key it touched (idle
+ * ones for 15 days), so past that the figures read only the FIFO shards on the
+ * ready index (a shard with work or leases has an entry: docs/design.md, Ready
+ * index) — O(active shards), not O(shard keys ever touched) — and `committed`,
+ * which needs every cursor, is `null` ("not counted at this size").
+ * `deadLettered` comes from the group's dead-letter counters at any size
+ * (dead-letter-counts.ts), which survive the cursors. Cursors of topics the
+ * group no longer subscribes to are not read.
  */
 import type { CursorState } from '../domain/cursor.js';
 import { countedFrom, type Group } from '../domain/model.js';
@@ -28,7 +30,7 @@ import type { Stores } from './stores.js';
 /**
  * Query pages of cursors (≤ 1 MB each, ≤ 256 RRU consistent) a group's figures read whole
  * before they read only the cursors with work: bounds what one run costs a group with very many
- * idle FIFO shard cursors (≤ $1.35 a month in the per-minute metrics at list prices).
+ * idle FIFO shard cursors (≤ $1.38 a month in the per-minute metrics at list prices).
  */
 export const FIGURE_PAGES_MAX = 1;
 

@@ -1,5 +1,5 @@
 /**
- * A group's `deadLettered` figure from its dead-letter counters (dead-letter-counts.ts): one of 16
+ * A group's `deadLettered` figure from its dead-letter counters (dead-letter-counts.ts): one of 8
  * counter items incremented in the dead-letter transaction, read in one BatchGetItem whatever the
  * number of cursors, kept when a FIFO shard cursor expires, started again when the group is
  * created again under its name. On DynamoDB Local.

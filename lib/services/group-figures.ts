@@ -22,6 +22,7 @@ import type { CursorState } from '../domain/cursor.js';
 import { countedFrom, type Group } from '../domain/model.js';
 import { isShardStream, isWideFifo, namespaceOf, noticeStreamCount, redriveStream, streamId, streamNamespace } from '../domain/streams.js';
 import type { Clock } from '../ports/clock.js';
+import { BATCH_GET_MAX_KEYS } from '../adapters/dynamodb/call.js';
 import { readyBucketCount, readyBucketPks, readyIndexPk } from '../adapters/dynamodb/keys.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import { PARTITION_CALLS_IN_FLIGHT, mapBounded } from './bounded-parallel.js';
@@ -33,9 +34,6 @@ import type { Stores } from './stores.js';
  * idle FIFO shard cursors (≤ $1.38 a month in the per-minute metrics at list prices).
  */
 export const FIGURE_PAGES_MAX = 1;
-
-/** Keys of one BatchGetItem. */
-const BATCH_KEYS = 100;
 
 export interface GroupFigureValues {
   backlog: number;
@@ -141,7 +139,7 @@ export class GroupFigures {
     const entries = await this.stores.readyIndex.entries(group.name, scope.readyPks);
     const streams = entries.filter((s) => isShardStream(s) && scope.namespaces.has(namespaceOf(s)));
     // A BatchGetItem takes 100 keys; several in flight, so that many shards with work cost time in parallel.
-    const chunks = Array.from({ length: Math.ceil(streams.length / BATCH_KEYS) }, (_, i) => streams.slice(i * BATCH_KEYS, (i + 1) * BATCH_KEYS));
+    const chunks = Array.from({ length: Math.ceil(streams.length / BATCH_GET_MAX_KEYS) }, (_, i) => streams.slice(i * BATCH_GET_MAX_KEYS, (i + 1) * BATCH_GET_MAX_KEYS));
     const cursors = (await mapBounded(chunks, PARTITION_CALLS_IN_FLIGHT, (chunk) => this.stores.cursors.figuresOf(group.name, chunk, now))).flat();
     return { cursors, whole: false };
   }

@@ -1,6 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { ThrottledError } from '../../domain/errors.js';
 import { isConditionalFailure, translateDynamoError } from './errors.js';
 
 /** Runs one store call and turns unabsorbed AWS failures into retryable domain errors. */
@@ -102,6 +103,40 @@ export async function* queryPagesUpTo(
     start = page.LastEvaluatedKey;
     yield { items: page.Items ?? [], more: start !== undefined };
   } while (start !== undefined && pages < pagesMax);
+}
+
+/** Keys per BatchGetItem request (DynamoDB's limit). */
+export const BATCH_GET_MAX_KEYS = 100;
+/** Rounds of retrying a BatchGetItem's unprocessed keys before answering "busy" (429). */
+const BATCH_GET_ROUNDS = 8;
+
+/**
+ * The items of `keys` in `table` (only `projection`, if given), as BatchGetItem answers them: 100
+ * keys a request, one request after the other, unprocessed keys retried with a growing wait; still
+ * unprocessed after {@link BATCH_GET_ROUNDS} rounds, a {@link ThrottledError} (429).
+ */
+export async function* batchGetPages(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  keys: readonly Record<string, unknown>[],
+  options: { consistent: boolean; projection?: string; names?: Record<string, string> },
+): AsyncGenerator<Record<string, unknown>[]> {
+  for (let i = 0; i < keys.length; i += BATCH_GET_MAX_KEYS) {
+    let left: Record<string, unknown>[] = keys.slice(i, i + BATCH_GET_MAX_KEYS);
+    for (let round = 0; left.length > 0; round++) {
+      const request = {
+        Keys: left,
+        ConsistentRead: options.consistent,
+        ...(options.projection === undefined ? {} : { ProjectionExpression: options.projection }),
+        ...(options.names === undefined ? {} : { ExpressionAttributeNames: options.names }),
+      };
+      const result = await call(() => doc.send(new BatchGetCommand({ RequestItems: { [table]: request } })));
+      yield result.Responses?.[table] ?? [];
+      left = (result.UnprocessedKeys?.[table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
+      if (left.length > 0 && round >= BATCH_GET_ROUNDS) throw new ThrottledError('The message store is busy; retry the request.');
+      if (left.length > 0) await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** round));
+    }
+  }
 }
 
 /** Every item a Query matches, page after page (admin and timer paths only: it reads the whole collection). */

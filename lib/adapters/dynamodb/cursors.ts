@@ -6,14 +6,13 @@
  * maintain is described in ready-index.ts; pending outputs of protected
  * commits are their own items (pending-outputs.ts).
  */
-import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ThrottledError } from '../../domain/errors.js';
 import { cursorExpired, type CursorState, type DoneEntry } from '../../domain/cursor.js';
 import { markOf, repeatsCommit } from '../../domain/history.js';
 import { guessedReadiness, retryReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
-import { call, conditional, conditionalWithImage, queryPages, queryPagesUpTo } from './call.js';
+import { batchGetPages, call, conditional, conditionalWithImage, queryPages, queryPagesUpTo } from './call.js';
 import { cancellationReasons, isConditionalFailure, translateDynamoError } from './errors.js';
 import { newCursorItem, shardCursorTtl, toState } from './cursor-item.js';
 import {
@@ -47,10 +46,6 @@ export type CommitOutcome = 'committed' | 'expired';
 /** What a claim did: written, or lost to another writer, with the cursor as that writer left it. */
 export type ClaimOutcome = { ok: true } | { ok: false; seen?: CursorState };
 
-/** Keys per BatchGetItem request (DynamoDB's limit). */
-const BATCH_GET_MAX_KEYS = 100;
-/** Rounds of retrying a BatchGetItem's unprocessed keys before answering "busy" (429). */
-const BATCH_GET_ROUNDS = 8;
 /** What a group's figures read of a cursor: its position, leases, known head and epoch, committed count, creation and expiry (not its completions `dn`). */
 const FIGURE_PROJECTION = 'pk, sk, nx, ns, fl, cm, ca, kn, ke, #t';
 /** The live cursors among cursor items (an expired FIFO shard cursor reads as absent until TTL deletes it). */
@@ -154,24 +149,14 @@ export class CursorStore {
   }
 
   /** The named cursor items (only `projection`, if given), as BatchGetItem answers them (100 keys a request, unprocessed keys retried). */
-  private async *batchItems(group: string, streams: readonly string[], options: { consistent: boolean; projection?: string }): AsyncGenerator<Record<string, unknown>[]> {
+  private batchItems(group: string, streams: readonly string[], options: { consistent: boolean; projection?: string }): AsyncGenerator<Record<string, unknown>[]> {
     const { projection } = options;
-    for (let i = 0; i < streams.length; i += BATCH_GET_MAX_KEYS) {
-      let keys: Record<string, unknown>[] = streams.slice(i, i + BATCH_GET_MAX_KEYS).map((sk) => this.key(group, sk));
-      for (let round = 0; keys.length > 0; round++) {
-        const request = {
-          Keys: keys,
-          ConsistentRead: options.consistent,
-          ...(projection === undefined ? {} : { ProjectionExpression: projection }),
-          ...(projection?.includes('#t') ? { ExpressionAttributeNames: { '#t': 'ttl' } } : {}),
-        };
-        const result = await call(() => this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: request } })));
-        yield result.Responses?.[this.table] ?? [];
-        keys = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
-        if (keys.length > 0 && round >= BATCH_GET_ROUNDS) throw new ThrottledError('The message store is busy; retry the request.');
-        if (keys.length > 0) await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** round));
-      }
-    }
+    return batchGetPages(
+      this.doc,
+      this.table,
+      streams.map((sk) => this.key(group, sk)),
+      { consistent: options.consistent, ...(projection === undefined ? {} : { projection }), ...(projection?.includes('#t') ? { names: { '#t': 'ttl' } } : {}) },
+    );
   }
 
   /**

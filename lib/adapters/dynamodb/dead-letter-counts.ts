@@ -25,16 +25,13 @@
  * old group lands after the delete (it increments the old group's items,
  * which the delete removes when it can and nothing reads).
  */
-import { BatchGetCommand, DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ThrottledError } from '../../domain/errors.js';
-import { call } from './call.js';
+import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { batchGetPages, call } from './call.js';
 import { deadLetterCountKey } from './keys.js';
 import type { TransactItem } from './write-batch.js';
 
 /** Counter items per group (partition keys the increments spread over). */
 export const DEAD_LETTER_COUNT_KEYS = 8;
-/** BatchGetItem rounds for keys DynamoDB left unprocessed before the read answers 429. */
-const READ_ROUNDS = 5;
 
 export class DeadLetterCounts {
   constructor(
@@ -57,15 +54,8 @@ export class DeadLetterCounts {
 
   /** Dead letters the group (created at `createdAt`) has made: one BatchGetItem of its counters (8 RRU consistent, 4 not). */
   async total(group: string, createdAt: number, consistent = true): Promise<number> {
-    let keys: Record<string, unknown>[] = this.keys(group, createdAt);
     let total = 0;
-    for (let round = 0; keys.length > 0; round++) {
-      const result = await call(() => this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: consistent } } })));
-      for (const item of result.Responses?.[this.table] ?? []) total += Number(item.c ?? 0);
-      keys = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
-      if (keys.length > 0 && round + 1 >= READ_ROUNDS) throw new ThrottledError('The message store is busy; retry the request.');
-      if (keys.length > 0) await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** round));
-    }
+    for await (const items of batchGetPages(this.doc, this.table, this.keys(group, createdAt), { consistent })) for (const item of items) total += Number(item.c ?? 0);
     return total;
   }
 

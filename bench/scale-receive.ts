@@ -48,6 +48,15 @@ export interface ReceiveProfile {
    * sends, and its unbatched rows should count several hundred messages.
    */
   steadySeconds: Record<number, number>;
+  /**
+   * A backlog row counts at least this many messages: it runs on past `seconds` until its consumers
+   * received them, for at most `maxSeconds` in all. A short row of a slow configuration (one
+   * unbatched consumer of a 1,000-shard backlog: 30 messages in 4 s) measures mostly the start of a
+   * drain — the receives that first discover the backlog's shards (6.7 raises a message) — and its
+   * per-message figures are those of the start, not of a consumer draining the backlog.
+   */
+  minMessages: number;
+  maxSeconds: number;
 }
 
 export interface UnitFigure {
@@ -310,7 +319,7 @@ export interface Flow {
  * is within one round of every consumer's batch of empty), or a steady row's producer (they stop
  * when nothing was received for `quietMs`: the producer stalled). Either stop marks the row `ranDry`.
  */
-type Supply = { backlog: number } | { flow: Flow; quietMs: number };
+type Supply = { backlog: number; minMessages?: number; maxSeconds?: number } | { flow: Flow; quietMs: number };
 
 /**
  * Consumers receive back to back until the deadline, or until their supply runs dry (then
@@ -331,7 +340,15 @@ async function runConsumers(ctx: Ctx, group: string, batch: number, consumers: n
       else fail(`commit ${JSON.stringify(r.error).slice(0, 60)}`);
     }
   };
-  const deadline = performance.now() + seconds * 1000;
+  const start = performance.now();
+  const deadline = start + seconds * 1000;
+  // A backlog row with a floor on its messages runs on past its seconds until it has them (at most `maxSeconds`).
+  const floor = 'backlog' in supply ? (supply.minMessages ?? 0) : 0;
+  const hardDeadline = 'backlog' in supply && supply.maxSeconds !== undefined ? start + Math.max(seconds, supply.maxSeconds) * 1000 : deadline;
+  const running = () => {
+    const now = performance.now();
+    return now < deadline || (messages < floor && now < hardDeadline);
+  };
   let lastReceived = performance.now();
   const dry = () => ('backlog' in supply ? supply.backlog - messages < consumers * batch : performance.now() - lastReceived > supply.quietMs);
   // Receives in flight. A steady row's consumer starts one only while more messages wait than the
@@ -351,7 +368,7 @@ async function runConsumers(ctx: Ctx, group: string, batch: number, consumers: n
   await Promise.all(
     Array.from({ length: consumers }, async () => {
       let carried: string[] = [];
-      for (let i = 0; performance.now() < deadline && i < 1_000_000; i++) {
+      for (let i = 0; running() && i < 1_000_000; i++) {
         if (dry()) {
           ranDry = true;
           break;
@@ -490,8 +507,8 @@ async function drain(ctx: Ctx, group: string, count: number): Promise<number> {
  * most 4×), plus two rounds of every consumer's batch (a row stops as ran dry one round before
  * empty), at least 500, at most `maxBacklog`.
  */
-export function backlogTarget(expectedRate: number, seconds: number, consumers: number, batch: number, maxBacklog: number): number {
-  return Math.min(maxBacklog, Math.max(500, Math.ceil(2 * seconds * expectedRate) + 2 * consumers * batch));
+export function backlogTarget(expectedRate: number, seconds: number, consumers: number, batch: number, maxBacklog: number, minMessages = 0): number {
+  return Math.min(maxBacklog, Math.max(500, minMessages + 2 * consumers * batch, Math.ceil(2 * seconds * expectedRate) + 2 * consumers * batch));
 }
 
 /** A steady row stops as ran dry when its consumers received nothing for this long (its producer stalled). */
@@ -600,12 +617,12 @@ export async function receiveRows(ctx: Ctx, roundTrip: RoundTrip, profile: Recei
           const tag = `scale:${id}`;
           // A consumer does at most ~1 receive per 4 calls of 7.5 ms: the first row's guess; later rows scale the last rate.
           const expected = lastRate === undefined ? consumers * batch * 30 : lastRate * Math.min(4, consumers / lastConsumers);
-          const target = backlogTarget(expected, profile.seconds, consumers, batch, profile.maxBacklog);
+          const target = backlogTarget(expected, profile.seconds, consumers, batch, profile.maxBacklog, profile.minMessages);
           try {
             if (waiting < target) waiting += await prefill(ctx, name, topic, target - waiting, profile.shardKeys, batch);
             const backlogBefore = waiting;
             roundTrip.enabled = true;
-            const { result, window } = await measured(ctx, () => runConsumers(ctx, group, batch, consumers, profile.seconds, commits, { backlog: backlogBefore }, tag)).finally(() => {
+            const { result, window } = await measured(ctx, () => runConsumers(ctx, group, batch, consumers, profile.seconds, commits, { backlog: backlogBefore, minMessages: profile.minMessages, maxSeconds: profile.maxSeconds }, tag)).finally(() => {
               roundTrip.enabled = false;
             });
             // Messages received but not committed stay leased for 300 s: out of the backlog either way.

@@ -51,7 +51,7 @@ export function receiveSection(rows: ReceiveRow[], roundTrip: { minMs: number; m
   out.push('## Scale, the consumer side: lost claims and the modelled AWS ceiling (issue 19)');
   out.push('');
   out.push(
-    `Consumers receive back to back (\`waitSeconds\` 0) from a backlog prefilled before each row, with ${f(roundTrip.minMs)}–${f(roundTrip.maxMs)} ms added to every DynamoDB call. ` +
+    `Consumers receive back to back (\`waitSeconds\` 0) from a backlog prefilled before each row (a row runs its seconds and on until it received the profile's floor of messages, within its most seconds: see *messages*), with ${f(roundTrip.minMs)}–${f(roundTrip.maxMs)} ms added to every DynamoDB call. ` +
       '*fifo-many-p256-steady*: the *fifo-many-p256* topic with no backlog: a paced producer (its own tag, not counted in the row) sends batches of 10 to random shard keys while the consumers receive, keeping about two rounds of every consumer\'s batch waiting; a consumer starts a receive only while more messages wait than the receives in flight ask for (*backlog*: what waited at the start, + what the producer sent during the row; *ran dry*: nothing received for 5 s). ' +
       '*call*: each receive\'s messages committed by one `/commit`; *carried*: by the consumer\'s next receive (the SDK Consumer\'s default). FIFO groups are `concurrent`. ' +
       'Every capacity unit the receives and commits touched is counted: a table partition key (`S#…`, `A#…`), a cursor item (`C#<group> @ <stream>`, updated in place: adaptive capacity isolates it), a GSI key (`gsi1 R#<group>`, the ready index).',

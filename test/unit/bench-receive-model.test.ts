@@ -226,6 +226,9 @@ describe('backlogTarget', () => {
     // 64 consumers × 10: the row stops as ran dry below 640 left, so 1,280 on top of the expected 660.
     expect(backlogTarget(220, 1.5, 64, 10, 60_000)).toBe(660 + 1280);
     expect(backlogTarget(1e6, 4, 64, 10, 60_000)).toBe(60_000);
+    // A row that runs on until it counted its floor of messages has them and two rounds more waiting.
+    expect(backlogTarget(10, 4, 1, 1, 60_000, 600)).toBe(602);
+    expect(backlogTarget(10, 4, 64, 10, 60_000, 200)).toBe(1480);
   });
 });
 

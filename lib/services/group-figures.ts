@@ -24,7 +24,7 @@ import { isShardStream, isWideFifo, namespaceOf, noticeStreamCount, redriveStrea
 import type { Clock } from '../ports/clock.js';
 import { BATCH_GET_MAX_KEYS } from '../adapters/dynamodb/call.js';
 import { readyBucketCount, readyBucketPks, readyIndexPk } from '../adapters/dynamodb/keys.js';
-import { StreamLog } from '../adapters/dynamodb/stream-log.js';
+import { StreamLog, type Segment } from '../adapters/dynamodb/stream-log.js';
 import { PARTITION_CALLS_IN_FLIGHT, mapBounded } from './bounded-parallel.js';
 import type { Stores } from './stores.js';
 
@@ -63,6 +63,8 @@ export class GroupFigures {
     private readonly clock: Clock,
     /** Cursor pages read whole before the figures read the cursors with work only; 0: those only (tests compare the two). */
     private readonly pagesMax = FIGURE_PAGES_MAX,
+    /** How the oldest messages' segments are read: by key where the cursor names them (default), or each by a Query (tests compare the two). */
+    private readonly oldestBy: OldestBy = 'key',
   ) {}
 
   /**
@@ -94,7 +96,7 @@ export class GroupFigures {
 
   /** The figures of the partition cursors and the FIFO shard cursors (committed null when the shards were not read whole). */
   private async folded(group: Group, scope: FigureScope, now: number): Promise<Omit<GroupFigureValues, 'deadLettered'>> {
-    const fold = new FigureFold(this.stores, scope, now);
+    const fold = new FigureFold(this.stores, scope, now, this.oldestBy);
     for await (const cursors of this.partitionCursors(group, scope, now)) await fold.add(cursors);
     const shards = await this.shardCursors(group, scope, now);
     await fold.add(shards.cursors);
@@ -178,18 +180,23 @@ export class GroupFigures {
   }
 }
 
+/** Where the oldest messages' segments come from: by key where the cursor names them, or each by a Query. */
+export type OldestBy = 'key' | 'query';
+
 /** Figures folded from cursors page by page. */
 class FigureFold {
   backlog = 0;
   inFlight = 0;
   pending = 0;
   committed = 0;
-  private readonly oldestOf: Array<{ stream: string; first: number }> = [];
+  /** Per stream with work, its oldest message (`first`) and, when the cursor names it, the segment holding it. */
+  private readonly oldestOf: Array<{ stream: string; first: number; segment: number | undefined }> = [];
 
   constructor(
     private readonly stores: Stores,
     private readonly scope: FigureScope,
     private readonly now: number,
+    private readonly oldestBy: OldestBy,
   ) {}
 
   async add(cursors: readonly CursorState[]): Promise<this> {
@@ -223,20 +230,42 @@ class FigureFold {
       this.backlog += waiting;
       const seqs = [...cursor.leases.keys()];
       if (waiting > 0) seqs.push(from);
-      if (seqs.length > 0) this.oldestOf.push({ stream: cursor.stream, first: Math.min(...seqs) });
+      if (seqs.length > 0) {
+        const first = Math.min(...seqs);
+        // The segment holding it, by key: a lease names its segment; the next message's is the
+        // cursor's read position. Anything else (a new epoch's start, a generation's) is looked up.
+        const segment = cursor.leases.get(first)?.segment ?? (first === cursor.next && cursor.segmentStart <= first ? cursor.segmentStart : undefined);
+        this.oldestOf.push({ stream: cursor.stream, first, segment });
+      }
     }
     return this;
   }
 
-  /** The figures folded so far, with the oldest message's age (one segment read per stream with work). */
+  /**
+   * The figures folded so far, with the oldest message's age: the segment holding each stream's
+   * oldest message, by key where the cursor names it (BatchGetItem, 100 a call: O(streams with
+   * work ÷ 100) calls), else — or when that segment is gone or does not hold it — by a Query.
+   * Eventually consistent (half the read units): a segment never changes once written.
+   */
   async result(): Promise<Omit<GroupFigureValues, 'deadLettered'> & { committed: number }> {
     const now = this.now;
     let oldest: number | undefined;
-    await mapBounded(this.oldestOf, PARTITION_CALLS_IN_FLIGHT, async ({ stream, first }) => {
-      // Eventually consistent (half the read units): a segment never changes once written.
-      const segment = await this.stores.log.segmentContaining(stream, first, false);
-      const record = segment?.records[first - segment.seq];
+    const consider = (segment: Segment | undefined, first: number) => {
+      const record = segment !== undefined && first >= segment.seq && first < segment.seq + segment.count ? segment.records[first - segment.seq] : undefined;
       if (record && record.expiresAt > now) oldest = Math.min(oldest ?? Infinity, record.deliverableAt);
+      return record !== undefined;
+    };
+    const keyed: typeof this.oldestOf = [];
+    const lookUp: typeof this.oldestOf = [];
+    for (const o of this.oldestOf) (o.segment !== undefined && this.oldestBy === 'key' ? keyed : lookUp).push(o);
+    const chunks = Array.from({ length: Math.ceil(keyed.length / BATCH_GET_MAX_KEYS) }, (_, i) => keyed.slice(i * BATCH_GET_MAX_KEYS, (i + 1) * BATCH_GET_MAX_KEYS));
+    await mapBounded(chunks, PARTITION_CALLS_IN_FLIGHT, async (chunk) => {
+      const found = await this.stores.log.getSegments(chunk.map((o) => ({ stream: o.stream, seq: o.segment! })), false);
+      const bySegment = new Map(found.map((segment) => [`${segment.stream}\u0000${segment.seq}`, segment]));
+      for (const o of chunk) if (!consider(bySegment.get(`${o.stream}\u0000${o.segment}`), o.first)) lookUp.push(o);
+    });
+    await mapBounded(lookUp, PARTITION_CALLS_IN_FLIGHT, async ({ stream, first }) => {
+      consider(await this.stores.log.segmentContaining(stream, first, false), first);
     });
     return {
       backlog: this.backlog,

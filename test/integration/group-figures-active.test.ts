@@ -32,9 +32,12 @@ async function compare(h: Harness, step: string) {
   const g = (await h.stores.catalog.getGroup('g'))!;
   const active = new GroupFigures(h.stores, h.clock, 0);
   const whole = new GroupFigures(h.stores, h.clock, 100);
-  const [a, w] = await Promise.all([active.of(g), whole.of(g)]);
+  // The oldest messages' segments read by key where the cursors name them, against a Query each.
+  const queried = new GroupFigures(h.stores, h.clock, 100, 'query');
+  const [a, w, q] = await Promise.all([active.of(g), whole.of(g), queried.of(g)]);
   expect(a.committed, step).toBeNull();
   expect({ ...a, committed: w.committed }, step).toEqual(w);
+  expect(w, step).toEqual(q);
   expect(await active.hasInFlight(g), step).toBe(await whole.hasInFlight(g));
   return w;
 }
@@ -48,7 +51,7 @@ describe.each<DeliveryMode>(['concurrent', 'serialized', 'protected'])('figures 
     await h.admin.putGroup('g', group([...TOPICS], { deliveryMode: mode, maxDeliveries: 2, visibilityTimeoutSeconds: 30, retryPolicy: { initialSeconds: 0 } }));
     const random = prng(mode.length * 7919);
     const held: string[] = [];
-    let worked = { inFlight: 0, backlog: 0, pending: 0, deadLettered: 0 };
+    let worked = { inFlight: 0, backlog: 0, pending: 0, deadLettered: 0, oldest: 0 };
     for (let step = 0; step < STEPS; step++) {
       const roll = random();
       if (roll < 0.35) {
@@ -56,6 +59,8 @@ describe.each<DeliveryMode>(['concurrent', 'serialized', 'protected'])('figures 
         const t = pick < 0.4 ? 'f' : pick < 0.8 ? 'w' : 's';
         const n = 1 + Math.floor(random() * 4);
         for (let i = 0; i < n; i++) await h.queue.send(t, send(`m${step}.${i}`, t === 's' ? {} : { shardKey: `k${Math.floor(random() * 4)}` }));
+        // Messages of different ages, so that the oldest one's age tells the streams apart.
+        h.clock.advance(1_000);
       } else if (roll < 0.6) {
         const got = await h.queue.receive('g', { maxMessages: 1 + Math.floor(random() * 5), waitSeconds: 0 });
         held.push(...got.map((m) => m.receiptHandle));
@@ -77,11 +82,13 @@ describe.each<DeliveryMode>(['concurrent', 'serialized', 'protected'])('figures 
         backlog: Math.max(worked.backlog, w.backlog),
         pending: Math.max(worked.pending, w.pending),
         deadLettered: Math.max(worked.deadLettered, w.deadLettered),
+        oldest: Math.max(worked.oldest, w.oldestMessageAgeSeconds),
       };
     }
     // The sequence went through the states it is meant to compare.
     expect(worked.inFlight).toBeGreaterThan(0);
     expect(worked.backlog).toBeGreaterThan(0);
+    expect(worked.oldest).toBeGreaterThan(0);
     if (mode === 'protected') expect(worked.pending).toBeGreaterThan(0);
   }, 120_000);
 });

@@ -20,7 +20,7 @@
  */
 import type { CursorState } from '../domain/cursor.js';
 import { countedFrom, type Group } from '../domain/model.js';
-import { isShardStream, isWideFifo, namespaceOf, noticeStreamCount, redriveStream, streamId, streamNamespace } from '../domain/streams.js';
+import { isShardStream, isWideFifo, namespaceOf, noticeStreamCount, noticeStreamsOf, redriveStream, shardStreamId, streamId, streamNamespace } from '../domain/streams.js';
 import type { Clock } from '../ports/clock.js';
 import { BATCH_GET_MAX_KEYS } from '../adapters/dynamodb/call.js';
 import { readyBucketCount, readyBucketPks, readyIndexPk } from '../adapters/dynamodb/keys.js';
@@ -34,6 +34,9 @@ import type { Stores } from './stores.js';
  * idle FIFO shard cursors (≤ $1.38 a month in the per-minute metrics at list prices).
  */
 export const FIGURE_PAGES_MAX = 1;
+
+/** Notice segments per notice stream the figures read past the group's notice cursor (a receive absorbs 25 at most). */
+export const NOTICE_FIGURE_SEGMENTS = 25;
 
 export interface GroupFigureValues {
   backlog: number;
@@ -52,6 +55,8 @@ export interface GroupFigureValues {
 interface FigureScope {
   partitions: Map<string, number>;
   namespaces: Set<string>;
+  /** The subscribed FIFO namespaces' notice streams, and whether the namespace's shards are sequenced (`q:`). */
+  noticeStreams: Array<{ namespace: string; streams: string[]; sequenced: boolean }>;
   partitionPrefixes: string[];
   shardPrefixes: string[];
   readyPks: string[];
@@ -100,6 +105,7 @@ export class GroupFigures {
     for await (const cursors of this.partitionCursors(group, scope, now)) await fold.add(cursors);
     const shards = await this.shardCursors(group, scope, now);
     await fold.add(shards.cursors);
+    await this.undiscovered(group, scope, now, fold);
     const figures = await fold.result();
     return { ...figures, committed: shards.whole ? figures.committed : null };
   }
@@ -146,17 +152,50 @@ export class GroupFigures {
     return { cursors, whole: false };
   }
 
+  /**
+   * FIFO messages no receive has discovered yet: a shard's cursor learns of its messages (`kn`)
+   * only when a receive reads their notices, so with no consumer receiving — the case a backlog
+   * alarm is for — the shard cursors show none of what was sent since. Per notice stream, the
+   * notices past the group's notice cursor (up to {@link NOTICE_FIGURE_SEGMENTS} segments, eventually
+   * consistent; past them a notice counts one message, from the stream's head) add the messages
+   * they announce above what each shard's cursor knows (docs/design.md, Per-group metrics,
+   * "Messages no receive has discovered").
+   */
+  private async undiscovered(group: Group, scope: FigureScope, now: number, fold: FigureFold): Promise<void> {
+    for (const { namespace, streams, sequenced } of scope.noticeStreams) {
+      const cursors = new Map<string, CursorState>();
+      for await (const { cursors: page } of this.stores.cursors.figurePages(group.name, now, Infinity, `${namespace}/n:`)) for (const c of page) cursors.set(c.stream, c);
+      const unread = await mapBounded(streams, PARTITION_CALLS_IN_FLIGHT, async (stream) => {
+        const cursor = cursors.get(stream);
+        // No cursor: the group's receive creates it (a stream added after the subscription) from the first retained notice.
+        if (!cursor) return { notices: [], beyond: 0 };
+        const segments = await this.stores.log.readNotices(stream, cursor.segmentStart, NOTICE_FIGURE_SEGMENTS, false);
+        const notices = segments.flatMap((segment) => segment.notices.map((notice, i) => ({ ...notice, seq: segment.seq + i }))).filter((n) => n.seq >= cursor.next);
+        const last = segments.at(-1);
+        // A full page: the notices past it count one message each, up to the stream's head.
+        const beyond = last !== undefined && segments.length >= NOTICE_FIGURE_SEGMENTS ? Math.max(0, StreamLog.nextAfter(await this.stores.log.head(stream)) - (last.seq + last.count)) : 0;
+        return { notices, beyond };
+      });
+      await fold.addUndiscovered(
+        unread.map(({ notices, beyond }) => ({ notices: notices.map((n) => ({ shard: shardStreamId(namespace, n.shardKey, sequenced), from: n.from, to: n.to })), beyond })),
+        (streams) => this.stores.cursors.figuresOf(group.name, streams, now),
+      );
+    }
+  }
+
   private async scope(group: Group): Promise<FigureScope> {
     const topics = await this.stores.catalog.getTopics(group.subscriptions.map((s) => s.topic));
     const partitions = new Map<string, number>();
     const namespaces = new Set<string>();
     const partitionPrefixes = new Set<string>();
     const shardPrefixes = new Set<string>();
+    const noticeStreams = new Map<string, { namespace: string; streams: string[]; sequenced: boolean }>();
     let buckets = 0;
     for (const topic of topics.values()) {
       const namespace = streamNamespace(topic);
       if (topic.type === 'fifo') {
         namespaces.add(namespace);
+        if (!noticeStreams.has(namespace)) noticeStreams.set(namespace, { namespace, streams: noticeStreamsOf(topic), sequenced: topic.sequenced === true });
         shardPrefixes.add(`${namespace}/k:`);
         if (topic.sequenced === true) shardPrefixes.add(`${namespace}/q:`);
         if (isWideFifo(topic)) buckets = Math.max(buckets, readyBucketCount(noticeStreamCount(topic)));
@@ -172,6 +211,7 @@ export class GroupFigures {
     return {
       partitions,
       namespaces,
+      noticeStreams: [...noticeStreams.values()],
       partitionPrefixes: [...partitionPrefixes],
       shardPrefixes: [...shardPrefixes],
       // The receive's keys: the home key and the buckets of the widest wide topic (receiver.ts).
@@ -191,6 +231,8 @@ class FigureFold {
   committed = 0;
   /** Per stream with work, its oldest message (`first`) and, when the cursor names it, the segment holding it. */
   private readonly oldestOf: Array<{ stream: string; first: number; segment: number | undefined }> = [];
+  /** What each shard cursor folded knows of its shard: the highest sequence number announced to it. */
+  private readonly knownOf = new Map<string, number>();
 
   constructor(
     private readonly stores: Stores,
@@ -214,6 +256,7 @@ class FigureFold {
       this.committed += cursor.committed;
       const shard = isShardStream(cursor.stream) && namespaces.has(namespaceOf(cursor.stream));
       if (!partitions.has(cursor.stream) && !shard) continue;
+      if (shard) this.knownOf.set(cursor.stream, Math.max(cursor.known ?? 0, cursor.next - 1));
       const leases = [...cursor.leases.values()];
       const pendingHere = leases.filter((l) => l.pending).length;
       // A lease that expired (or was released) waits for redelivery: backlog, not in flight.
@@ -239,6 +282,37 @@ class FigureFold {
       }
     }
     return this;
+  }
+
+  /**
+   * Notices no receive absorbed yet, per notice stream in stream order: the messages each announces
+   * above what its shard's cursor knows (a cursor not folded is read by key: `cursorsOf`; none
+   * knows nothing) are backlog, and the first such message of each stream is a candidate for the
+   * oldest (its segment, the one its send wrote, starts at the notice's `from`). `beyond`: notices
+   * past those read, one message each.
+   */
+  async addUndiscovered(
+    streams: ReadonlyArray<{ notices: ReadonlyArray<{ shard: string; from: number; to: number }>; beyond: number }>,
+    cursorsOf: (streams: string[]) => Promise<CursorState[]>,
+  ): Promise<void> {
+    const missing = [...new Set(streams.flatMap((s) => s.notices.map((n) => n.shard)))].filter((shard) => !this.knownOf.has(shard));
+    const chunks = Array.from({ length: Math.ceil(missing.length / BATCH_GET_MAX_KEYS) }, (_, i) => missing.slice(i * BATCH_GET_MAX_KEYS, (i + 1) * BATCH_GET_MAX_KEYS));
+    const read = (await mapBounded(chunks, PARTITION_CALLS_IN_FLIGHT, cursorsOf)).flat();
+    const known = new Map(this.knownOf);
+    for (const cursor of read) known.set(cursor.stream, Math.max(cursor.known ?? 0, cursor.next - 1));
+    for (const { notices, beyond } of streams) {
+      this.backlog += beyond;
+      let first = true;
+      for (const { shard, from, to } of notices) {
+        const above = Math.max(from - 1, known.get(shard) ?? 0);
+        if (to <= above) continue;
+        this.backlog += to - above;
+        if (first) this.oldestOf.push({ stream: shard, first: above + 1, segment: above + 1 === from ? from : undefined });
+        first = false;
+        // A shard announced twice in what was read counts its messages once.
+        known.set(shard, Math.max(above, to));
+      }
+    }
   }
 
   /**

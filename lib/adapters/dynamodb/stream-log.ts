@@ -111,6 +111,8 @@ export interface ReadBounds {
    * messages: enough, however few segments it holds).
    */
   reach?: number;
+  /** Strongly consistent reads (default true); false: half the read units, a segment written in the last second may be missed. */
+  consistent?: boolean;
 }
 
 /** FIFO shard activity: shard `shardKey` got messages `from`…`to` (docs/design.md, FIFO). */
@@ -757,8 +759,8 @@ export class StreamLog {
   }
 
   /** Notice segments from the one starting at `fromSeq` on (a cut page followed within the default bounds). */
-  async readNotices(stream: string, fromSeq: number, limit: number): Promise<NoticeSegment[]> {
-    const { items } = await this.query(stream, fromSeq, limit, {});
+  async readNotices(stream: string, fromSeq: number, limit: number, consistent = true): Promise<NoticeSegment[]> {
+    const { items } = await this.query(stream, fromSeq, limit, { consistent });
     return items.map((item) => ({
       seq: Number(item.sk),
       count: Number(item.n),
@@ -801,7 +803,7 @@ export class StreamLog {
             KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
             ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': segmentSk(fromSeq), ':to': MAX_SK },
             Limit: limit - items.length,
-            ConsistentRead: true,
+            ConsistentRead: bounds.consistent ?? true,
             ...(start ? { ExclusiveStartKey: start } : {}),
           }),
         ),

@@ -1,0 +1,115 @@
+/**
+ * A group's `oldestMessageAgeSeconds` reads, per stream with work, the segment holding its oldest
+ * message (lib/services/group-figures.ts). Where the cursor names that segment — a lease's own,
+ * or the cursor's read position for its next message — it is read by key, 100 a BatchGetItem, so
+ * that a FIFO group with many shards with work costs O(shards ÷ 100) calls, not a Query a shard
+ * (≈ 10^5 shards with work would pass the HTTP API's 30 s). On DynamoDB Local: the age equals the
+ * one a Query per stream gives, and the reads are counted.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { GroupFigures } from '../../lib/services/group-figures.js';
+import { newHarness, send, type Harness } from '../helpers/stores.js';
+import { group, topic } from '../helpers/builders.js';
+
+/** Shards with a message waiting: three BatchGetItem requests of 100 keys. */
+const SHARDS = 250;
+
+let h: Harness;
+/** Segment reads (stream keys `S#…`) while `recording`: Queries and BatchGetItem requests. */
+const reads = { queries: 0, batches: 0, keys: 0, recording: false };
+
+beforeEach(async () => {
+  h = await newHarness();
+  await h.admin.putTopic('f', topic({ type: 'fifo' }));
+  await h.admin.putTopic('s', topic());
+  await h.admin.putGroup('g', group(['f', 's'], { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 600 }));
+  reads.queries = reads.batches = reads.keys = 0;
+  h.doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (!reads.recording) return next(args);
+      const input = args.input as { ExpressionAttributeValues?: Record<string, unknown>; ScanIndexForward?: boolean; RequestItems?: Record<string, { Keys: Array<{ pk: string }> }> };
+      // A message segment looked up by a sequence number it holds (segmentContaining: backwards, up
+      // to it), not a head read nor a read of notices.
+      const values = input.ExpressionAttributeValues ?? {};
+      const pk = String(values[':pk'] ?? '');
+      if (context.commandName === 'QueryCommand' && pk.startsWith('S#') && !pk.includes('/n:') && ':to' in values && input.ScanIndexForward === false) reads.queries++;
+      if (context.commandName === 'BatchGetCommand' || context.commandName === 'BatchGetItemCommand') {
+        const keys = Object.values(input.RequestItems ?? {}).flatMap((r) => r.Keys).filter((k) => String(k.pk).startsWith('S#'));
+        if (keys.length > 0) {
+          reads.batches++;
+          reads.keys += keys.length;
+        }
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'countSegmentReads' },
+  );
+});
+
+async function figures(by: 'key' | 'query') {
+  const g = (await h.stores.catalog.getGroup('g'))!;
+  reads.queries = reads.batches = reads.keys = 0;
+  reads.recording = true;
+  try {
+    return { figures: await new GroupFigures(h.stores, h.clock, 1, by).of(g), reads: { ...reads } };
+  } finally {
+    reads.recording = false;
+  }
+}
+
+describe('the oldest message of a group with many streams with work', () => {
+  it('is read by key, 100 segments a call, and is the age a Query per stream gives', async () => {
+    // The oldest: one message on shard k17, a minute before the others.
+    await h.queue.send('f', send('oldest', { shardKey: 'k17' }));
+    h.clock.advance(60_000);
+    for (let i = 0; i < SHARDS; i++) if (i !== 17) await h.queue.send('f', send(`m${i}`, { shardKey: `k${i}` }));
+    await h.queue.send('s', send('standard'));
+    h.clock.advance(5_000);
+
+    // No receive yet: the shards' cursors know nothing; the notices announce every message.
+    const undiscovered = await figures('key');
+    expect(undiscovered.figures).toMatchObject({ backlog: SHARDS + 1, inFlight: 0, oldestMessageAgeSeconds: 65 });
+    // The oldest candidate of each notice stream with notices unread, and the partition's: by key.
+    expect(undiscovered.reads.queries).toBe(0);
+    expect((await figures('query')).figures).toEqual(undiscovered.figures);
+
+    // Receives discover the shards (at most 100 a receive) and lease a few messages.
+    let leased = 0;
+    for (let i = 0; i < 4; i++) leased += (await h.queue.receive('g', { maxMessages: 1, waitSeconds: 0 })).length;
+    const byKey = await figures('key');
+    expect(byKey.figures).toMatchObject({ backlog: SHARDS + 1 - leased, inFlight: leased, oldestMessageAgeSeconds: 65 });
+    // Every stream's oldest message by key, 100 a request, no Query of a stream.
+    expect(byKey.reads.queries).toBe(0);
+    // (the shards the receives discovered, the partition, the first notice of a stream still unread)
+    expect(byKey.reads.keys).toBeGreaterThan(100);
+    expect(byKey.reads.batches).toBe(Math.ceil(byKey.reads.keys / 100));
+    const byQuery = await figures('query');
+    expect(byQuery.figures).toEqual(byKey.figures);
+    expect(byQuery.reads.queries).toBe(byKey.reads.keys);
+  });
+
+  it('reads a leased oldest message by its lease\'s segment, the next one by the cursor\'s position', async () => {
+    for (let i = 0; i < 20; i++) {
+      await h.queue.send('f', send(`a${i}`, { shardKey: `k${i % 5}` }));
+      h.clock.advance(1_000);
+    }
+    // Leases on some shards (their oldest message is leased), waiting messages on the others.
+    const got = await h.queue.receive('g', { maxMessages: 7, waitSeconds: 0 });
+    expect(got.length).toBeGreaterThan(0);
+    h.clock.advance(2_000);
+    const byKey = await figures('key');
+    expect(byKey.figures.inFlight).toBe(got.length);
+    expect(byKey.figures.oldestMessageAgeSeconds).toBe(22);
+    expect(byKey.reads.queries).toBe(0);
+    expect((await figures('query')).figures).toEqual(byKey.figures);
+    // Commit the oldest (k0's first message): the age is the next oldest's.
+    const oldest = got.find((m) => m.body === 'a0');
+    if (oldest) {
+      await h.queue.commit('g', [oldest.receiptHandle]);
+      const after = await figures('key');
+      expect(after.figures.oldestMessageAgeSeconds).toBe(21);
+      expect(after.reads.queries).toBe(0);
+      expect((await figures('query')).figures).toEqual(after.figures);
+    }
+  });
+});

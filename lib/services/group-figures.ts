@@ -170,7 +170,11 @@ export class GroupFigures {
         // No cursor: the group's receive creates it (a stream added after the subscription) from the first retained notice.
         if (!cursor) return { notices: [], beyond: 0 };
         const segments = await this.stores.log.readNotices(stream, cursor.segmentStart, NOTICE_FIGURE_SEGMENTS, false);
-        const notices = segments.flatMap((segment) => segment.notices.map((notice, i) => ({ ...notice, seq: segment.seq + i }))).filter((n) => n.seq >= cursor.next);
+        const notices = segments
+          // A notice segment past its `ttl` announces only expired messages (TTL deletes it within days).
+          .filter((segment) => segment.ttl === undefined || segment.ttl * 1000 > now)
+          .flatMap((segment) => segment.notices.map((notice, i) => ({ ...notice, seq: segment.seq + i })))
+          .filter((n) => n.seq >= cursor.next);
         const last = segments.at(-1);
         // A full page: the notices past it count one message each, up to the stream's head.
         const beyond = last !== undefined && segments.length >= NOTICE_FIGURE_SEGMENTS ? Math.max(0, StreamLog.nextAfter(await this.stores.log.head(stream)) - (last.seq + last.count)) : 0;

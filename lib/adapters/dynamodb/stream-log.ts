@@ -121,6 +121,8 @@ export interface NoticeSegment {
   seq: number;
   count: number;
   notices: Notice[];
+  /** When the messages it announces have all expired (s; its `ttl`: the longest retention of its entries). */
+  ttl?: number;
 }
 
 export interface Notice {
@@ -765,6 +767,7 @@ export class StreamLog {
       seq: Number(item.sk),
       count: Number(item.n),
       notices: ((item.m as StoredNotice[] | undefined) ?? []).map(fromStoredNotice),
+      ...(item.ttl === undefined ? {} : { ttl: Number(item.ttl) }),
     }));
   }
 

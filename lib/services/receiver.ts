@@ -9,6 +9,7 @@ import { holeRecheckMs } from '../domain/gaps.js';
 import { cursorExpired, expiredLeases, leasesInOrder, completionEpoch, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
 import { planSpill } from '../domain/history.js';
 import type { MessageIdCodec } from '../domain/message-ids.js';
+import { DeadLetterProperty, type DeadLetterReason } from '../domain/dead-letter.js';
 import { Limits, iso, isPurged, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
 import {
   isRedriveStream,
@@ -976,11 +977,11 @@ export class Receiver {
             shardKey: record.shardKey,
             properties: {
               ...record.properties,
-              'sluice-dead-letter-source-topic': record.topic,
-              'sluice-dead-letter-source-message-id': record.messageId,
-              'sluice-dead-letter-group': group.name,
-              'sluice-dead-letter-delivery-count': String(lease.deliveries),
-              'sluice-dead-letter-reason': lease.released ? 'released' : 'lease-expired',
+              [DeadLetterProperty.sourceTopic]: record.topic,
+              [DeadLetterProperty.sourceMessageId]: record.messageId,
+              [DeadLetterProperty.group]: group.name,
+              [DeadLetterProperty.deliveryCount]: String(lease.deliveries),
+              [DeadLetterProperty.reason]: (lease.released ? 'released' : 'lease-expired') satisfies DeadLetterReason,
             },
             deliverableAt: now,
             expiresAt: now + target.retentionSeconds * 1000,

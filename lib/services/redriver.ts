@@ -2,6 +2,7 @@
  * Redrive: brings the messages a group dead-lettered back to that group only,
  * through its redrive stream (docs/design.md, Redrive).
  */
+import { DEAD_LETTER_PROPERTIES, DeadLetterProperty } from '../domain/dead-letter.js';
 import { GroupNotFoundError } from '../domain/errors.js';
 import { type Group, type MessageRecord } from '../domain/model.js';
 import { redriveStream, streamId } from '../domain/streams.js';
@@ -26,8 +27,6 @@ export const REDRIVE_REQUEST_MAX = 1000;
 const REQUEST_BUDGET_MS = 10_000;
 /** Attempts of one chunk whose links changed meanwhile (a concurrent redrive took some). */
 const CHUNK_ATTEMPTS = 4;
-/** Properties the dead-letter copy added; the redriven message is the original again. */
-const COPY_PROPERTIES = ['source-topic', 'source-message-id', 'group', 'delivery-count', 'reason'].map((p) => `sluice-dead-letter-${p}`);
 /**
  * Bound of a link item as updated: its keys (a topic name and a message id, a group name), the
  * dead-letter topic's name, the copy's id, three numbers and attribute names stay far below it.
@@ -122,8 +121,8 @@ export class Redriver {
     const out: Candidate[] = [];
     for (const a of addressed) {
       const copy = segments.find((s) => s.stream === a.stream && s.seq === a.seq)?.records[0];
-      const sourceTopic = copy?.properties['sluice-dead-letter-source-topic'];
-      const sourceId = copy?.properties['sluice-dead-letter-source-message-id'];
+      const sourceTopic = copy?.properties[DeadLetterProperty.sourceTopic];
+      const sourceId = copy?.properties[DeadLetterProperty.sourceMessageId];
       const usable =
         copy !== undefined &&
         copy.messageId === a.link.copyMessageId &&
@@ -133,12 +132,12 @@ export class Redriver {
         sourceId !== undefined &&
         // The copy is the one this link names: same original, same group.
         deadLetterLinkPk(sourceTopic, sourceId) === a.link.key.pk &&
-        copy.properties['sluice-dead-letter-group'] === group.name;
+        copy.properties[DeadLetterProperty.group] === group.name;
       if (!usable) {
         await this.stores.redrives.drop(group.name, a.link);
         continue;
       }
-      const properties = Object.fromEntries(Object.entries(copy.properties).filter(([k]) => !COPY_PROPERTIES.includes(k)));
+      const properties = Object.fromEntries(Object.entries(copy.properties).filter(([k]) => !DEAD_LETTER_PROPERTIES.includes(k)));
       out.push({
         link: a.link,
         record: { ...copy, messageId: sourceId, topic: sourceTopic, properties, deliverableAt: now },

@@ -57,6 +57,12 @@ const RECEIPT_DOMAIN = 'sluice/receipt/v1';
  * is at most 557 characters (docs/design.md "Message ids"), a deferred one 27.
  */
 export const MESSAGE_ID_MAX_LENGTH = 1024;
+/**
+ * Longest direct message id (and so the longest any record carries): `m` + base64url of a 16-byte
+ * IV and a plaintext of at most 401 bytes (a shard key of 128 UTF-16 units is ≤ 384 UTF-8 bytes,
+ * sequence 2^53 − 1, generation 2^31): 1 + ⌈4 × 417 / 3⌉ characters, all ASCII.
+ */
+export const MESSAGE_ID_LONGEST = 557;
 const MAX_ID_LENGTH = MESSAGE_ID_MAX_LENGTH;
 const MAX_HANDLE_LENGTH = 2048;
 

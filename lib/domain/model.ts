@@ -47,6 +47,14 @@ export type GroupDeliveryState = (typeof GroupDeliveryState)[keyof typeof GroupD
 export const Limits = {
   nameMaxLength: 128,
   bodyMaxBytes: 256 * 1024,
+  /**
+   * A whole message: its body as sent (a base64 body as its text) plus every key, property name
+   * and value, tag and shard key in UTF-8 bytes (`messageBytes`, records.ts). Room for a 256 KiB
+   * base64 body with every key and property at its longest in ASCII (388,696 bytes); what it
+   * keeps is the segment item of the message's dead-letter copy below DynamoDB's 400 KB
+   * (docs/design.md, Limits by construction). Above it: 413.
+   */
+  messageMaxBytes: 400_000,
   requestMaxBytes: 1024 * 1024,
   /** JSON answers stay at or below this (a synchronous Lambda answers at most 6 MB): answer-budget.ts. */
   answerMaxBytes: 5_000_000,

@@ -440,7 +440,7 @@ export class Committer {
     return publish.flatMap((p) => {
       const topic: Topic | undefined = topics.get(p.topic);
       // A topic deleted while the commit was pending: its outputs go nowhere, like sends to a deleted topic.
-      return topic ? [this.planner.route(topic, p)] : [];
+      return topic ? [this.planner.route(topic, p, undefined, '', { admitted: true })] : [];
     });
   }
 }

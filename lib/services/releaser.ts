@@ -285,7 +285,8 @@ export class DeferredReleaser {
 
   /** A deferred message routed to its stream, with its stored size. */
   private size(topic: Topic, d: Deferred, partition?: number): SizedAppend<Planned> {
-    const routed = this.planner.route(topic, inputOf(d.record), partition);
+    // Admitted when it was sent: the size checks passed then (and are not made again after an upgrade).
+    const routed = this.planner.route(topic, inputOf(d.record), partition, '', { admitted: true });
     const outgoing: Outgoing = { ...routed, messageId: d.record.messageId, sentAt: d.record.sentAt };
     const recordBytes = 1 + valueBytes(toStored(d.record)) + RECORD_MARGIN_BYTES;
     const local = outgoing.local;

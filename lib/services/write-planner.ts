@@ -16,7 +16,7 @@ import {
   type StreamLocal,
 } from '../domain/streams.js';
 import { StreamLog, type Notice, type StreamWrite } from '../adapters/dynamodb/stream-log.js';
-import { storedRecordMaxBytes } from '../adapters/dynamodb/records.js';
+import { messageBytes, storedRecordMaxBytes } from '../adapters/dynamodb/records.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 
@@ -27,6 +27,27 @@ const idOf = (ids: MessageIdCodec | undefined, o: Outgoing, seq: number): string
 
 export const bodyBytes = (body: string, encoding: 'utf8' | 'base64'): number =>
   encoding === 'base64' ? Buffer.from(body, 'base64').length : Buffer.byteLength(body, 'utf8');
+
+/**
+ * The size limits of a message (413): its body, and the whole message — which keeps the segment
+ * item of its dead-letter copy below DynamoDB's 400 KB (docs/design.md, Limits by construction).
+ */
+function checkSize(input: SendInput, path: string): void {
+  const at = (field: string) => (path ? `${path}/${field}` : field);
+  const bytes = bodyBytes(input.body, input.encoding);
+  if (bytes > Limits.bodyMaxBytes) {
+    throw new PayloadTooLargeError(`Message body is ${bytes} bytes; the limit is ${Limits.bodyMaxBytes} bytes (256 KiB).`, {
+      issues: [{ path: at('body'), message: 'too large' }],
+    });
+  }
+  const whole = messageBytes(input);
+  if (whole > Limits.messageMaxBytes) {
+    throw new PayloadTooLargeError(
+      `Message is ${whole} bytes (body as sent, keys, properties, tag and shard key in UTF-8); the limit is ${Limits.messageMaxBytes} bytes.`,
+      { issues: [{ path, message: 'too large (body, keys, properties, tag and shard key together)' }] },
+    );
+  }
+}
 
 /** One message bound for one topic. */
 export interface Outgoing {
@@ -60,16 +81,14 @@ export class WritePlanner {
   /**
    * Checks what can be checked before anything is written (size, shard key,
    * features this version lacks) and picks the stream.
-   * `partition` is the standard-topic partition shared by a batch.
+   * `partition` is the standard-topic partition shared by a batch. `admitted`: the
+   * message passed the size checks when it was sent (a release of a scheduled or
+   * half message, a pending commit's saved outputs): not checked again, so that
+   * a message admitted by an earlier version is not refused after the upgrade.
    */
-  route(topic: Topic, input: SendInput, partition?: number, path = ''): Outgoing {
+  route(topic: Topic, input: SendInput, partition?: number, path = '', { admitted = false }: { admitted?: boolean } = {}): Outgoing {
     const at = (field: string) => (path ? `${path}/${field}` : field);
-    const bytes = bodyBytes(input.body, input.encoding);
-    if (bytes > Limits.bodyMaxBytes) {
-      throw new PayloadTooLargeError(`Message body is ${bytes} bytes; the limit is ${Limits.bodyMaxBytes} bytes (256 KiB).`, {
-        issues: [{ path: at('body'), message: 'too large' }],
-      });
-    }
+    if (!admitted) checkSize(input, path);
     let dueAt: number | undefined;
     if (input.delaySeconds !== undefined || input.deliverAt !== undefined) {
       const now = this.clock.now();

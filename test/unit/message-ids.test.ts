@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { InvalidArgumentError } from '../../lib/domain/errors.js';
-import { MessageIdCodec, SIV_BYTES } from '../../lib/domain/message-ids.js';
+import { MESSAGE_ID_LONGEST, MessageIdCodec, SIV_BYTES } from '../../lib/domain/message-ids.js';
 import { MAX_SEQ, type StreamLocal } from '../../lib/domain/streams.js';
 import { Limits } from '../../lib/domain/model.js';
 
@@ -86,6 +86,7 @@ describe('message ids', () => {
     const bmp = codec.messageId({ name: 'x', generation: 2 ** 31 }, { kind: 'shard', shardKey: '\uFFFF'.repeat(128) }, MAX_SEQ);
     expect(Math.max(longest.length, bmp.length)).toBeLessThanOrEqual(557);
     expect(bmp.length).toBe(557);
+    expect(MESSAGE_ID_LONGEST).toBe(557);
     // A partition id of an ordinary topic: 16 bytes of IV + 6 sealed bytes.
     const partition = codec.messageId({ name: 'orders', generation: 1 }, { kind: 'partition', partition: 3 }, 1000);
     expect(partition.length).toBe(1 + Math.ceil(((SIV_BYTES + 6) * 4) / 3));

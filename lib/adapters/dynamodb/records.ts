@@ -1,6 +1,7 @@
 /** Compact item shapes of messages inside stream segments (short names keep items, and WRUs, small). */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import type { Encoding, MessageRecord } from '../../domain/model.js';
+import { Limits, type Encoding, type MessageRecord } from '../../domain/model.js';
+import { MESSAGE_ID_LONGEST } from '../../domain/message-ids.js';
 
 export interface StoredRecord {
   i: string; // messageId
@@ -63,6 +64,29 @@ export const storedRecordMaxBytes = (record: MessageRecord): number => {
   const properties = Object.entries(record.properties).reduce((sum, [k, v]) => sum + utf8(k) + utf8(v) + 1, CONTAINER_BYTES);
   return element + names + strings.reduce((sum, text) => sum + utf8(text), 0) + keys + properties + 4 * NUMBER_MAX_BYTES;
 };
+
+/**
+ * The bytes of a message that `Limits.messageMaxBytes` counts: its body as sent (a base64 body as
+ * its text, as `storedRecordMaxBytes` counts it) and every key, property name and value, tag and
+ * shard key, all in UTF-8.
+ */
+export const messageBytes = (message: Pick<MessageRecord, 'body' | 'keys' | 'properties' | 'tag' | 'shardKey'>): number =>
+  utf8(message.body) +
+  message.keys.reduce((sum, key) => sum + utf8(key), 0) +
+  Object.entries(message.properties).reduce((sum, [k, v]) => sum + utf8(k) + utf8(v), 0) +
+  utf8(message.tag ?? '') +
+  utf8(message.shardKey ?? '');
+
+/**
+ * What `storedRecordMaxBytes` counts beyond `messageBytes`, at most (840): the record's attribute
+ * names and its one-letter encoding, the longest message id and topic name, four numbers, the
+ * record's place in the segment's list, and the containers of `Limits.keysMax` keys and
+ * `Limits.propertiesMax` properties (1 byte an element). A dead-letter copy's own properties
+ * come on top: `DEAD_LETTER_PROPERTIES_MAX_BYTES` (lib/domain/dead-letter.ts).
+ */
+export const RECORD_OVERHEAD_MAX_BYTES =
+  CONTAINER_BYTES + 1 + 'itbegkphsaxn'.length + MESSAGE_ID_LONGEST + Limits.nameMaxLength + 'b'.length +
+  CONTAINER_BYTES + Limits.keysMax + CONTAINER_BYTES + Limits.propertiesMax + 4 * NUMBER_MAX_BYTES;
 
 export const toStored = (record: MessageRecord): StoredRecord => {
   const stored: StoredRecord = {

@@ -53,7 +53,7 @@
 import { TransactWriteCommand, PutCommand, QueryCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { MessageRecord } from '../../domain/model.js';
+import { Limits, type MessageRecord } from '../../domain/model.js';
 import { MAX_SEQ, isSequencedStream, isShardStream } from '../../domain/streams.js';
 import { ThrottledError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
@@ -66,10 +66,25 @@ import { SENTINEL_SK, segmentSk, streamOfPk, streamPk } from './keys.js';
 import { fromStored } from './records.js';
 import { packSegmentRecords, segmentRecordsItem, storedRecordsOf } from './segment-records.js';
 import { ItemConditionFailedError, WriteBatch, failedItem, type TransactItem } from './write-batch.js';
-import { withTryToken } from './try-token.js';
+import { TRY_TOKEN_ITEM_BYTES, withTryToken } from './try-token.js';
 import { itemBytes } from './item-size.js';
 import { GRANT_PUT_DEADLINE_MS, gapState } from '../../domain/gaps.js';
-import { Sequencer, grantAttributes, grantedOf, type Grant, type GrantedStored } from './sequencer.js';
+import { GRANT_ATTRIBUTES_MAX_BYTES, Sequencer, grantAttributes, grantedOf, type Grant, type GrantedStored } from './sequencer.js';
+
+/**
+ * What a message segment item holds besides its records, at most (711 bytes): `pk` (`S#` and the
+ * longest stream id: a 128-character namespace name and a shard key of ≤ 384 UTF-8 bytes), `sk`,
+ * `n`, `ttl` and `w` (numbers counted at 21 bytes), the `m` list's own container, a sequenced
+ * stream's grant attributes and a single put's try token. (`wt` is on notice segments only.) One
+ * record of the largest message admitted, as a dead-letter copy, fits one item with it
+ * (docs/design.md, Dead letters, "Its size").
+ */
+export const SEGMENT_ENVELOPE_MAX_BYTES =
+  'pk'.length + 'S#'.length + 2 + Limits.nameMaxLength + 1 + 2 + 3 * Limits.shardKeyMaxLength +
+  'sk'.length + segmentSk(MAX_SEQ).length +
+  'n'.length + 21 + 'ttl'.length + 21 + WAKE_FLAG.length + 21 +
+  'm'.length + 3 +
+  GRANT_ATTRIBUTES_MAX_BYTES + TRY_TOKEN_ITEM_BYTES;
 
 export type Head =
   | { kind: 'none' }

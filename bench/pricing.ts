@@ -92,6 +92,13 @@ export const MONTHLY = {
   groupMetricsPerActiveCursor: 43_200 * 0.5 * (PRICES.dynamoRruPerMillion / 1e6),
   /** Past that page, per ready-index key read (the home key and a wide topic's 16–64 buckets): one Query, ½ RRU. */
   groupMetricsPerReadyKey: 43_200 * 0.5 * (PRICES.dynamoRruPerMillion / 1e6),
+  /**
+   * Per notice stream of a subscribed FIFO topic (4 by default, up to 256), at any size: the notices
+   * past the group's notice cursor, for messages no receive has discovered (one eventually
+   * consistent Query, ½ RRU when none wait), and its notice cursor in the namespace's consistent
+   * Query (≈ 200 bytes of the 1 RRU per 4 KB).
+   */
+  groupMetricsPerNoticeStream: 43_200 * (0.5 + 200 / 4096) * (PRICES.dynamoRruPerMillion / 1e6),
 } as const;
 
 /** Bytes of the cursors the figures read whole (one Query page). */
@@ -100,12 +107,16 @@ const FIGURE_PAGE_BYTES = 1024 * 1024;
 /**
  * What a FIFO group's shard cursors add to its per-minute figures, USD per month: every cursor
  * while they fit one Query page (≈ 4,000 idle ones), else that page, the ready-index keys and
- * the cursors of the shards with work; and at any size each shard with work's oldest segment (docs/design.md, Per-group metrics, "Figures of a group over very many shards").
+ * the cursors of the shards with work; and at any size each shard with work's oldest segment and
+ * each notice stream (docs/design.md, Per-group metrics, "Figures of a group over very many shards",
+ * "Messages no receive has discovered").
  */
-export function groupMetricsCursorReads(cursors: number, activeShards: number, readyBuckets: number): number {
+export function groupMetricsCursorReads(cursors: number, activeShards: number, readyBuckets: number, noticeStreams = 0): number {
   const segments = activeShards * MONTHLY.groupMetricsPerOldestSegment;
-  if (cursors * 250 <= FIGURE_PAGE_BYTES) return cursors * MONTHLY.groupMetricsPerShardCursor + segments;
-  return MONTHLY.groupMetricsCursorPage + activeShards * MONTHLY.groupMetricsPerActiveCursor + segments + (1 + readyBuckets) * MONTHLY.groupMetricsPerReadyKey;
+  // The notice streams, read for messages no receive has discovered (docs/design.md, Per-group metrics).
+  const notices = noticeStreams * MONTHLY.groupMetricsPerNoticeStream;
+  if (cursors * 250 <= FIGURE_PAGE_BYTES) return cursors * MONTHLY.groupMetricsPerShardCursor + segments + notices;
+  return MONTHLY.groupMetricsCursorPage + activeShards * MONTHLY.groupMetricsPerActiveCursor + segments + (1 + readyBuckets) * MONTHLY.groupMetricsPerReadyKey + notices;
 }
 
 /**

@@ -384,19 +384,19 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
   out.push('');
   out.push(
     table(
-      ["a FIFO group's shard cursors", 'of them with work', 'ready-index buckets', 'group-metrics cursor reads: USD per month'],
+      ["a FIFO group's shard cursors", 'of them with work', 'ready-index buckets', 'notice streams', 'group-metrics cursor and notice reads: USD per month'],
       [
-        [1_000, 100, 0],
-        [100_000, 1_000, 16],
-        [1_000_000, 1_000, 64],
-        [1_000_000, 100_000, 64],
-      ].map(([cursors, active, buckets]) => [f(cursors!), f(active!), f(buckets!), `**${usd(groupMetricsCursorReads(cursors!, active!, buckets!))}**`]),
+        [1_000, 100, 0, 4],
+        [100_000, 1_000, 16, 16],
+        [1_000_000, 1_000, 64, 256],
+        [1_000_000, 100_000, 64, 256],
+      ].map(([cursors, active, buckets, notices]) => [f(cursors!), f(active!), f(buckets!), f(notices!), `**${usd(groupMetricsCursorReads(cursors!, active!, buckets!, notices!))}**`]),
     ),
   );
   out.push('');
   out.push(
     "On top of the above: a FIFO group keeps a cursor per shard key it touched, for 15 days after the shard's last claim or notice, idle or not. Its figures read every cursor while they fit one Query page (≈ 4,000 cursors of ≈ 250 bytes); " +
-      'past that they read that page, the ready-index keys and, per shard with work, its cursor and its oldest message\'s segment (½ RRU each a minute, eventually consistent), not the idle cursors, and answer `committed: null` ' +
+      'past that they read that page, the ready-index keys and, per shard with work, its cursor and its oldest message\'s segment (½ RRU each a minute, eventually consistent), not the idle cursors, and answer `committed: null`; at any size they read each notice stream past the group\'s notice cursor, for messages no receive has discovered ' +
       '(docs/design.md, Per-group metrics, "Figures of a group over very many shards"; before 2026-12-03 evening: every cursor, ≈ $335 a month at 10^6 with 1,000 active).',
   );
   out.push('');

@@ -15,6 +15,17 @@ describe('the idle month', () => {
     expect(groupMetricsCursorReads(4_195, 0, 0)).toBeCloseTo(MONTHLY.groupMetricsCursorPage + MONTHLY.groupMetricsPerReadyKey, 12);
   });
 
+  it('prices the notice streams read for messages no receive has discovered, at any size: ½ RRU a stream and its cursor\'s share a minute', () => {
+    const perStream = 43_200 * (0.5 + 200 / 4096) * (PRICES.dynamoRruPerMillion / 1e6);
+    expect(MONTHLY.groupMetricsPerNoticeStream).toBeCloseTo(perStream, 12);
+    expect(groupMetricsCursorReads(1_000, 10, 0, 4) - groupMetricsCursorReads(1_000, 10, 0)).toBeCloseTo(4 * perStream, 12);
+    expect(groupMetricsCursorReads(1e6, 1_000, 64, 256) - groupMetricsCursorReads(1e6, 1_000, 64)).toBeCloseTo(256 * perStream, 12);
+    // A default FIFO topic's 4 streams: ≈ 1.2 cents a month; a 256-stream topic's: ≈ 76 cents.
+    expect(4 * perStream).toBeLessThan(0.02);
+    expect(256 * perStream).toBeGreaterThan(0.7);
+    expect(256 * perStream).toBeLessThan(0.8);
+  });
+
   it('past one page prices the page, the ready-index keys and the shards with work: ≈ $7 at 10^6 cursors with 1,000 active, not ≈ $333', () => {
     const tenToTheSix = groupMetricsCursorReads(1e6, 1_000, 64);
     // 256 RRU + 1,000 × ½ (cursor) + 1,000 × ½ (oldest segment) + 65 × ½ RRU a minute.
@@ -25,7 +36,8 @@ describe('the idle month', () => {
     expect(groupMetricsCursorReads(1e5, 1_000, 64)).toBeCloseTo(tenToTheSix, 12);
     const r = benchResults();
     const md = renderMarkdown(r, buildReport(r), 'chart.png');
-    expect(md).toContain("| a FIFO group's shard cursors | of them with work | ready-index buckets | group-metrics cursor reads: USD per month |");
-    expect(md).toMatch(/\| 1,000,000 \| 1,000 \| 64 \| \*\*\$6\.9\d*\*\* \|/);
+    expect(md).toContain("| a FIFO group's shard cursors | of them with work | ready-index buckets | notice streams | group-metrics cursor and notice reads: USD per month |");
+    // $6.96 of cursors and segments, $0.76 of 256 notice streams.
+    expect(md).toMatch(/\| 1,000,000 \| 1,000 \| 64 \| 256 \| \*\*\$7\.7\d*\*\* \|/);
   });
 });

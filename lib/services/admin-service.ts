@@ -185,6 +185,13 @@ export class AdminService {
         issues: [{ path: 'maxDelaySeconds', message: 'too large' }],
       });
     }
+    if (input.type === 'fifo') {
+      // A group's dead letters go to partition streams of its dead-letter topic: as a FIFO topic
+      // nothing would read them (the group's PUT refuses a FIFO one; this is the other way round).
+      // Every group is read (admin path, O(groups), as the topic stats do).
+      const holder = (await this.stores.catalog.allGroups()).find((g) => g.deadLetterTopic === name);
+      if (holder) throw new ConflictError(`Topic '${name}' is the dead-letter topic of group '${holder.name}': it must stay a standard topic.`);
+    }
     const partitions = partitionsOfNewTopic(name, input.type, input.partitions, input.orderGroup);
     // The message-id key exists before any topic does, so functions that only read the table
     // (GET by id) always find it and never need to create it.
@@ -390,6 +397,13 @@ export class AdminService {
       const deliveryMode = input.deliveryMode ?? existing?.deliveryMode ?? 'serialized';
       if (existing && existing.deliveryMode !== deliveryMode && (await this.figures.hasInFlight(existing))) {
         throw new ConflictError('deliveryMode cannot change while messages of the group are in flight.');
+      }
+      // Dead-letter copies are appended to a partition stream: a FIFO topic's receives and look-ups
+      // would never find them (it has shard streams). Sluice creates the topic standard when missing.
+      if ((await this.stores.catalog.getTopic(deadLetterTopic))?.type === 'fifo') {
+        throw new InvalidArgumentError(`The dead-letter topic '${deadLetterTopic}' is a FIFO topic; a dead-letter topic must be a standard topic.`, {
+          issues: [{ path: 'deadLetterTopic', message: 'names a FIFO topic' }],
+        });
       }
       await ensureDeadLetterTopic(this.stores, deadLetterTopic, now);
       // A group of this name was deleted: its cursors (and any a stale container created in the

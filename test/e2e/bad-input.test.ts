@@ -84,6 +84,7 @@ const cases: Array<[string, string, string, unknown, number, string, string?]> =
   ['retryPolicy not an object', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], retryPolicy: 5 }, 400, 'InvalidArgument', 'retryPolicy'],
   ['visibility too long', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], visibilityTimeoutSeconds: 43201 }, 400, 'InvalidArgument', 'visibilityTimeoutSeconds'],
   ['subscribing to its own dead-letter topic', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], deadLetterTopic: 'orders' }, 400, 'InvalidArgument'],
+  ['a FIFO topic as the dead-letter topic', 'PUT', '/v1/groups/g1', { subscriptions: [{ topic: 'orders' }], deadLetterTopic: 'ledger' }, 400, 'InvalidArgument', 'deadLetterTopic'],
   ['missing group', 'GET', '/v1/groups/nope', undefined, 404, 'GroupNotFound'],
   ['delete a missing group', 'DELETE', '/v1/groups/nope', undefined, 404, 'GroupNotFound'],
   ['delete a group with a bad name', 'DELETE', '/v1/groups/a%24b', undefined, 400, 'InvalidArgument', 'path/group'],

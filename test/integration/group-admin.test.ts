@@ -1,6 +1,6 @@
 /** Deleting and re-creating consumer groups (issue 17 item 5) on DynamoDB Local. */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { GroupNotFoundError, InvalidArgumentError } from '../../lib/domain/errors.js';
+import { ConflictError, GroupNotFoundError, InvalidArgumentError } from '../../lib/domain/errors.js';
 import { cursorPk } from '../../lib/adapters/dynamodb/keys.js';
 import { queryAll } from '../../lib/adapters/dynamodb/call.js';
 import { streamId } from '../../lib/domain/streams.js';
@@ -98,6 +98,24 @@ describe('DELETE group', () => {
 
   it('refuses a bad page token of the group listing', async () => {
     await expect(h.admin.listGroups(10, 'bm9wZQ')).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+});
+
+describe('a dead-letter topic stays a standard topic', () => {
+  it('refuses a FIFO topic as a group\'s dead-letter topic, and a FIFO topic under a dead-letter topic\'s name; nothing written', async () => {
+    // Dead-letter copies go to partition streams: on a FIFO topic no receive or look-up would find them.
+    await h.admin.putTopic('ledger', topic({ type: 'fifo' }));
+    await expect(h.admin.putGroup('audit', group('orders', { deadLetterTopic: 'ledger' }))).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(h.admin.patchGroup('billing', { deadLetterTopic: 'ledger' })).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(await h.stores.catalog.getGroup('audit')).toBeFalsy();
+    expect((await h.stores.catalog.getGroup('billing'))?.deadLetterTopic).toBe('billing-dlq');
+    // The other way round: the dead-letter topic deleted, a FIFO topic of its name is refused.
+    await h.admin.deleteTopic('billing-dlq');
+    h.clock.advance(h.stores.catalog.recreateAfterMs + 1);
+    await expect(h.admin.putTopic('billing-dlq', topic({ type: 'fifo' }))).rejects.toBeInstanceOf(ConflictError);
+    expect(await h.stores.catalog.getTopic('billing-dlq')).toBeFalsy();
+    await h.admin.putTopic('billing-dlq', topic());
+    expect((await h.stores.catalog.getTopic('billing-dlq'))?.type).toBe('standard');
   });
 });
 

@@ -95,11 +95,14 @@ export const MONTHLY = {
   /**
    * Per notice stream of a subscribed FIFO topic (4 by default, up to 256), at any size: the notices
    * past the group's notice cursor, for messages no receive has discovered (one eventually
-   * consistent Query, ½ RRU when none wait), and its notice cursor in the namespace's consistent
-   * Query (≈ 200 bytes of the 1 RRU per 4 KB).
+   * consistent Query, ½ RRU when none wait). The notice cursors come in one consistent Query per
+   * namespace: {@link groupMetricsNoticeCursorsRru}.
    */
-  groupMetricsPerNoticeStream: 43_200 * (0.5 + 200 / 4096) * (PRICES.dynamoRruPerMillion / 1e6),
+  groupMetricsPerNoticeStream: 43_200 * 0.5 * (PRICES.dynamoRruPerMillion / 1e6),
 } as const;
+
+/** RRU of a namespace's notice cursors read in one consistent Query: ≈ 200 bytes each, 1 RRU per 4 KB, at least 1. */
+export const groupMetricsNoticeCursorsRru = (noticeStreams: number): number => Math.max(1, Math.ceil((noticeStreams * 200) / 4096));
 
 /** Bytes of the cursors the figures read whole (one Query page). */
 const FIGURE_PAGE_BYTES = 1024 * 1024;
@@ -114,7 +117,7 @@ const FIGURE_PAGE_BYTES = 1024 * 1024;
 export function groupMetricsCursorReads(cursors: number, activeShards: number, readyBuckets: number, noticeStreams = 0): number {
   const segments = activeShards * MONTHLY.groupMetricsPerOldestSegment;
   // The notice streams, read for messages no receive has discovered (docs/design.md, Per-group metrics).
-  const notices = noticeStreams * MONTHLY.groupMetricsPerNoticeStream;
+  const notices = noticeStreams === 0 ? 0 : noticeStreams * MONTHLY.groupMetricsPerNoticeStream + 43_200 * groupMetricsNoticeCursorsRru(noticeStreams) * (PRICES.dynamoRruPerMillion / 1e6);
   if (cursors * 250 <= FIGURE_PAGE_BYTES) return cursors * MONTHLY.groupMetricsPerShardCursor + segments + notices;
   return MONTHLY.groupMetricsCursorPage + activeShards * MONTHLY.groupMetricsPerActiveCursor + segments + (1 + readyBuckets) * MONTHLY.groupMetricsPerReadyKey + notices;
 }

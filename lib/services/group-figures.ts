@@ -19,8 +19,8 @@
  * group no longer subscribes to are not read.
  */
 import type { CursorState } from '../domain/cursor.js';
-import { countedFrom, type Group } from '../domain/model.js';
-import { isShardStream, isWideFifo, namespaceOf, noticeStreamCount, noticeStreamsOf, redriveStream, shardStreamId, streamId, streamNamespace } from '../domain/streams.js';
+import { countedFrom, isPurged, type Group, type Topic } from '../domain/model.js';
+import { isRedriveStream, isShardStream, isWideFifo, namespaceOf, noticeStreamCount, noticeStreamsOf, redriveStream, shardStreamId, streamId, streamNamespace } from '../domain/streams.js';
 import type { Clock } from '../ports/clock.js';
 import { BATCH_GET_MAX_KEYS } from '../adapters/dynamodb/call.js';
 import { readyBucketCount, readyBucketPks, readyIndexPk } from '../adapters/dynamodb/keys.js';
@@ -35,8 +35,25 @@ import type { Stores } from './stores.js';
  */
 export const FIGURE_PAGES_MAX = 1;
 
-/** Notice segments per notice stream the figures read past the group's notice cursor (a receive absorbs 25 at most). */
-export const NOTICE_FIGURE_SEGMENTS = 25;
+/**
+ * Notice segments per notice stream the figures read past the group's notice cursor (a receive
+ * reads 25). More than the notices a container may have absorbed past the cursor it has not moved
+ * yet (receiver.ts NOTICE_LAG_MAX, 8: one a segment when sends are unbatched), so that those are
+ * read and found known, not counted one a notice from the head.
+ */
+export const NOTICE_FIGURE_SEGMENTS = 10;
+
+/** Shards a notice stream's unread notices name whose cursors the figures read by key when they did not fold them (the rest count as new). */
+export const NOTICE_FIGURE_LOOKUPS = 100;
+
+/** One notice stream's notices past the group's notice cursor, as the figures read them. */
+interface UnreadNotices {
+  notices: Array<{ shard: string; from: number; to: number; epoch: boolean }>;
+  /** Notices past those read (one message each). */
+  beyond: number;
+  /** The notice cursor was moved by a seek to a time: shards without a cursor are not counted. */
+  sought: boolean;
+}
 
 export interface GroupFigureValues {
   backlog: number;
@@ -53,6 +70,8 @@ export interface GroupFigureValues {
  * counted messages start, its FIFO namespaces, the cursor-key prefixes of both, its ready-index keys.
  */
 interface FigureScope {
+  /** The subscribed topics by name (a record of another generation, or purged, is no one's oldest message). */
+  topics: Map<string, Topic>;
   partitions: Map<string, number>;
   namespaces: Set<string>;
   /** The subscribed FIFO namespaces' notice streams, and whether the namespace's shards are sequenced (`q:`). */
@@ -105,7 +124,7 @@ export class GroupFigures {
     for await (const cursors of this.partitionCursors(group, scope, now)) await fold.add(cursors);
     const shards = await this.shardCursors(group, scope, now);
     await fold.add(shards.cursors);
-    await this.undiscovered(group, scope, now, fold);
+    await this.undiscovered(group, scope, now, fold, shards.whole);
     const figures = await fold.result();
     return { ...figures, committed: shards.whole ? figures.committed : null };
   }
@@ -156,34 +175,36 @@ export class GroupFigures {
    * FIFO messages no receive has discovered yet: a shard's cursor learns of its messages (`kn`)
    * only when a receive reads their notices, so with no consumer receiving — the case a backlog
    * alarm is for — the shard cursors show none of what was sent since. Per notice stream, the
-   * notices past the group's notice cursor (up to {@link NOTICE_FIGURE_SEGMENTS} segments, eventually
-   * consistent; past them a notice counts one message, from the stream's head) add the messages
-   * they announce above what each shard's cursor knows (docs/design.md, Per-group metrics,
-   * "Messages no receive has discovered").
+   * notices past the group's notice cursor (up to {@link NOTICE_FIGURE_SEGMENTS} segments,
+   * eventually consistent; past them a notice counts one message, from the stream's head) add the
+   * messages they announce above what each shard's cursor knows (docs/design.md, Per-group
+   * metrics, "Messages no receive has discovered"). `whole`: every live shard cursor was folded
+   * (a shard not among them has none); else up to {@link NOTICE_FIGURE_LOOKUPS} shards a stream
+   * are read by key.
    */
-  private async undiscovered(group: Group, scope: FigureScope, now: number, fold: FigureFold): Promise<void> {
+  private async undiscovered(group: Group, scope: FigureScope, now: number, fold: FigureFold, whole: boolean): Promise<void> {
     for (const { namespace, streams, sequenced } of scope.noticeStreams) {
       const cursors = new Map<string, CursorState>();
       for await (const { cursors: page } of this.stores.cursors.figurePages(group.name, now, Infinity, `${namespace}/n:`)) for (const c of page) cursors.set(c.stream, c);
-      const unread = await mapBounded(streams, PARTITION_CALLS_IN_FLIGHT, async (stream) => {
+      const unread = await mapBounded(streams, PARTITION_CALLS_IN_FLIGHT, async (stream): Promise<UnreadNotices> => {
         const cursor = cursors.get(stream);
         // No cursor: the group's receive creates it (a stream added after the subscription) from the first retained notice.
-        if (!cursor) return { notices: [], beyond: 0 };
+        if (!cursor) return { notices: [], beyond: 0, sought: false };
         const segments = await this.stores.log.readNotices(stream, cursor.segmentStart, NOTICE_FIGURE_SEGMENTS, false);
         const notices = segments
           // A notice segment past its `ttl` announces only expired messages (TTL deletes it within days).
           .filter((segment) => segment.ttl === undefined || segment.ttl * 1000 > now)
           .flatMap((segment) => segment.notices.map((notice, i) => ({ ...notice, seq: segment.seq + i })))
-          .filter((n) => n.seq >= cursor.next);
+          .filter((n) => n.seq >= cursor.next)
+          .map((n) => ({ shard: shardStreamId(namespace, n.shardKey, sequenced), from: n.from, to: n.to, epoch: n.epoch === true }));
         const last = segments.at(-1);
         // A full page: the notices past it count one message each, up to the stream's head.
         const beyond = last !== undefined && segments.length >= NOTICE_FIGURE_SEGMENTS ? Math.max(0, StreamLog.nextAfter(await this.stores.log.head(stream)) - (last.seq + last.count)) : 0;
-        return { notices, beyond };
+        // After a seek to a time, a shard the group has no cursor for starts at the first message
+        // deliverable at or after it, which the notice does not tell.
+        return { notices, beyond, sought: (cursor.seek?.floor ?? 0) > 0 };
       });
-      await fold.addUndiscovered(
-        unread.map(({ notices, beyond }) => ({ notices: notices.map((n) => ({ shard: shardStreamId(namespace, n.shardKey, sequenced), from: n.from, to: n.to })), beyond })),
-        (streams) => this.stores.cursors.figuresOf(group.name, streams, now),
-      );
+      await fold.addUndiscovered(unread, whole ? undefined : (shards) => this.stores.cursors.figuresOf(group.name, shards, now));
     }
   }
 
@@ -213,6 +234,7 @@ export class GroupFigures {
     partitions.set(redrive, 1);
     partitionPrefixes.add(redrive);
     return {
+      topics,
       partitions,
       namespaces,
       noticeStreams: [...noticeStreams.values()],
@@ -289,33 +311,65 @@ class FigureFold {
   }
 
   /**
-   * Notices no receive absorbed yet, per notice stream in stream order: the messages each announces
-   * above what its shard's cursor knows (a cursor not folded is read by key: `cursorsOf`; none
-   * knows nothing) are backlog, and the first such message of each stream is a candidate for the
-   * oldest (its segment, the one its send wrote, starts at the notice's `from`). `beyond`: notices
-   * past those read, one message each.
+   * Notices no receive absorbed yet, per notice stream in stream order. A shard's notices may sit on
+   * several streams in any order (each sending container picks its own), so each shard counts once,
+   * over all of them: the messages announced above what its cursor knows (a cursor not folded is read
+   * by key, `cursorsOf`, up to {@link NOTICE_FIGURE_LOOKUPS} a stream; without `cursorsOf` every live
+   * cursor was folded), from the latest epoch start announced — the span from the lowest `from` to
+   * the highest `to`, at most the notices' own counts summed (a span over a gap). Each stream's first
+   * counted shard is a candidate for the oldest message, at the shard's first counted message (by key
+   * when a notice starts there: the segment its send wrote). `beyond`: one message each.
    */
-  async addUndiscovered(
-    streams: ReadonlyArray<{ notices: ReadonlyArray<{ shard: string; from: number; to: number }>; beyond: number }>,
-    cursorsOf: (streams: string[]) => Promise<CursorState[]>,
-  ): Promise<void> {
-    const missing = [...new Set(streams.flatMap((s) => s.notices.map((n) => n.shard)))].filter((shard) => !this.knownOf.has(shard));
-    const chunks = Array.from({ length: Math.ceil(missing.length / BATCH_GET_MAX_KEYS) }, (_, i) => missing.slice(i * BATCH_GET_MAX_KEYS, (i + 1) * BATCH_GET_MAX_KEYS));
-    const read = (await mapBounded(chunks, PARTITION_CALLS_IN_FLIGHT, cursorsOf)).flat();
+  async addUndiscovered(streams: readonly UnreadNotices[], cursorsOf: ((shards: string[]) => Promise<CursorState[]>) | undefined): Promise<void> {
     const known = new Map(this.knownOf);
-    for (const cursor of read) known.set(cursor.stream, Math.max(cursor.known ?? 0, cursor.next - 1));
-    for (const { notices, beyond } of streams) {
-      this.backlog += beyond;
-      let first = true;
-      for (const { shard, from, to } of notices) {
-        const above = Math.max(from - 1, known.get(shard) ?? 0);
-        if (to <= above) continue;
-        this.backlog += to - above;
-        if (first) this.oldestOf.push({ stream: shard, first: above + 1, segment: above + 1 === from ? from : undefined });
-        first = false;
-        // A shard announced twice in what was read counts its messages once.
-        known.set(shard, Math.max(above, to));
+    const withCursor = new Set(this.knownOf.keys());
+    if (cursorsOf) {
+      const missing = new Set<string>();
+      for (const { notices } of streams) {
+        let looked = 0;
+        for (const { shard } of notices) {
+          if (looked >= NOTICE_FIGURE_LOOKUPS) break;
+          if (known.has(shard) || missing.has(shard)) continue;
+          missing.add(shard);
+          looked++;
+        }
       }
+      const keys = [...missing];
+      const chunks = Array.from({ length: Math.ceil(keys.length / BATCH_GET_MAX_KEYS) }, (_, i) => keys.slice(i * BATCH_GET_MAX_KEYS, (i + 1) * BATCH_GET_MAX_KEYS));
+      for (const cursor of (await mapBounded(chunks, PARTITION_CALLS_IN_FLIGHT, cursorsOf)).flat()) {
+        known.set(cursor.stream, Math.max(cursor.known ?? 0, cursor.next - 1));
+        withCursor.add(cursor.stream);
+      }
+    }
+    // Per shard over every stream read: the span announced, the latest epoch start, the notices' own counts.
+    const spans = new Map<string, { from: number; to: number; epoch: number; sum: number; froms: Set<number> }>();
+    for (const { notices, beyond, sought } of streams) {
+      this.backlog += beyond;
+      for (const { shard, from, to, epoch } of notices) {
+        if (sought && !withCursor.has(shard)) continue;
+        const span = spans.get(shard) ?? { from, to, epoch: 0, sum: 0, froms: new Set<number>() };
+        span.from = Math.min(span.from, from);
+        span.to = Math.max(span.to, to);
+        if (epoch) span.epoch = Math.max(span.epoch, from);
+        span.sum += Math.max(0, to - Math.max(from - 1, known.get(shard) ?? 0));
+        span.froms.add(from);
+        spans.set(shard, span);
+      }
+    }
+    const start = new Map<string, number>();
+    for (const [shard, span] of spans) {
+      const begin = Math.max(span.from, (known.get(shard) ?? 0) + 1, span.epoch);
+      if (span.to < begin) continue;
+      this.backlog += Math.min(span.to - begin + 1, span.sum);
+      start.set(shard, begin);
+    }
+    const candidates = new Set<string>();
+    for (const { notices } of streams) {
+      const notice = notices.find((n) => start.has(n.shard) && !candidates.has(n.shard));
+      if (!notice) continue;
+      candidates.add(notice.shard);
+      const first = start.get(notice.shard)!;
+      this.oldestOf.push({ stream: notice.shard, first, segment: spans.get(notice.shard)!.froms.has(first) ? first : undefined });
     }
   }
 
@@ -330,7 +384,11 @@ class FigureFold {
     let oldest: number | undefined;
     const consider = (segment: Segment | undefined, first: number) => {
       const record = segment !== undefined && first >= segment.seq && first < segment.seq + segment.count ? segment.records[first - segment.seq] : undefined;
-      if (record && record.expiresAt > now) oldest = Math.min(oldest ?? Infinity, record.deliverableAt);
+      // Expired, purged and dead-generation records wait for no one (the receive passes over them;
+      // a redriven message lives on whatever its topic became since).
+      const topic = record && !isRedriveStream(segment!.stream) ? this.scope.topics.get(record.topic) : undefined;
+      const gone = topic !== undefined && (record!.generation !== topic.generation || isPurged(topic, record!));
+      if (record && record.expiresAt > now && !gone) oldest = Math.min(oldest ?? Infinity, record.deliverableAt);
       return record !== undefined;
     };
     const keyed: typeof this.oldestOf = [];

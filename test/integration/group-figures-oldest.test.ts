@@ -8,22 +8,24 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { GroupFigures } from '../../lib/services/group-figures.js';
-import { newHarness, send, type Harness } from '../helpers/stores.js';
+import { Seeker } from '../../lib/services/seeker.js';
+import { cryptoRandom, type Random } from '../../lib/ports/random.js';
+import { harness, newHarness, send, type Harness } from '../helpers/stores.js';
 import { group, topic } from '../helpers/builders.js';
 
 /** Shards with a message waiting: three BatchGetItem requests of 100 keys. */
 const SHARDS = 250;
 
 let h: Harness;
-/** Segment reads (stream keys `S#…`) while `recording`: Queries and BatchGetItem requests. */
-const reads = { queries: 0, batches: 0, keys: 0, recording: false };
+/** Segment reads (stream keys `S#…`) while `recording`: Queries and BatchGetItem requests; and cursor keys read by BatchGetItem. */
+const reads = { queries: 0, batches: 0, keys: 0, cursorKeys: 0, recording: false };
 
 beforeEach(async () => {
   h = await newHarness();
   await h.admin.putTopic('f', topic({ type: 'fifo' }));
   await h.admin.putTopic('s', topic());
   await h.admin.putGroup('g', group(['f', 's'], { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 600 }));
-  reads.queries = reads.batches = reads.keys = 0;
+  reads.queries = reads.batches = reads.keys = reads.cursorKeys = 0;
   h.doc.middlewareStack.add(
     (next, context) => async (args) => {
       if (!reads.recording) return next(args);
@@ -34,7 +36,9 @@ beforeEach(async () => {
       const pk = String(values[':pk'] ?? '');
       if (context.commandName === 'QueryCommand' && pk.startsWith('S#') && !pk.includes('/n:') && ':to' in values && input.ScanIndexForward === false) reads.queries++;
       if (context.commandName === 'BatchGetCommand' || context.commandName === 'BatchGetItemCommand') {
-        const keys = Object.values(input.RequestItems ?? {}).flatMap((r) => r.Keys).filter((k) => String(k.pk).startsWith('S#'));
+        const all = Object.values(input.RequestItems ?? {}).flatMap((r) => r.Keys);
+        reads.cursorKeys += all.filter((k) => String(k.pk).startsWith('C#')).length;
+        const keys = all.filter((k) => String(k.pk).startsWith('S#'));
         if (keys.length > 0) {
           reads.batches++;
           reads.keys += keys.length;
@@ -46,12 +50,12 @@ beforeEach(async () => {
   );
 });
 
-async function figures(by: 'key' | 'query') {
+async function figures(by: 'key' | 'query', pagesMax = 1) {
   const g = (await h.stores.catalog.getGroup('g'))!;
-  reads.queries = reads.batches = reads.keys = 0;
+  reads.queries = reads.batches = reads.keys = reads.cursorKeys = 0;
   reads.recording = true;
   try {
-    return { figures: await new GroupFigures(h.stores, h.clock, 1, by).of(g), reads: { ...reads } };
+    return { figures: await new GroupFigures(h.stores, h.clock, pagesMax, by).of(g), reads: { ...reads } };
   } finally {
     reads.recording = false;
   }
@@ -111,5 +115,70 @@ describe('the oldest message of a group with many streams with work', () => {
       expect(after.reads.queries).toBe(0);
       expect((await figures('query')).figures).toEqual(after.figures);
     }
+  });
+});
+
+/** Receives (and commits) until nothing is left: what the group's consumers would get. */
+async function drain(): Promise<string[]> {
+  const bodies: string[] = [];
+  for (;;) {
+    const got = await h.queue.receive('g', { maxMessages: 100, waitSeconds: 0 });
+    if (got.length === 0) return bodies;
+    bodies.push(...got.map((m) => m.body));
+    await h.queue.commit('g', got.map((m) => m.receiptHandle));
+  }
+}
+
+/** A container whose notices go to one notice stream (its picker starts at `fraction` of them). */
+const pinned = (fraction: number): Harness => harness(h.doc, h.table, { clock: h.clock, random: { ...cryptoRandom, fraction: () => fraction } satisfies Random });
+
+describe('messages no receive has discovered', () => {
+  it('count once per shard whose notices sit on several notice streams in any order, from its oldest (a review\'s probe)', async () => {
+    h.clock.advance(1);
+    // Two sending containers: the shard's first four notices on the last stream, its fifth on the first.
+    const high = pinned(0.99);
+    const low = pinned(0);
+    for (let i = 1; i <= 4; i++) await high.queue.send('f', send(`m${i}`, { shardKey: 'k' }));
+    h.clock.advance(60_000);
+    await low.queue.send('f', send('m5', { shardKey: 'k' }));
+    h.clock.advance(5_000);
+    for (const by of ['key', 'query'] as const) {
+      for (const pagesMax of [0, 1]) expect((await figures(by, pagesMax)).figures, `${by} ${pagesMax}`).toMatchObject({ backlog: 5, oldestMessageAgeSeconds: 65 });
+    }
+    expect((await drain()).sort()).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
+    expect((await figures('key')).figures).toMatchObject({ backlog: 0, oldestMessageAgeSeconds: 0 });
+  });
+
+  it('after a seek to a time, do not count shards the group has no cursor for (they start at the seek\'s time; a review\'s probe)', async () => {
+    for (let i = 1; i <= 3; i++) await h.queue.send('f', send(`old${i}`, { shardKey: 'k' }));
+    h.clock.advance(3_600_000);
+    await new Seeker(h.stores, h.clock).seek('g', h.clock.now() - 1_000, undefined);
+    h.clock.advance(5_000);
+    for (const pagesMax of [0, 1]) expect((await figures('key', pagesMax)).figures).toMatchObject({ backlog: 0, oldestMessageAgeSeconds: 0 });
+    expect(await drain()).toEqual([]);
+  });
+
+  it('purged and dead-generation messages are no one\'s oldest message (a review\'s probe)', async () => {
+    for (let i = 1; i <= 3; i++) await h.queue.send('f', send(`p${i}`, { shardKey: `k${i}` }));
+    h.clock.advance(600_000);
+    await h.admin.purgeTopic('f');
+    h.clock.advance(5_000);
+    // Their notices still count them (as a shard cursor counts the purged messages it knows of) until a receive passes them.
+    expect((await figures('key')).figures.oldestMessageAgeSeconds).toBe(0);
+    expect(await drain()).toEqual([]);
+    expect((await figures('key')).figures).toMatchObject({ backlog: 0, oldestMessageAgeSeconds: 0 });
+  });
+
+  it('read shard cursors by key only on the active path, at most 100 a notice stream (a review\'s probe)', async () => {
+    // 250 new shard keys in sends of 50: 5 notice segments on one stream, all read (up to 10 are).
+    for (let b = 0; b < 5; b++) await h.queue.sendBatch('f', Array.from({ length: 50 }, (_, i) => send(`b${b}.${i}`, { shardKey: `n${b * 50 + i}` })));
+    h.clock.advance(7_000);
+    const whole = await figures('key', 1);
+    expect(whole.figures).toMatchObject({ backlog: 250, oldestMessageAgeSeconds: 7 });
+    // Every live shard cursor was folded: none is read again.
+    expect(whole.reads.cursorKeys).toBe(0);
+    const active = await figures('key', 0);
+    expect({ ...active.figures, committed: whole.figures.committed }).toEqual(whole.figures);
+    expect(active.reads.cursorKeys).toBe(100);
   });
 });

@@ -1,7 +1,7 @@
 /** The report's idle month (bench/report.ts, bench/pricing.ts `MONTHLY`): per group, and per FIFO shard cursor a group keeps. */
 import { describe, expect, it } from 'vitest';
 import { buildReport, renderMarkdown } from '../../bench/report.js';
-import { MONTHLY, PRICES, groupMetricsCursorReads } from '../../bench/pricing.js';
+import { MONTHLY, PRICES, groupMetricsCursorReads, groupMetricsNoticeCursorsRru } from '../../bench/pricing.js';
 import { benchResults } from '../helpers/bench-results.js';
 
 describe('the idle month', () => {
@@ -15,15 +15,18 @@ describe('the idle month', () => {
     expect(groupMetricsCursorReads(4_195, 0, 0)).toBeCloseTo(MONTHLY.groupMetricsCursorPage + MONTHLY.groupMetricsPerReadyKey, 12);
   });
 
-  it('prices the notice streams read for messages no receive has discovered, at any size: ½ RRU a stream and its cursor\'s share a minute', () => {
-    const perStream = 43_200 * (0.5 + 200 / 4096) * (PRICES.dynamoRruPerMillion / 1e6);
-    expect(MONTHLY.groupMetricsPerNoticeStream).toBeCloseTo(perStream, 12);
-    expect(groupMetricsCursorReads(1_000, 10, 0, 4) - groupMetricsCursorReads(1_000, 10, 0)).toBeCloseTo(4 * perStream, 12);
-    expect(groupMetricsCursorReads(1e6, 1_000, 64, 256) - groupMetricsCursorReads(1e6, 1_000, 64)).toBeCloseTo(256 * perStream, 12);
-    // A default FIFO topic's 4 streams: ≈ 1.2 cents a month; a 256-stream topic's: ≈ 76 cents.
-    expect(4 * perStream).toBeLessThan(0.02);
-    expect(256 * perStream).toBeGreaterThan(0.7);
-    expect(256 * perStream).toBeLessThan(0.8);
+  it('prices the notice streams read for messages no receive has discovered, at any size: ½ RRU a stream a minute, and the notice cursors\' Query', () => {
+    const rru = PRICES.dynamoRruPerMillion / 1e6;
+    expect(MONTHLY.groupMetricsPerNoticeStream).toBeCloseTo(43_200 * 0.5 * rru, 12);
+    // 4 notice cursors of ≈ 200 bytes: the 1 RRU minimum; 256: 12.5 KB, 13 RRU.
+    expect(groupMetricsNoticeCursorsRru(4)).toBe(1);
+    expect(groupMetricsNoticeCursorsRru(256)).toBe(13);
+    expect(groupMetricsCursorReads(1_000, 10, 0, 4) - groupMetricsCursorReads(1_000, 10, 0)).toBeCloseTo(43_200 * (4 * 0.5 + 1) * rru, 12);
+    expect(groupMetricsCursorReads(1e6, 1_000, 64, 256) - groupMetricsCursorReads(1e6, 1_000, 64)).toBeCloseTo(43_200 * (256 * 0.5 + 13) * rru, 12);
+    // A default FIFO topic: ≈ 1.6 cents a month; a 256-stream topic: ≈ 76 cents.
+    expect(groupMetricsCursorReads(1_000, 10, 0, 4) - groupMetricsCursorReads(1_000, 10, 0)).toBeLessThan(0.02);
+    expect(groupMetricsCursorReads(1e6, 1_000, 64, 256) - groupMetricsCursorReads(1e6, 1_000, 64)).toBeGreaterThan(0.7);
+    expect(groupMetricsCursorReads(1e6, 1_000, 64, 256) - groupMetricsCursorReads(1e6, 1_000, 64)).toBeLessThan(0.8);
   });
 
   it('past one page prices the page, the ready-index keys and the shards with work: ≈ $7 at 10^6 cursors with 1,000 active, not ≈ $333', () => {

@@ -47,7 +47,7 @@ export type CommitOutcome = 'committed' | 'expired';
 export type ClaimOutcome = { ok: true } | { ok: false; seen?: CursorState };
 
 /** What a group's figures read of a cursor: its position, leases, known head and epoch, committed count, creation and expiry (not its completions `dn`). */
-const FIGURE_PROJECTION = 'pk, sk, nx, ns, fl, cm, ca, kn, ke, #t';
+const FIGURE_PROJECTION = 'pk, sk, nx, ns, fl, cm, ca, kn, ke, sv, sf, #t';
 /** The live cursors among cursor items (an expired FIFO shard cursor reads as absent until TTL deletes it). */
 const live = (items: readonly Record<string, unknown>[], now: number): CursorState[] => items.map(toState).filter((cursor) => !cursorExpired(cursor, now));
 /** Attempts of `raiseKnown`: update the cursor, else create it, racing its creation by another receiver. */

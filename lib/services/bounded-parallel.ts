@@ -19,5 +19,8 @@ export async function mapBounded<T, R>(items: readonly T[], width: number, call:
   return out;
 }
 
+/** `items` in consecutive slices of at most `size` (BatchGetItem's 100 keys a request). */
+export const slices = <T>(items: readonly T[], size: number): T[][] => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+
 /** Calls in flight at once on the O(partitions) admin paths (seek, statistics, purge, subscriptions). */
 export const PARTITION_CALLS_IN_FLIGHT = 16;

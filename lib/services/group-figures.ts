@@ -25,7 +25,7 @@ import type { Clock } from '../ports/clock.js';
 import { BATCH_GET_MAX_KEYS } from '../adapters/dynamodb/call.js';
 import { readyBucketCount, readyBucketPks, readyIndexPk } from '../adapters/dynamodb/keys.js';
 import { StreamLog, type Segment } from '../adapters/dynamodb/stream-log.js';
-import { PARTITION_CALLS_IN_FLIGHT, mapBounded } from './bounded-parallel.js';
+import { PARTITION_CALLS_IN_FLIGHT, mapBounded, slices } from './bounded-parallel.js';
 import type { Stores } from './stores.js';
 
 /**
@@ -166,7 +166,7 @@ export class GroupFigures {
     const entries = await this.stores.readyIndex.entries(group.name, scope.readyPks);
     const streams = entries.filter((s) => isShardStream(s) && scope.namespaces.has(namespaceOf(s)));
     // A BatchGetItem takes 100 keys; several in flight, so that many shards with work cost time in parallel.
-    const chunks = Array.from({ length: Math.ceil(streams.length / BATCH_GET_MAX_KEYS) }, (_, i) => streams.slice(i * BATCH_GET_MAX_KEYS, (i + 1) * BATCH_GET_MAX_KEYS));
+    const chunks = slices(streams, BATCH_GET_MAX_KEYS);
     const cursors = (await mapBounded(chunks, PARTITION_CALLS_IN_FLIGHT, (chunk) => this.stores.cursors.figuresOf(group.name, chunk, now))).flat();
     return { cursors, whole: false };
   }
@@ -335,7 +335,7 @@ class FigureFold {
         }
       }
       const keys = [...missing];
-      const chunks = Array.from({ length: Math.ceil(keys.length / BATCH_GET_MAX_KEYS) }, (_, i) => keys.slice(i * BATCH_GET_MAX_KEYS, (i + 1) * BATCH_GET_MAX_KEYS));
+      const chunks = slices(keys, BATCH_GET_MAX_KEYS);
       for (const cursor of (await mapBounded(chunks, PARTITION_CALLS_IN_FLIGHT, cursorsOf)).flat()) {
         known.set(cursor.stream, Math.max(cursor.known ?? 0, cursor.next - 1));
         withCursor.add(cursor.stream);
@@ -394,7 +394,7 @@ class FigureFold {
     const keyed: typeof this.oldestOf = [];
     const lookUp: typeof this.oldestOf = [];
     for (const o of this.oldestOf) (o.segment !== undefined && this.oldestBy === 'key' ? keyed : lookUp).push(o);
-    const chunks = Array.from({ length: Math.ceil(keyed.length / BATCH_GET_MAX_KEYS) }, (_, i) => keyed.slice(i * BATCH_GET_MAX_KEYS, (i + 1) * BATCH_GET_MAX_KEYS));
+    const chunks = slices(keyed, BATCH_GET_MAX_KEYS);
     await mapBounded(chunks, PARTITION_CALLS_IN_FLIGHT, async (chunk) => {
       const found = await this.stores.log.getSegments(chunk.map((o) => ({ stream: o.stream, seq: o.segment! })), false);
       const bySegment = new Map(found.map((segment) => [`${segment.stream}\u0000${segment.seq}`, segment]));

@@ -21,6 +21,7 @@ import { Limits, type SendInput } from '../../lib/domain/model.js';
 import { SendBody } from '../../functions/api/schemas.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
 import { group, topic } from '../helpers/builders.js';
+import { propertiesFilling, wide } from '../helpers/widest-properties.js';
 
 /** DynamoDB's limits, as AWS documents them (not the code's own constants). */
 const DYNAMODB_ITEM_MAX_BYTES = 400 * 1024;
@@ -32,7 +33,6 @@ const GROUP = 'g'.repeat(128);
 const DLQ = 'd'.repeat(128);
 
 /** 128 characters of 3 UTF-8 bytes each (CJK, one UTF-16 unit each), distinct per `n`. */
-const wide = (n: number) => String.fromCodePoint(0x4e00 + n).repeat(128);
 
 /**
  * The largest message the API admits, `extra` bytes more: a 256 KiB incompressible base64 body,
@@ -47,14 +47,7 @@ function largest(extra = 0): SendInput {
     keys: Array.from({ length: Limits.keysMax }, (_, i) => wide(i)),
   };
   const names = Array.from({ length: Limits.propertiesMax }, (_, i) => wide(200 + i));
-  let room = Limits.messageMaxBytes + extra - messageBytes({ ...fixed, properties: Object.fromEntries(names.map((n) => [n, ''])) });
-  const properties: Record<string, string> = {};
-  names.forEach((name, i) => {
-    const length = Math.min(Limits.propertyValueMaxLength, Math.ceil(room / (names.length - i)));
-    properties[name] = 'v'.repeat(length);
-    room -= length;
-  });
-  expect(room).toBe(0);
+  const properties = propertiesFilling(names, Limits.messageMaxBytes + extra - messageBytes({ ...fixed, properties: Object.fromEntries(names.map((n) => [n, ''])) }));
   return send(fixed.body, { ...fixed, encoding: 'base64', properties });
 }
 

@@ -15,9 +15,9 @@ import { Limits, type MessageRecord, type SendInput, type Topic } from '../../li
 import { MAX_SEQ } from '../../lib/domain/streams.js';
 import { cryptoRandom } from '../../lib/ports/random.js';
 import { WritePlanner } from '../../lib/services/write-planner.js';
+import { propertiesFilling, wide } from '../helpers/widest-properties.js';
 
 /** 128 characters of 3 UTF-8 bytes each, distinct per `n`. */
-const wide = (n: number) => String.fromCodePoint(0x4e00 + n).repeat(128);
 
 const input = (properties: Record<string, string>, body = Buffer.alloc(Limits.bodyMaxBytes).toString('base64')): SendInput => ({
   body,
@@ -34,15 +34,7 @@ const input = (properties: Record<string, string>, body = Buffer.alloc(Limits.bo
 /** Every property name at 128 three-byte characters, values of ASCII filling the message to `bytes`. */
 function filled(bytes: number): SendInput {
   const names = Array.from({ length: Limits.propertiesMax }, (_, i) => wide(200 + i));
-  let room = bytes - messageBytes(input(Object.fromEntries(names.map((n) => [n, '']))));
-  const properties: Record<string, string> = {};
-  names.forEach((name, i) => {
-    const length = Math.min(Limits.propertyValueMaxLength, Math.ceil(room / (names.length - i)));
-    properties[name] = 'v'.repeat(length);
-    room -= length;
-  });
-  expect(room).toBe(0);
-  return input(properties);
+  return input(propertiesFilling(names, bytes - messageBytes(input(Object.fromEntries(names.map((n) => [n, '']))))));
 }
 
 /** The record of `message`'s dead-letter copy at its longest: longest id and names, every added property at its longest. */

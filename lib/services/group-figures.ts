@@ -318,7 +318,8 @@ class FigureFold {
    * cursor was folded), from the latest epoch start announced — the span from the lowest `from` to
    * the highest `to`, at most the notices' own counts summed (a span over a gap). Each stream's first
    * counted shard is a candidate for the oldest message, at the shard's first counted message (by key
-   * when a notice starts there: the segment its send wrote). `beyond`: one message each.
+   * when a notice starts there: the segment its send wrote). `beyond`: one message each, when the
+   * page's last notice is one no receive absorbed.
    */
   async addUndiscovered(streams: readonly UnreadNotices[], cursorsOf: ((shards: string[]) => Promise<CursorState[]>) | undefined): Promise<void> {
     const known = new Map(this.knownOf);
@@ -326,9 +327,12 @@ class FigureFold {
     if (cursorsOf) {
       const missing = new Set<string>();
       for (const { notices } of streams) {
+        // The last notice read decides whether the notices past the page count: its shard is read too.
+        const last = notices.at(-1)?.shard;
+        if (last !== undefined && !known.has(last)) missing.add(last);
         let looked = 0;
         for (const { shard } of notices) {
-          if (looked >= NOTICE_FIGURE_LOOKUPS) break;
+          if (looked >= NOTICE_FIGURE_LOOKUPS - 1) break;
           if (known.has(shard) || missing.has(shard)) continue;
           missing.add(shard);
           looked++;
@@ -344,7 +348,12 @@ class FigureFold {
     // Per shard over every stream read: the span announced, the latest epoch start, the notices' own counts.
     const spans = new Map<string, { from: number; to: number; epoch: number; sum: number; froms: Set<number> }>();
     for (const { notices, beyond, sought } of streams) {
-      this.backlog += beyond;
+      // The notices past the page count only when the page ends among notices no receive absorbed:
+      // a receive absorbs a stream's notices in order, so past an absorbed one nothing is known to
+      // wait (the group's notice cursor lags what containers absorbed, by more than the page when
+      // its writes failed: a crash suite's finding). After a seek to a time, not at all (above).
+      const last = notices.at(-1);
+      if (!sought && last !== undefined && last.to > (known.get(last.shard) ?? 0)) this.backlog += beyond;
       for (const { shard, from, to, epoch } of notices) {
         if (sought && !withCursor.has(shard)) continue;
         const span = spans.get(shard) ?? { from, to, epoch: 0, sum: 0, froms: new Set<number>() };

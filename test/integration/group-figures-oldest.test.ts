@@ -6,8 +6,11 @@
  * (≈ 10^5 shards with work would pass the HTTP API's 30 s). On DynamoDB Local: the age equals the
  * one a Query per stream gives, and the reads are counted.
  */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { GroupFigures } from '../../lib/services/group-figures.js';
+import { queryAll } from '../../lib/adapters/dynamodb/call.js';
+import { cursorPk } from '../../lib/adapters/dynamodb/keys.js';
+import { GroupFigures, NOTICE_FIGURE_SEGMENTS } from '../../lib/services/group-figures.js';
 import { Seeker } from '../../lib/services/seeker.js';
 import { cryptoRandom, type Random } from '../../lib/ports/random.js';
 import { harness, newHarness, send, type Harness } from '../helpers/stores.js';
@@ -180,5 +183,22 @@ describe('messages no receive has discovered', () => {
     const active = await figures('key', 0);
     expect({ ...active.figures, committed: whole.figures.committed }).toEqual(whole.figures);
     expect(active.reads.cursorKeys).toBe(100);
+  });
+
+  it('count the notices past the page one message each while the page ends among notices no receive absorbed, not once it ends among absorbed ones', async () => {
+    // One container: every notice on one stream, one segment a send.
+    const sends = NOTICE_FIGURE_SEGMENTS + 15;
+    const noticeCursors = async () =>
+      (await queryAll(h.doc, { TableName: h.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': cursorPk('g') } })).filter((i) => String(i.sk).includes('/n:'));
+    const before = await noticeCursors();
+    for (let i = 0; i < sends; i++) await h.queue.send('f', send(`q${i}`, { shardKey: `q${i}` }));
+    h.clock.advance(3_000);
+    // Nobody received: the page's 10 notices, and the 15 past it from the head.
+    for (const pagesMax of [0, 1]) expect((await figures('key', pagesMax)).figures).toMatchObject({ backlog: sends, oldestMessageAgeSeconds: 3 });
+    expect(await drain()).toHaveLength(sends);
+    // The group's notice cursors as they were before the receives: as if the writes that move them
+    // had failed (a container moves them lagging, and a crash can keep them back). Every notice is absorbed.
+    for (const item of before) await h.doc.send(new PutCommand({ TableName: h.table, Item: item }));
+    for (const pagesMax of [0, 1]) expect((await figures('key', pagesMax)).figures).toMatchObject({ backlog: 0, inFlight: 0, oldestMessageAgeSeconds: 0 });
   });
 });

@@ -185,10 +185,11 @@ export class AdminService {
         issues: [{ path: 'maxDelaySeconds', message: 'too large' }],
       });
     }
-    if (input.type === 'fifo') {
+    if (input.type === 'fifo' && (await this.stores.catalog.getTopic(name))?.type !== 'fifo') {
       // A group's dead letters go to partition streams of its dead-letter topic: as a FIFO topic
       // nothing would read them (the group's PUT refuses a FIFO one; this is the other way round).
-      // Every group is read (admin path, O(groups), as the topic stats do).
+      // Only a topic becoming FIFO reads every group (admin path, O(groups), as the topic stats do);
+      // a PUT of a FIFO topic that exists reads one item.
       const holder = (await this.stores.catalog.allGroups()).find((g) => g.deadLetterTopic === name);
       if (holder) throw new ConflictError(`Topic '${name}' is the dead-letter topic of group '${holder.name}': it must stay a standard topic.`);
     }

@@ -21,6 +21,8 @@ export class Api {
   constructor(
     readonly base: string,
     private readonly token: string,
+    /** Sent with every request (the scale rows' `x-bench-client`: which container serves it). */
+    private readonly headers: Record<string, string> = {},
   ) {
     if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(base)) throw new Error(`The benchmark only talks to 127.0.0.1, not ${base}.`);
   }
@@ -32,6 +34,7 @@ export class Api {
       headers: {
         authorization: `Bearer ${this.token}`,
         'x-bench-tag': tag,
+        ...this.headers,
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),

@@ -3,7 +3,7 @@ import { CONDITIONAL, DISPATCHER_MEMORY_MB, LAMBDA_MEMORY_MB, MONTHLY, groupMetr
 import type { Snapshot } from './meter.js';
 import type { CellResult, CostResult, FloorResult, LatencyResult, ScheduledResult } from './workloads.js';
 import type { ScaleRow } from './scale.js';
-import { receiveSection, scaleSection } from './scale-report.js';
+import { receiveSection, scaleSection, type RunConfig } from './scale-report.js';
 import type { ReceiveRow } from './scale-receive.js';
 import type { IdleRow, WakeRow } from './idle-cost.js';
 import { idleSection, idleTargets } from './idle-report.js';
@@ -410,7 +410,7 @@ export function renderMarkdown(r: BenchResults, rep: Report, chartFile: string):
   out.push('');
   out.push(`Prices as published for ${PRICES.region} on ${PRICES.asOf}, assumed unchanged at the run date (${r.date.slice(0, 10)}).`);
   out.push('');
-  const roundTrip = r.config.roundTrip as { minMs: number; maxMs: number } | undefined;
+  const roundTrip = r.config.roundTrip as RunConfig | undefined;
   if (r.scale && r.scale.length > 0 && roundTrip) out.push(...scaleSection(r.scale, roundTrip));
   if (r.scaleReceive && r.scaleReceive.length > 0 && roundTrip) out.push(...receiveSection(r.scaleReceive, roundTrip));
   out.push(...idleSection(r.idle, r.wake));

@@ -28,6 +28,7 @@ import { itemReader } from './transaction-units.js';
 import { cpuSeconds, sleep } from './stats.js';
 import { renderChart } from './chart.js';
 import { RoundTrip } from './round-trip.js';
+import { startClientContainers, type ClientContainers } from './client-containers.js';
 import { SCALE_TOPICS, scaleRows, type ScaleRow, type ScaleTopic } from './scale.js';
 import { receiveSection, scaleSection } from './scale-report.js';
 import { RECEIVE_TOPICS, receiveRows, type ReceiveRow, type ReceiveTopic } from './scale-receive.js';
@@ -66,6 +67,7 @@ const { values } = parseArgs({
     'cost-only': { type: 'string' },
     'idle-only': { type: 'boolean', default: false },
     'scale-only': { type: 'string' },
+    'shared-container': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
   allowPositionals: false,
@@ -78,6 +80,7 @@ if (values.help) {
   console.log('  --idle-only     only the idle and wake rows, printed; result files <date>-idle-<mode>.{json,md,png} only with --out');
   console.log(`  --scale-only TOPICS only the scale rows of the topics named (comma-separated: ${SCALE_TOPICS.join(', ')}; or "all"), printed; result files <date>-scale-<mode>.{json,md} only with --out`);
   console.log(`                  a topic name runs its producer rows and, for ${RECEIVE_TOPICS.join(', ')}, its consumer rows; send:<topic> / receive:<topic> one side; "send" / "receive" one side of every topic`);
+  console.log('  --shared-container  the scale rows\' producers and consumers all use the local runtime (one container), not a container each as on AWS');
   process.exit(0);
 }
 
@@ -118,7 +121,9 @@ const log = (line: string) => console.log(`${elapsed()}  ${line}`);
 
 let dynamo: LocalDynamo | undefined;
 let runtime: LocalRuntime | undefined;
+let clients: ClientContainers | undefined;
 const stopAll = async () => {
+  await clients?.stop().catch(() => undefined);
   await runtime?.stop().catch(() => undefined);
   await dynamo?.stop().catch(() => undefined);
 };
@@ -244,7 +249,11 @@ async function main() {
   const localPush = (c as unknown as { localPush?: Parameters<typeof startPushProbe>[1] }).localPush;
   const pushProbe: PushProbe | undefined = localPush && runtime.dispatcher ? await startPushProbe(meter, localPush, runtime.dispatcher.poller) : undefined;
   const api = new Api(runtime.url, token);
-  const ctx: Ctx = { api, meter, dynamoPid: dynamo.process.pid, concurrency, bodyBytes: BODY_BYTES, shards: SHARDS, log };
+  // The scale rows' clients: a container each (as on AWS), unless --shared-container.
+  const sharedContainer = values['shared-container'] === true;
+  if (!sharedContainer) clients = await startClientContainers({ token, meter, roundTrip, routeOf });
+  const clientApi = clients ? clients.api : () => api;
+  const ctx: Ctx = { api, client: clientApi, meter, dynamoPid: dynamo.process.pid, concurrency, bodyBytes: BODY_BYTES, shards: SHARDS, log };
 
   // ── the floor ──
   const floorTable = 'bench-floor';
@@ -327,7 +336,7 @@ async function main() {
       const outDir = resolve(values.out);
       mkdirSync(outDir, { recursive: true });
       const stem = `${new Date(started).toISOString().slice(0, 10)}-scale-${mode}`;
-      const roundTripConfig = { minMs: roundTrip.minMs, maxMs: roundTrip.maxMs };
+      const roundTripConfig = { minMs: roundTrip.minMs, maxMs: roundTrip.maxMs, clients: sharedContainer ? ('shared' as const) : ('own' as const) };
       const run = { date: new Date(started).toISOString(), durationSeconds: (Date.now() - started) / 1000, loadAverageAtEnd: loadavg(), otherCpuAtStart, machine: { cpus: cpus().length, node: process.version }, config: { ...PROFILE.scale, receive: PROFILE.receive, roundTrip: roundTripConfig } };
       writeFileSync(join(outDir, `${stem}.json`), `${JSON.stringify({ ...run, scale: rows, scaleReceive: receive }, null, 2)}\n`);
       const sections = [...(rows.length > 0 ? scaleSection(rows, roundTripConfig) : []), ...(receive.length > 0 ? receiveSection(receive, roundTripConfig) : [])];
@@ -538,7 +547,7 @@ async function main() {
   const finalSnapshot = meter.snapshot();
   const results: BenchResults = {
     ...resultsHeader(),
-    config: { concurrency, bodyBytes: BODY_BYTES, batches: BATCHES, ...PROFILE, roundTrip: { minMs: roundTrip.minMs, maxMs: roundTrip.maxMs }, otherClients, otherCpuAtStart },
+    config: { concurrency, bodyBytes: BODY_BYTES, batches: BATCHES, ...PROFILE, roundTrip: { minMs: roundTrip.minMs, maxMs: roundTrip.maxMs, clients: sharedContainer ? 'shared' : 'own' }, otherClients, otherCpuAtStart },
     floor: floors,
     cells,
     latency: latencies,

@@ -9,14 +9,14 @@
  * not those of consumers that always find work. The steady rows (fifo-many-p256-steady) have no
  * backlog: a paced producer sends while their consumers receive ({@link steadyRun}).
  */
-import { messageBody } from './http.js';
+import { messageBody, type Api } from './http.js';
 import { isNoticeStream, isShardStream } from '../lib/domain/streams.js';
 import { fifoReceiveCeiling, receiveCeiling, spreadReceiveCeiling, unitBounds, type FifoUnitPlace, type ReceiveBound, type ReceiveUnitKind, type UnitLoad } from './capacity-model.js';
 import { ITEM_SEPARATOR, unitKind } from './key-units.js';
 import type { Snapshot } from './meter.js';
 import type { RoundTrip } from './round-trip.js';
 import { sleep } from './stats.js';
-import { dynamoTotals, measured, type Ctx } from './workloads.js';
+import { PRODUCER_CLIENTS, dynamoTotals, measured, type Ctx } from './workloads.js';
 
 /**
  * standard-p64 / -p256: 64 / 256 partitions (the p256 rows add the profile's `wideConsumers`, as the
@@ -357,16 +357,17 @@ async function runConsumers(ctx: Ctx, group: string, batch: number, consumers: n
   // Its empty receives are then those that missed waiting messages (notices not sampled, claims lost).
   let receiving = 0;
   const idle = () => 'flow' in supply && supply.flow.waiting <= receiving * batch;
-  const commit = async (handles: string[]) => {
+  const commit = async (api: Api, handles: string[]) => {
     if (handles.length === 0) return;
-    const r = await ctx.api
+    const r = await api
       .request<{ results: Array<{ status?: string; error?: unknown }> }>('POST', `/v1/groups/${group}/commit`, { entries: handles.map((receiptHandle) => ({ receiptHandle })) }, tag)
       .catch(() => undefined);
     if (r === undefined || r.status >= 300) fail(`commit ${r?.status ?? 'failed'}`);
     else countCommits(r.body.results);
   };
   await Promise.all(
-    Array.from({ length: consumers }, async () => {
+    Array.from({ length: consumers }, async (_, c) => {
+      const api = ctx.client(c);
       let carried: string[] = [];
       for (let i = 0; running() && i < 1_000_000; i++) {
         if (dry()) {
@@ -379,7 +380,7 @@ async function runConsumers(ctx: Ctx, group: string, batch: number, consumers: n
         }
         const body = { maxMessages: batch, waitSeconds: 0, visibilityTimeoutSeconds: 300, ...(carried.length > 0 ? { commit: carried } : {}) };
         receiving++;
-        const reply = await ctx.api
+        const reply = await api
           .request<Received>('POST', `/v1/groups/${group}/receive`, body, tag)
           .catch(() => undefined)
           .finally(() => receiving--);
@@ -400,9 +401,9 @@ async function runConsumers(ctx: Ctx, group: string, batch: number, consumers: n
         lastReceived = performance.now();
         if ('flow' in supply) supply.flow.waiting -= handles.length;
         if (commits === 'carried') carried = handles;
-        else await commit(handles);
+        else await commit(api, handles);
       }
-      await commit(carried);
+      await commit(api, carried);
     }),
   );
   return { messages, committed, receives, emptyReceives, ranDry, errors };
@@ -444,7 +445,8 @@ async function runProducer(ctx: Ctx, name: string, batch: number, loops: number,
   let sent = 0;
   const errors: Record<string, number> = {};
   const perSend = Math.min(Math.max(batch, STEADY_SEND_BATCH), shardKeys);
-  const loop = async () => {
+  const loop = async (l: number) => {
+    const api = ctx.client(PRODUCER_CLIENTS + l);
     while (!stop()) {
       if (flow.waiting + perSend > flow.window && (flow.waiting > 0 || fillOnly)) {
         if (fillOnly) return;
@@ -452,7 +454,7 @@ async function runProducer(ctx: Ctx, name: string, batch: number, loops: number,
         continue;
       }
       const entries = randomShardKeys(perSend, shardKeys).map((shardKey) => ({ body: messageBody(ctx.bodyBytes), shardKey }));
-      const reply = await ctx.api.request<{ results: Array<{ error?: unknown }> }>('POST', `/v1/topics/${name}/messages/batch`, { entries }, tag).catch(() => undefined);
+      const reply = await api.request<{ results: Array<{ error?: unknown }> }>('POST', `/v1/topics/${name}/messages/batch`, { entries }, tag).catch(() => undefined);
       const landed = reply === undefined || reply.status >= 300 ? 0 : reply.body.results.filter((r) => r.error === undefined).length;
       sent += landed;
       flow.waiting += landed;
@@ -463,7 +465,7 @@ async function runProducer(ctx: Ctx, name: string, batch: number, loops: number,
       }
     }
   };
-  await Promise.all(Array.from({ length: loops }, loop));
+  await Promise.all(Array.from({ length: loops }, (_, l) => loop(l)));
   return { sent, errors };
 }
 

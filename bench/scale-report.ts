@@ -5,7 +5,19 @@ import type { ReceiveRow } from './scale-receive.js';
 
 const f = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
-export function scaleSection(rows: ScaleRow[], roundTrip: { minMs: number; maxMs: number }): string[] {
+/** The injected round trip, and whether each client had a container of its own (absent in runs before: shared). */
+export interface RunConfig {
+  minMs: number;
+  maxMs: number;
+  clients?: 'own' | 'shared';
+}
+
+const clientsNote = (config: RunConfig, who: string) =>
+  config.clients === 'own'
+    ? `Each ${who} is served by a container of its own (its own caches, picker and contention memory, as concurrent Lambda invocations are; bench/client-containers.ts).`
+    : `Every ${who} is served by the local runtime's one container (its caches, picker and contention memory shared, which AWS's containers do not).`;
+
+export function scaleSection(rows: ScaleRow[], roundTrip: RunConfig): string[] {
   const out: string[] = [];
   const callMs = (roundTrip.minMs + roundTrip.maxMs) / 2;
   out.push('## Scale: lost races and the modelled AWS ceiling (issue 19)');
@@ -15,7 +27,8 @@ export function scaleSection(rows: ScaleRow[], roundTrip: { minMs: number; maxMs
       '(half before it is sent, half after the answer), so that appends race on a stream head as on AWS. *standard*: 4 partitions (*-p16*, *-p64*, *-p256*: 16, 64, 256); ' +
       '*fifo-many*: each message on a random one of many opened shard keys, 4 notice streams (the default); *fifo-many-p256*: the same with 256 notice streams (`partitions: 256`), over more shard keys for longer (profile `wideFifo`: the share of the busiest notice stream needs many messages per stream); *fifo-hot*: every message on one shard key; *fifo-hot-seq*: the same on a sequenced FIFO topic (`sequenced: true`: the shard stream `…/q:hot` takes its numbers from a counter on its sentinel, one update per segment write, no head read). ' +
       'Lost races are real `ConditionalCheckFailed` answers on a segment or sentinel put, per successful append (notice appends included; on a sequenced shard only segment puts that met a filler). ' +
-      '*fillers*: filler puts that landed on sequenced shards (granted numbers never written, filled by the writer or a reader); *WCU / message*: every write unit of the row, failed conditional writes modelled.',
+      '*fillers*: filler puts that landed on sequenced shards (granted numbers never written, filled by the writer or a reader); *WCU / message*: every write unit of the row, failed conditional writes modelled. ' +
+      clientsNote(roundTrip, 'producer'),
   );
   out.push('');
   out.push(
@@ -45,7 +58,7 @@ export function scaleSection(rows: ScaleRow[], roundTrip: { minMs: number; maxMs
 }
 
 /** The Markdown section of the receive rows: lost claims and requests as consumers grow, and the modelled AWS ceiling. */
-export function receiveSection(rows: ReceiveRow[], roundTrip: { minMs: number; maxMs: number }): string[] {
+export function receiveSection(rows: ReceiveRow[], roundTrip: RunConfig): string[] {
   const out: string[] = [];
   const callMs = (roundTrip.minMs + roundTrip.maxMs) / 2;
   out.push('## Scale, the consumer side: lost claims and the modelled AWS ceiling (issue 19)');
@@ -54,7 +67,8 @@ export function receiveSection(rows: ReceiveRow[], roundTrip: { minMs: number; m
     `Consumers receive back to back (\`waitSeconds\` 0) from a backlog prefilled before each row (a row runs its seconds and on until it received the profile's floor of messages, within its most seconds: see *messages*), with ${f(roundTrip.minMs)}–${f(roundTrip.maxMs)} ms added to every DynamoDB call. ` +
       '*fifo-many-p256-steady*: the *fifo-many-p256* topic with no backlog: a paced producer (its own tag, not counted in the row) sends batches of 10 to random shard keys while the consumers receive, keeping about two rounds of every consumer\'s batch waiting; a consumer starts a receive only while more messages wait than the receives in flight ask for (*backlog*: what waited at the start, + what the producer sent during the row; *ran dry*: nothing received for 5 s). ' +
       '*call*: each receive\'s messages committed by one `/commit`; *carried*: by the consumer\'s next receive (the SDK Consumer\'s default). FIFO groups are `concurrent`. ' +
-      'Every capacity unit the receives and commits touched is counted: a table partition key (`S#…`, `A#…`), a cursor item (`C#<group> @ <stream>`, updated in place: adaptive capacity isolates it), a GSI key (`gsi1 R#<group>`, the ready index).',
+      'Every capacity unit the receives and commits touched is counted: a table partition key (`S#…`, `A#…`), a cursor item (`C#<group> @ <stream>`, updated in place: adaptive capacity isolates it), a GSI key (`gsi1 R#<group>`, the ready index). ' +
+      clientsNote(roundTrip, 'consumer'),
   );
   out.push('');
   out.push(

@@ -9,7 +9,7 @@ import { awsCeiling, fifoCeiling, lostRacesPerAppend, spreadCeiling, type Bound,
 import type { Snapshot } from './meter.js';
 import type { RoundTrip } from './round-trip.js';
 import { sleep } from './stats.js';
-import { dynamoTotals, measured, type Ctx } from './workloads.js';
+import { PRODUCER_CLIENTS, dynamoTotals, measured, type Ctx } from './workloads.js';
 
 /**
  * standard: 4 partitions (-p16, -p64, -p256: 16, 64 and 256, the most a topic takes); fifo-many: a
@@ -189,11 +189,12 @@ async function runRow(ctx: Ctx, name: string, topic: ScaleTopic, batch: number, 
   const fail = (what: string) => (errors[what] = (errors[what] ?? 0) + 1);
   const deadline = performance.now() + seconds * 1000;
   await Promise.all(
-    Array.from({ length: producers }, async () => {
+    Array.from({ length: producers }, async (_, p) => {
+      const api = ctx.client(PRODUCER_CLIENTS + p);
       for (let i = 0; performance.now() < deadline && i < 100_000; i++) {
         const reply = await (batch === 1
-          ? ctx.api.request('POST', `/v1/topics/${name}/messages`, entryOf(ctx, topic, shardKeys), tag)
-          : ctx.api.request('POST', `/v1/topics/${name}/messages/batch`, { entries: Array.from({ length: batch }, () => entryOf(ctx, topic, shardKeys)) }, tag)
+          ? api.request('POST', `/v1/topics/${name}/messages`, entryOf(ctx, topic, shardKeys), tag)
+          : api.request('POST', `/v1/topics/${name}/messages/batch`, { entries: Array.from({ length: batch }, () => entryOf(ctx, topic, shardKeys)) }, tag)
         ).catch((error: unknown) => {
           // A request that did not answer within the client's 30 s (a loaded machine): counted, the row goes on.
           fail(error instanceof Error ? error.name : 'request failed');

@@ -42,6 +42,8 @@ export interface ClientContainers {
   api(client: number): Api;
   /** Containers built so far. */
   built(): number;
+  /** Client `client`'s container, if its first request came. */
+  containerOf(client: number): Container | undefined;
   stop(): Promise<void>;
 }
 
@@ -138,6 +140,7 @@ export async function startClientContainers(options: { token: string; meter: Met
   return {
     api: (client) => new Api(url, options.token, { [CLIENT_HEADER]: String(client) }),
     built: () => containers.size,
+    containerOf: (client) => containers.get(client),
     stop: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

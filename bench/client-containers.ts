@@ -29,8 +29,8 @@ import type { RoundTrip } from './round-trip.js';
 /** The api function's timeout (cdk): when a receive must answer by. */
 const FUNCTION_TIMEOUT_MS = 28_000;
 export const CLIENT_HEADER = 'x-bench-client';
-/** At most this many containers (the scale rows' most clients). */
-export const MAX_CLIENT_CONTAINERS = 256;
+/** At most this many containers: the scale rows' consumers (≤ 256) and producers (≤ 256). */
+export const MAX_CLIENT_CONTAINERS = 512;
 
 const SEND = /^\/v1\/topics\/([^/]+)\/messages$/;
 const SEND_BATCH = /^\/v1\/topics\/([^/]+)\/messages\/batch$/;
@@ -138,7 +138,11 @@ export async function startClientContainers(options: { token: string; meter: Met
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
   return {
-    api: (client) => new Api(url, options.token, { [CLIENT_HEADER]: String(client) }),
+    api: (client) => {
+      // A bench bug, not a row's figure: a client the server would refuse must not run at all.
+      if (!Number.isInteger(client) || client < 0 || client >= MAX_CLIENT_CONTAINERS) throw new Error(`client ${client} is outside 0–${MAX_CLIENT_CONTAINERS - 1}`);
+      return new Api(url, options.token, { [CLIENT_HEADER]: String(client) });
+    },
     built: () => containers.size,
     containerOf: (client) => containers.get(client),
     stop: async () => {

@@ -15,14 +15,14 @@ export type Mode = 'standard' | 'serialized' | 'concurrent' | 'protected';
 export const FIFO_MODES = ['serialized', 'concurrent', 'protected'] as const;
 
 /** The first client index of a scale row's producers (bench/client-containers.ts). */
-export const PRODUCER_CLIENTS = 128;
+export const PRODUCER_CLIENTS = 256;
 
 export interface Ctx {
   api: Api;
   /**
    * The scale rows' clients: client `i`'s requests, served by a container of its own (as on AWS,
    * bench/client-containers.ts), or by the local runtime with `--shared-container`. Consumers are
-   * clients 0–127, producers {@link PRODUCER_CLIENTS} on (sends and receives run in different
+   * clients 0–255, producers {@link PRODUCER_CLIENTS} on (sends and receives run in different
    * functions on AWS, so never in one container).
    */
   client: (i: number) => Api;

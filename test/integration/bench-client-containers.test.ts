@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startClientContainers, CLIENT_HEADER, type ClientContainers } from '../../bench/client-containers.js';
 import { Meter, diff } from '../../bench/meter.js';
 import { RoundTrip } from '../../bench/round-trip.js';
-import { dynamoTotals, httpTotals } from '../../bench/workloads.js';
+import { PRODUCER_CLIENTS, dynamoTotals, httpTotals } from '../../bench/workloads.js';
 import { buildContainer } from '../../functions/commons/container.js';
 import { loadConfig } from '../../functions/commons/config.js';
 import { group, topic } from '../helpers/builders.js';
@@ -46,7 +46,7 @@ describe('bench client containers', () => {
 
   it('serves each client with a container of its own, counted under the request’s tag', async () => {
     const before = meter.snapshot();
-    const batch = await clients.api(128).request<{ results: Array<{ messageId?: string; error?: unknown }> }>(
+    const batch = await clients.api(256).request<{ results: Array<{ messageId?: string; error?: unknown }> }>(
       'POST',
       '/v1/topics/cc-fifo/messages/batch',
       { entries: Array.from({ length: 3 }, (_, i) => ({ body: `m${i}`, shardKey: 'hot' })) },
@@ -54,12 +54,12 @@ describe('bench client containers', () => {
     );
     expect(batch.status).toBe(200);
     expect(batch.body.results.every((r) => typeof r.messageId === 'string')).toBe(true);
-    const one = await clients.api(129).request<{ messageId: string }>('POST', '/v1/topics/cc-fifo/messages', { body: 'm3', shardKey: 'hot' }, 'cc-send');
+    const one = await clients.api(257).request<{ messageId: string }>('POST', '/v1/topics/cc-fifo/messages', { body: 'm3', shardKey: 'hot' }, 'cc-send');
     expect(one.status).toBe(201);
     expect(clients.built()).toBe(2);
-    expect(clients.containerOf(128)).toBeDefined();
-    expect(clients.containerOf(128)).not.toBe(clients.containerOf(129));
-    expect(clients.containerOf(128)?.dynamo).not.toBe(clients.containerOf(129)?.dynamo);
+    expect(clients.containerOf(256)).toBeDefined();
+    expect(clients.containerOf(256)).not.toBe(clients.containerOf(257));
+    expect(clients.containerOf(256)?.dynamo).not.toBe(clients.containerOf(257)?.dynamo);
 
     const window = diff(meter.snapshot(), before);
     expect(httpTotals(window, (t) => t === 'cc-send').requests).toBe(2);
@@ -99,6 +99,9 @@ describe('bench client containers', () => {
     expect((await post('/v1/topics/cc-fifo/messages', { body: 'x' }, { ...auth, [CLIENT_HEADER]: '-1' })).status).toBe(400);
     expect((await post('/v1/topics/cc-fifo/messages', { body: 'x' }, auth)).status).toBe(400);
     expect(clients.built()).toBe(built);
+    // Every client a scale row can have (256 consumers, 256 producers) has a container; one more is a bench bug.
+    expect(() => clients.api(PRODUCER_CLIENTS + 255)).not.toThrow();
+    expect(() => clients.api(PRODUCER_CLIENTS + 256)).toThrow(/outside/);
 
     const missing = await clients.api(0).request<{ status: number; code: string }>('POST', '/v1/topics/nowhere/messages', { body: 'x' }, 'cc-bad');
     expect({ status: missing.status, code: missing.body.code }).toEqual({ status: 404, code: 'TopicNotFound' });

@@ -28,12 +28,13 @@ export const isSequencedTopic = (topic: ScaleTopic) => topic === 'fifo-hot-seq';
 /** Partitions of a scale topic (a FIFO topic's: its notice streams). */
 const partitionsOf = (topic: ScaleTopic) => (topic === 'standard-p256' || topic === 'fifo-many-p256' ? 256 : topic === 'standard-p64' ? 64 : topic === 'standard-p16' ? 16 : 4);
 /**
- * Producer counts of a topic's rows: the profile's, and for a topic with more partitions than the
- * profile's most producers, the profile's `wideProducers` up to its partitions too (so the rows can
- * use them: with sticky appends one producer writes one partition at a time).
+ * Producer counts of a topic's rows: the profile's, and for a topic with more partitions (a FIFO
+ * topic's: notice streams) than the profile's most producers, the profile's `wideProducers` up to
+ * its partitions too (so the rows can use them: with sticky appends one producer, a container of
+ * its own, writes one partition at a time). Not on one hot shard: its own stream is the limit.
  */
 export function producersOf(topic: ScaleTopic, profile: Pick<ScaleProfile, 'producers' | 'wideProducers'>): number[] {
-  const partitions = isStandard(topic) ? partitionsOf(topic) : 0;
+  const partitions = isHot(topic) ? 0 : partitionsOf(topic);
   const wide = profile.wideProducers.filter((n) => n <= partitions && !profile.producers.includes(n));
   return [...profile.producers, ...wide].sort((a, b) => a - b);
 }

@@ -194,6 +194,8 @@ describe('producersOf', () => {
     expect(producersOf('standard-p256', profile)).toEqual([1, 16, 64, 128, 256]);
     expect(producersOf('standard-p64', profile)).toEqual([1, 16, 64]);
     expect(producersOf('fifo-many', profile)).toEqual([1, 16, 64]);
+    // A FIFO topic's notice streams are its partitions: 256 of them take the wide counts too.
+    expect(producersOf('fifo-many-p256', profile)).toEqual([1, 16, 64, 128, 256]);
   });
 });
 

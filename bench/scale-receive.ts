@@ -16,7 +16,7 @@ import { ITEM_SEPARATOR, unitKind } from './key-units.js';
 import type { Snapshot } from './meter.js';
 import type { RoundTrip } from './round-trip.js';
 import { sleep } from './stats.js';
-import { PRODUCER_CLIENTS, dynamoTotals, measured, type Ctx } from './workloads.js';
+import { PRODUCER_CLIENTS, dynamoTotals, measured, warmClients, type Ctx } from './workloads.js';
 
 /**
  * standard-p64 / -p256: 64 / 256 partitions (the p256 rows add the profile's `wideConsumers`, as the
@@ -486,6 +486,21 @@ async function openShardCursors(ctx: Ctx, name: string, group: string, shardKeys
 }
 
 /**
+ * Each consumer's client receives one message and commits it (round trip off, tag `rx-warmup`):
+ * its container's catalog and cursor caches are warm when the row starts (workloads.ts,
+ * `warmClients`). Returns the messages received (out of the row's backlog).
+ */
+async function warmConsumers(ctx: Ctx, group: string, consumers: number): Promise<number> {
+  const got = await warmClients(ctx, 0, consumers, async (api) => {
+    const reply = await api.request<Received>('POST', `/v1/groups/${group}/receive`, { maxMessages: 1, waitSeconds: 0 }, 'rx-warmup');
+    const handles = reply.status < 300 ? reply.body.messages.map((m) => m.receiptHandle) : [];
+    if (handles.length > 0) await api.request('POST', `/v1/groups/${group}/commit`, { entries: handles.map((receiptHandle) => ({ receiptHandle })) }, 'rx-warmup');
+    return handles.length;
+  });
+  return got.reduce((a, b) => a + b, 0);
+}
+
+/**
  * Receives of 100 and their commits (tag `rx-warmup`; run with the round trip off) until `count`
  * messages came back or 66 rounds past the minimum (two rotations of the notice-stream sample).
  * Returns the messages drained.
@@ -534,6 +549,7 @@ async function steadyRun(ctx: Ctx, roundTrip: RoundTrip, name: string, group: st
   }
   const fillBy = performance.now() + 60_000;
   await runProducer(ctx, name, batch, steadyProducers(consumers), profile.shardKeys, flow, () => performance.now() > fillBy, 'rx-prefill', true);
+  flow.waiting -= await warmConsumers(ctx, group, consumers);
   const deadline = performance.now() + seconds * 1000;
   const backlogBefore = flow.waiting;
   roundTrip.enabled = true;
@@ -622,6 +638,7 @@ export async function receiveRows(ctx: Ctx, roundTrip: RoundTrip, profile: Recei
           const target = backlogTarget(expected, profile.seconds, consumers, batch, profile.maxBacklog, profile.minMessages);
           try {
             if (waiting < target) waiting += await prefill(ctx, name, topic, target - waiting, profile.shardKeys, batch);
+            waiting -= await warmConsumers(ctx, group, consumers);
             const backlogBefore = waiting;
             roundTrip.enabled = true;
             const { result, window } = await measured(ctx, () => runConsumers(ctx, group, batch, consumers, profile.seconds, commits, { backlog: backlogBefore, minMessages: profile.minMessages, maxSeconds: profile.maxSeconds }, tag)).finally(() => {

@@ -9,7 +9,7 @@ import { awsCeiling, fifoCeiling, lostRacesPerAppend, spreadCeiling, type Bound,
 import type { Snapshot } from './meter.js';
 import type { RoundTrip } from './round-trip.js';
 import { sleep } from './stats.js';
-import { PRODUCER_CLIENTS, dynamoTotals, measured, type Ctx } from './workloads.js';
+import { PRODUCER_CLIENTS, dynamoTotals, measured, warmClients, type Ctx } from './workloads.js';
 
 /**
  * standard: 4 partitions (-p16, -p64, -p256: 16, 64 and 256, the most a topic takes); fifo-many: a
@@ -242,8 +242,9 @@ export async function scaleRows(ctx: Ctx, roundTrip: RoundTrip, profile: ScalePr
       for (const producers of producersOf(topic, profile)) {
         const id = `${topic} ×${batch} p${producers}`;
         const tag = `scale:${id}`;
-        roundTrip.enabled = true;
         try {
+          await warmClients(ctx, PRODUCER_CLIENTS, producers, (api) => api.request('POST', `/v1/topics/${name}/messages`, entryOf(ctx, topic, shape.shardKeys), 'warmup'));
+          roundTrip.enabled = true;
           const { result, window } = await measured(ctx, () => runRow(ctx, name, topic, batch, producers, shape.seconds, shape.shardKeys, tag));
           const row = scaleRow({ id, topic, batch, producers }, window.counted, tag, window.seconds, result.messages, result, roundTrip.meanMs);
           rows.push(row);

@@ -17,6 +17,17 @@ export const FIFO_MODES = ['serialized', 'concurrent', 'protected'] as const;
 /** The first client index of a scale row's producers (bench/client-containers.ts). */
 export const PRODUCER_CLIENTS = 256;
 
+/**
+ * Clients `first` … `first + count − 1` each make one request at once (`request`, under a warm-up tag,
+ * before the row's window and with the round trip off): a row measures warm containers — their
+ * catalog cache holds the topic and group, their picker or cursor cache has a partition — as a
+ * steady load on AWS keeps them, not each container's first request (on a short row with 256
+ * clients, 256 cold catalog reads of one group item read as that item's bound).
+ */
+export async function warmClients<T>(ctx: Pick<Ctx, 'client'>, first: number, count: number, request: (api: Api) => Promise<T>): Promise<T[]> {
+  return Promise.all(Array.from({ length: count }, (_, i) => request(ctx.client(first + i))));
+}
+
 export interface Ctx {
   api: Api;
   /**

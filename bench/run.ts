@@ -302,7 +302,7 @@ async function main() {
         log(
           `scale ${row.id.padEnd(24)} ${row.lostRacesPerAppend.toFixed(2)} lost races/append  ${row.requestsPerMessage.toFixed(2)} req/msg  ${(row.wcuPerMessage ?? 0).toFixed(2)} WCU/msg  ` +
             `AWS ceiling ${fmt(row.awsCeilingMsgPerSecond)} msg/s (${row.model}: ${row.limitedBy} on ${row.hottestKey}; hottest key alone ${fmt(row.hottestKeyCeilingMsgPerSecond)})  ` +
-            `${row.keysUsed} keys, local ${fmt(row.localMsgPerSecond)} msg/s, ${row.throttled} × 429${row.grants ? `, ${row.grants} grants, ${row.fillers ?? 0} fillers` : ''}${Object.keys(row.errors).length ? `, errors ${JSON.stringify(row.errors)}` : ''}, ${fmt(row.msPerCall, 1)} ms per call, load average ${loadavg()[0]?.toFixed(2)}`,
+            `${row.keysUsed} keys, local ${fmt(row.localMsgPerSecond)} msg/s, ${row.throttled} × 429${row.throttledBy ? ` ${JSON.stringify(row.throttledBy)}` : ''}${row.grants ? `, ${row.grants} grants, ${row.fillers ?? 0} fillers` : ''}${Object.keys(row.errors).length ? `, errors ${JSON.stringify(row.errors)}` : ''}, ${fmt(row.msPerCall, 1)} ms per call, load average ${loadavg()[0]?.toFixed(2)}`,
         ),
       only,
     );

@@ -54,6 +54,13 @@ export function scaleSection(rows: ScaleRow[], roundTrip: RunConfig): string[] {
     );
   }
   out.push('');
+  const throttled = rows.filter((r) => r.throttledBy !== undefined);
+  if (throttled.length > 0) {
+    out.push('429s by their detail:');
+    out.push('');
+    for (const r of throttled) out.push(`- ${r.id}: ${Object.entries(r.throttledBy ?? {}).map(([detail, n]) => `${f(n)} × "${detail}"`).join('; ')}`);
+    out.push('');
+  }
   return out;
 }
 

@@ -77,6 +77,8 @@ export interface ScaleRow {
   fillers?: number;
   /** Sends answered 429 Throttled (a stream contended for the whole 2 s append budget), and other failures by status. */
   throttled: number;
+  /** The 429s by their problem's detail (which limit answered: a stream contended for its budget, a slow store…); absent in older results. */
+  throttledBy?: Record<string, number>;
   errors: Record<string, number>;
   /** Mean DynamoDB call time seen by the handlers, injected round trip included. */
   msPerCall: number;
@@ -96,7 +98,7 @@ export function scaleRow(
   tag: string,
   seconds: number,
   messages: number,
-  failures: { throttled: number; errors: Record<string, number> },
+  failures: { throttled: number; throttledBy?: Record<string, number>; errors: Record<string, number> },
   awsCallMs: number,
 ): ScaleRow {
   const keys = keyLoads(counted, tag);
@@ -126,6 +128,7 @@ export function scaleRow(
     grants: keys.reduce((n, k) => n + (k.grants ?? 0), 0),
     fillers: keys.reduce((n, k) => n + (k.fillers ?? 0), 0),
     throttled: failures.throttled,
+    ...(failures.throttledBy && Object.keys(failures.throttledBy).length > 0 ? { throttledBy: failures.throttledBy } : {}),
     errors: failures.errors,
     msPerCall: d.requests > 0 ? ms / d.requests : 0,
   };
@@ -186,6 +189,12 @@ async function openStreams(ctx: Ctx, name: string, topic: ScaleTopic, shardKeys:
 async function runRow(ctx: Ctx, name: string, topic: ScaleTopic, batch: number, producers: number, seconds: number, shardKeys: number, tag: string) {
   let messages = 0;
   let throttled = 0;
+  const throttledBy: Record<string, number> = {};
+  const throttle = (detail: unknown) => {
+    throttled++;
+    const key = typeof detail === 'string' ? detail : 'no detail';
+    throttledBy[key] = (throttledBy[key] ?? 0) + 1;
+  };
   const errors: Record<string, number> = {};
   const fail = (what: string) => (errors[what] = (errors[what] ?? 0) + 1);
   const deadline = performance.now() + seconds * 1000;
@@ -203,7 +212,7 @@ async function runRow(ctx: Ctx, name: string, topic: ScaleTopic, batch: number, 
         });
         if (reply === undefined) continue;
         if (reply.status === 429) {
-          throttled++;
+          throttle((reply.body as { detail?: unknown } | undefined)?.detail);
           await sleep(20 + Math.random() * 30);
           continue;
         }
@@ -216,15 +225,15 @@ async function runRow(ctx: Ctx, name: string, topic: ScaleTopic, batch: number, 
           messages++;
           continue;
         }
-        for (const r of (reply.body as { results: Array<{ error?: { status?: number; code?: string } }> }).results) {
+        for (const r of (reply.body as { results: Array<{ error?: { status?: number; code?: string; detail?: string } }> }).results) {
           if (r.error === undefined) messages++;
-          else if (r.error.status === 429 || r.error.code === 'Throttled') throttled++;
+          else if (r.error.status === 429 || r.error.code === 'Throttled') throttle(r.error.detail);
           else fail(`entry ${r.error.status ?? '?'} ${r.error.code ?? ''}`.trim());
         }
       }
     }),
   );
-  return { messages, throttled, errors };
+  return { messages, throttled, throttledBy, errors };
 }
 
 /**

@@ -13,6 +13,7 @@ import { messageBody, type Api } from './http.js';
 import { isNoticeStream, isShardStream } from '../lib/domain/streams.js';
 import { fifoReceiveCeiling, receiveCeiling, spreadReceiveCeiling, unitBounds, type FifoUnitPlace, type ReceiveBound, type ReceiveUnitKind, type UnitLoad } from './capacity-model.js';
 import { ITEM_SEPARATOR, unitKind } from './key-units.js';
+import { GROUP_PK, TOPIC_PK } from '../lib/adapters/dynamodb/keys.js';
 import type { Snapshot } from './meter.js';
 import type { RoundTrip } from './round-trip.js';
 import { sleep } from './stats.js';
@@ -101,6 +102,13 @@ export interface ReceiveRow {
   /** The smallest bound over the units shared by every stream of the row (see {@link isStreamUnit}), and which one; 0 / '' when none bound. */
   sharedUnitsCeilingMsgPerSecond: number;
   sharedUnit: string;
+  /**
+   * Read units a second on the catalog's items (topic, group) per consumer: what each container's
+   * catalog cache reads, once per cache period, whatever the messages. Left out of the ceiling (a
+   * rate per container, not per message): one item takes 3,000 RCU/s, so this many per consumer
+   * allows 3,000 ÷ it consumers. Absent in older results.
+   */
+  catalogRcuPerConsumerSecond?: number;
   hottestUnitCeilingMsgPerSecond: number;
   limitedBy: ReceiveBound | 'nothing measured';
   hottestKey: string;
@@ -181,6 +189,13 @@ export function fifoUnitPlace(unit: string): FifoUnitPlace {
   return isStreamUnit(unit) ? { kind: 'shard' } : { kind: 'shared' };
 }
 
+/**
+ * A catalog item's unit (the `TOPIC` or `GROUP` partition key: every topic's or group's item): a
+ * container reads it when its catalog cache (5 s) has no live copy, so its reads follow containers
+ * and time, not messages (docs/performance.md, "A container per client").
+ */
+export const isCatalogUnit = (unit: string): boolean => unit === TOPIC_PK || unit === GROUP_PK;
+
 /** The capacity units a row's tag touched, as the model's input. */
 export function unitLoads(counted: Snapshot, tag: string): UnitLoad[] {
   return Object.entries(counted.keys ?? {})
@@ -200,7 +215,10 @@ export function receiveRow(
   run: { messages: number; committed: number; receives: number; emptyReceives: number; backlogBefore: number; ranDry: boolean; errors: Record<string, number>; sent?: number },
   awsCallMs: number,
 ): ReceiveRow {
-  const loads = unitLoads(counted, tag);
+  const all = unitLoads(counted, tag);
+  // The model's units: per message. The catalog's items are read per container and cache period.
+  const loads = all.filter((l) => !isCatalogUnit(l.unit));
+  const catalogRcu = all.filter((l) => isCatalogUnit(l.unit)).reduce((n, l) => n + l.rcu, 0);
   const m = run.messages;
   const d = dynamoTotals(counted, (t) => t === tag);
   const ms = Object.entries(counted.dynamo)
@@ -231,13 +249,14 @@ export function receiveRow(
     lostClaimsPerMessage: m > 0 ? lostClaims / m : 0,
     lostClaimsPerClaim: claims > 0 ? lostClaims / claims : 0,
     requestsPerMessage: m > 0 ? d.requests / m : 0,
-    wcuPerMessage: m > 0 ? loads.reduce((n, l) => n + l.wcu, 0) / m : 0,
-    rcuPerMessage: m > 0 ? loads.reduce((n, l) => n + l.rcu, 0) / m : 0,
+    wcuPerMessage: m > 0 ? all.reduce((n, l) => n + l.wcu, 0) / m : 0,
+    rcuPerMessage: m > 0 ? all.reduce((n, l) => n + l.rcu, 0) / m : 0,
     awsCeilingMsgPerSecond: ceiling?.msgPerSecond ?? 0,
     model: spread ? 'sum over partitions used' : summed ? 'buckets and notice streams summed' : 'hottest unit',
     hottestUnitCeilingMsgPerSecond: hottest?.msgPerSecond ?? 0,
     sharedUnitsCeilingMsgPerSecond: shared?.msgPerSecond ?? 0,
     sharedUnit: shared ? `${shared.limitedBy} on ${shared.unit}` : '',
+    catalogRcuPerConsumerSecond: seconds > 0 && base.consumers > 0 ? catalogRcu / seconds / base.consumers : 0,
     limitedBy: ceiling?.limitedBy ?? 'nothing measured',
     hottestKey: ceiling?.unit ?? '',
     hottestKeyKind: ceiling?.kind ?? '',

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { fifoReceiveCeiling, receiveCeiling, spreadReceiveCeiling, unitBounds, type UnitLoad } from '../../bench/capacity-model.js';
 import { indexKeyOfItem, indexWrites, isClaimUpdate, isRaiseUpdate, queryUnit, tableUnit, unitKind } from '../../bench/key-units.js';
 import { Meter, diff, emptyKey, type Snapshot } from '../../bench/meter.js';
-import { RECEIVE_TOPICS, backlogTarget, consumersOf, fifoUnitPlace, isSteady, isStreamUnit, partitionOfUnit, receiveRow, steadyProducers, unitLoads } from '../../bench/scale-receive.js';
+import { RECEIVE_TOPICS, backlogTarget, consumersOf, fifoUnitPlace, isCatalogUnit, isSteady, isStreamUnit, partitionOfUnit, receiveRow, steadyProducers, unitLoads } from '../../bench/scale-receive.js';
 import { advanceUpdate, claimUpdate, completionUpdate, raiseKnownUpdate } from '../../lib/adapters/dynamodb/cursor-updates.js';
 
 const unit = (over: Partial<UnitLoad>): UnitLoad => ({ unit: 'C#g @ t:x/p:0', kind: 'item', wcu: 0, rcu: 0, reads: 0, claims: 0, lostClaims: 0, ...over });
@@ -211,6 +211,24 @@ describe('receiveRow', () => {
     expect(row.awsCeilingMsgPerSecond).toBeCloseTo(10_000, 6);
     expect(row.hottestUnitCeilingMsgPerSecond).toBeCloseTo(1000 / 0.15, 6);
     expect(receiveRow({ id: 'r', topic: 'fifo-hot', batch: 1, consumers: 4, commits: 'call' }, counted, 'rx', 2, run, 7.5)).toMatchObject({ model: 'hottest unit', awsCeilingMsgPerSecond: expect.closeTo(1000 / 0.15, 6) });
+  });
+
+  it('leaves the catalog items out of the ceiling (read per container and cache period) and reports their reads per consumer a second', () => {
+    const cursor = { ...emptyKey(), wcu: 30, writes: 25, failedWrites: 5, reads: 15, consistentReads: 15, claims: 10, lostClaims: 5 };
+    const run = { messages: 100, committed: 100, receives: 12, emptyReceives: 2, backlogBefore: 900, ranDry: false, errors: {} };
+    const without = receiveRow({ id: 'r', topic: 'fifo-hot', batch: 10, consumers: 4, commits: 'call' }, snapshot({ 'rx|C#g @ t:x/k:hot': cursor }, 60), 'rx', 2, run, 7.5);
+    // Catalog reads of the group item (600 RCU) and the topic item (8): per message, the group item
+    // alone would bound the row at 3,000 ÷ 6 = 500 msg/s, below the cursor's chain (666.7).
+    const counted = snapshot({ 'rx|C#g @ t:x/k:hot': cursor, 'rx|GROUP': { ...emptyKey(), rcu: 600, reads: 1200 }, 'rx|TOPIC': { ...emptyKey(), rcu: 8, reads: 16 } }, 60);
+    const row = receiveRow({ id: 'r', topic: 'fifo-hot', batch: 10, consumers: 4, commits: 'call' }, counted, 'rx', 2, run, 7.5);
+    expect(row.awsCeilingMsgPerSecond).toBeCloseTo(without.awsCeilingMsgPerSecond, 9);
+    expect(row.sharedUnitsCeilingMsgPerSecond).toBe(without.sharedUnitsCeilingMsgPerSecond);
+    expect(row.topUnits.map((u) => u.unit)).toEqual(['C#g @ t:x/k:hot']);
+    // Still paid for: 608 RCU more per 100 messages; 608 RCU ÷ 2 s ÷ 4 consumers.
+    expect(row.rcuPerMessage).toBeCloseTo(without.rcuPerMessage + 6.08, 9);
+    expect(row.catalogRcuPerConsumerSecond).toBeCloseTo(76, 9);
+    expect(isCatalogUnit('GROUP')).toBe(true);
+    expect(isCatalogUnit('S#t:x/k:GROUP')).toBe(false);
   });
 
   it('reports nothing measured when nothing was received', () => {

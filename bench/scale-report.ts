@@ -86,16 +86,17 @@ export function receiveSection(rows: ReceiveRow[], roundTrip: RunConfig): string
       'Standard rows (consumers choose the partition): the sum over the partitions that took claims of each one\'s smallest bound at the share it would carry alone, or a shared unit\'s bound when smaller (*sum over partitions used*; the hottest-unit figure next to it). ' +
       '*shared units alone*: the smallest bound over the units every stream shares (notice cursors and streams, ready-index keys, activity), each at its own bound, leaving out each partition’s and shard’s own. ' +
       '*raises / message*: FIFO shard raises written on their own (a notice\'s shard that the receive reading it did not claim) per message received — a backlog\'s discovery when many; when consumers keep up, at most about one (most are absorbed into the claim of the receive that read the notice). ' +
-      '*ran dry*: the backlog came within one round of receives of empty — the row is not valid. *local msg/s* is what this machine did, not an AWS figure.',
+      '*ran dry*: the backlog came within one round of receives of empty — the row is not valid. *local msg/s* is what this machine did, not an AWS figure. ' +
+      '*catalog RCU/s a consumer*: read units on the catalog\'s topic and group items per consumer a second — each container\'s catalog cache reads them once per cache period (5 s), whatever the messages, so they are left out of every bound above (they are in RCU / msg): one item takes 3,000 RCU/s, i.e. 3,000 ÷ this many consumers.',
   );
   out.push('');
-  const head = ['row', 'consumers', 'lost claims / message', 'lost claims / claim', 'requests / message', 'WCU / msg', 'RCU / msg', 'AWS ceiling msg/s', 'model', 'hottest unit alone msg/s', 'shared units alone msg/s', 'limited by', 'on unit', 'messages', 'claims', 'raises', 'raises / message', 'local msg/s', 'empty receives', 'backlog', 'ran dry', 'ms / call'];
+  const head = ['row', 'consumers', 'lost claims / message', 'lost claims / claim', 'requests / message', 'WCU / msg', 'RCU / msg', 'AWS ceiling msg/s', 'model', 'hottest unit alone msg/s', 'shared units alone msg/s', 'limited by', 'on unit', 'messages', 'claims', 'raises', 'raises / message', 'local msg/s', 'empty receives', 'backlog', 'ran dry', 'catalog RCU/s a consumer', 'ms / call'];
   out.push(`| ${head.join(' | ')} |`);
   out.push(`|---|${head.slice(1).map((h) => (h === 'limited by' || h === 'on unit' || h === 'ran dry' || h === 'model' ? '---' : '---:')).join('|')}|`);
   for (const r of rows) {
     out.push(
       `| ${r.id} | ${r.consumers} | ${f(r.lostClaimsPerMessage, 3)} | ${f(r.lostClaimsPerClaim, 3)} | ${f(r.requestsPerMessage, 2)} | ${f(r.wcuPerMessage, 2)} | ${f(r.rcuPerMessage, 2)} | ` +
-        `${f(r.awsCeilingMsgPerSecond)} | ${r.model} | ${f(r.hottestUnitCeilingMsgPerSecond)} | ${r.sharedUnitsCeilingMsgPerSecond ? `${f(r.sharedUnitsCeilingMsgPerSecond)} (${r.sharedUnit})` : '–'} | ${r.limitedBy} | \`${r.hottestKey}\` | ${f(r.messages)} | ${f(r.claims)} | ${f(r.raises ?? 0)} | ${f(r.raisesPerMessage ?? 0, 2)} | ${f(r.localMsgPerSecond)} | ${f(r.emptyReceives)} of ${f(r.receives)} | ${f(r.backlogBefore)}${r.sent ? ` + ${f(r.sent)} sent` : ''} | ${r.ranDry ? '**yes**' : 'no'} | ${f(r.msPerCall, 1)} |`,
+        `${f(r.awsCeilingMsgPerSecond)} | ${r.model} | ${f(r.hottestUnitCeilingMsgPerSecond)} | ${r.sharedUnitsCeilingMsgPerSecond ? `${f(r.sharedUnitsCeilingMsgPerSecond)} (${r.sharedUnit})` : '–'} | ${r.limitedBy} | \`${r.hottestKey}\` | ${f(r.messages)} | ${f(r.claims)} | ${f(r.raises ?? 0)} | ${f(r.raisesPerMessage ?? 0, 2)} | ${f(r.localMsgPerSecond)} | ${f(r.emptyReceives)} of ${f(r.receives)} | ${f(r.backlogBefore)}${r.sent ? ` + ${f(r.sent)} sent` : ''} | ${r.ranDry ? '**yes**' : 'no'} | ${r.catalogRcuPerConsumerSecond === undefined ? '' : f(r.catalogRcuPerConsumerSecond, 2)} | ${f(r.msPerCall, 1)} |`,
     );
   }
   out.push('');

@@ -7,19 +7,12 @@
  * other request is passed to the local runtime. Its DynamoDB calls and HTTP
  * requests are counted by a meter of its own.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildContainer, type ContainerOverrides } from '../functions/commons/container.js';
 import { loadConfig } from '../functions/commons/config.js';
-import { commitResultsOf } from '../functions/api/convert.js';
-import { ReceiveBody } from '../functions/api/schemas.js';
-import { RECEIVE_ANSWER_MARGIN_MS } from '../lib/services/queue-service.js';
 import { Meter } from './meter.js';
-
-/** The api function's timeout behind a function URL (cdk: receive's 28 s): when a receive must answer by. */
-const FUNCTION_TIMEOUT_MS = 28_000;
-
-const RECEIVE_PATH = /^\/v1\/groups\/([^/]+)\/receive$/;
+import { RECEIVE_PATH, readBody, receiveOn } from './route-calls.js';
 
 export interface AwsModeReceiver {
   url: string;
@@ -32,12 +25,6 @@ export interface AwsModeReceiver {
   receivesDone(n: number): Promise<void>;
   stop(): Promise<void>;
 }
-
-const readAll = async (req: IncomingMessage) => {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-};
 
 /**
  * Starts the endpoint on 127.0.0.1; `runtimeUrl` and `token` are the local runtime's. With
@@ -52,7 +39,7 @@ export async function startAwsModeReceiver(runtimeUrl: string, token: string | u
   const server: Server = createServer((req, res) => {
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
-      const body = await readAll(req);
+      const body = await readBody(req);
       const match = req.method === 'POST' ? RECEIVE_PATH.exec(path) : null;
       if (!match) {
         const answer = await fetch(`${runtimeUrl}${req.url ?? '/'}`, {
@@ -65,14 +52,7 @@ export async function startAwsModeReceiver(runtimeUrl: string, token: string | u
         return;
       }
       // As functions/api/receive.ts, with this container's queue.
-      const { commit, ...rest } = ReceiveBody.parse(body ? JSON.parse(body) : {});
-      const group = decodeURIComponent(match[1] ?? '');
-      const request = { ...rest, answerBy: Date.now() + FUNCTION_TIMEOUT_MS - RECEIVE_ANSWER_MARGIN_MS };
-      const out = commit
-        ? await c.queue
-            .commitAndReceive(group, commit, request)
-            .then((r) => ({ messages: r.messages, commitResults: commitResultsOf(r.commitResults), ...(r.doorbell ? { doorbell: r.doorbell } : {}) }))
-        : await c.queue.receiveOrPark(group, request).then((r) => ({ messages: r.messages, ...(r.doorbell ? { doorbell: r.doorbell } : {}) }));
+      const out = await receiveOn(c, decodeURIComponent(match[1] ?? ''), body ? JSON.parse(body) : {});
       const text = JSON.stringify(out);
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
       res.end(text, () => {

@@ -13,28 +13,25 @@
  * Not here: the HTTP edge's contention metrics (their EMF lines are priced in the cost model, not
  * counted per request), and any route but those four (a client sends nothing else in a scale row).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ZodError } from 'zod';
 import { buildContainer, type Container } from '../functions/commons/container.js';
 import { loadConfig } from '../functions/commons/config.js';
 import { commitResultsOf, toSendInput } from '../functions/api/convert.js';
-import { CommitBody, ReceiveBody, SendBatchBody, SendBody } from '../functions/api/schemas.js';
+import { CommitBody, SendBatchBody, SendBody } from '../functions/api/schemas.js';
 import { toProblem } from '../lib/http/problem.js';
-import { RECEIVE_ANSWER_MARGIN_MS } from '../lib/services/queue-service.js';
 import { Api } from './http.js';
+import { RECEIVE_PATH, readBody, receiveOn } from './route-calls.js';
 import type { Meter } from './meter.js';
 import type { RoundTrip } from './round-trip.js';
 
-/** The api function's timeout (cdk): when a receive must answer by. */
-const FUNCTION_TIMEOUT_MS = 28_000;
 export const CLIENT_HEADER = 'x-bench-client';
 /** At most this many containers: the scale rows' consumers (≤ 256) and producers (≤ 256). */
 export const MAX_CLIENT_CONTAINERS = 512;
 
 const SEND = /^\/v1\/topics\/([^/]+)\/messages$/;
 const SEND_BATCH = /^\/v1\/topics\/([^/]+)\/messages\/batch$/;
-const RECEIVE = /^\/v1\/groups\/([^/]+)\/receive$/;
 const COMMIT = /^\/v1\/groups\/([^/]+)\/commit$/;
 
 export interface ClientContainers {
@@ -46,12 +43,6 @@ export interface ClientContainers {
   containerOf(client: number): Container | undefined;
   stop(): Promise<void>;
 }
-
-const readAll = async (req: IncomingMessage) => {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-};
 
 type Answer = { status: number; body: unknown; headers?: Record<string, string> };
 
@@ -70,17 +61,7 @@ async function serve(c: Container, method: string, path: string, text: string): 
     const results = await c.queue.sendBatch(topic, SendBatchBody.parse(body).entries.map(toSendInput));
     return { status: 200, body: { results: results.map((r) => ('error' in r ? { index: r.index, error: toProblem(r.error).problem } : { index: r.index, ...r.result })) } };
   }
-  if ((m = RECEIVE.exec(path))) {
-    const group = decodeURIComponent(m[1] ?? '');
-    const { commit, ...rest } = ReceiveBody.parse(body);
-    const request = { ...rest, answerBy: Date.now() + FUNCTION_TIMEOUT_MS - RECEIVE_ANSWER_MARGIN_MS };
-    if (!commit) {
-      const { messages, doorbell } = await c.queue.receiveOrPark(group, request);
-      return { status: 200, body: { messages, ...(doorbell ? { doorbell } : {}) } };
-    }
-    const { commitResults, messages, doorbell } = await c.queue.commitAndReceive(group, commit, request);
-    return { status: 200, body: { messages, commitResults: commitResultsOf(commitResults), ...(doorbell ? { doorbell } : {}) } };
-  }
+  if ((m = RECEIVE_PATH.exec(path))) return { status: 200, body: await receiveOn(c, decodeURIComponent(m[1] ?? ''), body) };
   if ((m = COMMIT.exec(path))) {
     const group = decodeURIComponent(m[1] ?? '');
     const entries = CommitBody.parse(body).entries.map((e) => ({
@@ -121,7 +102,7 @@ export async function startClientContainers(options: { token: string; meter: Met
       const client = Number(req.headers[CLIENT_HEADER]);
       if (!Number.isInteger(client) || client < 0 || client >= MAX_CLIENT_CONTAINERS) return answer(res, { status: 400, body: { title: `${CLIENT_HEADER} must be 0–${MAX_CLIENT_CONTAINERS - 1}`, status: 400 } });
       const path = new URL(req.url ?? '/', 'http://local').pathname;
-      const text = await readAll(req);
+      const text = await readBody(req);
       const out = await serve(containerOf(client), (req.method ?? 'GET').toUpperCase(), path, text).catch((error: unknown): Answer => {
         if (error instanceof ZodError || error instanceof SyntaxError) return { status: 400, body: { title: 'Bad request', status: 400, detail: error.message } };
         const { problem, headers } = toProblem(error);

@@ -5,7 +5,6 @@
  * routes do (a receipt handle from one container commits in another, as across Lambda containers),
  * and bad requests answer the route's 4xx, never a 5xx.
  */
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startClientContainers, CLIENT_HEADER, type ClientContainers } from '../../bench/client-containers.js';
 import { Meter, diff } from '../../bench/meter.js';
@@ -14,7 +13,7 @@ import { PRODUCER_CLIENTS, dynamoTotals, httpTotals } from '../../bench/workload
 import { buildContainer } from '../../functions/commons/container.js';
 import { loadConfig } from '../../functions/commons/config.js';
 import { group, topic } from '../helpers/builders.js';
-import { testTable } from '../helpers/stores.js';
+import { benchTableEnv } from '../helpers/bench-env.js';
 
 const TOKEN = 'client-containers-token';
 
@@ -22,14 +21,10 @@ describe('bench client containers', () => {
   let clients: ClientContainers;
   const meter = new Meter();
   const roundTrip = new RoundTrip(5, 10);
-  const saved = { table: process.env.SLUICE_TABLE_NAME, endpoint: process.env.DYNAMODB_ENDPOINT, key: process.env.SLUICE_SECRETS_KEY };
+  let restore = () => {};
 
   beforeAll(async () => {
-    const { endpoint, table } = await testTable('clients');
-    process.env.SLUICE_TABLE_NAME = table;
-    process.env.DYNAMODB_ENDPOINT = endpoint;
-    // The message-id key is sealed with this key: every container must open it (as the bench's runtime sets it).
-    process.env.SLUICE_SECRETS_KEY = randomBytes(32).toString('base64');
+    ({ restore } = await benchTableEnv('clients'));
     const setup = buildContainer(loadConfig(process.env));
     await setup.admin.putTopic('cc-fifo', topic({ type: 'fifo' }));
     await setup.admin.putGroup('cc-g', group('cc-fifo', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60 }));
@@ -39,9 +34,7 @@ describe('bench client containers', () => {
 
   afterAll(async () => {
     await clients?.stop();
-    process.env.SLUICE_TABLE_NAME = saved.table;
-    process.env.DYNAMODB_ENDPOINT = saved.endpoint;
-    process.env.SLUICE_SECRETS_KEY = saved.key;
+    restore();
   });
 
   it('serves each client with a container of its own, counted under the request’s tag', async () => {

@@ -6,7 +6,6 @@
  * the FIFO long-poll rows' topics make a receive read the ready index as the rows say (the home key;
  * on the wide one the 16 bucket keys too, each priced at the empty read's ½ unit).
  */
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
@@ -18,7 +17,7 @@ import { itemBytes, type AttributeMap } from '../../bench/units.js';
 import { group, topic } from '../helpers/builders.js';
 import { readyBucketCount } from '../../lib/adapters/dynamodb/keys.js';
 import { GSI1 } from '../../lib/adapters/dynamodb/table.js';
-import { testTable } from '../helpers/stores.js';
+import { benchTableEnv } from '../helpers/bench-env.js';
 import { buildContainer } from '../../functions/commons/container.js';
 import { loadConfig } from '../../functions/commons/config.js';
 
@@ -26,15 +25,10 @@ describe('idle measuring code', () => {
   let receiver: AwsModeReceiver;
   let doc: DynamoDBDocumentClient;
   let table: string;
-  const saved = { table: process.env.SLUICE_TABLE_NAME, endpoint: process.env.DYNAMODB_ENDPOINT, key: process.env.SLUICE_SECRETS_KEY };
+  let restore = () => {};
 
   beforeAll(async () => {
-    let endpoint: string;
-    ({ endpoint, doc, table } = await testTable('idle'));
-    process.env.SLUICE_TABLE_NAME = table;
-    process.env.DYNAMODB_ENDPOINT = endpoint;
-    // The message-id key is sealed with this key: the receiver's container must open it (as the bench's runtime sets it).
-    process.env.SLUICE_SECRETS_KEY = randomBytes(32).toString('base64');
+    ({ doc, table, restore } = await benchTableEnv('idle'));
     const setup = buildContainer(loadConfig(process.env));
     await setup.admin.putTopic('quiet', topic());
     await setup.admin.putGroup('quiet-g', group('quiet'));
@@ -50,9 +44,7 @@ describe('idle measuring code', () => {
 
   afterAll(async () => {
     await receiver?.stop();
-    process.env.SLUICE_TABLE_NAME = saved.table;
-    process.env.DYNAMODB_ENDPOINT = saved.endpoint;
-    process.env.SLUICE_SECRETS_KEY = saved.key;
+    restore();
   });
 
   it('counts one billed request per long poll and the waiter’s calls: a park and activity reads', async () => {

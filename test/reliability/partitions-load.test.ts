@@ -95,6 +95,19 @@ async function consume(h: Harness, group: string, consumers: number, load: Load,
   );
 }
 
+/**
+ * `count` messages were sent, every one was received, and every commit answered `committed`;
+ * returns the run's figures (for failure messages).
+ */
+function expectAllDelivered(load: Load, count: number, started: number): string {
+  const figures = JSON.stringify({ ms: Date.now() - started, throttled: load.throttled, lostRaces: load.lostRaces, unavailable: load.unavailable });
+  expect(load.sent.size).toBe(count);
+  expect([...load.sent].filter((b) => !load.received.has(b)), figures).toEqual([]);
+  expect(load.received.size).toBe(count);
+  expect(load.uncommitted).toBe(0);
+  return figures;
+}
+
 const newLoad = (): Load => ({ sent: new Set(), received: new Set(), throttled: 0, lostRaces: 0, uncommitted: 0, unavailable: 0 });
 
 describe('partitions under load', () => {
@@ -108,11 +121,7 @@ describe('partitions under load', () => {
     let produced = false;
     const producing = produce(h, 'busy', 64, 5, load).then(() => (produced = true));
     await Promise.all([producing, consume(h, 'g', 64, load, () => produced, started + BOUND_MS - 5_000)]);
-    expect(load.sent.size).toBe(320);
-    const figures = { ms: Date.now() - started, throttled: load.throttled, lostRaces: load.lostRaces, unavailable: load.unavailable };
-    expect([...load.sent].filter((b) => !load.received.has(b)), JSON.stringify(figures)).toEqual([]);
-    expect(load.received.size).toBe(320);
-    expect(load.uncommitted).toBe(0);
+    expectAllDelivered(load, 320, started);
     // The modelled ceiling assumes no contention when partitions ≥ producers: one process here, so the
     // picker gives each concurrent append its own partition (docs/performance.md says what this proves).
     expect(load.throttled).toBe(0);
@@ -137,13 +146,9 @@ describe('partitions under load', () => {
     const each = 5;
     const producing = Promise.all(producers.map((p, i) => produceAs(p, 'spread', i, each, load))).then(() => (produced = true));
     await Promise.all([producing, ...consumers.map((c) => consume(c, 'g', 1, load, () => produced, started + BOUND_MS - 5_000, 33))]);
-    expect(load.sent.size).toBe(64 * each);
-    const figures = { ms: Date.now() - started, throttled: load.throttled, lostRaces: load.lostRaces, unavailable: load.unavailable };
-    expect([...load.sent].filter((b) => !load.received.has(b)), JSON.stringify(figures)).toEqual([]);
-    expect(load.received.size).toBe(64 * each);
-    expect(load.uncommitted).toBe(0);
-    expect(load.throttled, JSON.stringify(figures)).toBe(0);
-    expect(load.lostRaces / (64 * each), JSON.stringify(figures)).toBeLessThanOrEqual(0.1);
+    const figures = expectAllDelivered(load, 64 * each, started);
+    expect(load.throttled, figures).toBe(0);
+    expect(load.lostRaces / (64 * each), figures).toBeLessThanOrEqual(0.1);
     expect((await h.admin.getGroup('g')).backlog).toBe(0);
     expect(Date.now() - started).toBeLessThan(BOUND_MS);
   }, BOUND_MS + 10_000);

@@ -98,6 +98,18 @@ export class PushGroupReceiveError extends ConflictError {
   }
 }
 /** A topic already has the most push groups it can name (`PushLimits.pushGroupsPerTopicMax`): nothing was saved. */
+export class TooManyDeadLetterGroupsError extends ConflictError {
+  override readonly code = 'TooManyDeadLetterGroups';
+  constructor(
+    readonly topic: string,
+    readonly max: number,
+  ) {
+    super(`Topic '${topic}' is the dead-letter topic of ${max} groups already, the most one topic can be; name another deadLetterTopic.`, {
+      issues: [{ path: 'deadLetterTopic', message: `is the dead-letter topic of ${max} groups already` }],
+    });
+  }
+}
+
 export class TooManyPushGroupsError extends ConflictError {
   override readonly code = 'TooManyPushGroups';
   constructor(

@@ -80,6 +80,11 @@ export const Limits = {
   tagMaxLength: 128,
   shardKeyMaxLength: 128,
   subscriptionsMax: 20,
+  /**
+   * Groups that may name one topic as their dead-letter topic: the topic item lists them (`dg`),
+   * ≤ 500 × 128-byte names = 64,000 B next to its other lists (docs/design.md, Limits by construction).
+   */
+  deadLetterGroupsPerTopicMax: 500,
   checkAfterDefaultSeconds: 60,
   checkIntervalDefaultSeconds: 60,
   maxChecksDefault: 15,
@@ -143,6 +148,12 @@ export interface Topic {
    * reads the groups, as it used to).
    */
   pushGroups?: readonly string[] | undefined;
+  /**
+   * `dg`: the groups that name the topic as their dead-letter topic, kept by
+   * their saves and deletes (catalog.ts): a topic some group names never
+   * becomes FIFO. Groups saved before it existed are missing from it.
+   */
+  deadLetterGroups?: readonly string[] | undefined;
   /** `wu` (ms): a parked pull consumer waits for the topic until then. Absent: nobody parked. */
   parkedUntil?: number | undefined;
   /** `wb`: group → until when (ms) its consumers wait on its doorbell for this topic. Absent: none ever did. */

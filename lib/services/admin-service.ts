@@ -8,6 +8,7 @@ import {
   GroupNotFoundError,
   GroupRecentlyDeletedError,
   InvalidArgumentError,
+  TooManyDeadLetterGroupsError,
   TooManyPushGroupsError,
   TopicNotFoundError,
 } from '../domain/errors.js';
@@ -189,7 +190,9 @@ export class AdminService {
       // A group's dead letters go to partition streams of its dead-letter topic: as a FIFO topic
       // nothing would read them (the group's PUT refuses a FIFO one; this is the other way round).
       // Only a topic becoming FIFO reads every group (admin path, O(groups), as the topic stats do);
-      // a PUT of a FIFO topic that exists reads one item.
+      // a PUT of a FIFO topic that exists reads one item. A group save racing this PUT is stopped on
+      // the topic item itself (`dg`, catalog.ts putGroupWithTopics and putTopic): this read answers
+      // the common case, and groups saved before `dg` existed.
       const holder = (await this.stores.catalog.allGroups()).find((g) => g.deadLetterTopic === name);
       if (holder) throw new ConflictError(`Topic '${name}' is the dead-letter topic of group '${holder.name}': it must stay a standard topic.`);
     }
@@ -401,10 +404,16 @@ export class AdminService {
       }
       // Dead-letter copies are appended to a partition stream: a FIFO topic's receives and look-ups
       // would never find them (it has shard streams). Sluice creates the topic standard when missing.
-      if ((await this.stores.catalog.getTopic(deadLetterTopic))?.type === 'fifo') {
+      const deadLetter = await this.stores.catalog.getTopic(deadLetterTopic);
+      if (deadLetter?.type === 'fifo') {
         throw new InvalidArgumentError(`The dead-letter topic '${deadLetterTopic}' is a FIFO topic; a dead-letter topic must be a standard topic.`, {
           issues: [{ path: 'deadLetterTopic', message: 'names a FIFO topic' }],
         });
+      }
+      // Refused before anything is written when the read shows it full; the save's transaction keeps the bound.
+      const namedBy = deadLetter?.deadLetterGroups ?? [];
+      if (namedBy.length >= Limits.deadLetterGroupsPerTopicMax && !namedBy.includes(name)) {
+        throw new TooManyDeadLetterGroupsError(deadLetterTopic, Limits.deadLetterGroupsPerTopicMax);
       }
       await ensureDeadLetterTopic(this.stores, deadLetterTopic, now);
       // A group of this name was deleted: its cursors (and any a stale container created in the
@@ -454,7 +463,7 @@ export class AdminService {
         // New subscriptions to standard topics: the save is conditional on the partition count it
         // created cursors for, and a partition raise on the saves (docs/design.md, Raising partitions).
         [...topics.values()].filter((t) => t.type === 'standard' && !existing?.subscriptions.some((s) => s.topic === t.name)),
-        { sealedSecret, pushCounts },
+        { sealedSecret, pushCounts, previousDeadLetterTopic: existing?.deadLetterTopic },
       );
       if (group) {
         return { group: { ...groupView(group), ...(signingSecret === undefined ? {} : { signingSecret }) }, created: existing === undefined };
@@ -548,7 +557,7 @@ export class AdminService {
       const group = await this.stores.catalog.getGroup(name);
       if (!group) throw new GroupNotFoundError(name);
       now = this.clock.now();
-      if (await this.stores.catalog.deleteGroup(name, now, { version: group.version, topics: pushTopics(group) })) {
+      if (await this.stores.catalog.deleteGroup(name, now, { version: group.version, topics: pushTopics(group), deadLetterTopic: group.deadLetterTopic })) {
         await this.deleteDoorbell(group.doorbellQueueUrl);
         await this.unparkDoorbell(group);
         const cursorsRemoved = await this.stores.cursors.removeCreatedUpTo(name, now);

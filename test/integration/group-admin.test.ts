@@ -1,7 +1,8 @@
 /** Deleting and re-creating consumer groups (issue 17 item 5) on DynamoDB Local. */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError, GroupNotFoundError, InvalidArgumentError } from '../../lib/domain/errors.js';
-import { cursorPk } from '../../lib/adapters/dynamodb/keys.js';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { cursorPk, TOPIC_PK } from '../../lib/adapters/dynamodb/keys.js';
 import { queryAll } from '../../lib/adapters/dynamodb/call.js';
 import { streamId } from '../../lib/domain/streams.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
@@ -116,6 +117,77 @@ describe('a dead-letter topic stays a standard topic', () => {
     expect(await h.stores.catalog.getTopic('billing-dlq')).toBeFalsy();
     await h.admin.putTopic('billing-dlq', topic());
     expect((await h.stores.catalog.getTopic('billing-dlq'))?.type).toBe('standard');
+  });
+
+  const namedBy = async (name: string) => {
+    const { Item } = await h.doc.send(new GetCommand({ TableName: h.table, Key: { pk: TOPIC_PK, sk: name } }));
+    return [...((Item?.dg as Set<string> | undefined) ?? [])].sort();
+  };
+
+  it('the dead-letter topic item names the groups that use it: saves add and move the name, a delete takes it out', async () => {
+    expect(await namedBy('billing-dlq')).toEqual(['billing']);
+    await h.admin.putGroup('audit', group('orders', { deadLetterTopic: 'billing-dlq' }));
+    expect(await namedBy('billing-dlq')).toEqual(['audit', 'billing']);
+    await h.admin.patchGroup('audit', { deadLetterTopic: 'audit-dead' });
+    expect(await namedBy('billing-dlq')).toEqual(['billing']);
+    expect(await namedBy('audit-dead')).toEqual(['audit']);
+    await h.admin.patchGroup('audit', { maxDeliveries: 4 });
+    expect(await namedBy('audit-dead')).toEqual(['audit']);
+    await h.admin.deleteGroup('audit');
+    expect(await namedBy('audit-dead')).toEqual([]);
+    // Nobody names it any more: deleted, it may come back as a FIFO topic.
+    await h.admin.deleteTopic('audit-dead');
+    h.clock.advance(h.stores.catalog.recreateAfterMs + 1);
+    await h.admin.putTopic('audit-dead', topic({ type: 'fifo' }));
+    expect((await h.stores.catalog.getTopic('audit-dead'))?.type).toBe('fifo');
+  });
+
+  it('a group save racing a FIFO topic PUT of its dead-letter topic: the topic is created FIFO after the save checked it, and the save is refused', async () => {
+    // The save found 'ledger' absent and created it standard; before its write, the topic is deleted
+    // and created again as FIFO (a FIFO PUT's check reads every group: none names it yet).
+    const catalog = h.stores.catalog;
+    const putGroup = catalog.putGroup.bind(catalog);
+    let raced = false;
+    catalog.putGroup = async (...args) => {
+      if (!raced) {
+        raced = true;
+        await catalog.deleteTopic('ledger', h.clock.now());
+        h.clock.advance(catalog.recreateAfterMs + 1);
+        await h.admin.putTopic('ledger', topic({ type: 'fifo' }));
+      }
+      return putGroup(...args);
+    };
+    await expect(h.admin.putGroup('audit', group('orders', { deadLetterTopic: 'ledger' }))).rejects.toMatchObject({
+      code: 'InvalidArgument',
+      issues: [{ path: 'deadLetterTopic', message: 'names a FIFO topic' }],
+    });
+    expect(raced).toBe(true);
+    expect(await catalog.getGroup('audit')).toBeFalsy();
+    expect((await catalog.getTopic('ledger'))?.type).toBe('fifo');
+    expect(await namedBy('ledger')).toEqual([]);
+  });
+
+  it('a FIFO topic PUT racing a group save: the group named the topic after the PUT read every group, and the topic is refused', async () => {
+    // 'ledger' is a deleted standard topic; the FIFO PUT reads every group (none names it), then a
+    // group names it (created standard again) and the topic is deleted again before the PUT writes.
+    await h.admin.putTopic('ledger', topic());
+    await h.admin.deleteTopic('ledger');
+    h.clock.advance(h.stores.catalog.recreateAfterMs + 1);
+    const catalog = h.stores.catalog;
+    const allGroups = catalog.allGroups.bind(catalog);
+    catalog.allGroups = async () => {
+      const read = await allGroups();
+      await h.admin.putGroup('audit', group('orders', { deadLetterTopic: 'ledger' }));
+      await catalog.deleteTopic('ledger', h.clock.now());
+      h.clock.advance(catalog.recreateAfterMs + 1);
+      return read;
+    };
+    await expect(h.admin.putTopic('ledger', topic({ type: 'fifo' }))).rejects.toMatchObject({
+      message: "Topic 'ledger' is the dead-letter topic of group 'audit': it must stay a standard topic.",
+    });
+    expect(await catalog.getTopic('ledger')).toBeFalsy();
+    expect((await catalog.getGroup('audit'))?.deadLetterTopic).toBe('ledger');
+    expect(await namedBy('ledger')).toEqual(['audit']);
   });
 });
 

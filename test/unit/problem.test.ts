@@ -101,6 +101,7 @@ const ANSWERS: Record<string, { status: number; code: string; logged?: true }> =
   ProducerInUseError: { status: 409, code: 'ProducerInUse' },
   PushGroupReceiveError: { status: 409, code: 'PushGroup' },
   TooManyPushGroupsError: { status: 409, code: 'TooManyPushGroups' },
+  TooManyDeadLetterGroupsError: { status: 409, code: 'TooManyDeadLetterGroups' },
   PartitionRaiseIncompleteError: { status: 409, code: 'PartitionRaiseIncomplete' },
   TransactionAlreadyResolvedError: { status: 409, code: 'TransactionAlreadyResolved' },
   TransactionExpiredError: { status: 409, code: 'TransactionExpired' },

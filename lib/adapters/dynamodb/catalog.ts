@@ -11,7 +11,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand, BatchGetCommand, T
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { DeliveryMode, Group, SealedSecret, Subscription, Topic, TopicType } from '../../domain/model.js';
+import { Limits, type DeliveryMode, type Group, type SealedSecret, type Subscription, type Topic, type TopicType } from '../../domain/model.js';
 import { DoorbellLimits, DoorbellParkRefusedError } from '../../domain/doorbell-limits.js';
 import { PushLimits, type PushSettings } from '../../domain/push.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../domain/retry-policy.js';
@@ -19,6 +19,7 @@ import {
   ConflictError,
   GroupNotFoundError,
   InvalidArgumentError,
+  TooManyDeadLetterGroupsError,
   TooManyPushGroupsError,
   TopicNotFoundError,
   TopicRecentlyDeletedError,
@@ -76,6 +77,7 @@ const toTopic = (item: Record<string, unknown>): Topic => ({
   ...(Array.isArray(item.pw) ? { purgeStarts: (item.pw as unknown[]).map(Number) } : {}),
   ...(item.pu === undefined ? {} : { pushSubscriptions: Number(item.pu) }),
   ...(item.pg === undefined ? {} : { pushGroups: [...(item.pg as Iterable<unknown>)].map(String).sort() }),
+  ...(item.dg === undefined ? {} : { deadLetterGroups: [...(item.dg as Iterable<unknown>)].map(String).sort() }),
   ...(item.wu === undefined ? {} : { parkedUntil: Number(item.wu) }),
   ...(typeof item.wb === 'object' && item.wb !== null
     ? { doorbellGroups: Object.fromEntries(Object.entries(item.wb as Record<string, unknown>).map(([g, until]) => [g, Number(until)])) }
@@ -122,6 +124,68 @@ const fullTopic = (error: unknown, topics: readonly string[], first: number): st
     return old.deleted !== true && Number(old.pu ?? 0) >= PushLimits.pushGroupsPerTopicMax;
   });
 };
+
+/**
+ * Whether the save's dead-letter naming (transaction item `at`) failed because the topic is named by
+ * the most groups it can be (told by its old image, as {@link fullTopic} tells a full push topic).
+ */
+const deadLetterFull = (error: unknown, group: string, at: number): boolean => {
+  if (cancellationReasons(error) === undefined) return false;
+  const reason = (error as { CancellationReasons?: Array<{ Code?: string; Item?: Record<string, AttributeValue> }> }).CancellationReasons?.[at];
+  if (reason?.Code !== 'ConditionalCheckFailed' || !reason.Item) return false;
+  const old = unmarshall(reason.Item);
+  const named = old.dg instanceof Set ? (old.dg as Set<string>) : new Set<string>();
+  return old.deleted !== true && old.type === 'standard' && named.size >= Limits.deadLetterGroupsPerTopicMax && !named.has(group);
+};
+
+/** One topic-item update of a transaction. */
+interface TopicItemUpdate {
+  Update: {
+    TableName: string;
+    Key: Record<string, unknown>;
+    UpdateExpression: string;
+    ConditionExpression: string;
+    ExpressionAttributeNames?: Record<string, string>;
+    ExpressionAttributeValues: Record<string, unknown>;
+    ReturnValuesOnConditionCheckFailure?: 'ALL_OLD';
+  };
+}
+
+/**
+ * The topic-item updates of a group save that name `group` in its dead-letter topic's `dg` (and
+ * take it out of the one it named before): the new one must be a live standard topic.
+ */
+const deadLetterNaming = (table: string, group: string, deadLetter: { topic: string; previous: string | undefined }): TopicItemUpdate[] => {
+  const names = new Set([group]);
+  const updates: TopicItemUpdate[] = [
+    {
+      Update: {
+        TableName: table,
+        Key: { pk: TOPIC_PK, sk: deadLetter.topic },
+        UpdateExpression: 'ADD dg :g',
+        // Bounded: a group joins only while fewer than the most name the topic (or it is one of them).
+        ConditionExpression: 'attribute_exists(pk) AND deleted <> :true AND #type = :standard AND (attribute_not_exists(dg) OR size(dg) < :max OR contains(dg, :name))',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':g': names, ':true': true, ':standard': 'standard', ':max': Limits.deadLetterGroupsPerTopicMax, ':name': group },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    },
+  ];
+  // Topic items are never removed (a deleted topic stays as a tombstone): the one named before exists.
+  if (deadLetter.previous !== undefined) updates.push(deadLetterUnnaming(table, group, deadLetter.previous));
+  return updates;
+};
+
+/** The topic-item update that takes `group` out of `topic`'s `dg` (its save named another, or it is deleted). */
+const deadLetterUnnaming = (table: string, group: string, topic: string): TopicItemUpdate => ({
+  Update: {
+    TableName: table,
+    Key: { pk: TOPIC_PK, sk: topic },
+    UpdateExpression: 'DELETE dg :g',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':g': new Set([group]) },
+  },
+});
 
 /** `ps` sealed secret, `pp` the previous one until `ppu`, `psa` when it was created or rotated. */
 const toPushSecret = (item: Record<string, unknown>): SealedSecret | undefined =>
@@ -332,7 +396,8 @@ export class Catalog {
         (spec.orderGroup === undefined ? '' : ', orderGroup = :og') +
         (sequenced ? ', sq = :true' : '') +
         ` REMOVE ${spec.orderGroup === undefined ? 'orderGroup, ' : ''}${sequenced ? '' : 'sq, '}pa, pw, ${TRY_TOKEN}`,
-      'deleted = :true AND updatedAt <= :deletedBy',
+      // A FIFO topic is never some group's dead-letter topic (`dg`: putGroupWithTopics).
+      `deleted = :true AND updatedAt <= :deletedBy${spec.type === 'fifo' ? ' AND attribute_not_exists(dg)' : ''}`,
       {
         ':deletedBy': now - this.recreateAfterMs,
         ':r': spec.retentionSeconds,
@@ -356,6 +421,10 @@ export class Catalog {
     );
     if (Item?.deleted === true) {
       const waitMs = Number(Item.updatedAt) + this.recreateAfterMs - now;
+      if (waitMs <= 0 && spec.type === 'fifo' && Item.dg instanceof Set && Item.dg.size > 0) {
+        const [holder] = [...(Item.dg as Set<string>)].sort();
+        throw new ConflictError(`Topic '${spec.name}' is the dead-letter topic of group '${holder}': it must stay a standard topic.`);
+      }
       throw new TopicRecentlyDeletedError(spec.name, Math.max(1, Math.ceil(waitMs / 1000)));
     }
     throw new ConflictError(
@@ -668,7 +737,7 @@ export class Catalog {
     now: number,
     expect: 'absent' | { version: number },
     subscribed: readonly Topic[] = [],
-    push: { sealedSecret?: string | undefined; pushCounts?: ReadonlyMap<string, number> | undefined } = {},
+    push: { sealedSecret?: string | undefined; pushCounts?: ReadonlyMap<string, number> | undefined; previousDeadLetterTopic?: string | undefined } = {},
   ): Promise<Group | undefined> {
     const created = expect === 'absent';
     const values: Record<string, unknown> = {
@@ -719,16 +788,8 @@ export class Catalog {
       ExpressionAttributeValues: values,
     };
     const counts = new Map([...(push.pushCounts ?? [])].filter(([, delta]) => delta !== 0));
-    if (subscribed.length > 0 || counts.size > 0) return this.putGroupWithTopics(group.name, update, subscribed, counts);
-    try {
-      const { Attributes } = await call(() => this.doc.send(new UpdateCommand({ ...update, ReturnValues: 'ALL_NEW' })));
-      const saved = toGroup(Attributes ?? {});
-      this.remember(this.groupCache, saved.name, saved);
-      return saved;
-    } catch (error) {
-      if (isConditionalFailure(error) || cancellationReasons(error)?.includes('ConditionalCheckFailed')) return undefined;
-      throw error;
-    }
+    const deadLetter = { topic: group.deadLetterTopic, previous: push.previousDeadLetterTopic === group.deadLetterTopic ? undefined : push.previousDeadLetterTopic };
+    return this.putGroupWithTopics(group.name, update, subscribed, counts, deadLetter);
   }
 
   /**
@@ -746,12 +807,20 @@ export class Catalog {
    * failed condition returns (no read). Undefined when another condition
    * failed or the transaction met a concurrent one (the caller reads and
    * decides again).
+   *
+   * The group's dead-letter topic gets the group's name added to `dg` (the
+   * groups that name it as their dead-letter topic), conditional on the topic
+   * being live and standard; a topic the group named before loses it. A topic
+   * becomes FIFO only without `dg` ({@link putTopic}): both writes are on the
+   * topic item, so a group save and a FIFO topic PUT racing each other cannot
+   * both pass (docs/design.md, "The dead-letter topic ... must stay one").
    */
   private async putGroupWithTopics(
     name: string,
     update: { TableName: string; Key: Record<string, unknown>; UpdateExpression: string; ConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> },
     subscribed: readonly Topic[],
     pushCounts: ReadonlyMap<string, number>,
+    deadLetter: { topic: string; previous: string | undefined },
   ): Promise<Group | undefined> {
     const bySv = new Map(subscribed.map((topic) => [topic.name, topic]));
     const topicUpdates = [...new Set([...bySv.keys(), ...pushCounts.keys()])].map((topicName) => {
@@ -795,13 +864,20 @@ export class Catalog {
         },
       };
     });
+    // A group never subscribes to its own dead-letter topic (the save refuses it), so these are other items.
+    const deadLetterUpdates = deadLetterNaming(this.table, name, deadLetter);
     try {
-      await call(() => this.doc.send(new TransactWriteCommand({ TransactItems: [{ Update: update }, ...topicUpdates] })));
+      await call(() => this.doc.send(new TransactWriteCommand({ TransactItems: [{ Update: update }, ...topicUpdates, ...deadLetterUpdates] })));
     } catch (error) {
       const full = fullTopic(error, topicUpdates.map((u) => String(u.Update.Key.sk)), 1);
       if (full !== undefined) throw new TooManyPushGroupsError(full, PushLimits.pushGroupsPerTopicMax);
+      if (deadLetterFull(error, name, 1 + topicUpdates.length)) throw new TooManyDeadLetterGroupsError(deadLetter.topic, Limits.deadLetterGroupsPerTopicMax);
       const reasons = cancellationReasons(error);
-      if (reasons?.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) return undefined;
+      if (reasons?.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) {
+        // The dead-letter topic may have changed (deleted, or created FIFO): the next try reads it.
+        this.topicCache.delete(deadLetter.topic);
+        return undefined;
+      }
       throw error;
     }
     for (const topicName of pushCounts.keys()) this.topicCache.delete(topicName);
@@ -835,10 +911,11 @@ export class Catalog {
    * re-create window); 404 when there is no live group of that name. With
    * `expect` (the version read and its push topics, if a push group), the
    * delete is conditional on that version and each push topic's `pu` is
-   * lowered in the same transaction; false when the group changed meanwhile
-   * (read again and retry).
+   * lowered in the same transaction, and the group's name is taken out of its
+   * dead-letter topic's `dg` (given `deadLetterTopic`); false when the group
+   * changed meanwhile (read again and retry).
    */
-  async deleteGroup(name: string, now: number, expect?: { version: number; topics: readonly string[] }): Promise<boolean> {
+  async deleteGroup(name: string, now: number, expect?: { version: number; topics: readonly string[]; deadLetterTopic?: string | undefined }): Promise<boolean> {
     this.groupCache.delete(name);
     const tombstone = {
       TableName: this.table,
@@ -861,7 +938,7 @@ export class Catalog {
       if (expect.version !== 0) tombstone.ExpressionAttributeValues[':v'] = expect.version;
     }
     tombstone.ConditionExpression = `(${tombstone.ConditionExpression}) OR ${TRY_TOKEN} = :tk`;
-    if (!expect || expect.topics.length === 0) {
+    if (!expect || (expect.topics.length === 0 && expect.deadLetterTopic === undefined)) {
       try {
         await call(() => this.doc.send(new UpdateCommand(tombstone)));
         return true;
@@ -887,11 +964,13 @@ export class Catalog {
                   ExpressionAttributeValues: { ':one': 1, ':pg': new Set([name]) },
                 },
               })),
+              // The group no longer names its dead-letter topic: it may become FIFO again (putTopic).
+              ...(push.deadLetterTopic === undefined ? [] : [deadLetterUnnaming(this.table, name, push.deadLetterTopic)]),
             ],
           }),
         ),
       );
-      for (const topic of push.topics) this.topicCache.delete(topic);
+      for (const topic of [...push.topics, ...(push.deadLetterTopic === undefined ? [] : [push.deadLetterTopic])]) this.topicCache.delete(topic);
       return true;
     } catch (error) {
       if (cancellationReasons(error)?.includes('ConditionalCheckFailed')) return false;

@@ -1,5 +1,5 @@
 /**
- * Admin writes sent as one conditional PutItem or UpdateItem whose answer is lost after they landed
+ * Admin writes sent as one conditional PutItem, UpdateItem or transaction whose answer is lost after they landed
  * are retried by the SDK, and the retry meets the item its own write left (docs/design.md, Append,
  * "A put that landed, retried"). Each case fails without its fix:
  * - a producer group's create answered without its signing secret (the only time it is shown): the
@@ -84,10 +84,15 @@ describe('an admin write retried by the SDK after it landed', () => {
   it('a group delete answers done', async () => {
     await h.admin.putTopic('t', build.topic());
     await h.admin.putGroup('g', build.group('t'));
-    const seen = loseNext('UpdateItemCommand', GROUP_PK, /deleted = :true/);
+    // One transaction: the tombstone, and the group's name out of its dead-letter topic's `dg`.
+    const seen = loseNextAnswer(client, (name, input) => {
+      const first = (input.TransactItems as Array<{ Update?: { Key?: { pk?: { S?: string } }; UpdateExpression?: string } }> | undefined)?.[0]?.Update;
+      return name === 'TransactWriteItemsCommand' && first?.Key?.pk?.S === GROUP_PK && /deleted = :true/.test(String(first.UpdateExpression));
+    });
     expect(await outcome(h.admin.deleteGroup('g'))).toBe('done');
     expect(seen).toEqual({ sent: 2, lost: 1 });
     expect(await h.stores.catalog.getGroup('g')).toBeUndefined();
+    expect((await h.stores.catalog.getTopic('g-dlq'))?.deadLetterGroups).toBeUndefined();
     expect(await outcome(h.admin.deleteGroup('g'))).toMatch(/NotFound/);
   });
 });

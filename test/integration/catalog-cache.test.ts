@@ -75,6 +75,8 @@ describe('catalog cache', () => {
       retryPolicy: DEFAULT_RETRY_POLICY,
       deadLetterTopic: 'g-cache-dlq',
     };
+    // A save names its dead-letter topic on the topic's item: the topic exists (the service creates it).
+    await admin.putTopic(spec('g-cache-dlq'), clock.now());
     const first = await admin.putGroup(group, clock.now(), 'absent');
     expect((await data.group('g-cache'))?.visibilityTimeoutSeconds).toBe(30);
     await admin.putGroup({ ...group, visibilityTimeoutSeconds: 90 }, clock.now(), { version: first!.version });
@@ -94,6 +96,8 @@ describe('catalog cache', () => {
       retryPolicy: DEFAULT_RETRY_POLICY,
       deadLetterTopic: 'g-gone-dlq',
     };
+    // A save names its dead-letter topic on the topic's item: the topic exists (the service creates it).
+    await admin.putTopic(spec('g-gone-dlq'), clock.now());
     const saved = await admin.putGroup(group, clock.now(), 'absent');
     expect(await data.group('g-gone')).toBeDefined();
     // A save conditional on an older read loses.

@@ -3,36 +3,27 @@
  * once (or 64 consumers receiving) are served by about 64 containers, one request at a time each,
  * and each container keeps its own caches and its own view of contention: the partition picker,
  * head hints, the cursor cache and what a lost claim taught it (docs/design.md). The local runtime
- * is one container, which every client would share. So the scale rows send their clients' sends,
- * receives and commits here instead: one HTTP server, and per client (the `x-bench-client`
- * header) a container built from the runtime's configuration with the AWS notifier, its DynamoDB
- * client counted by the bench's meter and slowed by the same injected round trip. Each request
- * runs the route's service call as its handler does (functions/api/send-message.ts, send-batch.ts,
- * receive.ts, commit.ts), with the same schemas and the same problem answers.
- *
- * Not here: the HTTP edge's contention metrics (their EMF lines are priced in the cost model, not
- * counted per request), and any route but those four (a client sends nothing else in a scale row).
+ * is one container, which every client would share. So the scale rows send their clients' requests
+ * here instead: one HTTP server in front of the local gateway's listener (local/gateway.ts, the
+ * API's own handlers with their authentication, schemas and problem answers), which runs each
+ * request's handler in its client's container (the `x-bench-client` header;
+ * functions/commons/container.ts `inContainer`) — built on the client's first request from the
+ * runtime's configuration with the AWS notifier, its DynamoDB client counted by the bench's meter
+ * and slowed by the same injected round trip.
  */
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ZodError } from 'zod';
 import { buildContainer, type Container } from '../functions/commons/container.js';
 import { loadConfig } from '../functions/commons/config.js';
-import { commitResultsOf, toSendInput } from '../functions/api/convert.js';
-import { CommitBody, SendBatchBody, SendBody } from '../functions/api/schemas.js';
-import { toProblem } from '../lib/http/problem.js';
+import { gatewayListener } from '../local/gateway.js';
+import { problemType } from '../lib/http/problem.js';
 import { Api } from './http.js';
-import { RECEIVE_PATH, readBody, receiveOn } from './route-calls.js';
 import type { Meter } from './meter.js';
 import type { RoundTrip } from './round-trip.js';
 
 export const CLIENT_HEADER = 'x-bench-client';
 /** At most this many containers: the scale rows' consumers (≤ 256) and producers (≤ 256). */
 export const MAX_CLIENT_CONTAINERS = 512;
-
-const SEND = /^\/v1\/topics\/([^/]+)\/messages$/;
-const SEND_BATCH = /^\/v1\/topics\/([^/]+)\/messages\/batch$/;
-const COMMIT = /^\/v1\/groups\/([^/]+)\/commit$/;
 
 export interface ClientContainers {
   /** A client of the runtime whose requests are served by container `client` (0-based). */
@@ -44,39 +35,10 @@ export interface ClientContainers {
   stop(): Promise<void>;
 }
 
-type Answer = { status: number; body: unknown; headers?: Record<string, string> };
-
-/** What the route's handler does with a request, on container `c` (undefined: not one of the four routes). */
-async function serve(c: Container, method: string, path: string, text: string): Promise<Answer | undefined> {
-  if (method !== 'POST') return undefined;
-  const body: unknown = text ? JSON.parse(text) : {};
-  let m: RegExpExecArray | null;
-  if ((m = SEND.exec(path))) {
-    const topic = decodeURIComponent(m[1] ?? '');
-    const result = await c.queue.send(topic, toSendInput(SendBody.parse(body)));
-    return { status: 201, body: result };
-  }
-  if ((m = SEND_BATCH.exec(path))) {
-    const topic = decodeURIComponent(m[1] ?? '');
-    const results = await c.queue.sendBatch(topic, SendBatchBody.parse(body).entries.map(toSendInput));
-    return { status: 200, body: { results: results.map((r) => ('error' in r ? { index: r.index, error: toProblem(r.error).problem } : { index: r.index, ...r.result })) } };
-  }
-  if ((m = RECEIVE_PATH.exec(path))) return { status: 200, body: await receiveOn(c, decodeURIComponent(m[1] ?? ''), body) };
-  if ((m = COMMIT.exec(path))) {
-    const group = decodeURIComponent(m[1] ?? '');
-    const entries = CommitBody.parse(body).entries.map((e) => ({
-      receiptHandle: e.receiptHandle,
-      publish: (e.publish ?? []).map(({ topic, ...send }) => ({ topic, ...toSendInput(send) })),
-    }));
-    return { status: 200, body: { results: commitResultsOf(await c.queue.commit(group, entries)) } };
-  }
-  return undefined;
-}
-
-function answer(res: ServerResponse, { status, body, headers }: Answer) {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': status >= 400 ? 'application/problem+json' : 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
+/** The client a request names (undefined: none, or outside 0–511). */
+function clientOf(req: IncomingMessage): number | undefined {
+  const client = Number(req.headers[CLIENT_HEADER]);
+  return Number.isInteger(client) && client >= 0 && client < MAX_CLIENT_CONTAINERS ? client : undefined;
 }
 
 /**
@@ -96,23 +58,23 @@ export async function startClientContainers(options: { token: string; meter: Met
     }
     return c;
   };
+  // Only requests that reach a handler build their container; a request without a client never gets here.
+  const gateway = await gatewayListener({
+    token: options.token,
+    containerFor: (req) => {
+      const client = clientOf(req);
+      return client === undefined ? undefined : containerOf(client);
+    },
+  });
   const server: Server = createServer((req, res) => {
-    void (async () => {
-      if (req.headers.authorization !== `Bearer ${options.token}`) return answer(res, { status: 401, body: { title: 'Unauthorized', status: 401 } });
-      const client = Number(req.headers[CLIENT_HEADER]);
-      if (!Number.isInteger(client) || client < 0 || client >= MAX_CLIENT_CONTAINERS) return answer(res, { status: 400, body: { title: `${CLIENT_HEADER} must be 0–${MAX_CLIENT_CONTAINERS - 1}`, status: 400 } });
-      const path = new URL(req.url ?? '/', 'http://local').pathname;
-      const text = await readBody(req);
-      const out = await serve(containerOf(client), (req.method ?? 'GET').toUpperCase(), path, text).catch((error: unknown): Answer => {
-        if (error instanceof ZodError || error instanceof SyntaxError) return { status: 400, body: { title: 'Bad request', status: 400, detail: error.message } };
-        const { problem, headers } = toProblem(error);
-        return { status: problem.status, body: problem, headers };
-      });
-      answer(res, out ?? { status: 404, body: { title: 'Not a client route here', status: 404, detail: `${req.method} ${path}` } });
-    })().catch((error: unknown) => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: error instanceof Error ? error.message : String(error) }));
-    });
+    if (clientOf(req) === undefined) {
+      req.resume();
+      const detail = `Name the client in ${CLIENT_HEADER}: 0–${MAX_CLIENT_CONTAINERS - 1}.`;
+      res.writeHead(400, { 'content-type': 'application/problem+json' });
+      res.end(JSON.stringify({ type: problemType('InvalidArgument'), title: 'Invalid argument', status: 400, detail, code: 'InvalidArgument' }));
+      return;
+    }
+    gateway(req, res);
   });
   options.meter.instrumentServer(server, options.routeOf);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));

@@ -166,7 +166,7 @@ export async function longPollWindow(receiver: AwsModeReceiver, group: string, p
     }
     const res = await fetch(`${receiver.url}/v1/groups/${encodeURIComponent(group)}/receive`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...(receiver.token ? { authorization: `Bearer ${receiver.token}` } : {}) },
       body: JSON.stringify({ maxMessages: 10, waitSeconds }),
     });
     const got = (await res.json()) as { messages?: unknown[] };
@@ -253,7 +253,7 @@ export async function measureIdle(env: IdleEnv, profile: IdleProfile): Promise<I
           row.id,
           cc.counts,
           cc.byCommand,
-          `curl-style on ${row.what}: POST receive waitSeconds ${WAIT_SECONDS}, one after the other, SLUICE_NOTIFIER=activity; ${profile.measuredPolls} polls after ${profile.warmupPolls} (the first parks); receive service called in-process behind a plain HTTP server, Lambda billed per request as timed there`,
+          `curl-style on ${row.what}: POST receive waitSeconds ${WAIT_SECONDS}, one after the other, SLUICE_NOTIFIER=activity; ${profile.measuredPolls} polls after ${profile.warmupPolls} (the first parks); the receive route's handler run in the receiver's own container behind a plain HTTP server, Lambda billed per request as timed there`,
         ),
       );
     });

@@ -14,6 +14,7 @@ import { Limits } from '../lib/domain/model.js';
 import { problemType } from '../lib/http/problem.js';
 import { readBody } from '../lib/client/read-body.js';
 import type { ConsoleAssets } from '../console/asset-set.js';
+import { inContainer, type Container } from '../functions/commons/container.js';
 import { isConsolePath, serveConsole } from '../console/serve.js';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -27,6 +28,12 @@ export interface GatewayOptions {
   token: string | undefined;
   /** The web console's files (served at /console without a token: they hold no data); undefined: no console. */
   console?: () => Promise<ConsoleAssets>;
+  /**
+   * The container a request's handler runs in (functions/commons/container.ts `inContainer`);
+   * undefined, or no option: the process's one container, as every invocation of one Lambda
+   * container shares. The benchmark's scale rows serve each client with a container of its own.
+   */
+  containerFor?: (req: IncomingMessage) => Container | undefined;
 }
 
 const MAX_BODY = Limits.requestMaxBytes + 64 * 1024;
@@ -77,15 +84,7 @@ export function lambdaContext(name: string, requestId: string, timeoutMs = 30_00
 }
 
 export async function createGateway(options: GatewayOptions): Promise<Server> {
-  const compiled = await compile();
-  const expected = options.token === undefined ? undefined : digest(`Bearer ${options.token}`);
-  const server = createServer((req, res) => {
-    void serve(req, res).catch((error: unknown) => {
-      console.error('gateway error', error);
-      if (!res.headersSent) problem(res, 500, 'InternalError', 'Internal error', 'The request failed unexpectedly.');
-      else res.end();
-    });
-  });
+  const server = createServer(await gatewayListener(options));
   // Requests Node's HTTP parser refuses (unknown methods, malformed request lines or headers) get a problem too.
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (error.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
@@ -94,6 +93,19 @@ export async function createGateway(options: GatewayOptions): Promise<Server> {
     socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
   return server;
+}
+
+/** The gateway's request listener: what {@link createGateway}'s server runs for each request (a caller may front it with its own server). */
+export async function gatewayListener(options: GatewayOptions): Promise<(req: IncomingMessage, res: ServerResponse) => void> {
+  const compiled = await compile();
+  const expected = options.token === undefined ? undefined : digest(`Bearer ${options.token}`);
+  return (req, res) => {
+    void serve(req, res).catch((error: unknown) => {
+      console.error('gateway error', error);
+      if (!res.headersSent) problem(res, 500, 'InternalError', 'Internal error', 'The request failed unexpectedly.');
+      else res.end();
+    });
+  };
 
   async function serve(req: IncomingMessage, res: ServerResponse) {
     // The request target is a path: '//x/y' is the path '//x/y', not a URL of host x (which may not even parse).
@@ -173,7 +185,9 @@ export async function createGateway(options: GatewayOptions): Promise<Server> {
         timeEpoch: now.getTime(),
       },
     };
-    const result = await route.handler(event, lambdaContext(route.def.entry, requestId));
+    const invoke = () => route.handler(event, lambdaContext(route.def.entry, requestId));
+    const own = options.containerFor?.(req);
+    const result = await (own ? inContainer(own, invoke) : invoke());
     const outHeaders: Record<string, string> = { 'x-request-id': requestId };
     for (const [name, value] of Object.entries(result.headers ?? {})) outHeaders[name] = String(value);
     res.writeHead(result.statusCode ?? 200, outHeaders);

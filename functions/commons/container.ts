@@ -22,6 +22,7 @@ import { LocalTimerBus } from '../../lib/adapters/local/timer-bus.js';
 import type { DelayQueue, OneTimeScheduler } from '../../lib/ports/timers.js';
 import { TimerService } from '../../lib/services/timer-service.js';
 import { randomBytes } from 'node:crypto';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { KmsSecretBox } from '../../lib/adapters/aws/kms-secret-box.js';
 import { SqsCheckDispatcher } from '../../lib/adapters/aws/check-dispatcher.js';
@@ -238,7 +239,22 @@ export function buildContainer(config: Config, overrides: ContainerOverrides = {
 }
 
 /** The container of this process, built from the environment on first use. */
+/** A request's own container, when its caller gave it one ({@link inContainer}). */
+const scoped = new AsyncLocalStorage<Container>();
+
+/**
+ * Runs `fn` (a handler's invocation) with {@link container} answering `c` in it and everything it
+ * awaits. The local gateway does this for a caller that serves each of its clients with a container
+ * of its own, as concurrent Lambda invocations are (the benchmark's scale rows); on Lambda nothing
+ * does, and every invocation of a container shares its one instance.
+ */
+export function inContainer<T>(c: Container, fn: () => T): T {
+  return scoped.run(c, fn);
+}
+
 export function container(): Container {
+  const own = scoped.getStore();
+  if (own) return own;
   instance ??= buildContainer(loadConfig(process.env));
   return instance;
 }

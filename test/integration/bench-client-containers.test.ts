@@ -1,9 +1,9 @@
 /**
  * The scale rows' client containers (bench/client-containers.ts) on DynamoDB Local: each client
  * is served by a container of its own, built on its first request, whose DynamoDB calls the bench's
- * meter counts under the request's tag and route; sends, receives and commits answer as their
- * routes do (a receipt handle from one container commits in another, as across Lambda containers),
- * and bad requests answer the route's 4xx, never a 5xx.
+ * meter counts under the request's tag and route; the API's own handlers answer (local/gateway.ts,
+ * each run in its client's container: a receipt handle from one container commits in another, as
+ * across Lambda containers), and bad requests answer the route's 4xx, never a 5xx.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startClientContainers, CLIENT_HEADER, type ClientContainers } from '../../bench/client-containers.js';
@@ -100,7 +100,29 @@ describe('bench client containers', () => {
     expect({ status: missing.status, code: missing.body.code }).toEqual({ status: 404, code: 'TopicNotFound' });
     const invalid = await clients.api(0).request('POST', '/v1/groups/cc-g/receive', { maxMessages: 0 }, 'cc-bad');
     expect(invalid.status).toBe(400);
-    const unrouted = await clients.api(0).request('POST', '/v1/groups/cc-g/seek', { to: 'earliest' }, 'cc-bad');
-    expect(unrouted.status).toBe(404);
+    const unrouted = await clients.api(0).request<{ code: string }>('POST', '/v1/groups/cc-g/nowhere', {}, 'cc-bad');
+    expect({ status: unrouted.status, code: unrouted.body.code }).toEqual({ status: 404, code: 'NotFound' });
+  });
+
+  it('serves every route with the API’s own handler in the client’s container (a request runs in no other)', async () => {
+    const before = clients.built();
+    const read = await clients.api(3).request<{ name: string; deliveryMode: string }>('GET', '/v1/groups/cc-g', undefined, 'cc-admin');
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ name: 'cc-g', deliveryMode: 'concurrent' });
+    expect(clients.built()).toBe(before + 1);
+    // The handler's DynamoDB calls go through client 3's own client, and no other container's.
+    const calls = new Map<number, number>();
+    for (const client of [0, 3]) {
+      clients.containerOf(client)?.dynamo.middlewareStack.add(
+        (next) => async (args) => {
+          calls.set(client, (calls.get(client) ?? 0) + 1);
+          return next(args);
+        },
+        { step: 'initialize', name: `count-${client}` },
+      );
+    }
+    expect((await clients.api(3).request('GET', '/v1/groups/cc-g', undefined, 'cc-admin')).status).toBe(200);
+    expect(calls.get(3) ?? 0).toBeGreaterThan(0);
+    expect(calls.get(0) ?? 0).toBe(0);
   });
 });

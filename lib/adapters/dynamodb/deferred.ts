@@ -48,10 +48,10 @@
  * message due up to `lo` was handled (released, cancelled, or moved on to a
  * later retry); it only moves forward.
  */
-import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { MessageRecord } from '../../domain/model.js';
-import { call, conditional, conditionalWithImage, queryAll, queryPages } from './call.js';
+import { batchGetPages, call, conditional, conditionalWithImage, queryAll, queryPages } from './call.js';
 import {
   CHECK_INDEX_SHARDS,
   CHECK_RECORD_PREFIX,
@@ -453,22 +453,8 @@ export class DeferredStore {
       });
       for await (const page of pages) {
         const ids = page.map((item) => idOfDeferredPk(String(item.pk)));
-        for (let i = 0; i < ids.length; i += 100) {
-          let keys: Record<string, unknown>[] = ids.slice(i, i + 100).map(key);
-          while (keys.length > 0) {
-            const result = await call(() =>
-              this.doc.send(
-                new BatchGetCommand({
-                  RequestItems: {
-                    [this.table]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'pg, st' },
-                  },
-                }),
-              ),
-            );
-            const items = result.Responses?.[this.table] ?? [];
-            if (items.some((item) => item.pg === producerGroup && item.st === DeferredState.prepared)) return true;
-            keys = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
-          }
+        for await (const items of batchGetPages(this.doc, this.table, ids.map(key), { consistent: true, projection: 'pg, st' })) {
+          if (items.some((item) => item.pg === producerGroup && item.st === DeferredState.prepared)) return true;
         }
       }
     }
@@ -622,21 +608,13 @@ export class DeferredStore {
     const found: Deferred[] = [];
     const unreadable = new Map<string, unknown>();
     const unique = [...new Set(ids)];
-    for (let i = 0; i < unique.length; i += 100) {
-      let keys: Record<string, unknown>[] = unique.slice(i, i + 100).map(key);
-      for (let attempt = 0; keys.length > 0; attempt++) {
-        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 20 * 2 ** attempt)));
-        const result = await call(() =>
-          this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } })),
-        );
-        for (const item of result.Responses?.[this.table] ?? []) {
-          try {
-            found.push(toDeferred(item));
-          } catch (error) {
-            unreadable.set(idOfDeferredPk(String(item.pk)), error);
-          }
+    for await (const items of batchGetPages(this.doc, this.table, unique.map(key), { consistent: true })) {
+      for (const item of items) {
+        try {
+          found.push(toDeferred(item));
+        } catch (error) {
+          unreadable.set(idOfDeferredPk(String(item.pk)), error);
         }
-        keys = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
       }
     }
     return { found, unreadable };

@@ -8,9 +8,8 @@
  *   group item: rd = until when the redrive stream may hold deliverable messages (receive's hint),
  *               rv = messages redriven (the group's `deadLettered` figure subtracts it)
  */
-import { BatchGetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ThrottledError } from '../../domain/errors.js';
-import { call, conditional } from './call.js';
+import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { batchGetPages, call, conditional } from './call.js';
 import { GROUP_PK, padMs, redriveIndexPk } from './keys.js';
 import { GSI1 } from './table.js';
 import type { TransactItem } from './write-batch.js';
@@ -55,24 +54,15 @@ export class RedriveStore {
   /** The links of `keys` that are still waiting for a redrive of `group` (strongly consistent), in the order given. */
   async pendingLinks(group: string, keys: Array<{ pk: string; sk: string }>): Promise<RedriveLink[]> {
     const found = new Map<string, RedriveLink>();
-    for (let i = 0; i < keys.length; i += 100) {
-      let request: Array<Record<string, unknown>> = keys.slice(i, i + 100);
-      for (let round = 0; request.length > 0 && round < 8; round++) {
-        const result = await call(() =>
-          this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: request, ConsistentRead: true } } })),
-        );
-        for (const item of result.Responses?.[this.table] ?? []) {
-          if (item.g1pk !== redriveIndexPk(group)) continue;
-          found.set(`${String(item.pk)}\u0000${String(item.sk)}`, {
-            key: { pk: String(item.pk), sk: String(item.sk) },
-            copyTopic: String(item.t),
-            copyMessageId: String(item.m),
-          });
-        }
-        request = (result.UnprocessedKeys?.[this.table]?.Keys as Array<Record<string, unknown>> | undefined) ?? [];
-        if (request.length > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(50, 2 ** round) * (0.5 + Math.random())));
+    for await (const items of batchGetPages(this.doc, this.table, keys, { consistent: true })) {
+      for (const item of items) {
+        if (item.g1pk !== redriveIndexPk(group)) continue;
+        found.set(`${String(item.pk)}\u0000${String(item.sk)}`, {
+          key: { pk: String(item.pk), sk: String(item.sk) },
+          copyTopic: String(item.t),
+          copyMessageId: String(item.m),
+        });
       }
-      if (request.length > 0) throw new ThrottledError('The message store is busy; retry the request.');
     }
     return keys.flatMap((key) => found.get(`${key.pk}\u0000${key.sk}`) ?? []);
   }

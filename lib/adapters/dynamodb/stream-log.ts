@@ -50,7 +50,7 @@
  * §7.2). The flag only lets the segment's INSERT through the dispatcher's
  * filters; it changes nothing else about the segment.
  */
-import { TransactWriteCommand, PutCommand, QueryCommand, BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { Limits, type MessageRecord } from '../../domain/model.js';
@@ -60,7 +60,7 @@ import type { Clock } from '../../ports/clock.js';
 import { Contention } from './append-contention.js';
 import type { AppendObserver, AppendOutcome } from '../../ports/append-observer.js';
 import { cancellationImages, cancellationReasons, isConditionalFailure, translateDynamoError } from './errors.js';
-import { call } from './call.js';
+import { batchGetPages, call } from './call.js';
 import { WAKE_FLAG, WAKE_TOPICS } from './dispatch-source.js';
 import { SENTINEL_SK, segmentSk, streamOfPk, streamPk } from './keys.js';
 import { fromStored } from './records.js';
@@ -922,21 +922,9 @@ export class StreamLog {
   async getSegments(keys: Array<{ stream: string; seq: number }>, consistent = true): Promise<Segment[]> {
     const unique = [...new Map(keys.map((key) => [`${key.stream}\u0000${key.seq}`, key])).values()];
     const out: Segment[] = [];
-    for (let i = 0; i < unique.length; i += 100) {
-      let request: Record<string, unknown>[] = unique
-        .slice(i, i + 100)
-        .map((key) => ({ pk: streamPk(key.stream), sk: segmentSk(key.seq) }));
-      for (let round = 0; request.length > 0 && round < 8; round++) {
-        const result = await call(() =>
-          this.doc.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: request, ConsistentRead: consistent } } })),
-        );
-        for (const item of result.Responses?.[this.table] ?? []) {
-          out.push(this.toSegment(streamOfPk(String(item.pk)), item));
-        }
-        request = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
-        if (request.length > 0) await this.backoff(round);
-      }
-      if (request.length > 0) throw new ThrottledError('The message store is busy; retry the request.');
+    const itemKeys = unique.map((key) => ({ pk: streamPk(key.stream), sk: segmentSk(key.seq) }));
+    for await (const items of batchGetPages(this.doc, this.table, itemKeys, { consistent })) {
+      for (const item of items) out.push(this.toSegment(streamOfPk(String(item.pk)), item));
     }
     return out;
   }
@@ -950,10 +938,5 @@ export class StreamLog {
       records: storedRecordsOf(item).map(fromStored),
       ...(granted ? { granted } : {}),
     };
-  }
-
-  private backoff(attempt: number): Promise<void> {
-    const ms = Math.min(50, 2 ** attempt) * (0.5 + Math.random());
-    return new Promise((resolve) => setTimeout(resolve, ms));
   }
 }

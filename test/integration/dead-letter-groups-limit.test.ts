@@ -7,16 +7,16 @@
  * 498 groups are cloned from one saved through the service (a save each would take minutes), the
  * 500th is saved through the service.
  */
-import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TooManyDeadLetterGroupsError } from '../../lib/domain/errors.js';
 import { Limits } from '../../lib/domain/model.js';
 import { PushLimits } from '../../lib/domain/push.js';
 import { DoorbellLimits } from '../../lib/domain/doorbell-limits.js';
-import { DEFAULT_RETRY_POLICY } from '../../lib/domain/retry-policy.js';
 import { toProblem } from '../../lib/http/problem.js';
-import { GROUP_PK, TOPIC_PK, cursorPk } from '../../lib/adapters/dynamodb/keys.js';
+import { TOPIC_PK, cursorPk } from '../../lib/adapters/dynamodb/keys.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
+import { catalogGroup, cloneGroups, groupItem as storedGroup, refusalOf } from '../helpers/cloned-groups.js';
 import { group, topic } from '../helpers/builders.js';
 
 const MAX = Limits.deadLetterGroupsPerTopicMax;
@@ -31,16 +31,8 @@ const topicItem = async () => {
   const item = read.Item ?? {};
   return { dg: [...((item.dg as Set<string> | undefined) ?? [])], rru: read.ConsumedCapacity?.CapacityUnits ?? 0 };
 };
-const groupItem = async (name: string) =>
-  (await h.doc.send(new GetCommand({ TableName: h.table, Key: { pk: GROUP_PK, sk: name }, ConsistentRead: true }))).Item;
-const refusal = async (promise: Promise<unknown>) => {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(TooManyDeadLetterGroupsError);
-  return error as TooManyDeadLetterGroupsError;
-};
+const groupItem = (name: string) => storedGroup(h, name);
+const refusal = (promise: Promise<unknown>) => refusalOf(promise, TooManyDeadLetterGroupsError);
 
 beforeAll(async () => {
   h = await newHarness();
@@ -59,15 +51,8 @@ beforeAll(async () => {
   );
   await h.admin.putGroup(nameOf(0), pullGroup());
   // Groups 1–498: copies of group 0's stored item under other names, and their names in `dg`.
-  const stored = await groupItem(nameOf(0));
   const names = Array.from({ length: MAX - 2 }, (_, i) => nameOf(i + 1));
-  for (let i = 0; i < names.length; i += 25) {
-    let left: Array<{ PutRequest: { Item: Record<string, unknown> } }> | undefined = names.slice(i, i + 25).map((sk) => ({ PutRequest: { Item: { ...stored, sk } } }));
-    while (left && left.length > 0) {
-      const out = await h.doc.send(new BatchWriteCommand({ RequestItems: { [h.table]: left } }));
-      left = out.UnprocessedItems?.[h.table] as typeof left;
-    }
-  }
+  await cloneGroups(h, (await groupItem(nameOf(0)))!, names);
   await h.doc.send(
     new UpdateCommand({ TableName: h.table, Key: { pk: TOPIC_PK, sk: DLT }, UpdateExpression: 'ADD dg :names', ExpressionAttributeValues: { ':names': new Set(names) } }),
   );
@@ -109,18 +94,7 @@ describe(`groups per dead-letter topic: at most ${MAX}`, () => {
 
   it('keeps the bound in the save transaction itself (a save that read an older list)', async () => {
     const stale = nameOf(MAX + 1);
-    const save = h.stores.catalog.putGroup(
-      {
-        name: stale,
-        subscriptions: [{ topic: 'orders', tags: undefined }],
-        deliveryMode: 'serialized',
-        visibilityTimeoutSeconds: 30,
-        maxDeliveries: 5,
-        retryPolicy: DEFAULT_RETRY_POLICY,
-        deadLetterTopic: DLT,
-        push: undefined,
-      },
-      h.clock.now(),
+    const save = h.stores.catalog.putGroup(catalogGroup(stale, { deadLetterTopic: DLT }), h.clock.now(),
       'absent',
     );
     expect((await refusal(save)).topic).toBe(DLT);

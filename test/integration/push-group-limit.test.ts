@@ -4,15 +4,15 @@
  * Driven at the maximum on DynamoDB Local with the longest names: 999 groups are cloned from one saved
  * through the service (a save each would take minutes), the 1,000th is saved through the service.
  */
-import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TooManyPushGroupsError } from '../../lib/domain/errors.js';
 import { Limits } from '../../lib/domain/model.js';
 import { PushLimits } from '../../lib/domain/push.js';
-import { DEFAULT_RETRY_POLICY } from '../../lib/domain/retry-policy.js';
 import { toProblem } from '../../lib/http/problem.js';
-import { GROUP_PK, TOPIC_PK, cursorPk } from '../../lib/adapters/dynamodb/keys.js';
+import { TOPIC_PK, cursorPk } from '../../lib/adapters/dynamodb/keys.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
+import { catalogGroup, cloneGroups, groupItem as storedGroup, refusalOf } from '../helpers/cloned-groups.js';
 import { group, topic } from '../helpers/builders.js';
 
 const MAX = PushLimits.pushGroupsPerTopicMax;
@@ -30,16 +30,8 @@ const topicItem = async () => {
   const item = read.Item ?? {};
   return { pu: item.pu as number, pg: [...((item.pg as Set<string> | undefined) ?? [])], rru: read.ConsumedCapacity?.CapacityUnits ?? 0 };
 };
-const groupItem = async (name: string) =>
-  (await h.doc.send(new GetCommand({ TableName: h.table, Key: { pk: GROUP_PK, sk: name }, ConsistentRead: true }))).Item;
-const refusal = async (promise: Promise<unknown>) => {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(TooManyPushGroupsError);
-  return error as TooManyPushGroupsError;
-};
+const groupItem = (name: string) => storedGroup(h, name);
+const refusal = (promise: Promise<unknown>) => refusalOf(promise, TooManyPushGroupsError);
 
 beforeAll(async () => {
   h = await newHarness();
@@ -48,16 +40,8 @@ beforeAll(async () => {
   await h.admin.putGroup('pull', group('orders'));
   await h.admin.putGroup(nameOf(0), pushGroup('orders'));
   // Groups 1–998: copies of group 0's stored item under other names, and the topic's count and names.
-  const stored = await groupItem(nameOf(0));
   const names = Array.from({ length: MAX - 2 }, (_, i) => nameOf(i + 1));
-  for (let i = 0; i < names.length; i += 25) {
-    const puts = names.slice(i, i + 25).map((sk) => ({ PutRequest: { Item: { ...stored, sk } } }));
-    let left: typeof puts | undefined = puts;
-    while (left && left.length > 0) {
-      const out = await h.doc.send(new BatchWriteCommand({ RequestItems: { [h.table]: left } }));
-      left = out.UnprocessedItems?.[h.table] as typeof puts | undefined;
-    }
-  }
+  await cloneGroups(h, (await groupItem(nameOf(0)))!, names);
   await h.doc.send(
     new UpdateCommand({
       TableName: h.table,
@@ -106,16 +90,7 @@ describe(`push groups per topic: at most ${MAX}`, () => {
   it('keeps the bound in the save transaction itself (a save that read an older count)', async () => {
     const stale = nameOf(MAX + 1);
     const save = h.stores.catalog.putGroup(
-      {
-        name: stale,
-        subscriptions: [{ topic: 'orders', tags: undefined }],
-        deliveryMode: 'serialized',
-        visibilityTimeoutSeconds: 30,
-        maxDeliveries: 5,
-        retryPolicy: DEFAULT_RETRY_POLICY,
-        deadLetterTopic: 'orders-dlq',
-        push: { target: hook, batchSize: 1, timeoutSeconds: 10, maxConcurrency: 10 },
-      },
+      catalogGroup(stale, { deadLetterTopic: 'orders-dlq', push: { target: hook, batchSize: 1, timeoutSeconds: 10, maxConcurrency: 10 } }),
       h.clock.now(),
       'absent',
       [],

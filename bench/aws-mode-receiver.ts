@@ -49,6 +49,8 @@ export async function startAwsModeReceiver(runtimeUrl: string, token: string | u
     const path = new URL(req.url ?? '/', 'http://local').pathname;
     if (req.method === 'POST' && RECEIVE_PATH.test(path)) {
       res.on('finish', () => {
+        // A consumer's polls: receives answered 200 (a refused one is not a poll).
+        if (res.statusCode !== 200) return;
         answered++;
         for (const w of waiters.splice(0)) if (answered >= w.n) w.resolve();
         else waiters.push(w);

@@ -238,7 +238,6 @@ export function buildContainer(config: Config, overrides: ContainerOverrides = {
   };
 }
 
-/** The container of this process, built from the environment on first use. */
 /** A request's own container, when its caller gave it one ({@link inContainer}). */
 const scoped = new AsyncLocalStorage<Container>();
 
@@ -252,6 +251,11 @@ export function inContainer<T>(c: Container, fn: () => T): T {
   return scoped.run(c, fn);
 }
 
+/**
+ * The container of this process, built from the environment on first use — or the request's own
+ * inside {@link inContainer}. (A route's error logs go through the process's logger, taken when
+ * its module loads: functions/commons/http.ts.)
+ */
 export function container(): Container {
   const own = scoped.getStore();
   if (own) return own;

@@ -11,6 +11,7 @@ import {
   TooManyDeadLetterGroupsError,
   TooManyPushGroupsError,
   TopicNotFoundError,
+  TopicRecentlyDeletedError,
 } from '../domain/errors.js';
 import { Limits, countedFrom, iso, type DeliveryMode, type Group, type Subscription, type Topic, type TopicType } from '../domain/model.js';
 import { noticeStreamsOf, streamId, streamNamespace } from '../domain/streams.js';
@@ -415,7 +416,14 @@ export class AdminService {
       if (namedBy.length >= Limits.deadLetterGroupsPerTopicMax && !namedBy.includes(name)) {
         throw new TooManyDeadLetterGroupsError(deadLetterTopic, Limits.deadLetterGroupsPerTopicMax);
       }
-      await ensureDeadLetterTopic(this.stores, deadLetterTopic, now);
+      try {
+        await ensureDeadLetterTopic(this.stores, deadLetterTopic, now);
+      } catch (error) {
+        // Created meanwhile in another shape (a FIFO PUT between the read above and this create):
+        // the next try reads it and answers what it is.
+        if (error instanceof ConflictError && !(error instanceof TopicRecentlyDeletedError) && attempt + 1 < SAVE_GROUP_ATTEMPTS) continue;
+        throw error;
+      }
       // A group of this name was deleted: its cursors (and any a stale container created in the
       // re-create window) go before the new group's cursors are created.
       if (!existing && windowEnd !== undefined) await this.stores.cursors.removeCreatedUpTo(name, windowEnd);

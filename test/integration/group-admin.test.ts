@@ -1,7 +1,7 @@
 /** Deleting and re-creating consumer groups (issue 17 item 5) on DynamoDB Local. */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError, GroupNotFoundError, InvalidArgumentError } from '../../lib/domain/errors.js';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { cursorPk, TOPIC_PK } from '../../lib/adapters/dynamodb/keys.js';
 import { queryAll } from '../../lib/adapters/dynamodb/call.js';
 import { streamId } from '../../lib/domain/streams.js';
@@ -140,6 +140,57 @@ describe('a dead-letter topic stays a standard topic', () => {
     h.clock.advance(h.stores.catalog.recreateAfterMs + 1);
     await h.admin.putTopic('audit-dead', topic({ type: 'fifo' }));
     expect((await h.stores.catalog.getTopic('audit-dead'))?.type).toBe('fifo');
+  });
+
+  it('a save that touches one topic item for two reasons writes it once: subscribing to the old dead-letter topic, naming a push topic it leaves', async () => {
+    // PATCH: the dead-letter topic moves from billing-dlq to ledger-dlq, and billing-dlq becomes a subscription.
+    const { group: moved } = await h.admin.patchGroup('billing', { deadLetterTopic: 'ledger-dlq', subscriptions: [{ topic: 'orders', tags: undefined }, { topic: 'billing-dlq', tags: undefined }] });
+    expect(moved.deadLetterTopic).toBe('ledger-dlq');
+    expect(moved.subscriptions.map((s) => s.topic)).toEqual(['orders', 'billing-dlq']);
+    expect(await namedBy('billing-dlq')).toEqual([]);
+    expect(await namedBy('ledger-dlq')).toEqual(['billing']);
+    // A push group leaves topic 'audit' and names it as its dead-letter topic in the same save.
+    await h.admin.putTopic('audit', topic());
+    await h.admin.putGroup('hooks', group(['orders', 'audit'], { push: { url: 'http://127.0.0.1:9/hook' } }));
+    expect((await h.stores.catalog.getTopic('audit'))?.pushSubscriptions).toBe(1);
+    const { group: pushed } = await h.admin.patchGroup('hooks', { subscriptions: [{ topic: 'orders', tags: undefined }], deadLetterTopic: 'audit' });
+    expect(pushed.deadLetterTopic).toBe('audit');
+    expect((await h.stores.catalog.getTopic('audit'))?.pushSubscriptions).toBe(0);
+    expect(await namedBy('audit')).toEqual(['hooks']);
+  });
+
+  it('a group whose dead-letter topic has no item (a table edited by hand) still moves to another one and is deleted', async () => {
+    const gone = () => h.doc.send(new DeleteCommand({ TableName: h.table, Key: { pk: TOPIC_PK, sk: 'billing-dlq' } }));
+    await gone();
+    await h.admin.patchGroup('billing', { deadLetterTopic: 'ledger-dlq' });
+    expect((await h.admin.getGroup('billing')).deadLetterTopic).toBe('ledger-dlq');
+    await h.admin.putGroup('audit', group('orders', { deadLetterTopic: 'audit-dead' }));
+    await h.doc.send(new DeleteCommand({ TableName: h.table, Key: { pk: TOPIC_PK, sk: 'audit-dead' } }));
+    await h.admin.deleteGroup('audit');
+    await expect(h.admin.getGroup('audit')).rejects.toBeInstanceOf(GroupNotFoundError);
+    // No bare topic item was written in their place.
+    const { Item } = await h.doc.send(new GetCommand({ TableName: h.table, Key: { pk: TOPIC_PK, sk: 'audit-dead' } }));
+    expect(Item).toBeUndefined();
+  });
+
+  it('a group save whose create of its dead-letter topic meets a FIFO topic created meanwhile answers the 400', async () => {
+    // The save read 'ledger' absent; a FIFO PUT creates it before the save's create (which then meets another shape).
+    const catalog = h.stores.catalog;
+    const putTopic = catalog.putTopic.bind(catalog);
+    let raced = false;
+    catalog.putTopic = async (spec, ...rest) => {
+      if (!raced && spec.name === 'ledger' && spec.type === 'standard') {
+        raced = true;
+        await putTopic({ ...spec, type: 'fifo' }, ...rest);
+      }
+      return putTopic(spec, ...rest);
+    };
+    await expect(h.admin.putGroup('audit', group('orders', { deadLetterTopic: 'ledger' }))).rejects.toMatchObject({
+      code: 'InvalidArgument',
+      issues: [{ path: 'deadLetterTopic', message: 'names a FIFO topic' }],
+    });
+    expect(raced).toBe(true);
+    expect(await catalog.getGroup('audit')).toBeFalsy();
   });
 
   it('a group save racing a FIFO topic PUT of its dead-letter topic: the topic is created FIFO after the save checked it, and the save is refused', async () => {

@@ -112,7 +112,8 @@ const BATCH_GET_ROUNDS = 8;
 
 /**
  * The items of `keys` in `table` (only `projection`, if given), as BatchGetItem answers them: 100
- * keys a request, one request after the other, unprocessed keys retried with a growing wait; still
+ * keys a request, one request after the other, unprocessed keys retried with a growing, capped and
+ * jittered wait; still
  * unprocessed after {@link BATCH_GET_ROUNDS} rounds, a {@link ThrottledError} (429).
  */
 export async function* batchGetPages(
@@ -134,7 +135,8 @@ export async function* batchGetPages(
       yield result.Responses?.[table] ?? [];
       left = (result.UnprocessedKeys?.[table]?.Keys as Record<string, unknown>[] | undefined) ?? [];
       if (left.length > 0 && round >= BATCH_GET_ROUNDS) throw new ThrottledError('The message store is busy; retry the request.');
-      if (left.length > 0) await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** round));
+      // A growing wait, capped (a receive reads segments here) and jittered: ≈ 0.5 s over the 8 rounds.
+      if (left.length > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(100, 10 * 2 ** round) * (0.5 + Math.random())));
     }
   }
 }

@@ -110,80 +110,32 @@ const storedPush = (push: PushSettings) => ({
   c: push.maxConcurrency,
 });
 /**
- * The topic whose push-group count failed a group save: the first item of a
- * cancelled transaction (items `first`… are the topics, in order) whose
- * condition failed and whose old image is a live topic at the maximum.
+ * Item `index` of a cancelled transaction: its old image when its condition failed and the item
+ * existed (asked for with `ReturnValuesOnConditionCheckFailure: ALL_OLD`), null when its condition
+ * failed on no item, undefined when it did not fail its condition.
  */
-const fullTopic = (error: unknown, topics: readonly string[], first: number): string | undefined => {
-  if (cancellationReasons(error) === undefined) return undefined;
-  const reasons = (error as { CancellationReasons?: Array<{ Code?: string; Item?: Record<string, AttributeValue> }> }).CancellationReasons ?? [];
-  return topics.find((_, i) => {
-    const reason = reasons[first + i];
-    if (reason?.Code !== 'ConditionalCheckFailed' || !reason.Item) return false;
-    const old = unmarshall(reason.Item);
-    return old.deleted !== true && Number(old.pu ?? 0) >= PushLimits.pushGroupsPerTopicMax;
-  });
+const failedImage = (error: unknown, index: number): Record<string, unknown> | null | undefined => {
+  const reason = (error as { CancellationReasons?: Array<{ Code?: string; Item?: Record<string, AttributeValue> }> }).CancellationReasons?.[index];
+  if (reason?.Code !== 'ConditionalCheckFailed') return undefined;
+  return reason.Item ? unmarshall(reason.Item) : null;
 };
 
-/**
- * Whether the save's dead-letter naming (transaction item `at`) failed because the topic is named by
- * the most groups it can be (told by its old image, as {@link fullTopic} tells a full push topic).
- */
-const deadLetterFull = (error: unknown, group: string, at: number): boolean => {
-  if (cancellationReasons(error) === undefined) return false;
-  const reason = (error as { CancellationReasons?: Array<{ Code?: string; Item?: Record<string, AttributeValue> }> }).CancellationReasons?.[at];
-  if (reason?.Code !== 'ConditionalCheckFailed' || !reason.Item) return false;
-  const old = unmarshall(reason.Item);
+/** Whether a live standard topic (its old image) is named as dead-letter topic by the most groups it can be, `group` not among them. */
+const deadLetterIsFull = (old: Record<string, unknown>, group: string): boolean => {
   const named = old.dg instanceof Set ? (old.dg as Set<string>) : new Set<string>();
   return old.deleted !== true && old.type === 'standard' && named.size >= Limits.deadLetterGroupsPerTopicMax && !named.has(group);
 };
 
-/** One topic-item update of a transaction. */
-interface TopicItemUpdate {
-  Update: {
-    TableName: string;
-    Key: Record<string, unknown>;
-    UpdateExpression: string;
-    ConditionExpression: string;
-    ExpressionAttributeNames?: Record<string, string>;
-    ExpressionAttributeValues: Record<string, unknown>;
-    ReturnValuesOnConditionCheckFailure?: 'ALL_OLD';
-  };
-}
-
-/**
- * The topic-item updates of a group save that name `group` in its dead-letter topic's `dg` (and
- * take it out of the one it named before): the new one must be a live standard topic.
- */
-const deadLetterNaming = (table: string, group: string, deadLetter: { topic: string; previous: string | undefined }): TopicItemUpdate[] => {
-  const names = new Set([group]);
-  const updates: TopicItemUpdate[] = [
-    {
-      Update: {
-        TableName: table,
-        Key: { pk: TOPIC_PK, sk: deadLetter.topic },
-        UpdateExpression: 'ADD dg :g',
-        // Bounded: a group joins only while fewer than the most name the topic (or it is one of them).
-        ConditionExpression: 'attribute_exists(pk) AND deleted <> :true AND #type = :standard AND (attribute_not_exists(dg) OR size(dg) < :max OR contains(dg, :name))',
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ':g': names, ':true': true, ':standard': 'standard', ':max': Limits.deadLetterGroupsPerTopicMax, ':name': group },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      },
-    },
-  ];
-  // Topic items are never removed (a deleted topic stays as a tombstone): the one named before exists.
-  if (deadLetter.previous !== undefined) updates.push(deadLetterUnnaming(table, group, deadLetter.previous));
-  return updates;
-};
-
-/** The topic-item update that takes `group` out of `topic`'s `dg` (its save named another, or it is deleted). */
-const deadLetterUnnaming = (table: string, group: string, topic: string): TopicItemUpdate => ({
+/** The topic-item update that takes a deleted group out of its dead-letter topic's `dg`. */
+const deadLetterUnnaming = (table: string, group: string, topic: string) => ({
   Update: {
     TableName: table,
     Key: { pk: TOPIC_PK, sk: topic },
-    UpdateExpression: 'DELETE dg :g',
+    UpdateExpression: 'DELETE dg :dg',
+    // Never on no item (an update would create a bare topic item); the old image tells a missing one.
     ConditionExpression: 'attribute_exists(pk)',
-    ExpressionAttributeValues: { ':g': new Set([group]) },
+    ExpressionAttributeValues: { ':dg': new Set([group]) },
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
   },
 });
 
@@ -823,7 +775,11 @@ export class Catalog {
     deadLetter: { topic: string; previous: string | undefined },
   ): Promise<Group | undefined> {
     const bySv = new Map(subscribed.map((topic) => [topic.name, topic]));
-    const topicUpdates = [...new Set([...bySv.keys(), ...pushCounts.keys()])].map((topicName) => {
+    // One update per topic item (a transaction may not touch an item twice): a topic the group
+    // named as its dead-letter topic before may be one it subscribes to now, and a push topic it
+    // leaves may be its dead-letter topic now. A group never subscribes to its own dead-letter topic.
+    const keys = [...new Set([...bySv.keys(), ...pushCounts.keys(), deadLetter.topic, ...(deadLetter.previous === undefined ? [] : [deadLetter.previous])])];
+    const plans = keys.map((topicName) => {
       const topic = bySv.get(topicName);
       const delta = pushCounts.get(topicName) ?? 0;
       const conditions = ['attribute_exists(pk)'];
@@ -851,39 +807,70 @@ export class Catalog {
         Object.assign(names, { '#generation': 'generation', '#partitions': 'partitions' });
         Object.assign(values, { ':svOne': 1, ':true': true, ':gen': topic.generation, ':p': topic.partitions });
       }
+      const namesDeadLetter = topicName === deadLetter.topic;
+      if (namesDeadLetter) {
+        // Live and standard, and bounded: a group joins `dg` only while fewer than the most name the topic (or it is one of them).
+        add.push('dg :dg');
+        conditions.push('deleted <> :true', '#type = :standard', '(attribute_not_exists(dg) OR size(dg) < :maxDg OR contains(dg, :name))');
+        names['#type'] = 'type';
+        Object.assign(values, { ':dg': new Set([name]), ':true': true, ':standard': 'standard', ':maxDg': Limits.deadLetterGroupsPerTopicMax, ':name': name });
+      } else if (topicName === deadLetter.previous) {
+        remove.push('dg :dg');
+        values[':dg'] = new Set([name]);
+      }
       const clauses = [set.length > 0 ? `SET ${set.join(', ')}` : '', add.length > 0 ? `ADD ${add.join(', ')}` : '', remove.length > 0 ? `DELETE ${remove.join(', ')}` : ''];
+      // Only the name taken out of the dead-letter topic named before: nothing else needs that item.
+      const unnamingOnly = topicName === deadLetter.previous && !topic && delta === 0;
       return {
-        Update: {
-          TableName: this.table,
-          Key: { pk: TOPIC_PK, sk: topicName },
-          UpdateExpression: clauses.filter(Boolean).join(' '),
-          ConditionExpression: conditions.join(' AND '),
-          ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
-          ExpressionAttributeValues: values,
-          ...(delta > 0 ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
+        topicName,
+        gainsPush: delta > 0,
+        namesDeadLetter,
+        unnamingOnly,
+        item: {
+          Update: {
+            TableName: this.table,
+            Key: { pk: TOPIC_PK, sk: topicName },
+            UpdateExpression: clauses.filter(Boolean).join(' '),
+            ConditionExpression: conditions.join(' AND '),
+            ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
+            ExpressionAttributeValues: values,
+            // The old image tells a full topic from a race, and a missing item from a changed one.
+            ...(delta > 0 || namesDeadLetter || unnamingOnly ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
+          },
         },
       };
     });
-    // A group never subscribes to its own dead-letter topic (the save refuses it), so these are other items.
-    const deadLetterUpdates = deadLetterNaming(this.table, name, deadLetter);
-    try {
-      await call(() => this.doc.send(new TransactWriteCommand({ TransactItems: [{ Update: update }, ...topicUpdates, ...deadLetterUpdates] })));
-    } catch (error) {
-      const full = fullTopic(error, topicUpdates.map((u) => String(u.Update.Key.sk)), 1);
-      if (full !== undefined) throw new TooManyPushGroupsError(full, PushLimits.pushGroupsPerTopicMax);
-      if (deadLetterFull(error, name, 1 + topicUpdates.length)) throw new TooManyDeadLetterGroupsError(deadLetter.topic, Limits.deadLetterGroupsPerTopicMax);
-      const reasons = cancellationReasons(error);
-      if (reasons?.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) {
-        // The dead-letter topic may have changed (deleted, or created FIFO): the next try reads it.
-        this.topicCache.delete(deadLetter.topic);
-        return undefined;
+    let sent = plans;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await call(() => this.doc.send(new TransactWriteCommand({ TransactItems: [{ Update: update }, ...sent.map((p) => p.item)] })));
+        for (const topicName of keys) this.topicCache.delete(topicName);
+        const { group } = await this.groupRecord(name);
+        if (group) this.remember(this.groupCache, group.name, group);
+        return group;
+      } catch (error) {
+        const reasons = cancellationReasons(error);
+        if (reasons === undefined) throw error;
+        const failed = sent.map((plan, i) => ({ plan, old: failedImage(error, 1 + i) }));
+        const full = failed.find(({ plan, old }) => plan.gainsPush && old && old.deleted !== true && Number(old.pu ?? 0) >= PushLimits.pushGroupsPerTopicMax);
+        if (full) throw new TooManyPushGroupsError(full.plan.topicName, PushLimits.pushGroupsPerTopicMax);
+        if (failed.some(({ plan, old }) => plan.namesDeadLetter && old && deadLetterIsFull(old, name))) throw new TooManyDeadLetterGroupsError(deadLetter.topic, Limits.deadLetterGroupsPerTopicMax);
+        // The dead-letter topic named before has no item (topic items are never removed, but a
+        // table restored in part or edited by hand may lack one): there is no name to take out.
+        const missing = failed.find(({ plan, old }) => plan.unnamingOnly && old === null);
+        if (missing && attempt === 0) {
+          sent = sent.filter((plan) => plan !== missing.plan);
+          continue;
+        }
+        if (reasons.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) {
+          // The dead-letter topic may have changed (deleted, or created FIFO): the next try reads it.
+          this.topicCache.delete(deadLetter.topic);
+          return undefined;
+        }
+        throw error;
       }
-      throw error;
     }
-    for (const topicName of pushCounts.keys()) this.topicCache.delete(topicName);
-    const { group } = await this.groupRecord(name);
-    if (group) this.remember(this.groupCache, group.name, group);
-    return group;
+    return undefined;
   }
 
   /**
@@ -949,33 +936,38 @@ export class Catalog {
       }
     }
     const push = expect;
-    try {
-      await call(() =>
-        this.doc.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              { Update: tombstone },
-              ...[...new Set(push.topics)].map((topic) => ({
-                Update: {
-                  TableName: this.table,
-                  Key: { pk: TOPIC_PK, sk: topic },
-                  UpdateExpression: 'SET pu = pu - :one DELETE pg :pg',
-                  ConditionExpression: 'attribute_exists(pk) AND pu >= :one',
-                  ExpressionAttributeValues: { ':one': 1, ':pg': new Set([name]) },
-                },
-              })),
-              // The group no longer names its dead-letter topic: it may become FIFO again (putTopic).
-              ...(push.deadLetterTopic === undefined ? [] : [deadLetterUnnaming(this.table, name, push.deadLetterTopic)]),
-            ],
-          }),
-        ),
-      );
-      for (const topic of [...push.topics, ...(push.deadLetterTopic === undefined ? [] : [push.deadLetterTopic])]) this.topicCache.delete(topic);
-      return true;
-    } catch (error) {
-      if (cancellationReasons(error)?.includes('ConditionalCheckFailed')) return false;
-      throw error;
+    const pushUpdates = [...new Set(push.topics)].map((topic) => ({
+      Update: {
+        TableName: this.table,
+        Key: { pk: TOPIC_PK, sk: topic },
+        UpdateExpression: 'SET pu = pu - :one DELETE pg :pg',
+        ConditionExpression: 'attribute_exists(pk) AND pu >= :one',
+        ExpressionAttributeValues: { ':one': 1, ':pg': new Set([name]) },
+      },
+    }));
+    // The group no longer names its dead-letter topic: it may become FIFO again (putTopic). A group
+    // never subscribes to its dead-letter topic, so it is not one of the push topics.
+    let unnaming = push.deadLetterTopic === undefined ? [] : [deadLetterUnnaming(this.table, name, push.deadLetterTopic)];
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const items = [{ Update: tombstone }, ...pushUpdates, ...unnaming];
+      try {
+        await call(() => this.doc.send(new TransactWriteCommand({ TransactItems: items })));
+        for (const topic of [...push.topics, ...(push.deadLetterTopic === undefined ? [] : [push.deadLetterTopic])]) this.topicCache.delete(topic);
+        return true;
+      } catch (error) {
+        const reasons = cancellationReasons(error);
+        if (reasons === undefined) throw error;
+        // No item for the dead-letter topic (a table restored in part or edited by hand): no name to take out.
+        if (unnaming.length > 0 && failedImage(error, items.length - 1) === null) {
+          unnaming = [];
+          continue;
+        }
+        // The group changed, or a concurrent write met one of these items: the caller reads again.
+        if (reasons.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) return false;
+        throw error;
+      }
     }
+    return false;
   }
 
   /** Groups by name, deleted ones left out; `admit` may end the page early (see `list`). */

@@ -110,13 +110,18 @@ function expectAllDelivered(load: Load, count: number, started: number): string 
 
 const newLoad = (): Load => ({ sent: new Set(), received: new Set(), throttled: 0, lostRaces: 0, uncommitted: 0, unavailable: 0 });
 
+/** A run's start: a new table, a standard topic of `partitions` partitions, group `g` on it (visibility 60 s), an empty load. */
+async function loadedTopic(topic: string, partitions: number) {
+  const started = Date.now();
+  const h = await newHarness();
+  await h.admin.putTopic(topic, build.topic({ partitions }));
+  await h.admin.putGroup('g', build.group(topic, { visibilityTimeoutSeconds: 60 }));
+  return { started, h, load: newLoad() };
+}
+
 describe('partitions under load', () => {
   it('64 producers and 64 consumers on one topic of 64 partitions: nothing lost, no 429, no lost race', async () => {
-    const started = Date.now();
-    const h = await newHarness();
-    await h.admin.putTopic('busy', build.topic({ partitions: 64 }));
-    await h.admin.putGroup('g', build.group('busy', { visibilityTimeoutSeconds: 60 }));
-    const load = newLoad();
+    const { started, h, load } = await loadedTopic('busy', 64);
     countLostRaces(h, load);
     let produced = false;
     const producing = produce(h, 'busy', 64, 5, load).then(() => (produced = true));
@@ -133,11 +138,7 @@ describe('partitions under load', () => {
   it('64 producers and 64 consumers, each a container of its own as on Lambda, on 256 partitions: nothing lost, no 429, lost races ≤ 0.1 an append', async () => {
     // Above, one container's picker gives each of its concurrent appends its own partition. On AWS
     // each concurrent request has a container, a picker and caches of its own: they meet by chance.
-    const started = Date.now();
-    const h = await newHarness();
-    await h.admin.putTopic('spread', build.topic({ partitions: 256 }));
-    await h.admin.putGroup('g', build.group('spread', { visibilityTimeoutSeconds: 60 }));
-    const load = newLoad();
+    const { started, h, load } = await loadedTopic('spread', 256);
     const containers = (n: number) => Array.from({ length: n }, () => harness(h.doc, h.table, { clock: h.clock }));
     const producers = containers(64);
     const consumers = containers(64);
@@ -154,11 +155,7 @@ describe('partitions under load', () => {
   }, BOUND_MS + 10_000);
 
   it('raising partitions while 16 producers and 16 consumers run loses nothing', async () => {
-    const started = Date.now();
-    const h = await newHarness();
-    await h.admin.putTopic('growing', build.topic({ partitions: 2 }));
-    await h.admin.putGroup('g', build.group('growing', { visibilityTimeoutSeconds: 60 }));
-    const load = newLoad();
+    const { started, h, load } = await loadedTopic('growing', 2);
     let produced = false;
     const producing = produce(h, 'growing', 16, 24, load).then(() => (produced = true));
     const raising = (async () => {

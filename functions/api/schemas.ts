@@ -166,7 +166,13 @@ export const ReceiveBody = z.strictObject({
     .describe(
       'park the group on its doorbell when nothing is found: on AWS the answer comes at once with `doorbell.queueUrl`, an SQS queue to long-poll (SDK consumers); on the local runtime the long poll waits on the in-process doorbell',
     ),
-});
+  doorbellMissing: z
+    .boolean()
+    .optional()
+    .describe(
+      'with `park: true`: the doorbell queue this group answered was gone when polled (SQS QueueDoesNotExist: SQS may delete a queue idle for 30 days); the park creates it again (at most once a minute per group and function instance)',
+    ),
+}).refine((b) => b.doorbellMissing !== true || b.park === true, { message: 'needs `park: true`', path: ['doorbellMissing'] });
 
 /** Redrive (docs/design.md, Redrive): left out, as many as one request reaches (at most 1000). */
 export const RedriveBody = z.strictObject({

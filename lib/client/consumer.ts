@@ -48,9 +48,13 @@
  * crashed, for one). The local runtime answers no
  * doorbell: its long poll waits on the in-process doorbell instead. With
  * `doorbell: false`, or once the doorbell was denied (no grant, no
- * credentials), the consumer long-polls over HTTP (`waitSeconds`); after any
- * other doorbell failure (network, throttling, SQS 5xx) it long-polls over
- * HTTP until the next period (`receiveEveryMs`, 5 minutes) and then parks again.
+ * credentials), the consumer long-polls over HTTP (`waitSeconds`). A doorbell
+ * found gone (QueueDoesNotExist: SQS may delete a queue idle for 30 days) is
+ * asked back by the next receive, which parks at once with `doorbellMissing`
+ * (the server creates the queue again, at the same URL) — once per period;
+ * after any other doorbell failure (network, throttling, SQS 5xx, or the queue
+ * still missing) it long-polls over HTTP until the next period
+ * (`receiveEveryMs`, 5 minutes) and then parks again.
  */
 import type { SluiceClient } from './client.js';
 import { SluiceApiError, SluiceConfigurationError } from './errors.js';
@@ -186,6 +190,10 @@ export class Consumer {
   private park: boolean;
   /** After a doorbell failure that was not a denial: when receives ask to park again. */
   private parkAgainAt: number | undefined;
+  /** The doorbell was gone (QueueDoesNotExist): the next parking receive asks for it to be created again. */
+  private doorbellMissing = false;
+  /** When a parking receive last asked for that: a doorbell still missing sooner after is a failure as any other. */
+  private doorbellRepairAskedAt = Number.NEGATIVE_INFINITY;
   private bell: SqsDoorbellWaiter | undefined;
   /** When messages this consumer released or held become claimable again (no ring for them). */
   private readonly claimable = new ClaimableSchedule(() => this.cutDoorbell?.abort());
@@ -279,6 +287,7 @@ export class Consumer {
         visibilityTimeoutSeconds: this.visibilitySeconds,
         ...(this.options.topics ? { topics: this.options.topics } : {}),
         ...(this.park ? { park: true } : {}),
+        ...(this.park && this.doorbellMissing ? { doorbellMissing: true } : {}),
       };
       let doorbell: { queueUrl: string } | undefined;
       this.claimable.received(Date.now());
@@ -294,6 +303,10 @@ export class Consumer {
           carried.forEach((c) => c.settle());
           messages = got.messages;
           doorbell = got.doorbell;
+          if (input.doorbellMissing) {
+            this.doorbellMissing = false;
+            this.doorbellRepairAskedAt = Date.now();
+          }
         } else messages = await this.client.receive(this.group, input, { signal: this.stopSignal.signal });
         failures = 0;
       } catch (error) {
@@ -342,6 +355,12 @@ export class Consumer {
     } catch (error) {
       if (this.state !== 'running') return;
       this.report(error, 'doorbell');
+      // Gone (SQS deletes queues idle for 30 days): the next receive parks at once and asks for it to
+      // be created again — once per period; missing again that soon, it is a failure as below.
+      if (error instanceof SqsDoorbellError && error.missing && Date.now() - this.doorbellRepairAskedAt >= every) {
+        this.doorbellMissing = true;
+        return;
+      }
       this.park = false;
       const denied = error instanceof SluiceConfigurationError || (error instanceof SqsDoorbellError && error.denied);
       if (!denied) this.parkAgainAt = Date.now() + every;

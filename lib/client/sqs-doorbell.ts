@@ -30,6 +30,9 @@ const SQS_HOST = /^(?:sqs\.([a-z0-9-]+)|([a-z0-9-]+)\.queue)\.amazonaws\.com(?:\
  */
 const DENIED = /AccessDenied|InvalidClientTokenId|SignatureDoesNotMatch|UnrecognizedClient|InvalidSecurity|MissingAuthenticationToken|IncompleteSignature|NotAuthorized|KmsAccessDenied/;
 
+/** Error types by which SQS says the queue does not exist. */
+const MISSING = /QueueDoesNotExist|NonExistentQueue/;
+
 /** A doorbell call failed: SQS answered an error (`status`, `code`), or could not be reached (`status` undefined). */
 export class SqsDoorbellError extends SluiceClientError {
   constructor(
@@ -45,6 +48,15 @@ export class SqsDoorbellError extends SluiceClientError {
   /** The caller is not allowed (403 or an authorization error type): retrying the same credentials will not help. */
   get denied(): boolean {
     return this.status === 403 || DENIED.test(this.code ?? '');
+  }
+
+  /**
+   * SQS answered that the queue does not exist (QueueDoesNotExist; the query protocol's
+   * AWS.SimpleQueueService.NonExistentQueue): deleted — SQS may delete a queue idle for 30 days —,
+   * or not readable with these credentials, which SQS answers alike.
+   */
+  get missing(): boolean {
+    return MISSING.test(this.code ?? '');
   }
 }
 

@@ -208,6 +208,8 @@ export type ReceiveInput = {
   topics?: string[];
   /** Park on the group's doorbell when nothing is found (AWS: answered at once with `doorbell`). */
   park?: boolean;
+  /** With `park`: the doorbell answered before was gone (SQS QueueDoesNotExist); the park creates it again. */
+  doorbellMissing?: boolean;
 };
 /** A message's content, as every view of a message carries it. */
 export type MessageContent = {

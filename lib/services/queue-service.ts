@@ -55,6 +55,15 @@ export interface Doorbells {
 /** A parking long poll on the local runtime looks for real at least this often (ms) while no ring comes. */
 export const PARKED_LOOK_EVERY_MS = 5000;
 
+/**
+ * A group's doorbell queue reported missing (`doorbellMissing`) is created again at most this often
+ * per group in one container (ms): consumers of the group report it together, and a consumer whose
+ * role may not read the queue hears QueueDoesNotExist too (SQS answers it for both).
+ */
+export const DOORBELL_REPAIR_EVERY_MS = 60_000;
+/** Groups whose repair time a container keeps (cleared when full: a repair more at worst). */
+const DOORBELL_REPAIRS_KEPT = 10_000;
+
 /** A receive's answer: the messages, and the doorbell to wait on when a parking receive found none. */
 export interface ReceiveAnswer {
   messages: DeliveredMessage[];
@@ -81,6 +90,8 @@ export interface ReceiveRequest {
   answerBytesUsed?: number | undefined;
   /** Park the group on its doorbell when nothing is found (SDK consumers; see {@link Doorbells}). */
   park?: boolean | undefined;
+  /** With `park`: the doorbell queue answered before was gone when polled; the park creates it again ({@link DOORBELL_REPAIR_EVERY_MS}). */
+  doorbellMissing?: boolean | undefined;
 }
 
 /** `{"messages":[]}`: the receive answer without messages. */
@@ -108,6 +119,8 @@ export class QueueService {
   private readonly receiver: Receiver;
   private readonly committer: Committer;
   private readonly queries: MessageQueries;
+  /** `<group>\n<createdAt>` → when this container last created the group's doorbell queue again. */
+  private readonly doorbellRepairs = new Map<string, number>();
 
   constructor(
     private readonly stores: Stores,
@@ -217,7 +230,7 @@ export class QueueService {
     const budget = new AnswerBudget(Limits.answerMaxBytes, request.answerBytesUsed ?? RECEIVE_ENVELOPE_BYTES);
     const bells = request.park ? this.doorbells : undefined;
     // Before the first look: what is appended after the park carries `w` and rings; what came before, the look finds.
-    const parked = bells && (bells.queues || bells.waiter) ? await this.parkOnDoorbell(bells, group, [...requested]) : undefined;
+    const parked = bells && (bells.queues || bells.waiter) ? await this.parkOnDoorbell(bells, group, [...requested], request.doorbellMissing === true) : undefined;
     const queueUrl = parked?.queueUrl;
     const waiter = parked && !bells?.queues ? bells?.waiter : undefined;
     // A fresh park: senders with a cached topic item may append without `w` until `ringsFrom`, so the
@@ -278,9 +291,14 @@ export class QueueService {
    * `wb` map refused or races kept failing) is logged and answers undefined:
    * the receive long-polls without a doorbell, which would not ring.
    */
-  private async parkOnDoorbell(bells: Doorbells, group: Group, topics: readonly string[]): Promise<{ queueUrl: string | undefined; ringsFrom: number } | undefined> {
+  private async parkOnDoorbell(
+    bells: Doorbells,
+    group: Group,
+    topics: readonly string[],
+    missing: boolean,
+  ): Promise<{ queueUrl: string | undefined; ringsFrom: number } | undefined> {
     try {
-      const queueUrl = bells.queues ? (group.doorbellQueueUrl ?? (await this.createDoorbell(bells.queues, group))) : undefined;
+      const queueUrl = bells.queues ? await this.doorbellQueue(bells.queues, group, missing) : undefined;
       const { ringsFrom } = await bells.parker.park(group.name, topics, group.createdAt);
       return { queueUrl, ringsFrom };
     } catch (error) {
@@ -288,6 +306,25 @@ export class QueueService {
       bells.log?.('doorbell park failed: long-polling without a doorbell', { group: group.name, topics, error });
       return undefined;
     }
+  }
+
+  /**
+   * The group's doorbell queue: the one it records, created when it has none — or again when a
+   * consumer found it `missing` (SQS may delete a queue with no activity for 30 days: a group
+   * without consumers for a month), at most once per {@link DOORBELL_REPAIR_EVERY_MS} per group
+   * here. CreateQueue of the same name and attributes answers the queue's URL when it exists and
+   * creates it anew, at the same URL, when it does not (docs/design.md, "Waking SDK consumers").
+   */
+  private async doorbellQueue(queues: DoorbellQueues, group: Group, missing: boolean): Promise<string> {
+    const recorded = group.doorbellQueueUrl;
+    if (recorded === undefined) return this.createDoorbell(queues, group);
+    if (!missing) return recorded;
+    const key = `${group.name}\n${group.createdAt}`;
+    const now = this.clock.now();
+    if (now - (this.doorbellRepairs.get(key) ?? -Infinity) < DOORBELL_REPAIR_EVERY_MS) return recorded;
+    if (this.doorbellRepairs.size >= DOORBELL_REPAIRS_KEPT) this.doorbellRepairs.clear();
+    this.doorbellRepairs.set(key, now);
+    return this.createDoorbell(queues, group);
   }
 
   /**

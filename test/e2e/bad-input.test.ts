@@ -108,6 +108,7 @@ const cases: Array<[string, string, string, unknown, number, string, string?]> =
   ['receive from an unsubscribed topic', 'POST', '/v1/groups/billing/receive', { topics: ['ledger'] }, 400, 'InvalidArgument', 'topics/0'],
   ['receive for a missing group', 'POST', '/v1/groups/nope/receive', {}, 404, 'GroupNotFound'],
   ['receive carrying a malformed receipt handle', 'POST', '/v1/groups/billing/receive', { commit: ['zzz'] }, 400, 'InvalidArgument', 'commit/0'],
+  ['receive asking for a missing doorbell without parking', 'POST', '/v1/groups/billing/receive', { doorbellMissing: true }, 400, 'InvalidArgument', 'doorbellMissing'],
   ['receive carrying too many handles', 'POST', '/v1/groups/billing/receive', { commit: Array.from({ length: 101 }, () => 'h') }, 400, 'InvalidArgument', 'commit'],
   ['visibility with a garbage handle', 'POST', '/v1/groups/billing/visibility', { receiptHandle: 'abc', visibilityTimeoutSeconds: 1 }, 400, 'InvalidArgument', 'receiptHandle'],
   ['visibility negative', 'POST', '/v1/groups/billing/visibility', { receiptHandle: 'abc', visibilityTimeoutSeconds: -1 }, 400, 'InvalidArgument', 'visibilityTimeoutSeconds'],

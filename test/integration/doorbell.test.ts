@@ -22,7 +22,7 @@ import { cryptoRandom } from '../../lib/ports/random.js';
 import { AdminService } from '../../lib/services/admin-service.js';
 import { DOORBELL_PARK_FOR_MS, DoorbellParker, STALE_SENDER_SLACK_MS } from '../../lib/services/doorbell-parker.js';
 import { DoorbellRoute } from '../../lib/services/doorbell-route.js';
-import { QueueService } from '../../lib/services/queue-service.js';
+import { DOORBELL_REPAIR_EVERY_MS, QueueService } from '../../lib/services/queue-service.js';
 import { group, topic } from '../helpers/builders.js';
 import { whileAdvancing } from '../helpers/advancing.js';
 import { FakeClock, newHarness, send, type Harness } from '../helpers/stores.js';
@@ -212,5 +212,31 @@ describe('doorbells on the local runtime', () => {
     expect(answer.messages.map((m) => m.body)).toEqual(['wake up']);
     expect(answer.doorbell).toBeUndefined();
     expect(bell.rings.get('local-workers')).toBe(1);
+  });
+  it('a doorbell a consumer found gone (doorbellMissing) is created again by the park under the same name, at most once a minute per group here', async () => {
+    await h.admin.putGroup('mended', group('orders'));
+    const first = await whileAdvancing(h.clock, () => aws.receiveOrPark('mended', { maxMessages: 10, waitSeconds: 20, park: true }));
+    const recorded = String((await item(GROUP_PK, 'mended')).bq);
+    expect(first.doorbell).toEqual({ queueUrl: recorded });
+    const creates = () => sqs.commandCalls(CreateQueueCommand).map((c) => c.args[0].input);
+    const before = creates().length;
+    const missing = () => aws.receiveOrPark('mended', { maxMessages: 10, waitSeconds: 20, park: true, doorbellMissing: true });
+    const repaired = await missing();
+    // CreateQueue of the group's name and attributes: SQS answers the same URL, creating the queue if it is gone.
+    expect(repaired.doorbell).toEqual({ queueUrl: recorded });
+    expect(creates()).toHaveLength(before + 1);
+    expect(urlOf(String(creates()[before]?.QueueName))).toBe(recorded);
+    expect(creates()[before]?.Attributes).toEqual(DOORBELL_QUEUE_ATTRIBUTES);
+    // The group's other consumers report it too: not again within the minute, and each is answered the doorbell.
+    h.clock.advance(DOORBELL_REPAIR_EVERY_MS - 1);
+    expect((await missing()).doorbell).toEqual({ queueUrl: recorded });
+    expect(creates()).toHaveLength(before + 1);
+    h.clock.advance(1);
+    await missing();
+    expect(creates()).toHaveLength(before + 2);
+    expect((await item(GROUP_PK, 'mended')).bq).toBe(recorded);
+    // A park that does not report it never creates it.
+    await aws.receiveOrPark('mended', { maxMessages: 10, waitSeconds: 20, park: true });
+    expect(creates()).toHaveLength(before + 2);
   });
 });

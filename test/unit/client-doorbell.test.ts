@@ -91,11 +91,13 @@ function message(body: string): Delivered {
 }
 
 /** A Sluice client as a deployed stack answers: a parking receive that finds nothing answers the doorbell at once. */
-function fakeClient(queueUrl: string) {
+function fakeClient(queueUrl: string, recreate?: () => void) {
   const pending: Delivered[] = [];
-  const receives: Array<{ park: boolean | undefined; waitSeconds: number | undefined }> = [];
-  const answer = async (input: { park?: boolean; waitSeconds?: number }) => {
-    receives.push({ park: input.park, waitSeconds: input.waitSeconds });
+  const receives: Array<{ park: boolean | undefined; waitSeconds: number | undefined; doorbellMissing?: boolean | undefined }> = [];
+  const answer = async (input: { park?: boolean; waitSeconds?: number; doorbellMissing?: boolean }) => {
+    receives.push({ park: input.park, waitSeconds: input.waitSeconds, doorbellMissing: input.doorbellMissing });
+    // The server creates a missing doorbell again before it answers it.
+    if (input.doorbellMissing) recreate?.();
     const messages = pending.splice(0);
     if (messages.length === 0 && !input.park && input.waitSeconds) await new Promise((resolve) => setTimeout(resolve, 20));
     return { messages, commitResults: [], ...(messages.length === 0 && input.park ? { doorbell: { queueUrl } } : {}) };
@@ -275,6 +277,66 @@ describe('Consumer on an SQS doorbell', () => {
     sqs.ring();
     await until(() => handled.includes('after'), 'the message after a ring');
     expect(errors).toHaveLength(1);
+  });
+
+  it('a doorbell gone (QueueDoesNotExist) is asked back by the next receive, which parks at once; the consumer stays on the doorbell', async () => {
+    sqs = await new FakeSqs().start();
+    sqs.status = 400;
+    sqs.errorType = 'com.amazonaws.sqs#QueueDoesNotExist';
+    const client = fakeClient(`${sqs.url}/123456789012/sluice-bell-abc`, () => (sqs.status = 200));
+    const errors: Array<{ kind: ConsumerErrorKind; error: unknown }> = [];
+    const handled: string[] = [];
+    consumer = new Consumer(client as never, {
+      group: 'g',
+      handler: (m) => void handled.push(m.body),
+      doorbell: { region: 'eu-west-1', receiveEveryMs: 60_000 },
+      onError: (error, kind) => errors.push({ kind, error }),
+    });
+    await consumer.start();
+    await until(() => client.receives.length >= 2, 'the receive after the missing doorbell');
+    expect((errors[0]?.error as SqsDoorbellError).missing).toBe(true);
+    expect((errors[0]?.error as SqsDoorbellError).denied).toBe(false);
+    // The server created the queue again (the same URL): the consumer polls it, with no HTTP long poll in between.
+    await until(() => sqs.count('AmazonSQS.ReceiveMessage') >= 2, 'the doorbell polled again');
+    expect(client.receives.slice(0, 2)).toEqual([
+      { park: true, waitSeconds: 10, doorbellMissing: undefined },
+      { park: true, waitSeconds: 10, doorbellMissing: true },
+    ]);
+    client.pending.push(message('after'));
+    sqs.ring();
+    await until(() => handled.includes('after'), 'the message after a ring');
+    // Asked once: later parks do not ask again.
+    expect(client.receives.filter((r) => r.doorbellMissing === true)).toHaveLength(1);
+    expect(errors).toHaveLength(1);
+  });
+
+  it('a doorbell still missing after it was asked back is a failure as any other: HTTP until the next period, which asks again', async () => {
+    sqs = await new FakeSqs().start();
+    sqs.status = 400;
+    sqs.errorType = 'com.amazonaws.sqs#QueueDoesNotExist';
+    const client = fakeClient(`${sqs.url}/123456789012/sluice-bell-abc`);
+    const errors: Array<{ kind: ConsumerErrorKind; error: unknown }> = [];
+    consumer = new Consumer(client as never, { group: 'g', handler: () => undefined, doorbell: { region: 'eu-west-1', receiveEveryMs: 500 }, onError: (error, kind) => errors.push({ kind, error }) });
+    await consumer.start();
+    await until(() => client.receives.filter((r) => r.doorbellMissing === true).length >= 2, 'a second ask, a period later', 15_000);
+    const asks = client.receives.flatMap((r, i) => (r.doorbellMissing === true ? [i] : []));
+    // Receive 0 parks, 1 asks (the doorbell is still missing), then HTTP long polls without park until the period ends.
+    expect(asks[0]).toBe(1);
+    expect(asks[1]).toBeGreaterThan(3);
+    expect(client.receives.slice(2, asks[1]).some((r) => r.park === undefined)).toBe(true);
+    expect(client.receives.slice(2, asks[1]).every((r) => r.doorbellMissing === undefined)).toBe(true);
+    // No loop: one doorbell poll per park.
+    expect(sqs.count('AmazonSQS.ReceiveMessage')).toBeLessThanOrEqual(client.receives.filter((r) => r.park === true).length);
+  });
+
+  it('tells a missing queue by its error type, in either protocol, from a denial and from other failures', () => {
+    const error = (status: number, code: string) => new SqsDoorbellError('x', status, code);
+    expect(error(400, 'com.amazonaws.sqs#QueueDoesNotExist').missing).toBe(true);
+    expect(error(400, 'AWS.SimpleQueueService.NonExistentQueue').missing).toBe(true);
+    expect(error(400, 'com.amazonaws.sqs#QueueDoesNotExist').denied).toBe(false);
+    expect(error(403, 'com.amazonaws.sqs#AccessDenied').missing).toBe(false);
+    expect(error(500, 'InternalError').missing).toBe(false);
+    expect(new SqsDoorbellError('unreachable', undefined, undefined).missing).toBe(false);
   });
 
   it('never parks with doorbell: false', async () => {

@@ -23,6 +23,9 @@ describe('request schemas', () => {
 
   it('default receive options', () => {
     expect(ReceiveBody.parse({})).toEqual({ maxMessages: 10, waitSeconds: 0 });
+    expect(ReceiveBody.safeParse({ park: true, doorbellMissing: true }).success).toBe(true);
+    expect(ReceiveBody.safeParse({ park: true, doorbellMissing: false }).success).toBe(true);
+    expect(ReceiveBody.safeParse({ doorbellMissing: true }).error?.issues.map((i) => i.path.join('/'))).toEqual(['doorbellMissing']);
   });
 
   it('validate sends', () => {

@@ -291,6 +291,12 @@ export class Consumer {
       };
       let doorbell: { queueUrl: string } | undefined;
       this.claimable.received(Date.now());
+      // Asked once, whatever the answer: a receive that fails (a server without `doorbellMissing` answers
+      // 400) must not carry it for ever; a doorbell still missing falls back to HTTP for the period.
+      if (input.doorbellMissing) {
+        this.doorbellMissing = false;
+        this.doorbellRepairAskedAt = Date.now();
+      }
       try {
         if (carried.length > 0 || this.park) {
           const got = await this.client.receiveAndCommit(
@@ -303,10 +309,6 @@ export class Consumer {
           carried.forEach((c) => c.settle());
           messages = got.messages;
           doorbell = got.doorbell;
-          if (input.doorbellMissing) {
-            this.doorbellMissing = false;
-            this.doorbellRepairAskedAt = Date.now();
-          }
         } else messages = await this.client.receive(this.group, input, { signal: this.stopSignal.signal });
         failures = 0;
       } catch (error) {

@@ -61,6 +61,12 @@ export const PARKED_LOOK_EVERY_MS = 5000;
  * role may not read the queue hears QueueDoesNotExist too (SQS answers it for both).
  */
 export const DOORBELL_REPAIR_EVERY_MS = 60_000;
+/**
+ * "After you create a queue, you must wait at least one second after the queue is created to be able
+ * to use the queue" (SQS API Reference, CreateQueue): a doorbell created by a receive is answered no
+ * sooner than this after (ms).
+ */
+export const QUEUE_USABLE_AFTER_MS = 1000;
 /** Groups whose repair time a container keeps (cleared when full: a repair more at worst). */
 const DOORBELL_REPAIRS_KEPT = 10_000;
 
@@ -298,9 +304,10 @@ export class QueueService {
     missing: boolean,
   ): Promise<{ queueUrl: string | undefined; ringsFrom: number } | undefined> {
     try {
-      const queueUrl = bells.queues ? await this.doorbellQueue(bells.queues, group, missing) : undefined;
+      const queue = bells.queues ? await this.doorbellQueue(bells.queues, group, missing) : undefined;
       const { ringsFrom } = await bells.parker.park(group.name, topics, group.createdAt);
-      return { queueUrl, ringsFrom };
+      // A queue just created (again) answers nothing for its first second: its doorbell is answered after that.
+      return { queueUrl: queue?.url, ringsFrom: Math.max(ringsFrom, queue?.usableFrom ?? -Infinity) };
     } catch (error) {
       if (error instanceof GroupNotFoundError) throw error;
       bells.log?.('doorbell park failed: long-polling without a doorbell', { group: group.name, topics, error });
@@ -315,16 +322,23 @@ export class QueueService {
    * here. CreateQueue of the same name and attributes answers the queue's URL when it exists and
    * creates it anew, at the same URL, when it does not (docs/design.md, "Waking SDK consumers").
    */
-  private async doorbellQueue(queues: DoorbellQueues, group: Group, missing: boolean): Promise<string> {
+  private async doorbellQueue(queues: DoorbellQueues, group: Group, missing: boolean): Promise<{ url: string; usableFrom?: number }> {
     const recorded = group.doorbellQueueUrl;
-    if (recorded === undefined) return this.createDoorbell(queues, group);
-    if (!missing) return recorded;
+    const create = async () => ({ url: await this.createDoorbell(queues, group), usableFrom: this.clock.now() + QUEUE_USABLE_AFTER_MS });
+    if (recorded === undefined) return create();
+    if (!missing) return { url: recorded };
     const key = `${group.name}\n${group.createdAt}`;
     const now = this.clock.now();
-    if (now - (this.doorbellRepairs.get(key) ?? -Infinity) < DOORBELL_REPAIR_EVERY_MS) return recorded;
+    if (now - (this.doorbellRepairs.get(key) ?? -Infinity) < DOORBELL_REPAIR_EVERY_MS) return { url: recorded };
     if (this.doorbellRepairs.size >= DOORBELL_REPAIRS_KEPT) this.doorbellRepairs.clear();
     this.doorbellRepairs.set(key, now);
-    return this.createDoorbell(queues, group);
+    try {
+      return await create();
+    } catch (error) {
+      // Not made (throttled, the name in SQS's 60 s wait): the next report may try again.
+      this.doorbellRepairs.delete(key);
+      throw error;
+    }
   }
 
   /**

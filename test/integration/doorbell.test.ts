@@ -22,7 +22,7 @@ import { cryptoRandom } from '../../lib/ports/random.js';
 import { AdminService } from '../../lib/services/admin-service.js';
 import { DOORBELL_PARK_FOR_MS, DoorbellParker, STALE_SENDER_SLACK_MS } from '../../lib/services/doorbell-parker.js';
 import { DoorbellRoute } from '../../lib/services/doorbell-route.js';
-import { DOORBELL_REPAIR_EVERY_MS, QueueService } from '../../lib/services/queue-service.js';
+import { DOORBELL_REPAIR_EVERY_MS, QUEUE_USABLE_AFTER_MS, QueueService } from '../../lib/services/queue-service.js';
 import { group, topic } from '../helpers/builders.js';
 import { whileAdvancing } from '../helpers/advancing.js';
 import { FakeClock, newHarness, send, type Harness } from '../helpers/stores.js';
@@ -213,30 +213,53 @@ describe('doorbells on the local runtime', () => {
     expect(answer.doorbell).toBeUndefined();
     expect(bell.rings.get('local-workers')).toBe(1);
   });
-  it('a doorbell a consumer found gone (doorbellMissing) is created again by the park under the same name, at most once a minute per group here', async () => {
-    await h.admin.putGroup('mended', group('orders'));
-    const first = await whileAdvancing(h.clock, () => aws.receiveOrPark('mended', { maxMessages: 10, waitSeconds: 20, park: true }));
+  it('a doorbell a consumer found gone (doorbellMissing) is created again by the park under the same name, answered a second after, at most once a minute per group here', async () => {
+    for (const name of ['mended', 'other']) await h.admin.putGroup(name, group('orders'));
+    for (const name of ['mended', 'other']) await whileAdvancing(h.clock, () => aws.receiveOrPark(name, { maxMessages: 10, waitSeconds: 20, park: true }));
     const recorded = String((await item(GROUP_PK, 'mended')).bq);
-    expect(first.doorbell).toEqual({ queueUrl: recorded });
     const creates = () => sqs.commandCalls(CreateQueueCommand).map((c) => c.args[0].input);
     const before = creates().length;
-    const missing = () => aws.receiveOrPark('mended', { maxMessages: 10, waitSeconds: 20, park: true, doorbellMissing: true });
+    const missing = (name = 'mended') => whileAdvancing(h.clock, () => aws.receiveOrPark(name, { maxMessages: 10, waitSeconds: 20, park: true, doorbellMissing: true }));
+    const askedAt = h.clock.now();
     const repaired = await missing();
-    // CreateQueue of the group's name and attributes: SQS answers the same URL, creating the queue if it is gone.
+    // CreateQueue of the group's name and attributes: SQS answers the same URL, creating the queue if it is gone;
+    // a queue is usable a second after it is created (SQS API Reference, CreateQueue): answered no sooner.
     expect(repaired.doorbell).toEqual({ queueUrl: recorded });
+    expect(h.clock.now()).toBeGreaterThanOrEqual(askedAt + QUEUE_USABLE_AFTER_MS);
     expect(creates()).toHaveLength(before + 1);
     expect(urlOf(String(creates()[before]?.QueueName))).toBe(recorded);
     expect(creates()[before]?.Attributes).toEqual(DOORBELL_QUEUE_ATTRIBUTES);
-    // The group's other consumers report it too: not again within the minute, and each is answered the doorbell.
-    h.clock.advance(DOORBELL_REPAIR_EVERY_MS - 1);
-    expect((await missing()).doorbell).toEqual({ queueUrl: recorded });
+    // The group's other consumers report it too: not again within the minute, and each is answered the doorbell at once.
+    h.clock.advance(DOORBELL_REPAIR_EVERY_MS - 1 - (h.clock.now() - askedAt));
+    const again = h.clock.now();
+    expect((await aws.receiveOrPark('mended', { maxMessages: 10, waitSeconds: 20, park: true, doorbellMissing: true })).doorbell).toEqual({ queueUrl: recorded });
+    expect(h.clock.now()).toBe(again);
     expect(creates()).toHaveLength(before + 1);
+    // Another group's report within that minute is its own.
+    await missing('other');
+    expect(creates()).toHaveLength(before + 2);
+    expect(urlOf(String(creates()[before + 1]?.QueueName))).toBe(String((await item(GROUP_PK, 'other')).bq));
     h.clock.advance(1);
     await missing();
-    expect(creates()).toHaveLength(before + 2);
+    expect(creates()).toHaveLength(before + 3);
     expect((await item(GROUP_PK, 'mended')).bq).toBe(recorded);
     // A park that does not report it never creates it.
     await aws.receiveOrPark('mended', { maxMessages: 10, waitSeconds: 20, park: true });
-    expect(creates()).toHaveLength(before + 2);
+    expect(creates()).toHaveLength(before + 3);
+  });
+
+  it('a repair whose CreateQueue fails (the name in its 60 s wait) answers without a doorbell and leaves the minute free for the next report', async () => {
+    await h.admin.putGroup('unlucky', group('orders'));
+    await whileAdvancing(h.clock, () => aws.receiveOrPark('unlucky', { maxMessages: 10, waitSeconds: 20, park: true }));
+    const creates = () => sqs.commandCalls(CreateQueueCommand).length;
+    const before = creates();
+    sqs.on(CreateQueueCommand).rejectsOnce(Object.assign(new Error('You must wait 60 seconds after deleting a queue'), { name: 'QueueDeletedRecently', $metadata: { httpStatusCode: 400 } }));
+    const failed = await whileAdvancing(h.clock, () => aws.receiveOrPark('unlucky', { maxMessages: 10, waitSeconds: 1, park: true, doorbellMissing: true }));
+    expect(failed).toEqual({ messages: [] });
+    expect(creates()).toBe(before + 1);
+    sqs.on(CreateQueueCommand).callsFake((input: { QueueName: string }) => ({ QueueUrl: urlOf(input.QueueName) }));
+    const mended = await whileAdvancing(h.clock, () => aws.receiveOrPark('unlucky', { maxMessages: 10, waitSeconds: 20, park: true, doorbellMissing: true }));
+    expect(creates()).toBe(before + 2);
+    expect(mended.doorbell).toEqual({ queueUrl: String((await item(GROUP_PK, 'unlucky')).bq) });
   });
 });

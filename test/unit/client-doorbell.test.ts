@@ -329,6 +329,30 @@ describe('Consumer on an SQS doorbell', () => {
     expect(sqs.count('AmazonSQS.ReceiveMessage')).toBeLessThanOrEqual(client.receives.filter((r) => r.park === true).length);
   });
 
+  it('a receive that cannot carry the ask (a server without doorbellMissing answers 400) asks once: the consumer goes on, and falls back for the period', async () => {
+    sqs = await new FakeSqs().start();
+    sqs.status = 400;
+    sqs.errorType = 'com.amazonaws.sqs#QueueDoesNotExist';
+    const client = fakeClient(`${sqs.url}/123456789012/sluice-bell-abc`);
+    const refused: boolean[] = [];
+    const receiveAndCommit = client.receiveAndCommit;
+    client.receiveAndCommit = async (g: string, handles: string[], input: { park?: boolean; waitSeconds?: number; doorbellMissing?: boolean } = {}) => {
+      if (input.doorbellMissing) {
+        refused.push(true);
+        throw new Error('400 InvalidArgument: doorbellMissing is not allowed');
+      }
+      return receiveAndCommit(g, handles, input);
+    };
+    const errors: ConsumerErrorKind[] = [];
+    consumer = new Consumer(client as never, { group: 'g', handler: () => undefined, doorbell: { region: 'eu-west-1', receiveEveryMs: 60_000 }, onError: (_e, kind) => errors.push(kind) });
+    await consumer.start();
+    // Missing → the ask (refused) → a receive without it parks → missing again within the period → HTTP long polls.
+    await until(() => client.receives.length >= 3 && client.receives.at(-1)?.park === undefined, 'the HTTP long polls after the fallback', 15_000);
+    expect(refused).toEqual([true]);
+    expect(errors.slice(0, 3)).toEqual(['doorbell', 'receive', 'doorbell']);
+    expect(client.receives.every((r) => r.doorbellMissing === undefined)).toBe(true);
+  });
+
   it('tells a missing queue by its error type, in either protocol, from a denial and from other failures', () => {
     const error = (status: number, code: string) => new SqsDoorbellError('x', status, code);
     expect(error(400, 'com.amazonaws.sqs#QueueDoesNotExist').missing).toBe(true);

@@ -50,6 +50,7 @@
  * §7.2). The flag only lets the segment's INSERT through the dispatcher's
  * filters; it changes nothing else about the segment.
  */
+import { SegmentFill } from './segment-fill.js';
 import { TransactWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
@@ -310,6 +311,7 @@ export class StreamLog {
   private readonly opened = new Map<string, number>();
   private readonly contention: Contention;
   private readonly sequencer: Sequencer;
+  private readonly fill = new SegmentFill();
 
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -820,7 +822,8 @@ export class StreamLog {
             TableName: this.table,
             KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
             ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': segmentSk(fromSeq), ':to': MAX_SK },
-            Limit: limit - items.length,
+            // The first page sized by the stream's fill when the caller says how far it needs (segment-fill.ts).
+            Limit: page === 0 ? this.fill.firstPage(stream, fromSeq, bounds.reach, limit) : limit - items.length,
             ConsistentRead: bounds.consistent ?? true,
             ...(start ? { ExclusiveStartKey: start } : {}),
           }),
@@ -838,6 +841,7 @@ export class StreamLog {
       if (start === undefined || items.length >= limit) break;
       if (bytes >= (bounds.maxBytes ?? Infinity) || end >= (bounds.reach ?? Infinity)) break;
     }
+    this.fill.learn(stream, items.map((item) => Number(item.n)));
     return { items, more: start !== undefined };
   }
 

@@ -1,0 +1,80 @@
+/**
+ * A receive's first Query of a stream asks for the segments its fill takes (docs/design.md, Receive,
+ * "Reads sized by the segments' fill"; lib/adapters/dynamodb/segment-fill.ts): on DynamoDB Local,
+ * a stream of batches of 10 is read 3 segments at a time instead of 11, every message still comes
+ * once and in order, and a stream whose segments shrink is read on with a second page.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { DeliveredMessage } from '../../lib/domain/model.js';
+import * as build from '../helpers/builders.js';
+import { newHarness, send, type Harness } from '../helpers/stores.js';
+
+let h: Harness;
+/** Message segment Queries (`S#…` but notice streams' `/n:`, `Limit` > 1: not the head's reads) while counting: the Limit asked, the segments got. */
+let reads: Array<{ asked: number; got: number }>;
+let counting = false;
+
+beforeEach(async () => {
+  h = await newHarness();
+  reads = [];
+  counting = false;
+  h.doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as { ExpressionAttributeValues?: Record<string, unknown>; Limit?: number };
+      const pk = input.ExpressionAttributeValues?.[':pk'];
+      const result = await next(args);
+      if (counting && context.commandName === 'QueryCommand' && typeof pk === 'string' && pk.startsWith('S#') && !pk.includes('/n:') && (input.Limit ?? 0) > 1) {
+        reads.push({ asked: input.Limit ?? 0, got: ((result.output as { Items?: unknown[] }).Items ?? []).length });
+      }
+      return result;
+    },
+    { step: 'initialize', name: 'countSegmentReads' },
+  );
+});
+
+const receive = (max: number) => h.queue.receive('g', { maxMessages: max, waitSeconds: 0, topics: undefined });
+const commit = (ms: DeliveredMessage[]) => h.queue.commit('g', ms.map((m) => m.receiptHandle));
+const batchOf = (from: number, shardKey?: string) => Array.from({ length: 10 }, (_, i) => send(`m${from + i}`, shardKey === undefined ? {} : { shardKey }));
+
+describe.each([
+  ['a FIFO shard', build.topic({ type: 'fifo' }), 'hot'],
+  ['a standard partition', build.topic({ partitions: 1 }), undefined],
+] as const)('%s of batches of 10', (_what, spec, shardKey) => {
+  beforeEach(async () => {
+    await h.admin.putTopic('t', spec);
+    await h.admin.putGroup('g', build.group(['t'], { deliveryMode: 'concurrent' }));
+  });
+
+  it('is read 3 segments a receive once its fill is known, and every message comes once, in order', async () => {
+    for (let b = 0; b < 6; b++) await h.queue.sendBatch('t', batchOf(10 * b, shardKey));
+    const bodies: string[] = [];
+    counting = true;
+    for (let round = 0; round < 8 && bodies.length < 60; round++) {
+      reads = [];
+      const got = await receive(10);
+      bodies.push(...got.map((m) => m.body));
+      await commit(got);
+      // The first read of the stream knows nothing of it (11 asked); later ones ask for 3: two segments of 10 and one more.
+      if (round > 0 && got.length > 0) expect(reads.every((r) => r.asked <= 3)).toBe(true);
+    }
+    counting = false;
+    expect(bodies).toEqual(Array.from({ length: 60 }, (_, i) => `m${i}`));
+    expect(await receive(10)).toEqual([]);
+    expect((await h.admin.getGroup('g')).inFlight).toBe(0);
+  });
+
+  it('goes on with a second page when the segments shrink below the fill it learned', async () => {
+    await h.queue.sendBatch('t', batchOf(0, shardKey));
+    await commit(await receive(10));
+    // Singles now: one segment each.
+    for (let i = 10; i < 40; i++) await h.queue.send('t', send(`m${i}`, shardKey === undefined ? {} : { shardKey }));
+    counting = true;
+    reads = [];
+    const got = await receive(10);
+    counting = false;
+    expect(got.map((m) => m.body)).toEqual(Array.from({ length: 10 }, (_, i) => `m${10 + i}`));
+    // 3 asked from a fill of 10, then the rest of `limit + 1` in a second page.
+    expect(reads.map((r) => r.asked)).toEqual([3, 8]);
+    expect(reads.map((r) => r.got)).toEqual([3, 8]);
+  });
+});

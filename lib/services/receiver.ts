@@ -640,6 +640,9 @@ export class Receiver {
     // What the last attempt read of the stream: a claim lost to another receiver plans again from it
     // when it still covers the cursor the lost write returned (reusableRead).
     let lastRead: StreamRead | undefined;
+    // A read sized by the stream's fill that the plan went through and fell short on is read again
+    // with the full limit, once (segment-fill.ts: positions are not deliveries).
+    let sized = true;
     // On a shard this container lost claims on lately, the first write waits its turn too (then the
     // claim is planned again, as of then) — only a write: a claim with nothing to write answers at once.
     let turnOwed = contended?.contended ?? false;
@@ -748,7 +751,7 @@ export class Receiver {
         // and says `more` where it stopped short of `limit + 1` segments.
         reused
           ? Promise.resolve({ segments: reused.segments, more: reused.truncated, heldUntil: reused.heldUntil })
-          : this.stores.log.readSegments(stream, read.segmentStart, limit + 1, { maxBytes: scope.budget.remaining, reach: read.next + limit }),
+          : this.stores.log.readSegments(stream, read.segmentStart, limit + 1, { maxBytes: scope.budget.remaining, reach: read.next + limit, sized }),
         spill
           ? this.stores.history.write(group.name, stream, read.createdAt ?? 0, new Set(read.done.keys()), spill, historyTtl(now))
           : Promise.resolve(undefined),
@@ -855,6 +858,17 @@ export class Receiver {
       if (heldUntil !== undefined && plan.readyAt === heldUntil) {
         const namespace = namespaceOf(stream);
         if (namespace.startsWith('t:')) scope.held?.(namespace.slice(2), heldUntil);
+      }
+      if (!reused && 'sized' in fresh && fresh.sized === true && truncated && plan.deliveries.length < limit && plan.next >= endOf(segments)) {
+        // The first page was sized by the stream's fill (segment-fill.ts) and the claim went through all
+        // of it short of what it asks: records it skips (another tag, expired) took positions. Read again
+        // with the full limit, as before the fill; the stream's next reads do too, for a while.
+        this.stores.log.fellShort(stream);
+        scope.budget.give(taken);
+        sized = false;
+        lastRead = undefined;
+        attempt--;
+        continue;
       }
       if (reused && plan.deliveries.length < limit && plan.next >= endOf(reused.segments)) {
         // Planned from the earlier read, the claim went through all of it and falls short of what it

@@ -55,12 +55,32 @@ describe.each([
       bodies.push(...got.map((m) => m.body));
       await commit(got);
       // The first read of the stream knows nothing of it (11 asked); later ones ask for 3: two segments of 10 and one more.
-      if (round > 0 && got.length > 0) expect(reads.every((r) => r.asked <= 3)).toBe(true);
+      if (round > 0 && got.length > 0) {
+        expect(reads.length).toBeGreaterThan(0);
+        expect(reads.every((r) => r.asked <= 3)).toBe(true);
+      }
     }
     counting = false;
     expect(bodies).toEqual(Array.from({ length: 60 }, (_, i) => `m${i}`));
     expect(await receive(10)).toEqual([]);
     expect((await h.admin.getGroup('g')).inFlight).toBe(0);
+  });
+
+  it('a group that skips most records (1 tag in 10) still gets 10 a receive: a sized read it goes through short is read again in full', async () => {
+    await h.admin.putGroup('g', build.group([{ topic: 't', tags: ['a'] }], { deliveryMode: 'concurrent' }));
+    const tagged = (b: number) => batchOf(10 * b, shardKey).map((m, i) => ({ ...m, tag: i === 0 ? 'a' : 'b' }));
+    // Learn the fill (batches of 10) and pass the first batch's one match.
+    await h.queue.sendBatch('t', tagged(0));
+    await commit(await receive(10));
+    for (let b = 1; b <= 30; b++) await h.queue.sendBatch('t', tagged(b));
+    const bodies: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      const got = await receive(10);
+      expect(got).toHaveLength(10);
+      bodies.push(...got.map((m) => m.body));
+      await commit(got);
+    }
+    expect(bodies).toEqual(Array.from({ length: 30 }, (_, i) => `m${10 * (i + 1)}`));
   });
 
   it('goes on with a second page when the segments shrink below the fill it learned', async () => {
@@ -76,5 +96,27 @@ describe.each([
     // 3 asked from a fill of 10, then the rest of `limit + 1` in a second page.
     expect(reads.map((r) => r.asked)).toEqual([3, 8]);
     expect(reads.map((r) => r.got)).toEqual([3, 8]);
+  });
+});
+
+describe('a sized read of a stream that ends right at what the claim needs', () => {
+  it('reads on past `reach` and says the stream ends there (no `more`), as a read of limit + 1 segments did', async () => {
+    await h.admin.putTopic('t', build.topic({ partitions: 1 }));
+    const stream = 't:t/p:0';
+    await h.queue.sendBatch('t', batchOf(0));
+    const first = await h.stores.log.readSegments(stream, 1, 11, { reach: 11 });
+    expect(first.segments.map((s) => s.count)).toEqual([10]);
+    // Smaller segments now, ending exactly at the claim's reach: 4 + 3 + 3 positions from 11.
+    for (const n of [4, 3, 3]) await h.queue.sendBatch('t', Array.from({ length: n }, (_, i) => send(`x${i}`)));
+    counting = true;
+    const read = await h.stores.log.readSegments(stream, 11, 11, { reach: 21 });
+    counting = false;
+    expect(read.segments.map((s) => s.count)).toEqual([4, 3, 3]);
+    // The first page, sized by a fill of 10, asked 3 and got 3 ending at the reach; the next asked the rest and found none.
+    expect(reads).toEqual([
+      { asked: 3, got: 3 },
+      { asked: 8, got: 0 },
+    ]);
+    expect(read.more).toBe(false);
   });
 });

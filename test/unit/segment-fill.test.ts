@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SEGMENT_FILL_STREAMS, SegmentFill } from '../../lib/adapters/dynamodb/segment-fill.js';
+import { SEGMENT_FILL_STREAMS, SegmentFill, UNSIZED_AFTER_SHORTFALL } from '../../lib/adapters/dynamodb/segment-fill.js';
 
 describe('SegmentFill: the first page of a receive read', () => {
   it('asks for `limit` segments for a stream it has not read, or a read with no reach', () => {
@@ -36,6 +36,16 @@ describe('SegmentFill: the first page of a receive read', () => {
     fill.learn('s', []);
     fill.learn('s', [Number.NaN]);
     expect(fill.firstPage('s', 0, 39, 20)).toBe(3);
+  });
+
+  it('after a sized read fell short, the stream\'s next UNSIZED_AFTER_SHORTFALL reads ask for `limit`, then are sized again', () => {
+    const fill = new SegmentFill();
+    fill.learn('skips', [10, 10]);
+    fill.learn('other', [10, 10]);
+    fill.fellShort('skips');
+    for (let i = 0; i < UNSIZED_AFTER_SHORTFALL; i++) expect(fill.firstPage('skips', 100, 110, 11)).toBe(11);
+    expect(fill.firstPage('skips', 100, 110, 11)).toBe(3);
+    expect(fill.firstPage('other', 100, 110, 11)).toBe(3);
   });
 
   it('remembers at most SEGMENT_FILL_STREAMS streams, forgetting the least recently read', () => {

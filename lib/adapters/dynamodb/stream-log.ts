@@ -110,6 +110,8 @@ export interface SegmentRead {
    * Sequenced FIFO topics); nothing past it may be passed before this time (ms). `more` is then true.
    */
   heldUntil?: number | undefined;
+  /** The first page asked for fewer segments than the limit, sized by the stream's fill (segment-fill.ts). */
+  sized?: boolean | undefined;
 }
 
 /** How far a read follows Query pages that DynamoDB cut at 1 MB of data read. */
@@ -122,13 +124,15 @@ export interface ReadBounds {
    */
   maxBytes?: number;
   /**
-   * No further page once the segments read end at or past this sequence number: a receive passes
+   * No further page once the segments read end past this sequence number: a receive passes
    * its cursor's next message plus what it wants (a page of batched segments holds hundreds of
    * messages: enough, however few segments it holds).
    */
   reach?: number;
   /** Strongly consistent reads (default true); false: half the read units, a segment written in the last second may be missed. */
   consistent?: boolean;
+  /** False: the first page asks for `limit` segments, not for what the stream's fill takes to pass `reach` (segment-fill.ts). */
+  sized?: boolean;
 }
 
 /** FIFO shard activity: shard `shardKey` got messages `from`…`to` (docs/design.md, FIFO). */
@@ -800,21 +804,27 @@ export class StreamLog {
    * `LastEvaluatedKey` while `bounds` allow, and says `more` where it stopped short.
    */
   async readSegments(stream: string, fromSeq: number, limit: number, bounds: ReadBounds = {}): Promise<SegmentRead> {
-    const { items, more } = await this.query(stream, fromSeq, limit, bounds);
+    const { items, more, sized } = await this.query(stream, fromSeq, limit, bounds);
     const segments = items.map((item) => this.toSegment(stream, item));
-    if (!isSequencedStream(stream)) return { segments, more };
+    if (!isSequencedStream(stream)) return { segments, more, ...(sized ? { sized } : {}) };
     // Holes are filled or held here, for every reader: none can pass a number still being written.
     const settled = await this.sequencer.settle(stream, fromSeq, segments, this.clock.now(), (item) => this.toSegment(stream, item));
     return settled.heldUntil === undefined
-      ? { segments: settled.items, more }
-      : { segments: settled.items, more: true, heldUntil: settled.heldUntil };
+      ? { segments: settled.items, more, ...(sized ? { sized } : {}) }
+      : { segments: settled.items, more: true, heldUntil: settled.heldUntil, ...(sized ? { sized } : {}) };
   }
 
-  private async query(stream: string, fromSeq: number, limit: number, bounds: ReadBounds): Promise<{ items: Record<string, unknown>[]; more: boolean }> {
+  /** A claim went through every segment of a sized read of `stream` and fell short: its next reads ask for their limit (segment-fill.ts). */
+  fellShort(stream: string): void {
+    this.fill.fellShort(stream);
+  }
+
+  private async query(stream: string, fromSeq: number, limit: number, bounds: ReadBounds): Promise<{ items: Record<string, unknown>[]; more: boolean; sized: boolean }> {
     const items: Record<string, unknown>[] = [];
     const maxPages = bounds.maxPages ?? READ_PAGES_MAX;
     let bytes = 0;
     let start: Record<string, unknown> | undefined;
+    const firstLimit = bounds.sized === false ? limit : this.fill.firstPage(stream, fromSeq, bounds.reach, limit);
     for (let page = 0; page < maxPages; page++) {
       const { Items, LastEvaluatedKey } = await call(() =>
         this.doc.send(
@@ -823,7 +833,7 @@ export class StreamLog {
             KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
             ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': segmentSk(fromSeq), ':to': MAX_SK },
             // The first page sized by the stream's fill when the caller says how far it needs (segment-fill.ts).
-            Limit: page === 0 ? this.fill.firstPage(stream, fromSeq, bounds.reach, limit) : limit - items.length,
+            Limit: page === 0 ? firstLimit : limit - items.length,
             ConsistentRead: bounds.consistent ?? true,
             ...(start ? { ExclusiveStartKey: start } : {}),
           }),
@@ -839,10 +849,13 @@ export class StreamLog {
       // The end of the stream, or `limit` reached (DynamoDB then answers a LastEvaluatedKey whether or
       // not more follows: `more` as it always was), or the caller has what it can use.
       if (start === undefined || items.length >= limit) break;
-      if (bytes >= (bounds.maxBytes ?? Infinity) || end >= (bounds.reach ?? Infinity)) break;
+      // Past `reach`, not at it: the segment holding `reach` says whether more follows (a page that ends
+      // right at it, its Limit hit, would report `more` for a stream that ends there).
+      if (bytes >= (bounds.maxBytes ?? Infinity) || end > (bounds.reach ?? Infinity)) break;
     }
-    this.fill.learn(stream, items.map((item) => Number(item.n)));
-    return { items, more: start !== undefined };
+    // Receive reads only (they pass `reach`); fillers of a sequenced stream hold no messages.
+    if (bounds.reach !== undefined) this.fill.learn(stream, items.filter((item) => item.hf !== 1).map((item) => Number(item.n)));
+    return { items, more: start !== undefined, sized: firstLimit < limit };
   }
 
   /**

@@ -192,6 +192,24 @@ afterEach(async () => {
   await sqs?.stop();
 });
 
+/** A consumer whose doorbell answers `status` with SQS error `errorType` until a test changes it; what it reported and handled. */
+async function onFailingDoorbell(status: number, errorType: string, receiveEveryMs: number, recreate?: () => void) {
+  sqs = await new FakeSqs().start();
+  sqs.status = status;
+  sqs.errorType = errorType;
+  const client = fakeClient(`${sqs.url}/123456789012/sluice-bell-abc`, recreate);
+  const errors: Array<{ kind: ConsumerErrorKind; error: unknown }> = [];
+  const handled: string[] = [];
+  consumer = new Consumer(client as never, {
+    group: 'g',
+    handler: (m) => void handled.push(m.body),
+    doorbell: { region: 'eu-west-1', receiveEveryMs },
+    onError: (error, kind) => errors.push({ kind, error }),
+  });
+  await consumer.start();
+  return { client, errors, handled };
+}
+
 describe('Consumer on an SQS doorbell', () => {
   it('parks, long-polls the doorbell signed for SQS, and receives when it rings', async () => {
     sqs = await new FakeSqs().start();
@@ -251,19 +269,7 @@ describe('Consumer on an SQS doorbell', () => {
   });
 
   it('after a transient doorbell failure long-polls over HTTP until the next period, then parks on the doorbell again', async () => {
-    sqs = await new FakeSqs().start();
-    sqs.status = 500;
-    sqs.errorType = 'InternalError';
-    const client = fakeClient(`${sqs.url}/123456789012/sluice-bell-abc`);
-    const errors: Array<{ kind: ConsumerErrorKind; error: unknown }> = [];
-    const handled: string[] = [];
-    consumer = new Consumer(client as never, {
-      group: 'g',
-      handler: (m) => void handled.push(m.body),
-      doorbell: { region: 'eu-west-1', receiveEveryMs: 1_000 },
-      onError: (error, kind) => errors.push({ kind, error }),
-    });
-    await consumer.start();
+    const { client, errors, handled } = await onFailingDoorbell(500, 'InternalError', 1_000);
     await until(() => errors.length === 1, 'the failed doorbell poll');
     expect((errors[0]?.error as SqsDoorbellError).status).toBe(500);
     expect((errors[0]?.error as SqsDoorbellError).denied).toBe(false);
@@ -280,19 +286,8 @@ describe('Consumer on an SQS doorbell', () => {
   });
 
   it('a doorbell gone (QueueDoesNotExist) is asked back by the next receive, which parks at once; the consumer stays on the doorbell', async () => {
-    sqs = await new FakeSqs().start();
-    sqs.status = 400;
-    sqs.errorType = 'com.amazonaws.sqs#QueueDoesNotExist';
-    const client = fakeClient(`${sqs.url}/123456789012/sluice-bell-abc`, () => (sqs.status = 200));
-    const errors: Array<{ kind: ConsumerErrorKind; error: unknown }> = [];
-    const handled: string[] = [];
-    consumer = new Consumer(client as never, {
-      group: 'g',
-      handler: (m) => void handled.push(m.body),
-      doorbell: { region: 'eu-west-1', receiveEveryMs: 60_000 },
-      onError: (error, kind) => errors.push({ kind, error }),
-    });
-    await consumer.start();
+    // The server creates the queue again before it answers the receive that asks.
+    const { client, errors, handled } = await onFailingDoorbell(400, 'com.amazonaws.sqs#QueueDoesNotExist', 60_000, () => (sqs.status = 200));
     await until(() => client.receives.length >= 2, 'the receive after the missing doorbell');
     expect((errors[0]?.error as SqsDoorbellError).missing).toBe(true);
     expect((errors[0]?.error as SqsDoorbellError).denied).toBe(false);
@@ -311,13 +306,7 @@ describe('Consumer on an SQS doorbell', () => {
   });
 
   it('a doorbell still missing after it was asked back is a failure as any other: HTTP until the next period, which asks again', async () => {
-    sqs = await new FakeSqs().start();
-    sqs.status = 400;
-    sqs.errorType = 'com.amazonaws.sqs#QueueDoesNotExist';
-    const client = fakeClient(`${sqs.url}/123456789012/sluice-bell-abc`);
-    const errors: Array<{ kind: ConsumerErrorKind; error: unknown }> = [];
-    consumer = new Consumer(client as never, { group: 'g', handler: () => undefined, doorbell: { region: 'eu-west-1', receiveEveryMs: 500 }, onError: (error, kind) => errors.push({ kind, error }) });
-    await consumer.start();
+    const { client } = await onFailingDoorbell(400, 'com.amazonaws.sqs#QueueDoesNotExist', 500);
     await until(() => client.receives.filter((r) => r.doorbellMissing === true).length >= 2, 'a second ask, a period later', 15_000);
     const asks = client.receives.flatMap((r, i) => (r.doorbellMissing === true ? [i] : []));
     // Receive 0 parks, 1 asks (the doorbell is still missing), then HTTP long polls without park until the period ends.

@@ -50,7 +50,6 @@
  * §7.2). The flag only lets the segment's INSERT through the dispatcher's
  * filters; it changes nothing else about the segment.
  */
-import { SegmentFill } from './segment-fill.js';
 import { TransactWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
@@ -69,6 +68,7 @@ import { packSegmentRecords, segmentRecordsItem, storedRecordsOf } from './segme
 import { ItemConditionFailedError, WriteBatch, failedItem, type TransactItem } from './write-batch.js';
 import { TRY_TOKEN_ITEM_BYTES, withTryToken } from './try-token.js';
 import { itemBytes } from './item-size.js';
+import { SegmentFill } from './segment-fill.js';
 import { GRANT_PUT_DEADLINE_MS, gapState } from '../../domain/gaps.js';
 import { GRANT_ATTRIBUTES_MAX_BYTES, Sequencer, grantAttributes, grantedOf, type Grant, type GrantedStored } from './sequencer.js';
 

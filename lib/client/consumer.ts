@@ -84,6 +84,9 @@ export type ConsumerErrorKind = 'handler' | 'receive' | 'commit' | 'extend' | 'r
 /** A parked consumer receives for real at least this often (ms), doorbell or not. */
 export const DOORBELL_RECEIVE_EVERY_MS = 5 * 60_000;
 
+/** A doorbell still missing this soon after a receive asked it back is polled again once, a second later (ms). */
+const DOORBELL_SETTLE_MS = 5_000;
+
 /** How the consumer waits on its group's SQS doorbell (AWS). */
 export interface ConsumerDoorbellOptions {
   /** Default: the client's (`credentials`, else the default chain). */
@@ -291,8 +294,10 @@ export class Consumer {
       };
       let doorbell: { queueUrl: string } | undefined;
       this.claimable.received(Date.now());
-      // Asked once, whatever the answer: a receive that fails (a server without `doorbellMissing` answers
-      // 400) must not carry it for ever; a doorbell still missing falls back to HTTP for the period.
+      // Asked once per answer: a receive the server refused (one without `doorbellMissing` answers 400)
+      // must not carry it for ever, and a doorbell still missing falls back to HTTP for the period. A
+      // receive that never got an answer (network, 5xx, 429) asks again with the next.
+      const askedBefore = this.doorbellRepairAskedAt;
       if (input.doorbellMissing) {
         this.doorbellMissing = false;
         this.doorbellRepairAskedAt = Date.now();
@@ -315,6 +320,10 @@ export class Consumer {
         // The receive may or may not have written them: commit them on their own (idempotent).
         if (carried.length > 0) this.track(this.commitCarried(carried));
         if (this.state !== 'running') break;
+        if (input.doorbellMissing && !(error instanceof SluiceApiError && error.status >= 400 && error.status < 500 && error.status !== 429)) {
+          this.doorbellMissing = true;
+          this.doorbellRepairAskedAt = askedBefore;
+        }
         this.report(error, 'receive');
         failures++;
         await sleep(Math.min(30_000, 500 * 2 ** Math.min(failures, 6)) * (0.5 + Math.random() / 2), this.pause.signal);
@@ -346,13 +355,23 @@ export class Consumer {
       const until = Date.now() + every;
       // stop() aborts `pause`: a parked consumer stops at once.
       const signal = AbortSignal.any([this.stopSignal.signal, this.pause.signal]);
+      let settling = true;
       while (this.state === 'running') {
         // A message this consumer released or held may become claimable before the next ring: receive then.
         const due = Math.min(until, this.claimable.next() ?? until);
         const left = due - Date.now();
         if (left <= 0) return;
         const cut = (this.cutDoorbell = new AbortController());
-        if (await this.bell.wait(AbortSignal.any([signal, cut.signal]), Math.min(DOORBELL_WAIT_SECONDS, Math.ceil(left / 1000)))) return;
+        try {
+          if (await this.bell.wait(AbortSignal.any([signal, cut.signal]), Math.min(DOORBELL_WAIT_SECONDS, Math.ceil(left / 1000)))) return;
+        } catch (error) {
+          // A queue created again answers nothing for its first second (SQS API Reference, CreateQueue),
+          // and another container may have answered this doorbell sooner: once, a second later, again.
+          const justAsked = Date.now() - this.doorbellRepairAskedAt < DOORBELL_SETTLE_MS;
+          if (!(settling && justAsked && error instanceof SqsDoorbellError && error.missing)) throw error;
+          settling = false;
+          await sleep(1000, signal);
+        }
       }
     } catch (error) {
       if (this.state !== 'running') return;

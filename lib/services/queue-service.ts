@@ -125,8 +125,11 @@ export class QueueService {
   private readonly receiver: Receiver;
   private readonly committer: Committer;
   private readonly queries: MessageQueries;
-  /** `<group>\n<createdAt>` → when this container last created the group's doorbell queue again. */
-  private readonly doorbellRepairs = new Map<string, number>();
+  /**
+   * `<group>\n<createdAt>` → when this container last created the group's doorbell queue again, and
+   * from when that queue is usable: every park of the group here answers its doorbell no sooner.
+   */
+  private readonly doorbellRepairs = new Map<string, { at: number; usableFrom: number }>();
 
   constructor(
     private readonly stores: Stores,
@@ -326,14 +329,20 @@ export class QueueService {
     const recorded = group.doorbellQueueUrl;
     const create = async () => ({ url: await this.createDoorbell(queues, group), usableFrom: this.clock.now() + QUEUE_USABLE_AFTER_MS });
     if (recorded === undefined) return create();
-    if (!missing) return { url: recorded };
     const key = `${group.name}\n${group.createdAt}`;
     const now = this.clock.now();
-    if (now - (this.doorbellRepairs.get(key) ?? -Infinity) < DOORBELL_REPAIR_EVERY_MS) return { url: recorded };
+    const repair = this.doorbellRepairs.get(key);
+    // Created again here lately (by this request's sibling, or one a moment ago): usable from then on.
+    const known = { url: recorded, ...(repair !== undefined && repair.usableFrom > now ? { usableFrom: repair.usableFrom } : {}) };
+    if (!missing || (repair !== undefined && now - repair.at < DOORBELL_REPAIR_EVERY_MS)) return known;
     if (this.doorbellRepairs.size >= DOORBELL_REPAIRS_KEPT) this.doorbellRepairs.clear();
-    this.doorbellRepairs.set(key, now);
+    // Until CreateQueue answers, a concurrent park waits at least the queue's first second too.
+    const entry = { at: now, usableFrom: now + QUEUE_USABLE_AFTER_MS };
+    this.doorbellRepairs.set(key, entry);
     try {
-      return await create();
+      const made = await create();
+      entry.usableFrom = made.usableFrom;
+      return made;
     } catch (error) {
       // Not made (throttled, the name in SQS's 60 s wait): the next report may try again.
       this.doorbellRepairs.delete(key);

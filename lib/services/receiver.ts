@@ -859,7 +859,7 @@ export class Receiver {
         const namespace = namespaceOf(stream);
         if (namespace.startsWith('t:')) scope.held?.(namespace.slice(2), heldUntil);
       }
-      if (!reused && 'sized' in fresh && fresh.sized === true && truncated && plan.deliveries.length < limit && plan.next >= endOf(segments)) {
+      if (!reused && 'sized' in fresh && fresh.sized === true && fresh.heldUntil === undefined && truncated && plan.deliveries.length < limit && plan.next >= endOf(segments)) {
         // The first page was sized by the stream's fill (segment-fill.ts) and the claim went through all
         // of it short of what it asks: records it skips (another tag, expired) took positions. Read again
         // with the full limit, as before the fill; the stream's next reads do too, for a while.

@@ -248,6 +248,16 @@ describe('doorbells on the local runtime', () => {
     expect(creates()).toHaveLength(before + 3);
   });
 
+  it('a repair answered without a doorbell (waitSeconds 0) still holds the next park of the group here for the queue\'s first second', async () => {
+    await h.admin.putGroup('quick', group('orders'));
+    await whileAdvancing(h.clock, () => aws.receiveOrPark('quick', { maxMessages: 10, waitSeconds: 20, park: true }));
+    const askedAt = h.clock.now();
+    expect(await aws.receiveOrPark('quick', { maxMessages: 10, waitSeconds: 0, park: true, doorbellMissing: true })).toEqual({ messages: [] });
+    const next = await whileAdvancing(h.clock, () => aws.receiveOrPark('quick', { maxMessages: 10, waitSeconds: 20, park: true }));
+    expect(next.doorbell).toEqual({ queueUrl: String((await item(GROUP_PK, 'quick')).bq) });
+    expect(h.clock.now()).toBeGreaterThanOrEqual(askedAt + QUEUE_USABLE_AFTER_MS);
+  });
+
   it('a repair whose CreateQueue fails (the name in its 60 s wait) answers without a doorbell and leaves the minute free for the next report', async () => {
     await h.admin.putGroup('unlucky', group('orders'));
     await whileAdvancing(h.clock, () => aws.receiveOrPark('unlucky', { maxMessages: 10, waitSeconds: 20, park: true }));

@@ -10,7 +10,7 @@ import * as build from '../helpers/builders.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
 
 let h: Harness;
-/** Message segment Queries (`S#…` but notice streams' `/n:`, `Limit` > 1: not the head's reads) while counting: the Limit asked, the segments got. */
+/** Message segment Queries (`S#…` but notice streams' `/n:`, read forward: not the head's reads) while counting: the Limit asked, the segments got. */
 let reads: Array<{ asked: number; got: number }>;
 let counting = false;
 
@@ -20,10 +20,10 @@ beforeEach(async () => {
   counting = false;
   h.doc.middlewareStack.add(
     (next, context) => async (args) => {
-      const input = args.input as { ExpressionAttributeValues?: Record<string, unknown>; Limit?: number };
+      const input = args.input as { ExpressionAttributeValues?: Record<string, unknown>; Limit?: number; ScanIndexForward?: boolean };
       const pk = input.ExpressionAttributeValues?.[':pk'];
       const result = await next(args);
-      if (counting && context.commandName === 'QueryCommand' && typeof pk === 'string' && pk.startsWith('S#') && !pk.includes('/n:') && (input.Limit ?? 0) > 1) {
+      if (counting && context.commandName === 'QueryCommand' && typeof pk === 'string' && pk.startsWith('S#') && !pk.includes('/n:') && input.ScanIndexForward !== false) {
         reads.push({ asked: input.Limit ?? 0, got: ((result.output as { Items?: unknown[] }).Items ?? []).length });
       }
       return result;
@@ -83,6 +83,23 @@ describe.each([
     expect(bodies).toEqual(Array.from({ length: 30 }, (_, i) => `m${10 * (i + 1)}`));
   });
 
+  it('a read the guess did not stop (it went on to a second page) is not read again, however little the claim takes of it', async () => {
+    await h.admin.putGroup('g', build.group([{ topic: 't', tags: ['a'] }], { deliveryMode: 'concurrent' }));
+    await h.queue.sendBatch('t', batchOf(0, shardKey).map((m, i) => ({ ...m, tag: i === 0 ? 'a' : 'b' })));
+    await commit(await receive(10));
+    // Singles now, 1 in 10 tagged for the group: the fill of 10 guesses too few segments, and a second page reads to limit + 1.
+    for (let i = 10; i < 40; i++) await h.queue.send('t', send(`m${i}`, { tag: i % 10 === 0 ? 'a' : 'b', ...(shardKey === undefined ? {} : { shardKey }) }));
+    counting = true;
+    reads = [];
+    const got = await receive(10);
+    counting = false;
+    expect(got.map((m) => m.body)).toEqual(['m10', 'm20']);
+    expect(reads).toEqual([
+      { asked: 3, got: 3 },
+      { asked: 8, got: 8 },
+    ]);
+  });
+
   it('goes on with a second page when the segments shrink below the fill it learned', async () => {
     await h.queue.sendBatch('t', batchOf(0, shardKey));
     await commit(await receive(10));
@@ -115,7 +132,7 @@ describe('a sized read of a stream that ends right at what the claim needs', () 
     // The first page, sized by a fill of 10, asked 3 and got 3 ending at the reach; the next asked the rest and found none.
     expect(reads).toEqual([
       { asked: 3, got: 3 },
-      { asked: 8, got: 0 },
+      { asked: 1, got: 0 },
     ]);
     expect(read.more).toBe(false);
   });

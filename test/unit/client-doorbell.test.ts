@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Consumer, SqsDoorbellError, type ConsumerErrorKind, type Delivered } from '../../lib/client/index.js';
+import { Consumer, SluiceApiError, SqsDoorbellError, type ConsumerErrorKind, type Delivered } from '../../lib/client/index.js';
 import { deliveredMessage } from '../helpers/delivered.js';
 
 const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' };
@@ -306,16 +306,18 @@ describe('Consumer on an SQS doorbell', () => {
   });
 
   it('a doorbell still missing after it was asked back is a failure as any other: HTTP until the next period, which asks again', async () => {
-    const { client } = await onFailingDoorbell(400, 'com.amazonaws.sqs#QueueDoesNotExist', 500);
-    await until(() => client.receives.filter((r) => r.doorbellMissing === true).length >= 2, 'a second ask, a period later', 15_000);
+    // A period of 2 s: longer than the second a just-asked doorbell is given before it counts as still missing.
+    const { client } = await onFailingDoorbell(400, 'com.amazonaws.sqs#QueueDoesNotExist', 2_000);
+    await until(() => client.receives.filter((r) => r.doorbellMissing === true).length >= 2, 'a second ask, a period later', 20_000);
     const asks = client.receives.flatMap((r, i) => (r.doorbellMissing === true ? [i] : []));
-    // Receive 0 parks, 1 asks (the doorbell is still missing), then HTTP long polls without park until the period ends.
+    // Receive 0 parks, 1 asks (the doorbell is polled, then once more a second later: still missing), then HTTP
+    // long polls without park until the period ends.
     expect(asks[0]).toBe(1);
     expect(asks[1]).toBeGreaterThan(3);
     expect(client.receives.slice(2, asks[1]).some((r) => r.park === undefined)).toBe(true);
     expect(client.receives.slice(2, asks[1]).every((r) => r.doorbellMissing === undefined)).toBe(true);
-    // No loop: one doorbell poll per park.
-    expect(sqs.count('AmazonSQS.ReceiveMessage')).toBeLessThanOrEqual(client.receives.filter((r) => r.park === true).length);
+    // No loop: one doorbell poll per park, and one more after each ask.
+    expect(sqs.count('AmazonSQS.ReceiveMessage')).toBeLessThanOrEqual(client.receives.filter((r) => r.park === true).length + asks.length);
   });
 
   it('a receive that cannot carry the ask (a server without doorbellMissing answers 400) asks once: the consumer goes on, and falls back for the period', async () => {
@@ -328,7 +330,8 @@ describe('Consumer on an SQS doorbell', () => {
     client.receiveAndCommit = async (g: string, handles: string[], input: { park?: boolean; waitSeconds?: number; doorbellMissing?: boolean } = {}) => {
       if (input.doorbellMissing) {
         refused.push(true);
-        throw new Error('400 InvalidArgument: doorbellMissing is not allowed');
+        const problem = { type: 'urn:sluice:problem:InvalidArgument', title: 'Invalid argument', status: 400, code: 'InvalidArgument', detail: 'Invalid body: unrecognized key doorbellMissing.' };
+        throw new SluiceApiError(problem, { method: 'POST', url: '/v1/groups/g/receive' });
       }
       return receiveAndCommit(g, handles, input);
     };
@@ -340,6 +343,39 @@ describe('Consumer on an SQS doorbell', () => {
     expect(refused).toEqual([true]);
     expect(errors.slice(0, 3)).toEqual(['doorbell', 'receive', 'doorbell']);
     expect(client.receives.every((r) => r.doorbellMissing === undefined)).toBe(true);
+  });
+
+  it('a doorbell asked back that is still missing for its first second is polled again a second later: the consumer stays on it', async () => {
+    // The server created the queue again, but SQS answers it only a moment later.
+    const { client, errors, handled } = await onFailingDoorbell(400, 'com.amazonaws.sqs#QueueDoesNotExist', 60_000, () => setTimeout(() => (sqs.status = 200), 300));
+    await until(() => sqs.count('AmazonSQS.ReceiveMessage') >= 3, 'the doorbell polled a second later');
+    client.pending.push(message('after'));
+    sqs.ring();
+    await until(() => handled.includes('after'), 'the message after a ring');
+    expect(client.receives.every((r) => r.park === true)).toBe(true);
+    expect(errors).toHaveLength(1);
+  });
+
+  it('an ask whose receive got no answer (network) is carried by the next receive', async () => {
+    sqs = await new FakeSqs().start();
+    sqs.status = 400;
+    sqs.errorType = 'com.amazonaws.sqs#QueueDoesNotExist';
+    const client = fakeClient(`${sqs.url}/123456789012/sluice-bell-abc`, () => (sqs.status = 200));
+    let failures = 0;
+    const receiveAndCommit = client.receiveAndCommit;
+    client.receiveAndCommit = async (g: string, handles: string[], input: { park?: boolean; waitSeconds?: number; doorbellMissing?: boolean } = {}) => {
+      if (input.doorbellMissing && failures === 0) {
+        failures++;
+        throw new TypeError('fetch failed');
+      }
+      return receiveAndCommit(g, handles, input);
+    };
+    consumer = new Consumer(client as never, { group: 'g', handler: () => undefined, doorbell: { region: 'eu-west-1', receiveEveryMs: 60_000 }, onError: () => undefined });
+    await consumer.start();
+    await until(() => client.receives.some((r) => r.doorbellMissing === true), 'the ask carried again', 10_000);
+    expect(failures).toBe(1);
+    await until(() => sqs.count('AmazonSQS.ReceiveMessage') >= 2, 'the doorbell polled again');
+    expect(client.receives.every((r) => r.park === true)).toBe(true);
   });
 
   it('tells a missing queue by its error type, in either protocol, from a denial and from other failures', () => {

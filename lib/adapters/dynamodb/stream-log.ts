@@ -825,6 +825,10 @@ export class StreamLog {
     let bytes = 0;
     let start: Record<string, unknown> | undefined;
     const firstLimit = bounds.sized === false ? limit : this.fill.firstPage(stream, fromSeq, bounds.reach, limit);
+    // Where the segments read so far end, and whether the first page, sized by the fill, was all the read had.
+    let end = 0;
+    let pages = 0;
+    let firstPageFull = false;
     for (let page = 0; page < maxPages; page++) {
       const { Items, LastEvaluatedKey } = await call(() =>
         this.doc.send(
@@ -832,14 +836,16 @@ export class StreamLog {
             TableName: this.table,
             KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
             ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': segmentSk(fromSeq), ':to': MAX_SK },
-            // The first page sized by the stream's fill when the caller says how far it needs (segment-fill.ts).
-            Limit: page === 0 ? firstLimit : limit - items.length,
+            // The first page sized by the stream's fill when the caller says how far it needs (segment-fill.ts);
+            // a page that ended right at `reach` needs only the segment holding it, which says whether more follows.
+            Limit: page === 0 ? firstLimit : end === bounds.reach ? 1 : limit - items.length,
             ConsistentRead: bounds.consistent ?? true,
             ...(start ? { ExclusiveStartKey: start } : {}),
           }),
         ),
       );
-      let end = 0;
+      pages++;
+      if (page === 0) firstPageFull = (Items ?? []).length === firstLimit;
       for (const item of Items ?? []) {
         items.push(item);
         if (bounds.maxBytes !== undefined) bytes += itemBytes(item);
@@ -855,7 +861,10 @@ export class StreamLog {
     }
     // Receive reads only (they pass `reach`); fillers of a sequenced stream hold no messages.
     if (bounds.reach !== undefined) this.fill.learn(stream, items.filter((item) => item.hf !== 1).map((item) => Number(item.n)));
-    return { items, more: start !== undefined, sized: firstLimit < limit };
+    // Sized: the fill's guess alone decided where the read stopped (its one page full, ending past `reach`),
+    // so a read of `limit` could have reached further. A page cut at 1 MB, `maxBytes` or later pages decided otherwise.
+    const sized = firstLimit < limit && pages === 1 && firstPageFull && start !== undefined && end > (bounds.reach ?? Infinity);
+    return { items, more: start !== undefined, sized };
   }
 
   /**

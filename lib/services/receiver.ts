@@ -859,22 +859,19 @@ export class Receiver {
         const namespace = namespaceOf(stream);
         if (namespace.startsWith('t:')) scope.held?.(namespace.slice(2), heldUntil);
       }
-      if (!reused && 'sized' in fresh && fresh.sized === true && fresh.heldUntil === undefined && truncated && plan.deliveries.length < limit && plan.next >= endOf(segments)) {
-        // The first page was sized by the stream's fill (segment-fill.ts) and the claim went through all
-        // of it short of what it asks: records it skips (another tag, expired) took positions. Read again
-        // with the full limit, as before the fill; the stream's next reads do too, for a while.
-        this.stores.log.fellShort(stream);
-        scope.budget.give(taken);
-        sized = false;
-        lastRead = undefined;
-        attempt--;
-        continue;
-      }
-      if (reused && plan.deliveries.length < limit && plan.next >= endOf(reused.segments)) {
-        // Planned from the earlier read, the claim went through all of it and falls short of what it
-        // asks: segments appended since that read (the cursor is newer than it) may hold the rest.
-        // Read the stream afresh. (A claim stopped short of the read's end — leases in flight, the
-        // answer budget, an ordered stop — would stop at the same place on a fresh read.)
+      // The claim went through all it read and falls short of what it asks, where a fresh read of
+      // `limit + 1` segments may hold the rest: read the stream afresh. Either the read was an earlier
+      // one (the cursor is newer than it: segments appended since), or its first page was sized by the
+      // stream's fill and records the claim skips (another tag, expired) took its positions — then in
+      // full, and the stream's next reads too, for a while (segment-fill.ts). (A claim stopped short of
+      // the read's end — leases in flight, the answer budget, an ordered stop — would stop at the same
+      // place on a fresh read.)
+      const shortOfSized = !reused && 'sized' in fresh && fresh.sized === true && fresh.heldUntil === undefined && truncated;
+      if ((reused || shortOfSized) && plan.deliveries.length < limit && plan.next >= endOf(segments)) {
+        if (shortOfSized) {
+          this.stores.log.fellShort(stream);
+          sized = false;
+        }
         scope.budget.give(taken);
         lastRead = undefined;
         attempt--;

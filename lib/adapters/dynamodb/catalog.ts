@@ -8,7 +8,7 @@
  * expired (`recreateAfterMs`). Group tombstones carry a `ttl` after that.
  */
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, BatchGetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { Limits, type DeliveryMode, type Group, type SealedSecret, type Subscription, type Topic, type TopicType } from '../../domain/model.js';
@@ -840,37 +840,45 @@ export class Catalog {
         },
       };
     });
-    let sent = plans;
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        await call(() => this.doc.send(new TransactWriteCommand({ TransactItems: [{ Update: update }, ...sent.map((p) => p.item)] })));
-        for (const topicName of keys) this.topicCache.delete(topicName);
-        const { group } = await this.groupRecord(name);
-        if (group) this.remember(this.groupCache, group.name, group);
-        return group;
-      } catch (error) {
-        const reasons = cancellationReasons(error);
-        if (reasons === undefined) throw error;
-        const failed = sent.map((plan, i) => ({ plan, old: failedImage(error, 1 + i) }));
-        const full = failed.find(({ plan, old }) => plan.gainsPush && old && old.deleted !== true && Number(old.pu ?? 0) >= PushLimits.pushGroupsPerTopicMax);
-        if (full) throw new TooManyPushGroupsError(full.plan.topicName, PushLimits.pushGroupsPerTopicMax);
-        if (failed.some(({ plan, old }) => plan.namesDeadLetter && old && deadLetterIsFull(old, name))) throw new TooManyDeadLetterGroupsError(deadLetter.topic, Limits.deadLetterGroupsPerTopicMax);
-        // The dead-letter topic named before has no item (topic items are never removed, but a
-        // table restored in part or edited by hand may lack one): there is no name to take out.
-        const missing = failed.find(({ plan, old }) => plan.unnamingOnly && old === null);
-        if (missing && attempt === 0) {
-          sent = sent.filter((plan) => plan !== missing.plan);
-          continue;
-        }
-        if (reasons.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) {
-          // The dead-letter topic may have changed (deleted, or created FIFO): the next try reads it.
-          this.topicCache.delete(deadLetter.topic);
-          return undefined;
-        }
-        throw error;
+    // The update that only takes the name out of the dead-letter topic named before goes last: it may be left out.
+    const sent = [...plans.filter((plan) => !plan.unnamingOnly), ...plans.filter((plan) => plan.unnamingOnly)];
+    try {
+      await this.transactUnlessLastMissing([{ Update: update }, ...sent.map((p) => p.item)], sent.at(-1)?.unnamingOnly === true);
+    } catch (error) {
+      const reasons = cancellationReasons(error);
+      if (reasons === undefined) throw error;
+      const failed = sent.map((plan, i) => ({ plan, old: failedImage(error, 1 + i) }));
+      const full = failed.find(({ plan, old }) => plan.gainsPush && old && old.deleted !== true && Number(old.pu ?? 0) >= PushLimits.pushGroupsPerTopicMax);
+      if (full) throw new TooManyPushGroupsError(full.plan.topicName, PushLimits.pushGroupsPerTopicMax);
+      if (failed.some(({ plan, old }) => plan.namesDeadLetter && old && deadLetterIsFull(old, name))) throw new TooManyDeadLetterGroupsError(deadLetter.topic, Limits.deadLetterGroupsPerTopicMax);
+      if (reasons.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) {
+        // The dead-letter topic may have changed (deleted, or created FIFO): the next try reads it.
+        this.topicCache.delete(deadLetter.topic);
+        return undefined;
       }
+      throw error;
     }
-    return undefined;
+    for (const topicName of keys) this.topicCache.delete(topicName);
+    const { group } = await this.groupRecord(name);
+    if (group) this.remember(this.groupCache, group.name, group);
+    return group;
+  }
+
+  /**
+   * Sends a transaction whose last item, when `lastOptional`, takes a group's name out of a topic item
+   * that may not exist (topic items are never removed, but a table restored in part or edited by hand
+   * may lack one): cancelled because that item is missing (its condition failed on no item, told by
+   * the empty old image), it is sent once more without it — there is no name to take out. Throws
+   * what the last try threw.
+   */
+  private async transactUnlessLastMissing(items: NonNullable<TransactWriteCommandInput['TransactItems']>, lastOptional: boolean): Promise<void> {
+    const send = (transact: typeof items) => call(() => this.doc.send(new TransactWriteCommand({ TransactItems: transact })));
+    try {
+      await send(items);
+    } catch (error) {
+      if (!lastOptional || cancellationReasons(error) === undefined || failedImage(error, items.length - 1) !== null) throw error;
+      await send(items.slice(0, -1));
+    }
   }
 
   /**
@@ -947,27 +955,17 @@ export class Catalog {
     }));
     // The group no longer names its dead-letter topic: it may become FIFO again (putTopic). A group
     // never subscribes to its dead-letter topic, so it is not one of the push topics.
-    let unnaming = push.deadLetterTopic === undefined ? [] : [deadLetterUnnaming(this.table, name, push.deadLetterTopic)];
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const items = [{ Update: tombstone }, ...pushUpdates, ...unnaming];
-      try {
-        await call(() => this.doc.send(new TransactWriteCommand({ TransactItems: items })));
-        for (const topic of [...push.topics, ...(push.deadLetterTopic === undefined ? [] : [push.deadLetterTopic])]) this.topicCache.delete(topic);
-        return true;
-      } catch (error) {
-        const reasons = cancellationReasons(error);
-        if (reasons === undefined) throw error;
-        // No item for the dead-letter topic (a table restored in part or edited by hand): no name to take out.
-        if (unnaming.length > 0 && failedImage(error, items.length - 1) === null) {
-          unnaming = [];
-          continue;
-        }
-        // The group changed, or a concurrent write met one of these items: the caller reads again.
-        if (reasons.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) return false;
-        throw error;
-      }
+    const unnaming = push.deadLetterTopic === undefined ? [] : [deadLetterUnnaming(this.table, name, push.deadLetterTopic)];
+    try {
+      await this.transactUnlessLastMissing([{ Update: tombstone }, ...pushUpdates, ...unnaming], unnaming.length > 0);
+    } catch (error) {
+      const reasons = cancellationReasons(error);
+      // The group changed, or a concurrent write met one of these items: the caller reads again.
+      if (reasons?.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) return false;
+      throw error;
     }
-    return false;
+    for (const topic of [...push.topics, ...(push.deadLetterTopic === undefined ? [] : [push.deadLetterTopic])]) this.topicCache.delete(topic);
+    return true;
   }
 
   /** Groups by name, deleted ones left out; `admit` may end the page early (see `list`). */

@@ -110,6 +110,14 @@ export class TooManyDeadLetterGroupsError extends ConflictError {
   }
 }
 
+/**
+ * A group save or delete would change topic items whose lists (push groups, parked groups, dead-letter
+ * groups) may together pass the 4 MB one DynamoDB transaction takes: nothing was written.
+ */
+export class TopicItemsTooLargeError extends ConflictError {
+  override readonly code = 'TopicItemsTooLarge';
+}
+
 export class TooManyPushGroupsError extends ConflictError {
   override readonly code = 'TooManyPushGroups';
   constructor(

@@ -416,6 +416,11 @@ export class AdminService {
       if (namedBy.length >= Limits.deadLetterGroupsPerTopicMax && !namedBy.includes(name)) {
         throw new TooManyDeadLetterGroupsError(deadLetterTopic, Limits.deadLetterGroupsPerTopicMax);
       }
+      // New subscriptions to standard topics: the save is conditional on the partition count it
+      // created cursors for, and a partition raise on the saves (docs/design.md, Raising partitions).
+      const newlySubscribed = [...topics.values()].filter((t) => t.type === 'standard' && !existing?.subscriptions.some((s) => s.topic === t.name));
+      // A save whose transaction could pass 4 MB (many topic items with long lists) is refused before any write.
+      await this.stores.catalog.refuseOversizedGroupSave(name, newlySubscribed.map((t) => t.name), pushCounts, deadLetterTopic, existing?.deadLetterTopic);
       try {
         await ensureDeadLetterTopic(this.stores, deadLetterTopic, now);
       } catch (error) {
@@ -468,9 +473,7 @@ export class AdminService {
         },
         now,
         existing ? { version: existing.version } : 'absent',
-        // New subscriptions to standard topics: the save is conditional on the partition count it
-        // created cursors for, and a partition raise on the saves (docs/design.md, Raising partitions).
-        [...topics.values()].filter((t) => t.type === 'standard' && !existing?.subscriptions.some((s) => s.topic === t.name)),
+        newlySubscribed,
         { sealedSecret, pushCounts, previousDeadLetterTopic: existing?.deadLetterTopic },
       );
       if (group) {

@@ -102,6 +102,7 @@ const ANSWERS: Record<string, { status: number; code: string; logged?: true }> =
   PushGroupReceiveError: { status: 409, code: 'PushGroup' },
   TooManyPushGroupsError: { status: 409, code: 'TooManyPushGroups' },
   TooManyDeadLetterGroupsError: { status: 409, code: 'TooManyDeadLetterGroups' },
+  TopicItemsTooLargeError: { status: 409, code: 'TopicItemsTooLarge' },
   PartitionRaiseIncompleteError: { status: 409, code: 'PartitionRaiseIncomplete' },
   TransactionAlreadyResolvedError: { status: 409, code: 'TransactionAlreadyResolved' },
   TransactionExpiredError: { status: 409, code: 'TransactionExpired' },

@@ -21,11 +21,14 @@ import {
   InvalidArgumentError,
   TooManyDeadLetterGroupsError,
   TooManyPushGroupsError,
+  TopicItemsTooLargeError,
   TopicNotFoundError,
   TopicRecentlyDeletedError,
 } from '../../domain/errors.js';
 import { call, conditionalWithImage } from './call.js';
 import { cancellationReasons, isConditionalFailure } from './errors.js';
+import { boundTopicUpdates, topicUpdatesBytes } from './bounded-topic-updates.js';
+import { TRANSACTION_MAX_BYTES } from './item-size.js';
 import { GROUP_PK, TOPIC_PK } from './keys.js';
 import { newTryToken, TRY_TOKEN } from './try-token.js';
 
@@ -127,6 +130,34 @@ const deadLetterIsFull = (old: Record<string, unknown>, group: string): boolean 
 };
 
 /** The topic-item update that takes a deleted group out of its dead-letter topic's `dg`. */
+/**
+ * The topic items a group save's transaction updates, each once (a transaction may not touch an item
+ * twice): the standard topics it newly subscribes to, the topics that gain or lose it as a push group
+ * (`pushCounts`, no zeros), its dead-letter topic and the one it named before. A topic the group named
+ * as its dead-letter topic before may be one it subscribes to now, and a push topic it leaves may be
+ * its dead-letter topic now. A group never subscribes to its own dead-letter topic.
+ */
+const groupSaveTopics = (newlySubscribed: Iterable<string>, pushCounts: ReadonlyMap<string, number>, deadLetter: { topic: string; previous: string | undefined }): string[] => [
+  ...new Set([...newlySubscribed, ...pushCounts.keys(), deadLetter.topic, ...(deadLetter.previous === undefined ? [] : [deadLetter.previous])]),
+];
+
+/** What a group save adds to a topic item's lists: its name in `pg` (gains it as a push group), in `dg` (names it). */
+const groupSaveAdds = (topic: string, pushCounts: ReadonlyMap<string, number>, deadLetterTopic: string) => ({
+  pushGroups: (pushCounts.get(topic) ?? 0) > 0 ? 1 : 0,
+  deadLetterGroups: topic === deadLetterTopic ? 1 : 0,
+});
+
+/** A group save or delete whose topic items' lists may pass one transaction's bytes (bounded-topic-updates.ts). */
+const topicItemsTooLarge = (change: 'save' | 'delete', group: string, topics: number, bytes: number): TopicItemsTooLargeError =>
+  new TopicItemsTooLargeError(
+    change === 'save'
+      ? `Saving consumer group '${group}' changes ${topics} topic items whose push-group, parked-group and dead-letter-group lists may together take ${megabytes(bytes)}, more than Sluice puts in one DynamoDB transaction (3.9 MB of its 4 MB); nothing was saved. Save it in steps: add or remove fewer subscriptions at a time.`
+      : `Deleting consumer group '${group}' changes ${topics} topic items whose push-group, parked-group and dead-letter-group lists may together take ${megabytes(bytes)}, more than Sluice puts in one DynamoDB transaction (3.9 MB of its 4 MB); nothing was deleted. Remove some of its subscriptions first (PATCH), then delete it.`,
+  );
+
+/** Bytes as a reader sees them: `4.3 MB`. */
+const megabytes = (bytes: number): string => `${(Math.ceil(bytes / 100_000) / 10).toFixed(1)} MB`;
+
 const deadLetterUnnaming = (table: string, group: string, topic: string) => ({
   Update: {
     TableName: table,
@@ -745,6 +776,26 @@ export class Catalog {
   }
 
   /**
+   * Refuses, before anything is written, a group save whose transaction would change topic items
+   * whose lists, as read now, may pass the bytes of one transaction (the arguments as
+   * {@link putGroup} takes them); the transaction keeps the bound itself against lists grown since.
+   * Reads nothing when the save changes few topic items (bounded-topic-updates.ts).
+   */
+  async refuseOversizedGroupSave(
+    name: string,
+    newlySubscribed: readonly string[],
+    pushCounts: ReadonlyMap<string, number>,
+    deadLetterTopic: string,
+    previousDeadLetterTopic: string | undefined,
+  ): Promise<void> {
+    const counts = new Map([...pushCounts].filter(([, delta]) => delta !== 0));
+    const previous = previousDeadLetterTopic === deadLetterTopic ? undefined : previousDeadLetterTopic;
+    const topics = groupSaveTopics(newlySubscribed, counts, { topic: deadLetterTopic, previous });
+    const bytes = await topicUpdatesBytes(this.doc, this.table, topics.map((topic) => ({ topic, adds: groupSaveAdds(topic, counts, deadLetterTopic) })));
+    if (bytes > TRANSACTION_MAX_BYTES) throw topicItemsTooLarge('save', name, topics.length, bytes);
+  }
+
+  /**
    * The group write of a save that also changes topic items, in one
    * transaction: `ADD sv 1` on each standard topic it adds a subscription to,
    * conditional on the partition count (and generation) the save read and
@@ -775,10 +826,7 @@ export class Catalog {
     deadLetter: { topic: string; previous: string | undefined },
   ): Promise<Group | undefined> {
     const bySv = new Map(subscribed.map((topic) => [topic.name, topic]));
-    // One update per topic item (a transaction may not touch an item twice): a topic the group
-    // named as its dead-letter topic before may be one it subscribes to now, and a push topic it
-    // leaves may be its dead-letter topic now. A group never subscribes to its own dead-letter topic.
-    const keys = [...new Set([...bySv.keys(), ...pushCounts.keys(), deadLetter.topic, ...(deadLetter.previous === undefined ? [] : [deadLetter.previous])])];
+    const keys = groupSaveTopics(bySv.keys(), pushCounts, deadLetter);
     const plans = keys.map((topicName) => {
       const topic = bySv.get(topicName);
       const delta = pushCounts.get(topicName) ?? 0;
@@ -842,6 +890,13 @@ export class Catalog {
     });
     // The update that only takes the name out of the dead-letter topic named before goes last: it may be left out.
     const sent = [...plans.filter((plan) => !plan.unnamingOnly), ...plans.filter((plan) => plan.unnamingOnly)];
+    // Within the 4 MB of one transaction by construction: many topic items are read and pinned (before any write).
+    await boundTopicUpdates(
+      this.doc,
+      this.table,
+      sent.map((plan) => ({ topic: plan.topicName, update: plan.item.Update, adds: groupSaveAdds(plan.topicName, pushCounts, deadLetter.topic) })),
+      (bytes) => topicItemsTooLarge('save', name, sent.length, bytes),
+    );
     try {
       await this.transactUnlessLastMissing([{ Update: update }, ...sent.map((p) => p.item)], sent.at(-1)?.unnamingOnly === true);
     } catch (error) {
@@ -956,6 +1011,13 @@ export class Catalog {
     // The group no longer names its dead-letter topic: it may become FIFO again (putTopic). A group
     // never subscribes to its dead-letter topic, so it is not one of the push topics.
     const unnaming = push.deadLetterTopic === undefined ? [] : [deadLetterUnnaming(this.table, name, push.deadLetterTopic)];
+    const topicUpdates = [...pushUpdates, ...unnaming];
+    await boundTopicUpdates(
+      this.doc,
+      this.table,
+      topicUpdates.map(({ Update }) => ({ topic: String(Update.Key.sk), update: Update, adds: {} })),
+      (bytes) => topicItemsTooLarge('delete', name, topicUpdates.length, bytes),
+    );
     try {
       await this.transactUnlessLastMissing([{ Update: tombstone }, ...pushUpdates, ...unnaming], unnaming.length > 0);
     } catch (error) {

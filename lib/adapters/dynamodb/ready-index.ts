@@ -180,13 +180,15 @@ export class ReadyIndex {
             IndexName: GSI1,
             KeyConditionExpression: `g1pk = :pk AND g1sk ${from === undefined ? '<= :now' : 'BETWEEN :from AND :now'}`,
             ExpressionAttributeValues: { ':pk': pk, ':now': readyAtKey(now), ...(from === undefined ? {} : { ':from': from }) },
-            Limit: limit,
+            // One more than asked: a key holding exactly `limit` entries is then told from one holding
+            // more (at its Limit DynamoDB answers a LastEvaluatedKey either way) and read once.
+            Limit: limit + 1,
           }),
         ),
       );
     const first = await page();
-    let items = first.Items ?? [];
-    if (first.LastEvaluatedKey !== undefined) {
+    let items = (first.Items ?? []).slice(0, limit);
+    if ((first.Items?.length ?? 0) > limit) {
       const from = await page(spreadStart(spread));
       const seen = new Set<string>();
       items = [...(from.Items ?? []), ...items].filter((item) => !seen.has(String(item.sk)) && seen.add(String(item.sk)) !== undefined);

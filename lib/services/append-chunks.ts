@@ -11,7 +11,7 @@ import { GRANT_ATTRIBUTES_MAX_BYTES } from '../adapters/dynamodb/sequencer.js';
 import { SEGMENT_MAX_BYTES, TRANSACTION_MAX_BYTES, TRANSACTION_MAX_ITEMS, itemBytes, valueBytes } from '../adapters/dynamodb/item-size.js';
 import { SENTINEL_SK, segmentSk, streamPk } from '../adapters/dynamodb/keys.js';
 import { TRY_TOKEN_ITEM_BYTES } from '../adapters/dynamodb/try-token.js';
-import { MAX_SEQ, isSequencedStream } from '../domain/streams.js';
+import { MAX_SEQ, isSequencedStream, isShardStream } from '../domain/streams.js';
 
 /** One message to append, with what it costs. */
 export interface SizedAppend<T> {
@@ -46,6 +46,17 @@ export const segmentOverheadBytes = (stream: string): number =>
 /** A stream sentinel, written with a stream's first segment of an epoch. */
 export const sentinelBytes = (stream: string): number => itemBytes({ pk: streamPk(stream), sk: SENTINEL_SK, eb: MAX_SEQ * 1000 });
 
+/**
+ * Items a stream's first segment in a transaction brings besides itself: the sentinel of a new
+ * epoch, and on a chained FIFO shard whose head is near its `ttl` also the closing marker put at
+ * the old head's next number (stream-log.ts `closingHead`): 1 or 2. A sequenced shard takes its
+ * numbers from a grant and never closes its head that way.
+ */
+export const openingItems = (stream: string): number => (isShardStream(stream) && !isSequencedStream(stream) ? 2 : 1);
+
+/** Bytes of {@link openingItems}: the sentinel, and a closing marker counted as an empty segment. */
+export const openingBytes = (stream: string): number => sentinelBytes(stream) + (openingItems(stream) === 2 ? segmentOverheadBytes(stream) : 0);
+
 /** A stored notice {h, f, t} of shard `shardKey` in a notice segment (list element included). */
 export const noticeBytes = (shardKey: string): number => 1 + valueBytes({ h: shardKey, f: MAX_SEQ, t: MAX_SEQ });
 
@@ -73,13 +84,15 @@ export function chunkAppends<T>(appends: Array<SizedAppend<T>>, reserve: ChunkRe
       const newStream = stream !== undefined && segment === undefined;
       const notice = a.notice;
       const noticeSegment = notice === undefined ? undefined : segments.get(notice.stream);
-      // A new stream costs its segment and perhaps a sentinel (two items); so does a new notice stream.
-      const addedItems = (a.companionItems ?? 1) + (newStream ? 2 : 0) + (notice !== undefined && noticeSegment === undefined ? 2 : 0);
+      // A new stream costs its segment and perhaps a sentinel and a closing marker (openingItems); a new
+      // notice stream its segment and perhaps a sentinel.
+      const addedItems =
+        (a.companionItems ?? 1) + (newStream ? 1 + openingItems(stream) : 0) + (notice !== undefined && noticeSegment === undefined ? 1 + openingItems(notice.stream) : 0);
       const segmentBytes = stream === undefined ? 0 : (segment ?? segmentOverheadBytes(stream)) + a.recordBytes;
       const noticeAdded =
-        notice === undefined ? 0 : (noticeSegment === undefined ? segmentOverheadBytes(notice.stream) + sentinelBytes(notice.stream) : 0) + notice.bytes;
+        notice === undefined ? 0 : (noticeSegment === undefined ? segmentOverheadBytes(notice.stream) + openingBytes(notice.stream) : 0) + notice.bytes;
       const addedBytes =
-        (stream === undefined ? 0 : a.recordBytes) + a.companionBytes + noticeAdded + (newStream ? segmentOverheadBytes(stream) + sentinelBytes(stream) : 0);
+        (stream === undefined ? 0 : a.recordBytes) + a.companionBytes + noticeAdded + (newStream ? segmentOverheadBytes(stream) + openingBytes(stream) : 0);
       const fits = segmentBytes <= SEGMENT_MAX_BYTES && items + addedItems <= TRANSACTION_MAX_ITEMS && bytes + addedBytes <= TRANSACTION_MAX_BYTES;
       if (!fits && chunk.length > 0 && attempt === 0) {
         close();

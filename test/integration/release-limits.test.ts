@@ -15,6 +15,7 @@ import { DeferredReleaser, RELEASE_RETRY_MS } from '../../lib/services/releaser.
 import { WritePlanner } from '../../lib/services/write-planner.js';
 import { group, topic } from '../helpers/builders.js';
 import { FakeClock, harness, newHarness, send, testTable, type Harness } from '../helpers/stores.js';
+import { recordCalls } from '../helpers/call-recorder.js';
 
 const idOf = (messageId: string) => messageId.slice(1);
 
@@ -72,6 +73,29 @@ describe('release of due scheduled messages at the limits', () => {
     // The shard opened at the release (its numbers start from the clock, docs/design.md, Idle shards expire).
     expect(got.map((m) => m.sequence! - due * 1000)).toEqual([1, 2]);
   }, 60_000);
+
+  it('releases 40 messages to 40 FIFO shards whose heads are closing (a marker each beside the new epoch\'s sentinel) without a transaction over 100 items', async () => {
+    const table = await testTable();
+    const calls = recordCalls(table.client);
+    const h = harness(table.doc, table.table);
+    await h.admin.putTopic('ledger', topic({ type: 'fifo', retentionSeconds: 300 }));
+    await h.admin.putGroup('f', group('ledger', { deliveryMode: 'serialized', visibilityTimeoutSeconds: 300 }));
+    const keys = Array.from({ length: 40 }, (_, i) => `K${i}`);
+    // Each shard's head segment lives 300 s; 250 s on it is within a minute of its `ttl`: closing.
+    await h.queue.sendBatch('ledger', keys.map((k) => send(`${k}-first`, { shardKey: k })));
+    const due = h.clock.now() + 250_000;
+    await h.queue.sendBatch('ledger', keys.map((k) => send(`${k}-later`, { shardKey: k, deliverAt: due })));
+    h.clock.t = due;
+    calls.recording = true;
+    await h.fire();
+    calls.recording = false;
+    // Counted at 3 items a shard (its segment, sentinel and deferred item), 33 shards made 132 items
+    // with the closing markers: DynamoDB refused the transaction and the release isolated every message.
+    expect(calls.transactions.failed).toBe(0);
+    expect(calls.transactions.sent).toBeLessThanOrEqual(3);
+    const got = await receiveAll(h, 'f', 80);
+    expect(got.map((m) => m.body).sort()).toEqual(keys.flatMap((k) => [`${k}-first`, `${k}-later`]).sort());
+  }, 120_000);
 
   it('releases 100 × 256 KiB incompressible messages due in one second', async () => {
     const h = await newHarness();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SEGMENT_MAX_BYTES, TRANSACTION_MAX_BYTES, TRANSACTION_MAX_ITEMS, itemBytes, valueBytes } from '../../lib/adapters/dynamodb/item-size.js';
-import { chunkAppends, noticeBytes, segmentOverheadBytes, sentinelBytes, type SizedAppend } from '../../lib/services/append-chunks.js';
+import { chunkAppends, noticeBytes, openingBytes, openingItems, segmentOverheadBytes, type SizedAppend } from '../../lib/services/append-chunks.js';
 
 const KIB = 1024;
 const append = (n: number, stream: string, recordBytes: number, shardKey?: string): SizedAppend<number> => ({
@@ -17,13 +17,14 @@ const cost = (chunk: Array<SizedAppend<number>>) => {
   let bytes = 0;
   for (const a of chunk) {
     for (const [stream, add] of [[a.stream, a.recordBytes], ...(a.notice ? [[a.notice.stream, a.notice.bytes] as const] : [])] as const) {
-      if (!streams.has(stream)) bytes += segmentOverheadBytes(stream) + sentinelBytes(stream);
+      if (!streams.has(stream)) bytes += segmentOverheadBytes(stream) + openingBytes(stream);
       streams.set(stream, (streams.get(stream) ?? segmentOverheadBytes(stream)) + add);
       bytes += add;
     }
     bytes += a.companionBytes;
   }
-  return { bytes, items: chunk.length + 2 * streams.size, largestSegment: Math.max(...streams.values()) };
+  const opening = [...streams.keys()].reduce((sum, stream) => sum + openingItems(stream), 0);
+  return { bytes, items: chunk.length + streams.size + opening, largestSegment: Math.max(...streams.values()) };
 };
 
 describe('DynamoDB item sizes', () => {
@@ -56,6 +57,15 @@ describe('chunkAppends', () => {
       }
       expect(chunks.length).toBeGreaterThan(1);
     }
+  });
+
+  it('counts a chained FIFO shard\'s closing marker: 4 items an append to a shard of its own, 25 a transaction', () => {
+    // A shard's head near its `ttl` is closed by a marker beside the new epoch's sentinel (stream-log.ts closingHead).
+    expect(openingItems('q/k:A')).toBe(2);
+    expect(openingItems('q/q:A')).toBe(1);
+    expect(openingItems('q/p:0')).toBe(1);
+    const appends = Array.from({ length: 33 }, (_, i) => ({ ...append(i, `q/k:${i}`, 200), companionItems: 1 }));
+    expect(chunkAppends(appends).map((c) => c.length)).toEqual([25, 8]);
   });
 
   it('gives a record that alone passes a limit a chunk of its own', () => {

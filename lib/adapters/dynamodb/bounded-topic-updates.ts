@@ -1,15 +1,16 @@
 /**
  * Keeps a transaction of one group item and many topic-item updates within
  * DynamoDB's 4 MB aggregate by construction (docs/design.md, "A group save's
- * transaction within 4 MB"): a group save and a group delete touch up to 23
- * topic items, and a topic item may hold up to ≈ 358 KB of lists
+ * transaction within 4 MB"): a group save or delete touches every topic item
+ * it changes (a push group replacing its 20 subscriptions: 40, and its
+ * dead-letter topics), and a topic item may hold up to ≈ 358 KB of lists
  * (topic-item-bound.ts).
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { batchGetPages } from './call.js';
 import { ITEM_MAX_BYTES, TRANSACTION_MAX_BYTES } from './item-size.js';
 import { TOPIC_PK } from './keys.js';
-import { LIST_PIN_CONDITION, TOPIC_ITEMS_AT_WORST, listCountsOf, listPinValues, topicItemBoundBytes, type TopicListCounts } from './topic-item-bound.js';
+import { LIST_PIN_CONDITION, TOPIC_ITEMS_AT_WORST, listCountsOf, listPinValues, topicItemBoundBytes, topicItemBoundFromRead, type TopicListCounts } from './topic-item-bound.js';
 
 /** A topic item's update in a transaction, as the catalog builds it. */
 export interface TopicUpdate {
@@ -30,9 +31,10 @@ export interface BoundedTopicUpdate {
  * `TRANSACTION_MAX_BYTES`. Up to `TOPIC_ITEMS_AT_WORST` updates fit at their items' maximum size:
  * nothing is read or changed. More are read (one consistent BatchGetItem), each update is made
  * conditional on its item's lists being no longer than read (`LIST_PIN_CONDITION`: a list grown
- * meanwhile fails the transaction, and the caller reads again), and each item is counted at the bound
- * of its lists as read plus what the update adds. When that sum passes the budget, `tooLarge` is
- * thrown with it before anything is written. Returns the bytes counted.
+ * meanwhile fails the transaction, and the caller reads again), and each item is counted at the
+ * smaller of two bounds the pins keep, each with what the update adds: its lists' lengths at the
+ * longest names (`topicItemBoundBytes`), and its lists' bytes as read (`topicItemBoundFromRead`). When that sum
+ * passes the budget, `tooLarge` is thrown with it before anything is written. Returns the bytes counted.
  */
 export async function boundTopicUpdates(
   doc: DynamoDBDocumentClient,
@@ -66,25 +68,28 @@ async function measure(
   table: string,
   updates: ReadonlyArray<Pick<BoundedTopicUpdate, 'topic' | 'adds'>>,
 ): Promise<{ bytes: number; counts: Map<string, TopicListCounts> }> {
-  const counts = await readListCounts(doc, table, updates.map((u) => u.topic));
+  const lists = await readLists(doc, table, updates.map((u) => u.topic));
   let bytes = ITEM_MAX_BYTES;
   for (const { topic, adds } of updates) {
-    const read = counts.get(topic) ?? listCountsOf(undefined);
-    bytes += topicItemBoundBytes({
-      pushGroups: read.pushGroups + (adds.pushGroups ?? 0),
-      parked: read.parked + (adds.parked ?? 0),
-      deadLetterGroups: read.deadLetterGroups + (adds.deadLetterGroups ?? 0),
+    // Two bounds, both kept by the pins: the lists' lengths at the longest names, and their bytes as read.
+    const read = lists.get(topic);
+    const counts = listCountsOf(read);
+    const atLongest = topicItemBoundBytes({
+      pushGroups: counts.pushGroups + (adds.pushGroups ?? 0),
+      parked: counts.parked + (adds.parked ?? 0),
+      deadLetterGroups: counts.deadLetterGroups + (adds.deadLetterGroups ?? 0),
     });
+    bytes += Math.min(atLongest, topicItemBoundFromRead(read, adds));
   }
-  return { bytes, counts };
+  return { bytes, counts: new Map([...lists].map(([topic, read]) => [topic, listCountsOf(read)])) };
 }
 
-/** The list lengths of these topic items, read consistently (a missing item: none listed). */
-async function readListCounts(doc: DynamoDBDocumentClient, table: string, topics: readonly string[]): Promise<Map<string, TopicListCounts>> {
-  const out = new Map<string, TopicListCounts>();
+/** The lists of these topic items, read consistently (a missing item: absent). */
+async function readLists(doc: DynamoDBDocumentClient, table: string, topics: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
+  const out = new Map<string, Record<string, unknown>>();
   const keys = [...new Set(topics)].map((sk) => ({ pk: TOPIC_PK, sk }));
   for await (const items of batchGetPages(doc, table, keys, { consistent: true, projection: 'sk, pg, wb, dg' })) {
-    for (const item of items) out.set(String(item.sk), listCountsOf(item));
+    for (const item of items) out.set(String(item.sk), item);
   }
   return out;
 }

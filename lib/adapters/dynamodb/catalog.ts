@@ -129,7 +129,6 @@ const deadLetterIsFull = (old: Record<string, unknown>, group: string): boolean 
   return old.deleted !== true && old.type === 'standard' && named.size >= Limits.deadLetterGroupsPerTopicMax && !named.has(group);
 };
 
-/** The topic-item update that takes a deleted group out of its dead-letter topic's `dg`. */
 /**
  * The topic items a group save's transaction updates, each once (a transaction may not touch an item
  * twice): the standard topics it newly subscribes to, the topics that gain or lose it as a push group
@@ -151,13 +150,14 @@ const groupSaveAdds = (topic: string, pushCounts: ReadonlyMap<string, number>, d
 const topicItemsTooLarge = (change: 'save' | 'delete', group: string, topics: number, bytes: number): TopicItemsTooLargeError =>
   new TopicItemsTooLargeError(
     change === 'save'
-      ? `Saving consumer group '${group}' changes ${topics} topic items whose push-group, parked-group and dead-letter-group lists may together take ${megabytes(bytes)}, more than Sluice puts in one DynamoDB transaction (3.9 MB of its 4 MB); nothing was saved. Save it in steps: add or remove fewer subscriptions at a time.`
-      : `Deleting consumer group '${group}' changes ${topics} topic items whose push-group, parked-group and dead-letter-group lists may together take ${megabytes(bytes)}, more than Sluice puts in one DynamoDB transaction (3.9 MB of its 4 MB); nothing was deleted. Remove some of its subscriptions first (PATCH), then delete it.`,
+      ? `Saving consumer group '${group}' changes ${topics} topic items whose push-group, parked-group and dead-letter-group lists may together take ${megabytes(bytes)}, more than Sluice puts in one DynamoDB transaction (3.9 MB of its 4 MB); the group was not saved. Save it in steps: add or remove fewer subscriptions at a time, or switch between pull and push with fewer subscriptions.`
+      : `Deleting consumer group '${group}' changes ${topics} topic items whose push-group, parked-group and dead-letter-group lists may together take ${megabytes(bytes)}, more than Sluice puts in one DynamoDB transaction (3.9 MB of its 4 MB); the group was not deleted. Remove some of its subscriptions first (PATCH), then delete it.`,
   );
 
 /** Bytes as a reader sees them: `4.3 MB`. */
 const megabytes = (bytes: number): string => `${(Math.ceil(bytes / 100_000) / 10).toFixed(1)} MB`;
 
+/** The topic-item update that takes a deleted group out of its dead-letter topic's `dg`. */
 const deadLetterUnnaming = (table: string, group: string, topic: string) => ({
   Update: {
     TableName: table,

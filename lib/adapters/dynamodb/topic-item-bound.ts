@@ -16,7 +16,7 @@
 import { DoorbellLimits } from '../../domain/doorbell-limits.js';
 import { Limits } from '../../domain/model.js';
 import { PushLimits } from '../../domain/push.js';
-import { ITEM_MAX_BYTES, TRANSACTION_MAX_BYTES } from './item-size.js';
+import { ITEM_MAX_BYTES, TRANSACTION_MAX_BYTES, itemBytes } from './item-size.js';
 
 /** How many names each of a topic item's three lists holds. */
 export interface TopicListCounts {
@@ -52,6 +52,32 @@ export const TOPIC_ITEM_MAX_BYTES = topicItemBoundBytes({
  * at its maximum (9): a save or delete touching no more needs no read of them.
  */
 export const TOPIC_ITEMS_AT_WORST = Math.floor((TRANSACTION_MAX_BYTES - ITEM_MAX_BYTES) / TOPIC_ITEM_MAX_BYTES);
+
+/** The most bytes a number takes (item-size.ts): a `wb` entry's value may be rewritten that long. */
+const NUMBER_MAX_BYTES = 21;
+
+/**
+ * The most a topic item can take when its lists, read as `lists` (`pg`, `wb`, `dg` of the stored
+ * item), keep at most the lengths read — the transaction is conditional on that
+ * ({@link LIST_PIN_CONDITION}) — and the update adds `adds` names: the rest at its maximum, the
+ * lists' bytes as read, every `wb` value rewritten at 21 B (a park refresh), and each name added at
+ * the longest. Not covered: a name taken out of a list and a longer one put in by other writes
+ * between the read and the transaction, ≤ 127 B each — the budget's margin below DynamoDB's 4 MB
+ * (≥ 100,000 B) takes 781 of them, and such a write of a large topic item costs its size in write
+ * units (≤ 1,000 a second on the item: a 100 KB item takes ≈ 10 writes a second), so a save's
+ * round trip meets a few at most (docs/design.md, "A group save's transaction within 4 MB").
+ */
+export const topicItemBoundFromRead = (lists: Record<string, unknown> | undefined, adds: Partial<TopicListCounts>): number => {
+  const read = { pg: lists?.pg, wb: lists?.wb, dg: lists?.dg };
+  return (
+    TOPIC_ITEM_REST_MAX_BYTES +
+    itemBytes(read) +
+    listCountsOf(lists).parked * NUMBER_MAX_BYTES +
+    (adds.pushGroups ?? 0) * NAME_BYTES +
+    (adds.parked ?? 0) * PARKED_ENTRY_BYTES +
+    (adds.deadLetterGroups ?? 0) * NAME_BYTES
+  );
+};
 
 /** The lengths of a stored topic item's lists (absent lists: 0). */
 export const listCountsOf = (item: Record<string, unknown> | undefined): TopicListCounts => ({

@@ -58,6 +58,9 @@ interface Planned {
   outgoing: Outgoing;
 }
 
+/** Deliverable time, then send time, then id: the order scheduled messages of one shard enter it. */
+const byDeliverableTime = (a: Deferred, b: Deferred): number => a.dueAt - b.dueAt || a.record.sentAt - b.record.sentAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
 /** A scheduled message to release without a transaction, with the claim it takes over (ClaimedAppend). */
 type ToClaim = Pick<ClaimedAppend, 'deferred' | 'token' | 'slot'>;
 
@@ -102,8 +105,10 @@ export class DeferredReleaser {
     const releasing = [...new Set(read.filter((d): d is Deferred => d !== undefined && d.state === 'releasing'))];
     const pending = found.filter((d) => d.state === 'scheduled' && d.dueAt > now).map((d) => ({ id: d.id, dueAt: d.dueAt }));
     const topics = await this.stores.catalog.topics([...due, ...releasing].map((d) => d.topic));
-    // FIFO messages keep the transaction: their notice must enter with their segment.
-    const fifo = due.filter((d) => topics.get(d.topic)?.type === 'fifo');
+    // FIFO messages keep the transaction: their notice must enter with their segment. They enter
+    // their shards in deliverable-time order, then send order (SPEC, "Deliverable time"), however
+    // their wake-ups came (one per send, in any order, all of a second released together).
+    const fifo = due.filter((d) => topics.get(d.topic)?.type === 'fifo').sort(byDeliverableTime);
     const toClaim: ToClaim[] = due.filter((d) => topics.get(d.topic)?.type !== 'fifo').map((deferred) => ({ deferred }));
     let released = 0;
     const left: string[] = [];

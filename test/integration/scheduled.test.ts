@@ -88,6 +88,31 @@ describe('scheduled and delayed messages', () => {
     ]);
   });
 
+  it('releases messages of one FIFO shard whose wake-ups meet in one flight in deliverable-time order, then send order — not as their wake-ups came', async () => {
+    await h.admin.putTopic('ledger', topic({ type: 'fifo' }));
+    await h.admin.putGroup('f', group('ledger', { deliveryMode: 'serialized', visibilityTimeoutSeconds: 30 }));
+    const second = Math.floor(h.clock.now() / 1000) * 1000 + 20_000;
+    // Sent latest-due first: their wake-ups (one each) come in send order, all in one second.
+    await h.queue.send('ledger', send('due-900', { shardKey: 'A', deliverAt: second + 900 }));
+    await h.queue.send('ledger', send('due-500-first', { shardKey: 'A', deliverAt: second + 500 }));
+    h.clock.advance(1);
+    await h.queue.send('ledger', send('due-500-second', { shardKey: 'A', deliverAt: second + 500 }));
+    await h.queue.send('ledger', send('due-100', { shardKey: 'A', deliverAt: second + 100 }));
+    h.clock.t = second + 999;
+    // The second's wake-ups together, as one SQS batch hands them to the release function (and as the
+    // local runtime's timers fire them): one flight (docs/design.md, "One release path per due second").
+    const wakes = h.recorded.releases.splice(0);
+    expect(wakes).toHaveLength(4);
+    await Promise.all(wakes.map((w) => h.timers.onRelease(w.payload)));
+    const got: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const [m] = await receive('f');
+      got.push(m!.body);
+      await h.queue.commit('f', [m!.receiptHandle]);
+    }
+    expect(got).toEqual(['due-100', 'due-500-first', 'due-500-second', 'due-900']);
+  });
+
   it('cancels a message that is still scheduled, and only then', async () => {
     const sent = await h.queue.send('jobs', send('cancel me', { delaySeconds: 60 }));
     await h.queue.cancel('jobs', sent.messageId);

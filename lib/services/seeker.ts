@@ -8,7 +8,7 @@
  */
 import { ConflictError, GroupNotFoundError, InvalidArgumentError, TopicNotFoundError } from '../domain/errors.js';
 import { countedFrom, iso, type Topic } from '../domain/model.js';
-import { noticeStream, noticeStreamCount, streamId, streamNamespace } from '../domain/streams.js';
+import { noticeStream, noticeStreamCount, redriveStream, streamId, streamNamespace } from '../domain/streams.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import type { SeekRead } from '../adapters/dynamodb/cursors.js';
 import type { Clock } from '../ports/clock.js';
@@ -102,6 +102,10 @@ export class Seeker {
     for (const [namespace, { names, notices, sequenced }] of namespaces) {
       shards.push({ topics: names, moved: await this.moveNamespace(group.name, namespace, notices, to, now, sequenced) });
     }
+    // `latest` on every topic skips the group's whole backlog (SPEC: a purge for this group), so also
+    // what a redrive brought back and it has not received yet. Earliest and a time leave it: the
+    // topics' replay brings the originals again, and the redrive stream would repeat them.
+    if (to === 'latest' && subscribed.every((name) => chosen.includes(name))) await this.moveRedrive(group.name);
     return { group: group.name, positions, shards };
   }
 
@@ -117,6 +121,16 @@ export class Seeker {
     }
     if (!moved) throw new ConflictError(`The position of group '${group}' on '${stream}' kept changing while seeking; retry.`);
     return { topic: topic.name, partition, next };
+  }
+
+  /** The group's redrive stream past its last message, when the group ever redrove (it has a cursor there). */
+  private async moveRedrive(group: string): Promise<void> {
+    const stream = redriveStream(group);
+    if (!(await this.stores.cursors.get(group, stream, this.clock.now()))) return;
+    const { next, segmentStart } = await this.target(stream, 0, 'latest');
+    if (!(await this.stores.cursors.moveTo(group, stream, next, segmentStart, this.clock.now()))) {
+      throw new ConflictError(`The position of group '${group}' on its redrive stream kept changing while seeking; retry.`);
+    }
   }
 
   /**

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
 import { group, topic } from '../helpers/builders.js';
+import { Seeker } from '../../lib/services/seeker.js';
 
 let h: Harness;
 
@@ -64,6 +65,28 @@ describe('redrive', () => {
     // Nothing more to redrive: a second redrive brings nothing back.
     expect(await h.redriver.redrive('billing', undefined)).toEqual({ redriven: 0, more: false });
     expect(await receive('billing')).toEqual([]);
+  });
+
+  it('seek latest on every topic skips what a redrive brought back and the group has not received; a seek of one topic of two leaves it', async () => {
+    await h.admin.putTopic('refunds', topic());
+    await h.admin.putGroup('billing', group(['orders', 'refunds'], { maxDeliveries: 1 }));
+    await h.queue.send('orders', send('a'));
+    await h.queue.send('orders', send('b'));
+    await deadLetterAll('billing', 1, 2);
+    expect(await h.redriver.redrive('billing', 1)).toMatchObject({ redriven: 1 });
+    const seeker = new Seeker(h.stores, h.clock);
+    // One topic of two: the redrive stream is not that topic's.
+    await seeker.seek('billing', 'latest', ['orders']);
+    // (a and b were dead-lettered together: either comes back first.)
+    const first = await receive('billing');
+    expect(first).toHaveLength(1);
+    expect(['a', 'b']).toContain(first[0]!.body);
+    expect(await h.redriver.redrive('billing', undefined)).toMatchObject({ redriven: 1 });
+    await seeker.seek('billing', 'latest', undefined);
+    expect(await receive('billing')).toEqual([]);
+    // A message sent after the seek is received.
+    await h.queue.send('orders', send('c'));
+    expect((await receive('billing')).map((m) => m.body)).toEqual(['c']);
   });
 
   it('serves a dead-letter topic shared by two groups: each redrives its own', async () => {

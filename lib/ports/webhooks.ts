@@ -2,6 +2,8 @@
 export interface WebhookResponse {
   status: number;
   body: string;
+  /** The answer was longer than the client reads: `body` is only its start. */
+  truncated?: boolean;
 }
 
 export interface WebhookClient {

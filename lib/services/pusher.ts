@@ -251,6 +251,10 @@ export class Pusher {
     if (response.status < 200 || response.status >= 300) {
       return { attempt: this.attempt(at, response.status, started, `answered HTTP ${response.status}`, batch.length, batch.length), retry: all };
     }
+    if (response.truncated) {
+      // Its `retry` list may be in the part not read: committing the batch could drop what it lists.
+      return { attempt: this.attempt(at, response.status, started, 'answer too long to read its retry list: all retried', batch.length, batch.length), retry: all };
+    }
     const listed = retryList(response.body);
     const retry = new Set<string>();
     batch.forEach((m, index) => {

@@ -115,9 +115,11 @@ describe('push requests within Lambda\'s 6 MB synchronous payload', () => {
 });
 
 describe('AwsLambdaInvoker', () => {
-  it('reads at most 64 KiB of the result', async () => {
+  it('reads at most 1 MiB of the result, and says when it cut it', async () => {
     lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload('x'.repeat(MAX_ANSWER_BYTES + 10)) });
-    const answer = await new AwsLambdaInvoker(new LambdaClient({ region: 'eu-west-1' })).invoke(FUNCTION, '{}', 1000);
-    expect(answer).toEqual({ status: 200, body: 'x'.repeat(MAX_ANSWER_BYTES) });
+    const invoker = new AwsLambdaInvoker(new LambdaClient({ region: 'eu-west-1' }));
+    expect(await invoker.invoke(FUNCTION, '{}', 1000)).toEqual({ status: 200, body: 'x'.repeat(MAX_ANSWER_BYTES), truncated: true });
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload('x'.repeat(MAX_ANSWER_BYTES)) });
+    expect(await invoker.invoke(FUNCTION, '{}', 1000)).toEqual({ status: 200, body: 'x'.repeat(MAX_ANSWER_BYTES) });
   });
 });

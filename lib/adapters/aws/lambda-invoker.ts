@@ -11,7 +11,7 @@ import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import type { LambdaInvoker } from '../../ports/lambda-invoker.js';
 import type { WebhookResponse } from '../../ports/webhooks.js';
 
-export const MAX_ANSWER_BYTES = 64 * 1024;
+export const MAX_ANSWER_BYTES = 1024 * 1024;
 
 export class AwsLambdaInvoker implements LambdaInvoker {
   constructor(private readonly client: Pick<LambdaClient, 'send'>) {}
@@ -40,6 +40,6 @@ export class AwsLambdaInvoker implements LambdaInvoker {
       // The result of a failed invocation is the error object ({errorType, errorMessage}); keep it short in logs.
       throw new Error(`the function failed (${answer.FunctionError}): ${body.slice(0, 200)}`);
     }
-    return { status: answer.StatusCode ?? 200, body };
+    return { status: answer.StatusCode ?? 200, body, ...(bytes.length > MAX_ANSWER_BYTES ? { truncated: true } : {}) };
   }
 }

@@ -63,6 +63,8 @@ export const pushLeaseMs = (push: Pick<PushSettings, 'timeoutSeconds'>): number 
 interface Lane {
   fifo: boolean;
   messages: DeliveredMessage[];
+  /** Until when (ms) this drain holds the lane's leases at least. */
+  leasedUntil?: number;
 }
 
 /** A counting semaphore: maxConcurrency per group, shared by the jobs of one process. */
@@ -139,13 +141,13 @@ export class Pusher {
         inHand = undefined;
         // A sequenced shard held below a hole (its writer may still fill it) gets a job for when it is
         // filled: nothing is appended then, and a drain that ends now would not come back.
-        const claimed = await this.queue.claimForPush(group, free * push.batchSize, leaseMs, this.clock.now() + leaseMs, (_topic, until) =>
-          retryTimes.push(until),
-        );
+        // The leases end no sooner than this (the claim adds the retry policy's back-off on top).
+        const leasedUntil = this.clock.now() + leaseMs;
+        const claimed = await this.queue.claimForPush(group, free * push.batchSize, leaseMs, leasedUntil, (_topic, until) => retryTimes.push(until));
         inHand = claimed;
         if (claimed.length === 0) break;
         const lanes = this.lanesOf(claimed, topics, push.batchSize);
-        const results = await Promise.all(lanes.map((lane) => this.pushLane(group, push, lane, leaseMs, slots, secrets)));
+        const results = await Promise.all(lanes.map((lane) => this.pushLane(group, push, { ...lane, leasedUntil }, leaseMs, slots, secrets)));
         for (const result of results) {
           attempts.push(...result.attempts);
           retryTimes.push(...result.retryTimes);
@@ -199,10 +201,22 @@ export class Pusher {
     const attempts: PushAttempt[] = [];
     const retryTimes: number[] = [];
     for (let i = 0; i < lane.messages.length; i += push.batchSize) {
-      const batch = lane.messages.slice(i, i + push.batchSize);
+      let batch = lane.messages.slice(i, i + push.batchSize);
       await slots.take();
       let outcome: { attempt: PushAttempt; retry: Set<string> };
       try {
+        // A request that waited for a slot (more lanes than slots) or behind the lane's earlier requests
+        // could outlast its leases: another drain would meanwhile push the messages again — on a FIFO
+        // shard, after later ones. Its leases are extended first; one that is gone ends the FIFO lane here.
+        const held = await this.holdLeases(group, push, lane, batch, leaseMs);
+        if (held.length === 0) break;
+        if (held.length < batch.length) {
+          if (lane.fifo) {
+            retryTimes.push(...(await this.fail(group, [...held, ...lane.messages.slice(i + push.batchSize)], leaseMs)));
+            break;
+          }
+          batch = held;
+        }
         outcome = await this.request(group.name, push, batch, secrets, lane.fifo);
       } finally {
         slots.give();
@@ -219,6 +233,30 @@ export class Pusher {
       }
     }
     return { attempts, retryTimes };
+  }
+
+  /**
+   * The messages of `batch` whose leases outlast a request sent now (its timeout plus the margin):
+   * all of them while the claim's lease does; else each lease is extended by `leaseMs` first, in
+   * order, and on a FIFO lane the first one that is gone (the lease ended and another drain claimed
+   * the message) ends the list — later messages of the shard must wait for it. The lane then holds
+   * its leases until the new end.
+   */
+  private async holdLeases(group: Group, push: PushSettings, lane: Lane, batch: DeliveredMessage[], leaseMs: number): Promise<DeliveredMessage[]> {
+    const now = this.clock.now();
+    if (lane.leasedUntil === undefined || now + push.timeoutSeconds * 1000 + LEASE_MARGIN_MS / 2 <= lane.leasedUntil) return batch;
+    const held: DeliveredMessage[] = [];
+    for (const message of batch) {
+      try {
+        await this.queue.changeVisibility(group.name, message.receiptHandle, Math.ceil(leaseMs / 1000));
+        held.push(message);
+      } catch (error) {
+        this.options.log?.('push lease ended before its request: not sent', { group: group.name, messageId: message.messageId, error: String(error) });
+        if (lane.fifo) break;
+      }
+    }
+    lane.leasedUntil = now + leaseMs;
+    return held;
   }
 
   /**

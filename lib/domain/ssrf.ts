@@ -39,11 +39,14 @@ for (const [net, prefix] of [
   ['::', 96], // unspecified, and IPv4-compatible (deprecated, embeds IPv4)
   ['::ffff:0:0:0', 96], // IPv4-translated (SIIT, embeds IPv4)
   ['64:ff9b::', 96], // NAT64 (embeds IPv4)
+  ['64:ff9b:1::', 48], // NAT64 local use (RFC 8215: a site's own translators)
+  ['2001::', 32], // Teredo (embeds IPv4)
   ['2002::', 16], // 6to4 (embeds IPv4)
   ['100::', 64], // discard
   ['2001:db8::', 32], // documentation
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated, RFC 3879; still routed inside some networks)
   ['ff00::', 8], // multicast
 ] as const) {
   forbidden.addSubnet(net, prefix, 'ipv6');

@@ -49,8 +49,8 @@ export const sentinelBytes = (stream: string): number => itemBytes({ pk: streamP
 /**
  * Items a stream's first segment in a transaction brings besides itself: the sentinel of a new
  * epoch, and on a chained FIFO shard whose head is near its `ttl` also the closing marker put at
- * the old head's next number (stream-log.ts `closingHead`): 1 or 2. A sequenced shard takes its
- * numbers from a grant and never closes its head that way.
+ * the old head's next number (stream-log.ts `closingHead`): 1 or 2 (an upper bound: a sequenced
+ * shard takes its numbers from a grant and writes neither, counted 1 all the same).
  */
 export const openingItems = (stream: string): number => (isShardStream(stream) && !isSequencedStream(stream) ? 2 : 1);
 

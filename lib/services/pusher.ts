@@ -209,12 +209,16 @@ export class Pusher {
         // could outlast its leases: another drain would meanwhile push the messages again — on a FIFO
         // shard, after later ones. Its leases are extended first; one that is gone ends the FIFO lane here.
         const held = await this.holdLeases(group, push, lane, batch, leaseMs);
-        if (held.length === 0) break;
         if (held.length < batch.length) {
+          // Not held: claimable again when its lease ends (taken by another drain, or a failed write), with a job then.
+          retryTimes.push(...this.leaseEnds(group, batch.filter((m) => !held.includes(m)), leaseMs));
           if (lane.fifo) {
-            retryTimes.push(...(await this.fail(group, [...held, ...lane.messages.slice(i + push.batchSize)], leaseMs)));
+            // The shard waits for the first message not held: what this drain still holds of it goes back unsent.
+            const rest = [...held, ...lane.messages.slice(i + push.batchSize)];
+            if (rest.length > 0) retryTimes.push(...(await this.fail(group, rest, leaseMs)));
             break;
           }
+          if (held.length === 0) continue;
           batch = held;
         }
         outcome = await this.request(group.name, push, batch, secrets, lane.fifo);
@@ -239,8 +243,8 @@ export class Pusher {
    * The messages of `batch` whose leases outlast a request sent now (its timeout plus the margin):
    * all of them while the claim's lease does; else each lease is extended by `leaseMs` first, in
    * order, and on a FIFO lane the first one that is gone (the lease ended and another drain claimed
-   * the message) ends the list — later messages of the shard must wait for it. The lane then holds
-   * its leases until the new end.
+   * the message, or the write failed) ends the list — later messages of the shard must wait for it.
+   * Each message is in one request only, so each request is checked against the claim's lease end.
    */
   private async holdLeases(group: Group, push: PushSettings, lane: Lane, batch: DeliveredMessage[], leaseMs: number): Promise<DeliveredMessage[]> {
     const now = this.clock.now();
@@ -255,7 +259,6 @@ export class Pusher {
         if (lane.fifo) break;
       }
     }
-    lane.leasedUntil = now + leaseMs;
     return held;
   }
 

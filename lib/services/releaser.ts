@@ -79,7 +79,8 @@ export class DeferredReleaser {
 
   /**
    * Releases scheduled messages that are due: each enters its stream now,
-   * behind what accumulated before it, in the order of `ids`. Appending and
+   * behind what accumulated before it — FIFO messages by deliverable time,
+   * then send time, others in the order of `ids`. Appending and
    * marking released are one transaction, so a timer fired twice releases
    * once. A message that cannot be released (unreadable, or its append fails
    * alone) is logged with its id and moved in the due index to the next

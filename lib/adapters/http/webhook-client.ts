@@ -61,14 +61,27 @@ export class HttpWebhookClient implements WebhookClient {
         (res) => {
           const chunks: Buffer[] = [];
           let size = 0;
+          let settled = false;
+          const answer = (truncated: boolean) => {
+            if (settled) return;
+            settled = true;
+            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ...(truncated ? { truncated: true } : {}) });
+          };
           res.on('data', (chunk: Buffer) => {
+            if (settled) return;
+            if (size + chunk.length > MAX_ANSWER_BYTES) {
+              // Past what is read: answered cut at once, the rest not downloaded.
+              chunks.push(chunk.subarray(0, MAX_ANSWER_BYTES - size));
+              size = MAX_ANSWER_BYTES;
+              answer(true);
+              res.destroy();
+              return;
+            }
             size += chunk.length;
-            if (size <= MAX_ANSWER_BYTES) chunks.push(chunk);
+            chunks.push(chunk);
           });
-          res.on('end', () =>
-            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ...(size > MAX_ANSWER_BYTES ? { truncated: true } : {}) }),
-          );
-          res.on('error', reject);
+          res.on('end', () => answer(false));
+          res.on('error', (error) => (settled ? undefined : reject(error)));
         },
       );
       req.on('error', reject);

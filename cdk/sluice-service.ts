@@ -515,6 +515,8 @@ export class SluiceService extends Construct {
       new SqsEventSource(this.pushQueue.queue, { batchSize: WORK_QUEUE_BATCH_SIZE, maxConcurrency: this.props.pushConcurrency ?? 10, reportBatchItemFailures: true }),
     );
     pushWorker.addToRolePolicy(this.secretsStatement('kms:Decrypt', PUSH_SECRET_CONTEXT_PURPOSE));
+    // Its claims, commits and releases open receipt handles and message ids (and its dead-letter copies seal them).
+    this.grantMessageIdKey(pushWorker, TableAccess.READ_WRITE);
     // Retries: a push job delayed to the earliest retry time; a run out of time hands the rest on.
     pushWorker.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.pushQueue.queue.queueArn] }));
     // Only the functions the construct was told about (none: no grant at all).

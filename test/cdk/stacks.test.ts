@@ -58,8 +58,9 @@ const expectedExtraGrants: Record<string, string[]> = {
   'put-group': ['kms:Encrypt'],
   'patch-group': ['kms:Encrypt'],
   'rotate-group-secret': ['kms:Encrypt'],
-  // opens push secrets; re-queues push jobs (retries, hand-over); invokes no Lambda without pushTargets
-  'push-worker': [...CONSUME, 'kms:Decrypt', 'sqs:SendMessage'],
+  // opens push secrets; opens and seals message ids and receipt handles (claims, commits, releases,
+  // dead letters); re-queues push jobs (retries, hand-over); invokes no Lambda without pushTargets
+  'push-worker': [...CONSUME, 'kms:Decrypt', 'kms:Decrypt', 'kms:Encrypt', 'sqs:SendMessage'],
   // onMinute queues second wake-ups and its minute's check-backs; onRelease re-queues what is not due yet
   'timer-minute': ['sqs:SendMessage'],
   'timer-release': [...CONSUME, 'sqs:SendMessage'],
@@ -433,13 +434,14 @@ describe('least privilege', () => {
     expect(grantsOfAction(stateless, 'kms:*')).toEqual([]);
   });
 
-  it('lets only the code that seals or opens message ids use the message-id key, and only writers create it', () => {
+  it('lets only the code that seals or opens message ids use the message-id key (the push worker among it), and only writers create it', () => {
     const ids = JSON.stringify({ StringEquals: { 'kms:EncryptionContext:purpose': 'sluice-message-ids' } });
     const rolesWith = (action: string) => grantsOfAction(stateless, action).filter((g) => JSON.stringify(g.condition) === ids).map((g) => g.role).sort();
     const roles = (...entries: string[]) => entries.map((e) => roleOf(stateless, functionId(e))).sort();
     const writers = ['put-topic', 'send-message', 'send-batch', 'receive', 'commit', 'visibility', 'cancel-message', 'redrive'];
-    expect(rolesWith('kms:Decrypt')).toEqual(roles(...writers, 'get-message', 'list-messages'));
-    expect(rolesWith('kms:Encrypt')).toEqual(roles(...writers));
+    // The push worker claims, commits and releases as receive, commit and visibility do (and dead-letters).
+    expect(rolesWith('kms:Decrypt')).toEqual(roles(...writers, 'push-worker', 'get-message', 'list-messages'));
+    expect(rolesWith('kms:Encrypt')).toEqual(roles(...writers, 'push-worker'));
   });
 
   it('keeps secrets decryption to the check worker with a customer managed table key too', () => {

@@ -13,7 +13,7 @@
 import { InvalidArgumentError, ProducerGroupNotFoundError, SluiceError, ThrottledError } from '../domain/errors.js';
 import { Limits, iso, type MessageRecord, type SendInput, type SendResult, type Topic } from '../domain/model.js';
 import type { MessageIdCodec } from '../domain/message-ids.js';
-import { deferredMessageId, noticeStream, noticeStreamCount, streamId, streamNamespace, type StreamLocal } from '../domain/streams.js';
+import { deferredMessageId, isShardStream, noticeStream, noticeStreamCount, streamId, streamNamespace, type StreamLocal } from '../domain/streams.js';
 import { Contention } from '../adapters/dynamodb/append-contention.js';
 import { LostRaceError, type Notice } from '../adapters/dynamodb/stream-log.js';
 import { ItemConditionFailedError, WriteBatch, type TransactItem } from '../adapters/dynamodb/write-batch.js';
@@ -137,11 +137,19 @@ export class Sender {
     }
     await Promise.all(
       [...byStream.entries()].map(async ([stream, entries]) => {
+        // A FIFO shard's entries keep their array order (SPEC §3.2): once a part of them failed, the
+        // later parts are not written but fail with it, so a retry of the failed entries lands in order.
+        let failed: SluiceError | undefined;
         for (const chunk of this.chunks(entries)) {
+          if (failed) {
+            for (const entry of chunk) results.push({ index: entry.index, error: failed });
+            continue;
+          }
           const appended = await this.appendChunk(topic, stream, chunk, seenDedup, ids);
           results.push(...appended.results);
           landed.push(...appended.landed);
           reannounce.push(...appended.reannounce);
+          if (isShardStream(stream)) failed = appended.results.find((r): r is Extract<BatchResult, { error: SluiceError }> => 'error' in r)?.error;
         }
       }),
     );

@@ -82,7 +82,7 @@ export class OutputPlanner {
     const addSideItems = (batch: WriteBatch, n: number, o: Outgoing, record: MessageRecord, result: SendResult) => {
       const scope = dedupScope(o);
       if (scope !== undefined && o.input.dedupId !== undefined) {
-        batch.add(dedupItem(n), this.stores.markers.dedupItem(o.topic.name, o.input.dedupId, result, now, Limits.dedupWindowSeconds));
+        batch.add(dedupItem(n), this.stores.markers.dedupItem(o.topic, o.input.dedupId, result, now, Limits.dedupWindowSeconds));
         scopes.set(dedupItem(n), scope);
       }
       // A key given twice is one index entry (the same item twice would fail the whole transaction).

@@ -273,7 +273,7 @@ export class Sender {
             if (entry.input.dedupId !== undefined) {
               extras.add(
                 dedupItem(entry),
-                this.stores.markers.dedupItem(topic.name, entry.input.dedupId, sendResult(topic, record, first + i), now, Limits.dedupWindowSeconds),
+                this.stores.markers.dedupItem(topic, entry.input.dedupId, sendResult(topic, record, first + i), now, Limits.dedupWindowSeconds),
               );
             }
             // A key given twice is one index entry: the same item twice fails the whole transaction.
@@ -312,7 +312,7 @@ export class Sender {
         // A dedup hit: the entry whose marker failed was sent before.
         const owner = pending.find((entry) => dedupItem(entry) === error.item);
         if (!owner || owner.input.dedupId === undefined) throw error;
-        const original = await this.stores.markers.dedupResult(topic.name, owner.input.dedupId, now);
+        const original = await this.stores.markers.dedupResult(topic, owner.input.dedupId, now);
         if (original) {
           out.push({ index: owner.index, result: original });
           pending = pending.filter((entry) => entry !== owner);
@@ -330,7 +330,7 @@ export class Sender {
       const first = out.find((r) => r.index === seenDedup.get(repeat.input.dedupId ?? ''));
       if (first && 'result' in first) out.push({ index: repeat.index, result: first.result });
       else {
-        const original = await this.stores.markers.dedupResult(topic.name, repeat.input.dedupId ?? '', this.clock.now());
+        const original = await this.stores.markers.dedupResult(topic, repeat.input.dedupId ?? '', this.clock.now());
         if (original) out.push({ index: repeat.index, result: original });
         else if (first && 'error' in first) out.push({ index: repeat.index, error: first.error });
       }
@@ -373,7 +373,7 @@ export class Sender {
   ): Promise<SendResult | undefined> {
     const batch = new WriteBatch().add(DEFERRED_ITEM, item);
     if (entry.input.dedupId !== undefined) {
-      batch.add(dedupItem(entry), this.stores.markers.dedupItem(topic.name, entry.input.dedupId, result, now, Limits.dedupWindowSeconds));
+      batch.add(dedupItem(entry), this.stores.markers.dedupItem(topic, entry.input.dedupId, result, now, Limits.dedupWindowSeconds));
     }
     distinct(entry.input.keys).forEach((key, j) =>
       batch.add(keyItem(entry, j), this.stores.markers.keyItem(topic.name, key, record.messageId, record.deliverableAt, record.expiresAt)),
@@ -383,7 +383,7 @@ export class Sender {
       return undefined;
     } catch (error) {
       if (!(error instanceof ItemConditionFailedError) || error.item !== dedupItem(entry) || entry.input.dedupId === undefined) throw error;
-      const original = await this.stores.markers.dedupResult(topic.name, entry.input.dedupId, now);
+      const original = await this.stores.markers.dedupResult(topic, entry.input.dedupId, now);
       if (!original) throw new ThrottledError('A concurrent send with the same dedupId is in progress; retry.');
       return original;
     }

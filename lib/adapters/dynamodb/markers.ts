@@ -1,7 +1,7 @@
 /**
  * Small side items written in the same transaction as a segment:
  *
- *   dedup  pk "U#<topic>#<dedupId>", sk "U"  {r: send result, x: expires (ms), ttl}
+ *   dedup  pk "U#<topic>#<dedupId>", sk "U"  {r: send result, x: expires (ms), g: the topic's generation, ttl}
  *   key    pk "K#<topic>#<key>", sk "<13-digit deliverableAt>#<messageId>"  {ttl}
  *   dead-letter link  pk "D#<topic>#<messageId>", sk "<group>"  {t: dead-letter topic, m: copy's id, ttl,
  *                     g1pk "Q#<group>", g1sk "<13-digit ms>#<copy id>" until redriven; then r: its seq
@@ -11,7 +11,7 @@
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { SendResult } from '../../domain/model.js';
+import type { SendResult, Topic } from '../../domain/model.js';
 import { call, queryAll } from './call.js';
 import { decodePageToken, encodePageToken } from './catalog.js';
 import { deadLetterLinkPk, dedupKey, keyIndexPk, keyIndexSk, messageIdOfKeyIndexSk, redriveIndexPk, redriveIndexSk } from './keys.js';
@@ -23,24 +23,32 @@ export class Markers {
     private readonly table: string,
   ) {}
 
-  /** Claims a dedup id for `result`; fails its condition when the id is already claimed and not expired. */
-  dedupItem(topic: string, dedupId: string, result: SendResult, now: number, windowSeconds: number): TransactItem {
+  /**
+   * Claims a dedup id for `result` in the topic's generation; fails its condition when the id is
+   * already claimed in that generation and not expired. A marker of an earlier life of the topic
+   * (deleted and created again within the dedup window) is replaced: its message is not in this
+   * generation, so a send answered from it would be lost. Markers written before `g` existed count
+   * for any generation (as before) until they expire.
+   */
+  dedupItem(topic: Pick<Topic, 'name' | 'generation'>, dedupId: string, result: SendResult, now: number, windowSeconds: number): TransactItem {
     const expires = now + windowSeconds * 1000;
     return {
       Put: {
         TableName: this.table,
-        Item: { ...dedupKey(topic, dedupId), r: result, x: expires, ttl: Math.ceil(expires / 1000) },
-        ConditionExpression: 'attribute_not_exists(pk) OR x < :now',
-        ExpressionAttributeValues: { ':now': now },
+        Item: { ...dedupKey(topic.name, dedupId), r: result, x: expires, g: topic.generation, ttl: Math.ceil(expires / 1000) },
+        ConditionExpression: 'attribute_not_exists(pk) OR x < :now OR g <> :gen',
+        ExpressionAttributeValues: { ':now': now, ':gen': topic.generation },
       },
     };
   }
 
-  async dedupResult(topic: string, dedupId: string, now: number): Promise<SendResult | undefined> {
+  /** The send a dedup id names in the topic's generation, while its window lasts. */
+  async dedupResult(topic: Pick<Topic, 'name' | 'generation'>, dedupId: string, now: number): Promise<SendResult | undefined> {
     const { Item } = await call(() =>
-      this.doc.send(new GetCommand({ TableName: this.table, Key: dedupKey(topic, dedupId), ConsistentRead: true })),
+      this.doc.send(new GetCommand({ TableName: this.table, Key: dedupKey(topic.name, dedupId), ConsistentRead: true })),
     );
-    return Item && Number(Item.x) >= now ? (Item.r as SendResult) : undefined;
+    if (!Item || Number(Item.x) < now) return undefined;
+    return Item.g === undefined || Number(Item.g) === topic.generation ? (Item.r as SendResult) : undefined;
   }
 
   keyItem(topic: string, key: string, messageId: string, deliverableAt: number, expiresAt: number): TransactItem {

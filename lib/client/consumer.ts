@@ -491,7 +491,8 @@ export class Consumer {
     try {
       result = await this.options.handler(message, {
         group: this.group,
-        signal: held.abort.signal,
+        // Its own lease lost, or the consumer stopping hard (stop({ abort: true })).
+        signal: AbortSignal.any([held.abort.signal, this.stopSignal.signal]),
         extendVisibility: (seconds) => this.changeVisibility(message, seconds),
       });
     } catch (error) {

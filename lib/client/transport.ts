@@ -226,8 +226,11 @@ export class HttpTransport {
       const timeout = AbortSignal.timeout(options.timeoutMs ?? this.timeoutMs);
       const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
       let response: Response;
+      let text: string;
       try {
         response = await this.fetchImpl(url, { method, headers: sent, body, signal });
+        // Inside the try: an answer whose body is lost (a reset, the time-out while reading) is a lost connection too.
+        text = await response.text();
       } catch (error) {
         // The caller's abort is not a connection failure: pass it on as is.
         if (options.signal?.aborted) throw options.signal.reason ?? error;
@@ -236,7 +239,6 @@ export class HttpTransport {
         await this.sleep(retryDelay(attempt, undefined, this.retry, this.random), options.signal);
         continue;
       }
-      const text = await response.text();
       if (response.ok) {
         if (response.status === 204 || text === '') return undefined as T;
         return JSON.parse(text) as T;

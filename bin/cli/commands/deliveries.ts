@@ -60,7 +60,12 @@ export function addDeliveryCommands(program: Command): void {
       const seen = new Set<string>();
       let printed = 0;
       const reportCommits = (results: CommitEntryResult[]) => {
-        for (const r of results) if ('error' in r) process.stderr.write(`commit ${r.receiptHandle}: ${r.error.code}: ${r.error.detail}\n`);
+        for (const r of results) {
+          if (!('error' in r)) continue;
+          process.stderr.write(`commit ${r.receiptHandle}: ${r.error.code}: ${r.error.detail}\n`);
+          // As `sluice commit`: 1 when some entries failed (the message was not committed: it comes back).
+          process.exitCode = 1;
+        }
       };
       // Each batch's commits ride on the next receive (folded into its claim on the server); the
       // last batch's, and those of a receive that did not answer, are committed on their own at the end.

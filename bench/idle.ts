@@ -286,7 +286,7 @@ export async function measureIdle(env: IdleEnv, profile: IdleProfile): Promise<I
           `priced as a parking receive measured alone with the park in force (${sp.counts.lambdaRequests} HTTP request, ${Math.round(sp.counts.lambdaBilledMs)} billed ms, ` +
           `${sp.counts.rru.toFixed(1)} RRU, ${sp.counts.wru.toFixed(1)} WRU, ${JSON.stringify(sp.byCommand)}; plus ${PARK_REFRESH_WRU} WRU for the park refresh each of them writes to the one topic item); ` +
           `the consumer's first parking receive, which created and recorded the queue and held the fresh park past the senders' cache: ` +
-          `${first.counts.lambdaRequests} HTTP requests incl. GET group, ${Math.round(first.counts.lambdaBilledMs)} billed ms, ${first.counts.rru.toFixed(1)} RRU, ${first.counts.wru.toFixed(1)} WRU ` +
+          `${first.counts.lambdaRequests} HTTP requests incl. GET group and GET of each subscribed topic (its time-order group), ${Math.round(first.counts.lambdaBilledMs)} billed ms, ${first.counts.rru.toFixed(1)} RRU, ${first.counts.wru.toFixed(1)} WRU ` +
           `(a doorbell SQS deleted after 30 days without a consumer costs one such receive again, \`doorbellMissing\`, when a consumer comes back: not a monthly cost); ` +
           `window receives: ${sw.counts.lambdaRequests}`,
       ),

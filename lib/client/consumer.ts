@@ -145,7 +145,7 @@ interface Lane {
   running: boolean;
 }
 
-type ConsumerClient = Pick<SluiceClient, 'receive' | 'receiveAndCommit' | 'commit' | 'changeVisibility' | 'getGroup'> & Partial<Pick<SluiceClient, 'awsCredentials'>>;
+type ConsumerClient = Pick<SluiceClient, 'receive' | 'receiveAndCommit' | 'commit' | 'changeVisibility' | 'getGroup'> & Partial<Pick<SluiceClient, 'awsCredentials' | 'getTopic'>>;
 
 /** A finished message whose commit waits for the next receive; `settle` lets its lane go on. */
 interface Carried {
@@ -171,6 +171,11 @@ export class Consumer {
   private readonly concurrency: number;
   private readonly maxBuffered: number;
   private readonly lanes = new Map<string, Lane>();
+  /**
+   * Per FIFO topic, what its shard keys are keys of: its time-order group's (topics of one order
+   * group share one sequence per shard key), else the topic's own. Unknown topics: their own.
+   */
+  private readonly shardScopes = new Map<string, string>();
   private held = 0;
   private running = 0;
   private visibilitySeconds = 30;
@@ -235,6 +240,7 @@ export class Consumer {
       this.visibilitySeconds = this.options.visibilityTimeoutSeconds ?? group.visibilityTimeoutSeconds;
       if (group.retryPolicy) this.retryPolicy = group.retryPolicy;
       if (group.maxDeliveries) this.maxDeliveries = group.maxDeliveries;
+      await this.readShardScopes(group.subscriptions?.map((s) => s.topic) ?? []);
     } catch (error) {
       this.state = 'stopped';
       throw error;
@@ -416,9 +422,28 @@ export class Consumer {
     } else if (result) this.options.onCommitted?.(message, result);
   }
 
+  /**
+   * Learns which subscribed topics share shard sequences (a time-order group): a shard key is a
+   * lane per topic otherwise, so a failing handler on one topic never releases, unhandled, another
+   * topic's message that happens to carry the same shard key. A topic that cannot be read is its own scope.
+   */
+  private async readShardScopes(topics: readonly string[]): Promise<void> {
+    await Promise.all(
+      topics.map(async (name) => {
+        try {
+          const topic = await this.client.getTopic?.(name, { signal: this.stopSignal.signal });
+          if (topic?.orderGroup) this.shardScopes.set(name, `o:${topic.orderGroup}`);
+        } catch {
+          // Its own scope (the default).
+        }
+      }),
+    );
+  }
+
   private enqueue(message: Delivered) {
     const ordered = message.shardKey !== null && this.options.preserveShardOrder !== false;
-    const key = ordered ? `k:${message.shardKey}` : `m:${message.topic}/${message.messageId}`;
+    const scope = this.shardScopes.get(message.topic) ?? `t:${message.topic}`;
+    const key = ordered ? `k:${scope}\u0000${message.shardKey}` : `m:${message.topic}/${message.messageId}`;
     let lane = this.lanes.get(key);
     if (!lane) this.lanes.set(key, (lane = { key, queue: [], running: false }));
     const held: Held = { message, abort: new AbortController(), timer: undefined, lost: false };

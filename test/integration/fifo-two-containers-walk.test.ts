@@ -17,6 +17,7 @@ import { describe, expect, it } from 'vitest';
 import type { DeliveredMessage } from '../../lib/domain/model.js';
 import * as build from '../helpers/builders.js';
 import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
+import { prng } from '../helpers/random.js';
 
 /** [seed, steps, maxDeliveries]: one run where messages reach their last delivery, one where they do not. */
 const RUNS: Array<[number, number, number]> = [
@@ -24,16 +25,6 @@ const RUNS: Array<[number, number, number]> = [
   [7, 200, 1000],
 ];
 
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Mode = 'serialized' | 'protected' | 'concurrent';
 interface Held {

@@ -12,18 +12,7 @@ import type { DeliveryMode } from '../../lib/domain/model.js';
 import { GroupFigures } from '../../lib/services/group-figures.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
 import { group, topic } from '../helpers/builders.js';
-
-/** A small deterministic generator (mulberry32), so a failing sequence can be replayed. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../helpers/random.js';
 
 const TOPICS = ['f', 'w', 's'] as const;
 const STEPS = 60;

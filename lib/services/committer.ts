@@ -310,7 +310,7 @@ export class Committer {
       }
       // Outputs of each commit of the chain, in sequence order: from this request, or saved when it went pending.
       const reach = chain.slice(0, CASCADE_MAX);
-      const earlierAll = reach.filter((l) => l.pending).map((l) => l.seq);
+      const earlierAll = reach.filter((l) => l.pending).map((l) => ({ seq: l.seq, token: l.token }));
       const saved = earlierAll.length ? await this.stores.outputs.get(group.name, stream, earlierAll) : new Map<number, SavedOutputs>();
       const ids = await this.stores.ids.codec();
       const perLease: Outgoing[][] = [];
@@ -351,7 +351,7 @@ export class Committer {
         for (const c of markPending.filter((c) => c.publish.length > 0)) {
           const ttl = Math.ceil(now / 1000) + Limits.retentionMaxSeconds;
           this.stores.outputs
-            .putItems(group.name, stream, c.receipt.seq, c.publish, ttl)
+            .putItems(group.name, stream, { seq: c.receipt.seq, token: c.receipt.token }, c.publish, ttl)
             .forEach((put, part) => built.add(savedOutputsItem(c.receipt.seq, part), put));
         }
         for (const seq of earlier) {

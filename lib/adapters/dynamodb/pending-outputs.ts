@@ -6,6 +6,8 @@
  *   pk `O#<group>#<stream>`, sk `<seq>` (keys.ts); more parts at sk `<seq>#<part>`
  *   p     the publish entries of this part, JSON
  *   n     (first part) how many parts there are, when more than one
+ *   k     the pending lease's token: outputs saved by another lease of that message (a pending
+ *         commit a seek or a group delete dropped, its item left to its TTL) are not its
  *   ttl   removal (epoch s): after the longest retention
  *
  * Entries are split into parts of at most {@link PART_MAX_BYTES} of JSON, so
@@ -56,12 +58,12 @@ export class PendingOutputStore {
   ) {}
 
   /** Saves the publish outputs of a pending (protected) commit, written with the pending mark: one item per part. */
-  putItems(group: string, stream: string, seq: number, outputs: unknown[], ttlSeconds: number): TransactItem[] {
+  putItems(group: string, stream: string, lease: { seq: number; token: string }, outputs: unknown[], ttlSeconds: number): TransactItem[] {
     const parts = outputParts(outputs);
     return parts.map((part, i) => ({
       Put: {
         TableName: this.table,
-        Item: { ...partKey(group, stream, seq, i), p: JSON.stringify(part), ...(i === 0 && parts.length > 1 ? { n: parts.length } : {}), ttl: ttlSeconds },
+        Item: { ...partKey(group, stream, lease.seq, i), p: JSON.stringify(part), ...(i === 0 && parts.length > 1 ? { n: parts.length } : {}), k: lease.token, ttl: ttlSeconds },
       },
     }));
   }
@@ -71,14 +73,18 @@ export class PendingOutputStore {
     return Array.from({ length: parts }, (_, i) => ({ Delete: { TableName: this.table, Key: partKey(group, stream, seq, i) } }));
   }
 
-  /** The saved outputs of the pending commits `seqs` (missing ones are left out). */
-  async get(group: string, stream: string, seqs: number[]): Promise<Map<number, SavedOutputs>> {
+  /**
+   * The saved outputs of the pending leases `leases` (missing ones are left out, and so are outputs
+   * another lease of the message saved: a pending commit dropped by a seek or a group delete; items
+   * saved before `k` existed count as the lease's).
+   */
+  async get(group: string, stream: string, leases: ReadonlyArray<{ seq: number; token: string }>): Promise<Map<number, SavedOutputs>> {
     const out = new Map<number, SavedOutputs>();
     const read = async (seq: number, part: number) =>
       (await call(() => this.doc.send(new GetCommand({ TableName: this.table, Key: partKey(group, stream, seq, part), ConsistentRead: true })))).Item;
-    for (const seq of seqs) {
+    for (const { seq, token } of leases) {
       const first = await read(seq, 0);
-      if (!first) continue;
+      if (!first || (first.k !== undefined && first.k !== token)) continue;
       const parts = Number(first.n ?? 1);
       const outputs = JSON.parse(String(first.p)) as unknown[];
       for (let part = 1; part < parts; part++) {

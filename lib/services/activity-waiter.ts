@@ -185,9 +185,12 @@ export class ActivityWaiter implements Notifier {
           const until = (await this.stores.catalog.parkTopic(topic, now + PARK_FOR_MS, keep)) ?? now + PARK_FOR_MS;
           // A topic that is gone: try again after a refresh interval, not on every look.
           this.parked.set(topic, until);
-          // A park this container did not know in force: senders may hold the topic item from before it
-          // (written at `until - PARK_FOR_MS` at the latest; a refresh of it only makes this look early).
-          if (known <= now) this.staleSendersUntil.set(topic, until - PARK_FOR_MS + this.senderCacheMs + STALE_SENDER_SLACK_MS);
+          // A park this container did not know in force, or one it knew that ends before senders can have
+          // read its refresh: senders may hold the topic item from before (written at `until - PARK_FOR_MS`
+          // at the latest; a refresh of it only makes this look early), and append without the flag from
+          // the old `wu` on until their cache expires.
+          const refreshedAt = until - PARK_FOR_MS;
+          if (known <= now || known < refreshedAt + this.senderCacheMs) this.staleSendersUntil.set(topic, refreshedAt + this.senderCacheMs + STALE_SENDER_SLACK_MS);
         }),
     );
     if (this.parked.size > 1000) {

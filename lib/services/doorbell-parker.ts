@@ -67,8 +67,10 @@ export class DoorbellParker {
           const known = inForce(topic);
           const until = (await this.catalog.parkGroup(topic, group, now + DOORBELL_PARK_FOR_MS, keep)) ?? now;
           // A kept entry (another container's park) has been in force since it was written; a write of ours
-          // extends what this container knew to be in force, or starts now.
-          const since = known?.since ?? (until >= keep && until !== now + DOORBELL_PARK_FOR_MS ? until - DOORBELL_PARK_FOR_MS : now);
+          // extends what this container knew to be in force — unless that ends before senders can have read
+          // the extension (they append without the flag from its end until their cache expires) — or starts now.
+          const continued = known !== undefined && known.until >= now + this.senderCacheMs ? known.since : undefined;
+          const since = continued ?? (until >= keep && until !== now + DOORBELL_PARK_FOR_MS ? until - DOORBELL_PARK_FOR_MS : now);
           this.parked.set(key(topic), { until, since });
         }),
     );

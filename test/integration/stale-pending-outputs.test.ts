@@ -44,7 +44,7 @@ describe('protected pending commit dropped by deleting its group', () => {
     await h.admin.putTopic('ledger', topic({ type: 'fifo' }));
     await h.admin.putTopic('out', topic());
     const g = () => group('ledger', { deliveryMode: 'protected', visibilityTimeoutSeconds: 30 });
-    const earliest = () => ({ ...g(), subscriptions: [{ topic: 'ledger', startFrom: 'earliest' as const }] });
+    const earliest = () => ({ ...g(), subscriptions: [{ topic: 'ledger', tags: undefined, startFrom: 'earliest' as const }] });
     await h.admin.putGroup('g', earliest());
     await h.admin.putGroup('reader', group('out'));
     await h.queue.sendBatch('ledger', ['a1', 'a2'].map((b) => send(b, { shardKey: 'A' })));

@@ -141,6 +141,23 @@ describe('ActivityWaiter', () => {
     expect(clock.now()).toBe(next + FULL_RECEIVE_EVERY_MS);
   });
 
+  it('a refresh of its own park within the senders\' cache time of that park\'s end looks again once their caches passed (refresh + cache + 1 s)', async () => {
+    // Senders holding the old `wu` append without the flag from its end until they read the refresh
+    // (an audit's case, 2026-12-04: a message sent 300 ms after the old end waited out a 10 s poll).
+    const { waiter, clock, advance } = setup({ senderCacheMs: 5000 });
+    const parkedAt = clock.now();
+    await parked(waiter, ['t']);
+    advance(PARK_FOR_MS - 2000 - (clock.now() - parkedAt)); // 2 s before the park ends
+    const refreshAt = clock.now();
+    await waiter.wait(['t'], FULL_RECEIVE_EVERY_MS, waiter.mark());
+    expect(clock.now()).toBe(refreshAt + 6000);
+    // A refresh well before the end (30 s left, every sender's cache sees it first) needs no such look.
+    advance(PARK_FOR_MS - PARK_REFRESH_BEFORE_MS - (clock.now() - refreshAt) + 1);
+    const early = clock.now();
+    await waiter.wait(['t'], FULL_RECEIVE_EVERY_MS, waiter.mark());
+    expect(clock.now()).toBe(early + FULL_RECEIVE_EVERY_MS);
+  });
+
   it('a park another waiter wrote long enough ago needs no such look', async () => {
     // Written 15 s ago (wu = then + 60 s): every sender's 5 s cache has seen it.
     const { waiter, clock } = setup({ parkedBy: 1_000_000 + 45_000 });

@@ -81,8 +81,8 @@ export class SluiceClient {
       lingerMs > 0
         ? new SendBatcher({
             lingerMs,
-            sendBatch: (topic, entries) => this.call('POST', `/v1/topics/${seg(topic)}/messages/batch`, { body: { entries } }),
-            sendOne: (topic, entry) => this.call('POST', `/v1/topics/${seg(topic)}/messages`, { body: entry }),
+            sendBatch: (topic, entries) => this.call('POST', `/v1/topics/${seg(topic)}/messages/batch`, { body: { entries }, repeatable: true }),
+            sendOne: (topic, entry) => this.call('POST', `/v1/topics/${seg(topic)}/messages`, { body: entry, repeatable: true }),
             retry: { ...DEFAULT_RETRY, ...options.retry },
             sleep: (ms) => (options.sleep ? options.sleep(ms) : new Promise((resolve) => setTimeout(resolve, ms))),
             random: options.random ?? Math.random,
@@ -261,7 +261,7 @@ export class SluiceClient {
     const body = this.toSendBody(message);
     if (this.batcher && options?.batch !== false && options?.signal === undefined) return this.batcher.add(topic, body);
     const { batch: _batch, ...request } = options ?? {};
-    return this.call('POST', `/v1/topics/${seg(topic)}/messages`, { ...request, body });
+    return this.call('POST', `/v1/topics/${seg(topic)}/messages`, { ...request, body, repeatable: true });
   }
 
   /** Sends every lingering send now; resolves once each of them was answered. */
@@ -278,6 +278,8 @@ export class SluiceClient {
     return this.call('POST', `/v1/topics/${seg(topic)}/messages/batch`, {
       ...options,
       body: { entries: messages.map((m) => this.toSendBody(m)) },
+      // Every entry carries a dedupId from its first attempt: a repeat answers the sends made.
+      repeatable: true,
     });
   }
 
@@ -334,6 +336,7 @@ export class SluiceClient {
     await this.call('POST', `/v1/groups/${seg(group)}/visibility`, {
       ...options,
       body: { receiptHandle, visibilityTimeoutSeconds: seconds },
+      repeatable: true,
     });
   }
 
@@ -355,6 +358,8 @@ export class SluiceClient {
     return this.call('POST', `/v1/groups/${seg(group)}/commit`, {
       ...options,
       body: { entries: entries.map((e) => (typeof e === 'string' ? { receiptHandle: e } : e)) },
+      // A repeated commit answers `committed` again (and publishes nothing twice).
+      repeatable: true,
     });
   }
 
@@ -374,12 +379,12 @@ export class SluiceClient {
 
   /** Commits a half message: it becomes deliverable. Repeating it is idempotent. */
   commitTransaction(transactionId: string, options?: RequestOptions): Promise<TransactionResolution> {
-    return this.call('POST', `/v1/transactions/${seg(transactionId)}/commit`, options);
+    return this.call('POST', `/v1/transactions/${seg(transactionId)}/commit`, { ...options, repeatable: true });
   }
 
   /** Rolls a half message back: it is never delivered. Repeating it is idempotent. */
   rollbackTransaction(transactionId: string, options?: RequestOptions): Promise<TransactionResolution> {
-    return this.call('POST', `/v1/transactions/${seg(transactionId)}/rollback`, options);
+    return this.call('POST', `/v1/transactions/${seg(transactionId)}/rollback`, { ...options, repeatable: true });
   }
 
   /** A transaction's state and the check-backs made. */

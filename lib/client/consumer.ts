@@ -78,8 +78,8 @@ export interface HandlerContext {
 
 export type MessageHandler = (message: Delivered, context: HandlerContext) => Promise<HandlerResult | void> | HandlerResult | void;
 
-/** Where something went wrong outside a handler's own result. */
-export type ConsumerErrorKind = 'handler' | 'receive' | 'commit' | 'extend' | 'release' | 'doorbell';
+/** Where something went wrong outside a handler's own result (`topic`: reading a subscribed topic at start, for its time-order group). */
+export type ConsumerErrorKind = 'handler' | 'receive' | 'commit' | 'extend' | 'release' | 'doorbell' | 'topic';
 
 /** A parked consumer receives for real at least this often (ms), doorbell or not. */
 export const DOORBELL_RECEIVE_EVERY_MS = 5 * 60_000;
@@ -153,6 +153,9 @@ interface Carried {
   settle: () => void;
 }
 
+/** The lane scope of shard keys of topics whose time-order group could not be read: shared by all of them. */
+const UNKNOWN_SHARD_SCOPE = '?';
+
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const timer = setTimeout(done, ms);
@@ -173,7 +176,8 @@ export class Consumer {
   private readonly lanes = new Map<string, Lane>();
   /**
    * Per FIFO topic, what its shard keys are keys of: its time-order group's (topics of one order
-   * group share one sequence per shard key), else the topic's own. Unknown topics: their own.
+   * group share one sequence per shard key), else the topic's own. A topic that could not be read
+   * shares the lane of every such topic's shard key (the safe side: order kept, maybe too much).
    */
   private readonly shardScopes = new Map<string, string>();
   private held = 0;
@@ -425,24 +429,27 @@ export class Consumer {
   /**
    * Learns which subscribed topics share shard sequences (a time-order group): a shard key is a
    * lane per topic otherwise, so a failing handler on one topic never releases, unhandled, another
-   * topic's message that happens to carry the same shard key. A topic that cannot be read is its own scope.
+   * topic's message that happens to carry the same shard key. A topic that cannot be read (the
+   * call denied, the client without getTopic) keeps the shared lane, reported to onError.
    */
   private async readShardScopes(topics: readonly string[]): Promise<void> {
     await Promise.all(
       topics.map(async (name) => {
+        let scope = UNKNOWN_SHARD_SCOPE;
         try {
           const topic = await this.client.getTopic?.(name, { signal: this.stopSignal.signal });
-          if (topic?.orderGroup) this.shardScopes.set(name, `o:${topic.orderGroup}`);
-        } catch {
-          // Its own scope (the default).
+          if (topic) scope = topic.orderGroup ? `o:${topic.orderGroup}` : `t:${name}`;
+        } catch (error) {
+          this.report(error, 'topic');
         }
+        this.shardScopes.set(name, scope);
       }),
     );
   }
 
   private enqueue(message: Delivered) {
     const ordered = message.shardKey !== null && this.options.preserveShardOrder !== false;
-    const scope = this.shardScopes.get(message.topic) ?? `t:${message.topic}`;
+    const scope = this.shardScopes.get(message.topic) ?? UNKNOWN_SHARD_SCOPE;
     const key = ordered ? `k:${scope}\u0000${message.shardKey}` : `m:${message.topic}/${message.messageId}`;
     let lane = this.lanes.get(key);
     if (!lane) this.lanes.set(key, (lane = { key, queue: [], running: false }));

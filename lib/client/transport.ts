@@ -84,6 +84,13 @@ export interface CallOptions extends RequestOptions {
   body?: unknown;
   query?: Record<string, string | number | undefined>;
   timeoutMs?: number;
+  /**
+   * The call may be sent again after its answer was lost on the way back (the server did it): true
+   * for GET, PUT and PATCH, and for the calls that say so (sends with their dedup ids, commits,
+   * visibility changes, transaction resolutions); a seek, purge, receive, redrive, rotation or
+   * DELETE repeated would act twice, so their lost answer is a SluiceConnectionError at once.
+   */
+  repeatable?: boolean;
 }
 
 const VERSION = '0.1.0';
@@ -226,16 +233,26 @@ export class HttpTransport {
       const timeout = AbortSignal.timeout(options.timeoutMs ?? this.timeoutMs);
       const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
       let response: Response;
-      let text: string;
       try {
         response = await this.fetchImpl(url, { method, headers: sent, body, signal });
-        // Inside the try: an answer whose body is lost (a reset, the time-out while reading) is a lost connection too.
-        text = await response.text();
       } catch (error) {
         // The caller's abort is not a connection failure: pass it on as is.
         if (options.signal?.aborted) throw options.signal.reason ?? error;
         const reason = connectionReason(error);
         if (attempt >= this.retry.maxAttempts) throw new SluiceConnectionError(this.endpoint, url.href, reason, { cause: error });
+        await this.sleep(retryDelay(attempt, undefined, this.retry, this.random), options.signal);
+        continue;
+      }
+      let text: string;
+      try {
+        text = await response.text();
+      } catch (error) {
+        // The answer's body was lost (a reset, the time-out while reading): the server did the call.
+        // Only a call safe to repeat is sent again; the others end here, as a lost connection.
+        if (options.signal?.aborted) throw options.signal.reason ?? error;
+        const reason = connectionReason(error);
+        const repeatable = options.repeatable ?? (method === 'GET' || method === 'PUT' || method === 'PATCH');
+        if (!repeatable || attempt >= this.retry.maxAttempts) throw new SluiceConnectionError(this.endpoint, url.href, reason, { cause: error });
         await this.sleep(retryDelay(attempt, undefined, this.retry, this.random), options.signal);
         continue;
       }

@@ -4,7 +4,9 @@
  * 2026-12-04 a send to the new topic reusing an id of its old life was answered with the old
  * message's id and stored nowhere: no group ever received it (found by an audit).
  */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { dedupKey } from '../../lib/adapters/dynamodb/keys.js';
 import { group, topic } from '../helpers/builders.js';
 import { newHarness, send } from '../helpers/stores.js';
 
@@ -27,4 +29,15 @@ describe('dedup ids and a topic created again', () => {
       expect(got.map((m) => m.body)).toEqual(['new life']);
     }, 60_000);
   }
+
+  it('a marker written before markers carried the generation is still a dedup hit (the same message id, nothing stored)', async () => {
+    const h = await newHarness();
+    await h.admin.putTopic('orders', topic());
+    await h.admin.putGroup('g', group(['orders']));
+    const first = await h.queue.send('orders', send('once', { dedupId: 'order-7' }));
+    await h.doc.send(new UpdateCommand({ TableName: h.table, Key: dedupKey('orders', 'order-7'), UpdateExpression: 'REMOVE g' }));
+    const again = await h.queue.send('orders', send('once', { dedupId: 'order-7' }));
+    expect(again.messageId).toBe(first.messageId);
+    expect((await h.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).map((m) => m.body)).toEqual(['once']);
+  }, 60_000);
 });

@@ -57,6 +57,34 @@ const run = async (orderGroups: Record<string, string | null>) => {
 };
 
 describe('Consumer lanes across FIFO topics', () => {
+  it('a topic it cannot read keeps the shared lane of its shard keys (order kept), reported as a `topic` error', async () => {
+    const batch = [
+      deliveredMessage({ messageId: 'p1', body: 'payment', topic: 'payments', shardKey: 'customer-1', sequence: 5 }),
+      deliveredMessage({ messageId: 'o1', body: 'order', topic: 'orders', shardKey: 'customer-1', sequence: 6 }),
+    ];
+    const log: string[] = [];
+    const errors: string[] = [];
+    const client = { ...fakeClient(batch, log, { payments: null, orders: null }), getTopic: async () => Promise.reject(new Error('AccessDenied')) };
+    const handled: string[] = [];
+    const consumer = new Consumer(client as never, {
+      group: 'g',
+      waitSeconds: 1,
+      doorbell: false,
+      concurrency: 4,
+      onError: (_error, kind) => void errors.push(kind),
+      handler: async (m) => {
+        handled.push(m.topic);
+        if (m.topic === 'payments') throw new Error('payment provider down');
+      },
+    });
+    await consumer.start();
+    await sleep(300);
+    await consumer.stop();
+    expect(errors.filter((k) => k === 'topic')).toHaveLength(2);
+    expect(handled).toEqual(['payments']);
+    expect(log).toContain(`visibility ${batch[1]!.receiptHandle} 0`);
+  });
+
   it('unrelated topics sharing a shard key value: a failing handler on one leaves the other to run and commit', async () => {
     const { log, handled, handles } = await run({ payments: null, orders: null });
     expect(handled.sort()).toEqual(['orders', 'payments']);

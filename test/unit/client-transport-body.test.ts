@@ -1,7 +1,9 @@
 /**
  * An answer whose body is lost (headers arrived, then a reset or the time-out while reading) is a
- * lost connection: retried like one, and reported as SluiceConnectionError when retries run out
- * (until 2026-12-04 a raw TypeError, not retried, and the CLI exited 1 instead of 3; found by an audit).
+ * lost connection (until 2026-12-04 a raw TypeError, and the CLI exited 1 instead of 3; found by an
+ * audit). The server did the call, so only a call safe to repeat is sent again (sends with their dedup
+ * ids, commits, visibility changes, GET/PUT/PATCH); a seek, purge, receive, redrive, rotation or DELETE
+ * ends as SluiceConnectionError at once (a review: a repeated rotation would drop the secret in use).
  */
 import { describe, expect, it } from 'vitest';
 import { SluiceClient, SluiceConnectionError } from '../../lib/client/index.js';
@@ -28,6 +30,13 @@ describe('an answer whose body is lost', () => {
     const outcome = await client.commit('g', ['h1']);
     expect(calls()).toBe(2);
     expect(outcome.results).toEqual([{ receiptHandle: 'h1', status: 'committed' }]);
+  });
+
+  it('a call that would act twice is not repeated: a seek\'s lost answer is a SluiceConnectionError at once', async () => {
+    const { client, calls } = clientAnswering(() => bodyLost());
+    await expect(client.seek('g', { to: 'latest' })).rejects.toBeInstanceOf(SluiceConnectionError);
+    await expect(client.rotateGroupSecret('g')).rejects.toBeInstanceOf(SluiceConnectionError);
+    expect(calls()).toBe(2);
   });
 
   it('one lost on every attempt ends as SluiceConnectionError', async () => {

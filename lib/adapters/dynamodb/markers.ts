@@ -36,7 +36,8 @@ export class Markers {
       Put: {
         TableName: this.table,
         Item: { ...dedupKey(topic.name, dedupId), r: result, x: expires, g: topic.generation, ttl: Math.ceil(expires / 1000) },
-        ConditionExpression: 'attribute_not_exists(pk) OR x < :now OR g <> :gen',
+        // `<>` holds against a missing attribute: a marker written before `g` must still be a hit.
+        ConditionExpression: 'attribute_not_exists(pk) OR x < :now OR (attribute_exists(g) AND g <> :gen)',
         ExpressionAttributeValues: { ':now': now, ':gen': topic.generation },
       },
     };

@@ -398,7 +398,7 @@ describe('checker webhook faults', () => {
       ],
       ['not JSON', await serve((_req, res) => res.writeHead(200).end('commit'))],
       ['no status', await serve((_req, res) => res.writeHead(200).end('{"state":"commit"}'))],
-      ['huge answer', await serve((_req, res) => res.writeHead(200).end(`{"status":"commit","pad":"${'x'.repeat(200 * 1024)}"}`))],
+      ['huge answer', await serve((_req, res) => res.writeHead(200).end(`{"status":"commit","pad":"${'x'.repeat(1100 * 1024)}"}`))],
       ['reset', await serve((req) => req.socket.destroy())],
     ];
     const created = await h.transactions.putProducer('shop', { checkerUrl: faulty[0]![1], checkIntervalSeconds: 10, maxChecks: 20, onMaxChecks: 'keep' });

@@ -7,22 +7,31 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Seeker } from '../../lib/services/seeker.js';
-import { newHarness, send } from '../helpers/stores.js';
+import { newHarness, send, type Harness } from '../helpers/stores.js';
 import { group, topic } from '../helpers/builders.js';
+
+/**
+ * A protected group `g` (from `settings`) on FIFO topic `ledger`, a `reader` of topic `out`, and a1, a2
+ * on one shard received: a2's commit publishing `output` goes pending behind a1, its output saved.
+ */
+async function pendingWithOutput(settings: Parameters<Harness['admin']['putGroup']>[1], output: string) {
+  const h = await newHarness();
+  await h.admin.putTopic('ledger', topic({ type: 'fifo' }));
+  await h.admin.putTopic('out', topic());
+  await h.admin.putGroup('g', settings);
+  await h.admin.putGroup('reader', group('out'));
+  await h.queue.sendBatch('ledger', ['a1', 'a2'].map((b) => send(b, { shardKey: 'A' })));
+  const got = await h.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+  expect(got.map((m) => m.body)).toEqual(['a1', 'a2']);
+  const [pending] = await h.queue.commit('g', [{ receiptHandle: got[1]!.receiptHandle, publish: [{ topic: 'out', ...send(output) }] }]);
+  expect(pending).toMatchObject({ status: 'pending' });
+  return h;
+}
 
 describe('protected pending commit dropped by a seek', () => {
   it('never publishes the dropped commit\'s saved outputs', async () => {
-    const h = await newHarness();
-    await h.admin.putTopic('ledger', topic({ type: 'fifo' }));
-    await h.admin.putTopic('out', topic());
-    await h.admin.putGroup('g', group('ledger', { deliveryMode: 'protected', visibilityTimeoutSeconds: 30 }));
-    await h.admin.putGroup('reader', group('out'));
-    await h.queue.sendBatch('ledger', ['a1', 'a2'].map((b) => send(b, { shardKey: 'A' })));
-    const got = await h.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
-    expect(got.map((m) => m.body)).toEqual(['a1', 'a2']);
     // a2's commit goes pending behind a1, its output saved.
-    const [pending] = await h.queue.commit('g', [{ receiptHandle: got[1]!.receiptHandle, publish: [{ topic: 'out', ...send('from-dropped-commit') }] }]);
-    expect(pending).toMatchObject({ status: 'pending' });
+    const h = await pendingWithOutput(group('ledger', { deliveryMode: 'protected', visibilityTimeoutSeconds: 30 }), 'from-dropped-commit');
     // The seek drops every pending commit: its saved outputs must never be appended (design.md, Seek).
     h.clock.advance(1_000);
     await new Seeker(h.stores, h.clock).seek('g', 'earliest', undefined);
@@ -40,18 +49,11 @@ describe('protected pending commit dropped by a seek', () => {
 
 describe('protected pending commit dropped by deleting its group', () => {
   it('a group created again under the same name never publishes the old group\'s saved outputs', async () => {
-    const h = await newHarness();
-    await h.admin.putTopic('ledger', topic({ type: 'fifo' }));
-    await h.admin.putTopic('out', topic());
-    const g = () => group('ledger', { deliveryMode: 'protected', visibilityTimeoutSeconds: 30 });
-    const earliest = () => ({ ...g(), subscriptions: [{ topic: 'ledger', tags: undefined, startFrom: 'earliest' as const }] });
-    await h.admin.putGroup('g', earliest());
-    await h.admin.putGroup('reader', group('out'));
-    await h.queue.sendBatch('ledger', ['a1', 'a2'].map((b) => send(b, { shardKey: 'A' })));
-    const got = await h.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
-    expect(got.map((m) => m.body)).toEqual(['a1', 'a2']);
-    const [pending] = await h.queue.commit('g', [{ receiptHandle: got[1]!.receiptHandle, publish: [{ topic: 'out', ...send('from-deleted-group') }] }]);
-    expect(pending).toMatchObject({ status: 'pending' });
+    const earliest = () => ({
+      ...group('ledger', { deliveryMode: 'protected', visibilityTimeoutSeconds: 30 }),
+      subscriptions: [{ topic: 'ledger', tags: undefined, startFrom: 'earliest' as const }],
+    });
+    const h = await pendingWithOutput(earliest(), 'from-deleted-group');
     h.clock.advance(1_000);
     await h.admin.deleteGroup('g');
     h.clock.advance(1_000);

@@ -32,19 +32,25 @@ const fakeClient = (batch: Delivered[], log: string[], orderGroups: Record<strin
   };
 };
 
-const run = async (orderGroups: Record<string, string | null>) => {
+/**
+ * Runs a Consumer over one receive of a `payments` and an `orders` message with the same shard key,
+ * the `payments` handler failing; `getTopic` replaces the fake client's (a denied read).
+ */
+const run = async (orderGroups: Record<string, string | null>, getTopic?: () => Promise<never>) => {
   const batch = [
     deliveredMessage({ messageId: 'p1', body: 'payment', topic: 'payments', shardKey: 'customer-1', sequence: 5 }),
     deliveredMessage({ messageId: 'o1', body: 'order', topic: 'orders', shardKey: 'customer-1', sequence: 6 }),
   ];
   const log: string[] = [];
   const handled: string[] = [];
-  const consumer = new Consumer(fakeClient(batch, log, orderGroups) as never, {
+  const errors: string[] = [];
+  const client = { ...fakeClient(batch, log, orderGroups), ...(getTopic ? { getTopic } : {}) };
+  const consumer = new Consumer(client as never, {
     group: 'g',
     waitSeconds: 1,
     doorbell: false,
     concurrency: 4,
-    onError: () => undefined,
+    onError: (_error, kind) => void errors.push(kind),
     handler: async (m) => {
       handled.push(m.topic);
       if (m.topic === 'payments') throw new Error('payment provider down');
@@ -53,36 +59,15 @@ const run = async (orderGroups: Record<string, string | null>) => {
   await consumer.start();
   await sleep(300);
   await consumer.stop();
-  return { log, handled, handles: batch.map((m) => m.receiptHandle) };
+  return { log, handled, errors, handles: batch.map((m) => m.receiptHandle) };
 };
 
 describe('Consumer lanes across FIFO topics', () => {
   it('a topic it cannot read keeps the shared lane of its shard keys (order kept), reported as a `topic` error', async () => {
-    const batch = [
-      deliveredMessage({ messageId: 'p1', body: 'payment', topic: 'payments', shardKey: 'customer-1', sequence: 5 }),
-      deliveredMessage({ messageId: 'o1', body: 'order', topic: 'orders', shardKey: 'customer-1', sequence: 6 }),
-    ];
-    const log: string[] = [];
-    const errors: string[] = [];
-    const client = { ...fakeClient(batch, log, { payments: null, orders: null }), getTopic: async () => Promise.reject(new Error('AccessDenied')) };
-    const handled: string[] = [];
-    const consumer = new Consumer(client as never, {
-      group: 'g',
-      waitSeconds: 1,
-      doorbell: false,
-      concurrency: 4,
-      onError: (_error, kind) => void errors.push(kind),
-      handler: async (m) => {
-        handled.push(m.topic);
-        if (m.topic === 'payments') throw new Error('payment provider down');
-      },
-    });
-    await consumer.start();
-    await sleep(300);
-    await consumer.stop();
+    const { log, handled, errors, handles } = await run({ payments: null, orders: null }, () => Promise.reject(new Error('AccessDenied')));
     expect(errors.filter((k) => k === 'topic')).toHaveLength(2);
     expect(handled).toEqual(['payments']);
-    expect(log).toContain(`visibility ${batch[1]!.receiptHandle} 0`);
+    expect(log).toContain(`visibility ${handles[1]} 0`);
   });
 
   it('unrelated topics sharing a shard key value: a failing handler on one leaves the other to run and commit', async () => {

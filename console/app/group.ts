@@ -10,7 +10,7 @@ import type { Lookup } from './lookup.js';
 import { age } from './overview.js';
 
 /** The server's answer for a push group carries these when push delivery is deployed. */
-type PushFacts = { push?: Record<string, unknown>; lastAttempts?: Array<Record<string, unknown>> };
+type PushFacts = { push?: (Record<string, unknown> & { lastAttempts?: Array<Record<string, unknown>> }) | null };
 
 export function groupView(lookup: Lookup, changed: () => void): { element: HTMLElement; open: (group: string) => Promise<void> } {
   const line = statusLine();
@@ -41,9 +41,22 @@ export function groupView(lookup: Lookup, changed: () => void): { element: HTMLE
       dlqForm.addEventListener('submit', (event) => {
         event.preventDefault();
         const key = values(dlqForm).key ?? '';
-        api<MessageList>('GET', `/v1/topics/${enc(g.deadLetterTopic)}/messages?key=${enc(key)}&limit=20`).then(
-          (list) => show(dlqResult, table(`Dead letters of ${g.name} with key ${key}`, ['Copy', 'Original', 'Reason', 'Deliveries'],
-            list.messages.filter((m) => (m.properties['sluice-dead-letter-group'] ?? g.name) === g.name).map((m) => [
+        // A dead-letter topic may be shared: read pages until 20 copies of this group (or 10 pages).
+        const copies = async () => {
+          const found: MessageList['messages'] = [];
+          let next: string | null = null;
+          for (let pages = 0; pages < 10 && found.length < 20; pages++) {
+            const page: MessageList = await api<MessageList>('GET', `/v1/topics/${enc(g.deadLetterTopic)}/messages?key=${enc(key)}&limit=100${next ? `&nextToken=${enc(next)}` : ''}`);
+            found.push(...page.messages.filter((m) => (m.properties['sluice-dead-letter-group'] ?? g.name) === g.name));
+            next = page.nextToken;
+            if (!next) break;
+          }
+          if (next) say(line, `More dead letters with key ${key} exist than shown.`);
+          return found;
+        };
+        copies().then(
+          (messages) => show(dlqResult, table(`Dead letters of ${g.name} with key ${key}`, ['Copy', 'Original', 'Reason', 'Deliveries'],
+            messages.map((m) => [
               h('button', { type: 'button', class: 'link', onclick: () => void lookup.byId(m.topic, m.messageId) }, m.messageId),
               m.properties['sluice-dead-letter-source-message-id'] ?? '–',
               m.properties['sluice-dead-letter-reason'] ?? '–',
@@ -63,10 +76,11 @@ export function groupView(lookup: Lookup, changed: () => void): { element: HTMLE
         void act(`Move ${g.name}'s position on all its topics to ${to}? Leases in flight end.`, 'Seek',
           () => api('POST', `/v1/groups/${enc(g.name)}/seek`, { to }), () => `${g.name} moved to ${to}.`);
       });
+      const { lastAttempts, ...pushSettings } = g.push ?? {};
       const push = g.push
-        ? [h('h3', {}, 'Push delivery'), h('pre', {}, JSON.stringify(g.push, null, 2)),
-          g.lastAttempts ? table('Last push attempts', Object.keys(g.lastAttempts[0] ?? { at: '' }),
-            g.lastAttempts.map((a) => Object.values(a).map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v))))) : null]
+        ? [h('h3', {}, 'Push delivery'), h('pre', {}, JSON.stringify(pushSettings, null, 2)),
+          lastAttempts ? table('Last push attempts', ['At', 'Status', 'Latency (ms)', 'Error', 'Messages', 'Retried'],
+            lastAttempts.map((a) => [a.at, a.status ?? 'no answer', a.latencyMs, a.error ?? '–', a.messages, a.retried].map((v) => String(v)))) : null]
         : [];
       show(body,
         h('dl', { class: 'facts' },
@@ -80,7 +94,10 @@ export function groupView(lookup: Lookup, changed: () => void): { element: HTMLE
         h('h3', {}, 'Dead letters'),
         h('div', { class: 'row' },
           h('button', { type: 'button', id: 'redrive', onclick: () => void act(`Redrive ${g.name}'s dead letters back to ${g.name}?`, 'Redrive',
-            () => api('POST', `/v1/groups/${enc(g.name)}/redrive`, {}), (a) => `Redriven: ${(a as { redriven?: number }).redriven ?? 0}.`) }, 'Redrive dead letters')),
+            () => api('POST', `/v1/groups/${enc(g.name)}/redrive`, {}), (a) => {
+              const r = a as { redriven?: number; more?: boolean };
+              return `Redriven: ${r.redriven ?? 0}.${r.more ? ' More dead letters remain: redrive again.' : ''}`;
+            }) }, 'Redrive dead letters')),
         dlqForm, dlqResult,
         h('h3', {}, 'Position'), seekForm,
         h('div', { class: 'row' }, ...g.subscriptions.map((s) => h('button', { type: 'button', class: 'danger', onclick: () => void act(

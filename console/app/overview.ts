@@ -19,6 +19,8 @@ export function overviewView(onSelectGroup: (group: string) => void): { element:
   const topics = h('div');
   const groups = h('div');
   const line = statusLine();
+  /** What the last refresh could not read (cleared by the next one that reads everything). */
+  const pollLine = statusLine();
   const updated = h('p', { class: 'muted' });
 
   const topicForm = h('form', { class: 'inline', 'aria-label': 'Create a topic' },
@@ -82,15 +84,18 @@ export function overviewView(onSelectGroup: (group: string) => void): { element:
           g.deadLettered,
           h('button', { type: 'button', class: 'small', onclick: () => onSelectGroup(g.name) }, `Open ${g.name}`),
         ])));
+      const unread = [...topicList.filter((_, i) => !topicDetails[i]).map((t) => `topic ${t.name}`), ...groupList.filter((_, i) => !groupDetails[i]).map((g) => `group ${g.name}`)];
+      if (unread.length) say(pollLine, `Could not read ${unread.join(', ')}: not shown.`, 'error');
+      else say(pollLine, '');
       updated.textContent = `Updated ${new Date().toLocaleTimeString()}; refreshed every ${POLL_MS / 1000} s while this tab is visible.`;
     } catch (error) {
-      say(line, error instanceof ApiProblem && error.status === 401 ? 'Unauthorized: enter the token above.' : String((error as Error).message), 'error');
+      say(pollLine, error instanceof ApiProblem && error.status === 401 ? 'Unauthorized: enter the token above.' : String((error as Error).message), 'error');
     } finally {
       busy = false;
     }
   }
 
   const element = h('section', { 'aria-labelledby': 'overview-h' },
-    h('h2', { id: 'overview-h' }, 'Topics and groups'), updated, line, topics, groups, topicForm, groupForm);
+    h('h2', { id: 'overview-h' }, 'Topics and groups'), updated, pollLine, line, topics, groups, topicForm, groupForm);
   return { element, refresh };
 }

@@ -16,7 +16,8 @@ export function sendView(afterSend: () => void): HTMLElement {
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const v = values(form);
-    const body: SendBody = { body: v.body ?? '' };
+    // The body as typed: values() trims, which would change what is sent.
+    const body: SendBody = { body: String(new FormData(form).get('body') ?? '') };
     if (v.key) body.keys = [v.key];
     if (v.delaySeconds) body.delaySeconds = Number(v.delaySeconds);
     if (v.shardKey) body.shardKey = v.shardKey;

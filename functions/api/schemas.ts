@@ -10,7 +10,7 @@ import { PushLimits } from '../../lib/domain/push.js';
 
 export const Name = z
   .string()
-  .regex(NAME_PATTERN, 'must be 1-128 characters of A-Z a-z 0-9 . _ -');
+  .regex(NAME_PATTERN, 'must be 1-128 characters of A-Z a-z 0-9 . _ -, and not . or ..');
 
 const shortText = (max: number) => z.string().min(1).max(max);
 /** 10^11 ms is 1973-03-03; 10^11 s is the year 5138: below it, an epoch number is seconds sent by mistake. */

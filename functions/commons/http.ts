@@ -40,10 +40,14 @@ export const noContent = (): HttpResult => ({ statusCode: 204, headers: {}, body
 const invalid = (message: string, issues: Array<{ path: string; message: string }>) =>
   new HttpProblemError(400, 'InvalidArgument', 'Invalid argument', message, issues);
 
+/** Issues a 400 lists at most, and the length of each message (an unknown-keys message names every key). */
+const ISSUES_MAX = 20;
+const ISSUE_MESSAGE_MAX = 300;
+
 export const issuesOf = (error: z.ZodError, prefix: string) =>
-  error.issues.map((issue) => ({
+  error.issues.slice(0, ISSUES_MAX).map((issue) => ({
     path: [prefix, ...issue.path.map(String)].filter((p) => p !== '').join('/'),
-    message: issue.message,
+    message: issue.message.length > ISSUE_MESSAGE_MAX ? `${issue.message.slice(0, ISSUE_MESSAGE_MAX - 1)}…` : issue.message,
   }));
 
 function validate<T extends z.ZodType>(schema: T, value: unknown, where: string): z.output<T> {
@@ -76,6 +80,15 @@ function parseBody(event: APIGatewayProxyEventV2): unknown {
   return parseJsonBody(text);
 }
 
+const NO_QUERY = z.strictObject({});
+
+/** A route that takes no body: none, or `{}` (what the console sends), else 400. */
+function refuseBody(event: APIGatewayProxyEventV2): undefined {
+  if ((event.body ?? '').trim() === '') return undefined;
+  validate(z.strictObject({}), parseBody(event), 'body');
+  return undefined;
+}
+
 /** middy's early answer when the invocation's remaining time runs out. */
 const isDeadline = (error: unknown) =>
   error instanceof Error && error.name === 'TimeoutError' && (error.cause as { package?: string } | undefined)?.package === '@middy/core';
@@ -106,8 +119,9 @@ export function route<P extends z.ZodType = z.ZodType<Record<string, string>>, Q
     .handler(async (event, context) => {
       try {
         const params = schemas.params ? validate(schemas.params, event.pathParameters ?? {}, 'path') : {};
-        const query = schemas.query ? validate(schemas.query, event.queryStringParameters ?? {}, 'query') : {};
-        const body = schemas.body ? validate(schemas.body, parseBody(event), 'body') : undefined;
+        // A route without query parameters or body refuses them rather than ignore what a client meant.
+        const query = validate(schemas.query ?? NO_QUERY, event.queryStringParameters ?? {}, 'query');
+        const body = schemas.body ? validate(schemas.body, parseBody(event), 'body') : refuseBody(event);
         return await handler({ params, query, body, event, context } as Input<z.output<P>, z.output<Q>, z.output<B>>);
       } finally {
         // At most once a minute per container, and only for topics that lost a race or answered 429;

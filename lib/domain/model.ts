@@ -103,7 +103,8 @@ export const Limits = {
   partitionsMax: 256,
 } as const;
 
-export const NAME_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
+/** Not `.` or `..`: URL paths resolve those segments (RFC 3986 §5.2.4), so no route could name them. */
+export const NAME_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9._-]{1,128}$/;
 
 export interface Topic {
   name: string;

@@ -145,7 +145,14 @@ const existingPushInput = (push: PushSettings | undefined): PushInput | null =>
 
 /** A PATCH that names a new target replaces the other kind of target. */
 const withoutOtherTarget = (patch: PushInput): PushInput =>
-  patch.url !== undefined ? { ...patch, lambdaArn: undefined } : patch.lambdaArn !== undefined ? { ...patch, url: undefined } : patch;
+  // Both given: kept, so that the merged settings are refused as a PUT's would be.
+  patch.url !== undefined && patch.lambdaArn !== undefined
+    ? patch
+    : patch.url !== undefined
+      ? { ...patch, lambdaArn: undefined }
+      : patch.lambdaArn !== undefined
+        ? { ...patch, url: undefined }
+        : patch;
 
 export class AdminService {
   private readonly raiser: PartitionRaiser;

@@ -56,7 +56,11 @@ export const decodePageToken = (token: string | undefined, pk: string): Record<s
   if (token === undefined) return undefined;
   try {
     const key = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
-    if (typeof key === 'object' && key !== null && (key as { pk?: unknown }).pk === pk) return key as Record<string, unknown>;
+    // Exactly the table's key, as a listing answers it: anything else DynamoDB refuses (a 500).
+    if (typeof key === 'object' && key !== null && !Array.isArray(key)) {
+      const { pk: tokenPk, sk, ...rest } = key as { pk?: unknown; sk?: unknown };
+      if (tokenPk === pk && typeof sk === 'string' && sk !== '' && Buffer.byteLength(sk) <= 1024 && Object.keys(rest).length === 0) return { pk, sk };
+    }
   } catch {
     // reported below
   }

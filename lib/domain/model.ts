@@ -191,6 +191,12 @@ export interface Subscription {
    * shard, so `earliest` is read again then; absent: `latest`.
    */
   startFrom?: StartFrom | undefined;
+  /**
+   * When the subscription was added (ms; kept by later saves); absent on subscriptions saved
+   * before it was stored: the group's `createdAt`. Messages that entered the stream before it
+   * were never the group's (the message query's `filtered`).
+   */
+  since?: number | undefined;
 }
 
 export interface Group {

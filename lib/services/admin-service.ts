@@ -401,7 +401,8 @@ export class AdminService {
       const subscriptions = input.subscriptions.map((s) => {
         const kept = existing?.subscriptions.find((e) => e.topic === s.topic);
         const startFrom = kept ? kept.startFrom : s.startFrom;
-        return { topic: s.topic, tags: s.tags, ...(startFrom === 'earliest' ? { startFrom } : {}) };
+        const since = kept ? kept.since : existing ? now : undefined;
+        return { topic: s.topic, tags: s.tags, ...(startFrom === 'earliest' ? { startFrom } : {}), ...(since === undefined ? {} : { since }) };
       });
       const pushCounts = pushCountChanges(pushTopics(existing), pushTopics({ push, subscriptions }));
       refuseFullPushTopics(pushCounts, topics, names);

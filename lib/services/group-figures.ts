@@ -114,7 +114,8 @@ export class GroupFigures {
   async hasInFlight(group: Group): Promise<boolean> {
     const now = this.clock.now();
     const scope = await this.scope(group);
-    for await (const cursors of this.partitionCursors(group, scope, now)) if (cursors.some((c) => c.leases.size > 0)) return true;
+    // Only the streams the receive reads: partitions a re-created topic no longer has keep their old leases for good.
+    for await (const cursors of this.partitionCursors(group, scope, now)) if (cursors.some((c) => scope.partitions.has(c.stream) && c.leases.size > 0)) return true;
     return (await this.shardCursors(group, scope, now)).cursors.some((c) => c.leases.size > 0);
   }
 
@@ -395,8 +396,9 @@ class FigureFold {
       const record = segment !== undefined && first >= segment.seq && first < segment.seq + segment.count ? segment.records[first - segment.seq] : undefined;
       // Expired, purged and dead-generation records wait for no one (the receive passes over them;
       // a redriven message lives on whatever its topic became since).
-      const topic = record && !isRedriveStream(segment!.stream) ? this.scope.topics.get(record.topic) : undefined;
-      const gone = topic !== undefined && (record!.generation !== topic.generation || isPurged(topic, record!));
+      const topic = record ? this.scope.topics.get(record.topic) : undefined;
+      // As the receive (receiver.ts live): a redriven message outlives its topic's generation, not a purge after the redrive.
+      const gone = topic !== undefined && ((!isRedriveStream(segment!.stream) && record!.generation !== topic.generation) || isPurged(topic, record!));
       if (record && record.expiresAt > now && !gone) oldest = Math.min(oldest ?? Infinity, record.deliverableAt);
       return record !== undefined;
     };

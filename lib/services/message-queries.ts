@@ -39,7 +39,8 @@ export class MessageQueries {
         const cursor = await this.stores.cursors.get(group.name, stream, this.clock.now());
         const subscription = group.subscriptions.find((s) => s.topic === topic.name);
         // An `earliest` subscription started below the messages sent before the group existed.
-        const beforeSubscription = record.sentAt < group.createdAt && subscription?.startFrom !== 'earliest';
+        // A subscription added later (PATCH/PUT) started at the stream's head then: what entered before it was never this group's.
+        const beforeSubscription = subscription?.startFrom !== 'earliest' && (record.sentAt < group.createdAt || (subscription?.since !== undefined && record.deliverableAt < subscription.since));
         const matches = tagMatches(subscription?.tags, record.tag);
         // Completions the cursor spilled are read from its history (for the message's whole retention).
         const done = cursor && matches && !cursor.leases.has(seq) ? await this.stores.cursors.completionOf(cursor, seq) : undefined;

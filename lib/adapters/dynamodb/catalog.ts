@@ -51,6 +51,9 @@ export interface Page<T> {
 const encodeToken = (key: Record<string, unknown> | undefined) =>
   key ? Buffer.from(JSON.stringify(key), 'utf8').toString('base64url') : undefined;
 export const encodePageToken = encodeToken;
+/** Items a listing Query asks for at least, and Queries a listing page makes at most (tombstones are filtered after the read). */
+const LIST_READ_MIN = 100;
+const LIST_QUERIES_MAX = 4;
 /** Page tokens are the last evaluated key; a token for another collection is refused (400). */
 export const decodePageToken = (token: string | undefined, pk: string): Record<string, unknown> | undefined => {
   if (token === undefined) return undefined;
@@ -190,6 +193,7 @@ const toGroup = (item: Record<string, unknown>): Group => ({
     topic: s.topic,
     tags: s.tags ?? undefined,
     ...(s.startFrom === 'earliest' ? { startFrom: s.startFrom } : {}),
+    ...((s as { at?: unknown }).at === undefined ? {} : { since: Number((s as { at?: unknown }).at) }),
   })),
   deliveryMode: item.deliveryMode as DeliveryMode,
   visibilityTimeoutSeconds: Number(item.visibilityTimeoutSeconds),
@@ -733,6 +737,7 @@ export class Catalog {
         topic: s.topic,
         ...(s.tags === undefined ? {} : { tags: s.tags }),
         ...(s.startFrom === 'earliest' ? { startFrom: s.startFrom } : {}),
+        ...(s.since === undefined ? {} : { at: s.since }),
       })),
       ':mode': group.deliveryMode,
       ':vt': group.visibilityTimeoutSeconds,
@@ -1066,7 +1071,10 @@ export class Catalog {
     const start = decodePageToken(token, pk);
     const items: T[] = [];
     let key = start;
-    // Deleted topics and groups are filtered out, so keep reading until the page is full.
+    let queries = 0;
+    // Deleted topics and groups are filtered out after the read (topic tombstones never expire):
+    // each Query reads at least LIST_READ_MIN items and a page makes at most LIST_QUERIES_MAX of
+    // them, so a page over many tombstones may come back short, or empty, with a nextToken.
     do {
       const result = await call(() =>
         this.doc.send(
@@ -1074,22 +1082,24 @@ export class Catalog {
             TableName: this.table,
             KeyConditionExpression: 'pk = :pk',
             ExpressionAttributeValues: { ':pk': pk },
-            Limit: limit - items.length,
+            Limit: Math.max(limit - items.length, LIST_READ_MIN),
             ExclusiveStartKey: key,
             ConsistentRead: true,
           }),
         ),
       );
+      queries++;
       for (const item of result.Items ?? []) {
         const mapped = map(item);
         if (mapped !== undefined) {
-          if (items.length > 0 && !admit(mapped)) return { items, nextToken: encodeToken(key) };
+          // Full, or refused by the budget: the page ends here and the token resumes at this item.
+          if (items.length >= limit || (items.length > 0 && !admit(mapped))) return { items, nextToken: encodeToken(key) };
           items.push(mapped);
         }
         key = { pk: item.pk, sk: item.sk };
       }
       key = result.LastEvaluatedKey;
-    } while (key !== undefined && items.length < limit);
+    } while (key !== undefined && items.length < limit && queries < LIST_QUERIES_MAX);
     return { items, nextToken: encodeToken(key) };
   }
 

@@ -299,11 +299,15 @@ export class AdminService {
   async purgeTopic(name: string) {
     let read = await this.stores.catalog.getTopic(name);
     if (!read) throw new TopicNotFoundError(name);
-    const at = this.clock.now();
+    let at = this.clock.now();
     let topic: Topic | undefined;
     // `pw` needs a head per partition: a raise meanwhile makes the purge read the heads again.
     for (let attempt = 0; !topic; attempt++) {
-      topic = await this.stores.catalog.purgeTopic(read, at, await this.nextSeqs(read));
+      // The heads first, then the time: every message below `pw` landed before `pa` was taken, so it
+      // became deliverable at or before it (purged); one deliverable after `pa` lands at or above `pw`.
+      const starts = await this.nextSeqs(read);
+      at = this.clock.now();
+      topic = await this.stores.catalog.purgeTopic(read, at, starts);
       if (topic) break;
       // Another purge recorded a time at least as late (fine), or the topic is gone or was raised.
       const now: Topic | undefined = await this.stores.catalog.getTopic(name);

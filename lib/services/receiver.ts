@@ -13,6 +13,7 @@ import { DeadLetterProperty, type DeadLetterReason } from '../domain/dead-letter
 import { Limits, iso, isPurged, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
 import {
   isRedriveStream,
+  isSequencedStream,
   isShardStream,
   isWideFifo,
   namespaceOf,
@@ -561,7 +562,14 @@ export class Receiver {
       // settles it (docs/design.md, Sequenced FIFO topics).
       start = (await this.stores.log.liveGapBelow(stream, start)) ?? start;
       const segment = await this.stores.log.segmentContaining(stream, start - 1);
-      if (!segment) return start;
+      if (!segment) {
+        // A sequenced shard: a hole liveGapBelow found nothing can still land in (a dead grant no
+        // reader filled, past its bounds) holds no message, as a filler: the walk goes on below it.
+        const below = isSequencedStream(stream) ? await this.stores.log.segmentAtOrBelow(stream, start - 1) : undefined;
+        if (!below?.granted) return start;
+        start = below.seq + below.count;
+        continue;
+      }
       if (segment.granted?.filler) {
         // A filled hole holds no message: the walk goes on below it.
         start = segment.seq;

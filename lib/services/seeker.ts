@@ -196,7 +196,12 @@ export class Seeker {
     const end = StreamLog.nextAfter(await this.stores.log.head(stream));
     if (to === 'latest') return { next: end, segmentStart: end };
     const first = await this.stores.log.first(stream);
-    if (!first) return { next: end, segmentStart: end };
+    if (!first) {
+      // Nothing stored (TTL deleted it all): on a sequenced shard a grant below the counter's `nx`
+      // may still be on its way; start under it, as `first()` does under a stored item.
+      const bottom = (await this.stores.log.liveGapBelow(stream, end)) ?? end;
+      return { next: bottom, segmentStart: bottom };
+    }
     const start = Math.min(Math.max(first.seq, floor), end);
     if (to === 'earliest') return { next: start, segmentStart: start };
     return firstAtOrAfter(this.stores.log, stream, start, end, to);

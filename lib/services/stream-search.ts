@@ -23,7 +23,7 @@ const SEARCH_MAX_STEPS = 64;
  * at or after `at`.
  */
 export async function firstAtOrAfter(
-  log: Pick<StreamLog, 'segmentContaining' | 'liveGapBelow'>,
+  log: Pick<StreamLog, 'segmentContaining' | 'segmentWithRecordsFrom' | 'liveGapBelow'>,
   stream: string,
   lo: number,
   hi: number,
@@ -36,15 +36,23 @@ export async function firstAtOrAfter(
   return bottom === undefined ? found : { next: bottom, segmentStart: bottom };
 }
 
-async function search(log: Pick<StreamLog, 'segmentContaining'>, stream: string, lo: number, hi: number, at: number): Promise<StreamPosition> {
+async function search(log: Pick<StreamLog, 'segmentContaining' | 'segmentWithRecordsFrom'>, stream: string, lo: number, hi: number, at: number): Promise<StreamPosition> {
   let best = { next: hi, segmentStart: hi };
   for (let step = 0; lo < hi && step < SEARCH_MAX_STEPS; step++) {
     const mid = lo + Math.floor((hi - lo) / 2);
-    const segment = await log.segmentContaining(stream, mid);
-    if (!segment) {
-      lo = mid + 1; // a gap (an emptied epoch): nothing there to deliver
-      continue;
-    }
+    let segment = await log.segmentContaining(stream, mid);
+    /** Where the part of the range this probe speaks for starts (a gap's bottom end: `mid`). */
+    let probed = mid;
+    if (!segment || segment.records.length === 0) {
+      // A gap (between two epochs, a hole) or a segment without records (a sequenced stream's
+      // filler): it says nothing of the records below it. The first segment with records above it
+      // decides, as if it had been probed.
+      segment = await log.segmentWithRecordsFrom(stream, mid, hi);
+      if (!segment) {
+        hi = mid; // nothing from mid up to hi: the answer (if any) is below
+        continue;
+      }
+    } else probed = segment.seq;
     const index = segment.records.findIndex((r) => r.deliverableAt >= at);
     if (index < 0) {
       lo = segment.seq + segment.count;
@@ -52,8 +60,8 @@ async function search(log: Pick<StreamLog, 'segmentContaining'>, stream: string,
     }
     best = { next: Math.max(lo, segment.seq + index), segmentStart: segment.seq };
     // The segment's earlier records are all before `at`: when it reaches down to `lo`, this is the answer.
-    if (segment.seq <= lo) return best;
-    hi = segment.seq;
+    if (probed <= lo) return best;
+    hi = probed;
   }
   return best;
 }

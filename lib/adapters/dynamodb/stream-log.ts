@@ -889,6 +889,52 @@ export class StreamLog {
   }
 
   /**
+   * The first stored segment holding records from `seq` up to below `end` (markers and fillers
+   * passed over, page after page: they are few), as stored (not settled); undefined when none. For
+   * a search by time that probed a gap (between epochs, a hole): the gap says nothing, the segment
+   * above it does.
+   */
+  async segmentWithRecordsFrom(stream: string, seq: number, end: number): Promise<Segment | undefined> {
+    if (seq >= end) return undefined;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await call(() =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+            ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': segmentSk(seq), ':to': segmentSk(end - 1) },
+            Limit: 8,
+            ConsistentRead: true,
+            ExclusiveStartKey: start,
+          }),
+        ),
+      );
+      for (const item of page.Items ?? []) {
+        const segment = this.toSegment(stream, item);
+        if (segment.records.length > 0) return segment;
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return undefined;
+  }
+
+  /** The nearest stored item at or below `seq` (whether or not it holds `seq`), as stored. */
+  async segmentAtOrBelow(stream: string, seq: number): Promise<Segment | undefined> {
+    const { Items } = await call(() => this.doc.send(
+      new QueryCommand({
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': MIN_SK, ':to': segmentSk(seq) },
+        ScanIndexForward: false,
+        Limit: 1,
+        ConsistentRead: true,
+      })),
+    );
+    return Items?.[0] ? this.toSegment(stream, Items[0]) : undefined;
+  }
+
+  /**
    * A sequenced stream: the bottom of a hole directly below `seq` that a writer may still fill
    * (gaps.ts: held or to fill), so that a position placed at `seq` (a new shard cursor, a seek)
    * is lowered to it; undefined when nothing below `seq` can still be written. Two Queries (and the

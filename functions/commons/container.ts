@@ -157,7 +157,7 @@ export function buildContainer(config: Config, overrides: ContainerOverrides = {
   const localDoorbell = sqsDoorbells ? undefined : new InProcessDoorbell();
   const queue = new QueueService(stores, systemClock, cryptoRandom, notifier, timers, {
     pollIntervalMs,
-    doorbells: { parker: new DoorbellParker(stores.catalog, systemClock, config.SLUICE_CATALOG_CACHE_MS), queues: sqsDoorbells, waiter: localDoorbell, log: (message, details) => logger.warn(message, details) },
+    doorbells: { parker: new DoorbellParker(stores.catalog, systemClock, config.SLUICE_CATALOG_CACHE_MS), queues: sqsDoorbells, waiter: localDoorbell, stamps: activity, log: (message, details) => logger.warn(message, details) },
   });
   const transactions = new TransactionService(
     stores,

@@ -16,7 +16,7 @@ export interface Notifier {
    * nothing to look for: a wait that ends a long poll then needs no last look
    * (the caller's next call looks at once). Others answer nothing.
    */
-  wait(topics: readonly string[], ms: number, since?: number): Promise<boolean | void>;
+  wait(topics: readonly string[], ms: number, since?: number, sampled?: ReadonlySet<string>): Promise<boolean | void>;
   /**
    * A message of `topics` becomes claimable again at `at` without a send (a
    * lease handed out here expires): a notifier that waits long between real

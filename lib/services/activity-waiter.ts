@@ -125,7 +125,7 @@ export class ActivityWaiter implements Notifier {
    * one moved past `since` (a flagged append after the last look began) or
    * `ms` passed.
    */
-  async wait(topics: readonly string[], ms: number, since = this.clock.now()): Promise<boolean> {
+  async wait(topics: readonly string[], ms: number, since = this.clock.now(), sampled: ReadonlySet<string> = new Set()): Promise<boolean> {
     let end = this.clock.now() + ms;
     // Just parked (this container knew of no park in force): what was appended between the last
     // look and the park carries no `w`, so look for real once more at once.
@@ -157,12 +157,22 @@ export class ActivityWaiter implements Notifier {
         continue;
       }
       const seen = await Promise.all(topics.map((topic) => this.stores.activity.activity(topic)));
+      // A stamp the last look did not know (written before the look began, read only now): on a topic
+      // whose partitions or notice streams a look samples (`sampled`: more than 8), that look may not
+      // have read its stream, and `at` moved past nothing since, so look again, led by it.
+      let unknownToLastLook = false;
       topics.forEach((topic, i) => {
         const partitions = seen[i]?.partitions;
-        if (partitions && partitions.size > 0) this.moved.set(topic, partitions);
+        if (partitions && partitions.size > 0) {
+          const before = this.moved.get(topic);
+          for (const [p, at] of sampled.has(topic) ? partitions : []) {
+            if (at <= since && at > (before ? (before.get(p) ?? -Infinity) : since - FULL_RECEIVE_EVERY_MS)) unknownToLastLook = true;
+          }
+          this.moved.set(topic, partitions);
+        }
       });
       if (this.moved.size > 1000) this.moved.clear();
-      if (seen.some(({ at }) => at > since)) return true;
+      if (unknownToLastLook || seen.some(({ at }) => at > since)) return true;
       pause = Math.min(pause * 2, this.maxLookMs);
     }
   }

@@ -22,7 +22,7 @@ import { InvalidArgumentError } from '../domain/errors.js';
 import { iso, type DeliveredMessage, type Group, type Topic } from '../domain/model.js';
 import { PushLimits, type PushSettings } from '../domain/push.js';
 import { retryDelayMs } from '../domain/retry-policy.js';
-import { streamNamespace } from '../domain/streams.js';
+import { namespaceOf, streamNamespace } from '../domain/streams.js';
 import { pushSecretContext } from '../adapters/aws/names.js';
 import type { PushAttempt } from '../adapters/dynamodb/push-state.js';
 import type { Clock } from '../ports/clock.js';
@@ -89,6 +89,16 @@ class Slots {
   }
 }
 
+/** The first 4 streams of each namespace (what one look of the partition sampler takes as named streams). */
+function nameable(streams: readonly string[]): string[] {
+  const per = new Map<string, number>();
+  return streams.filter((s) => {
+    const n = per.get(namespaceOf(s)) ?? 0;
+    per.set(namespaceOf(s), n + 1);
+    return n < 4;
+  });
+}
+
 export class Pusher {
   private readonly slots = new Map<string, Slots>();
   private readonly maxRunMs: number;
@@ -112,12 +122,19 @@ export class Pusher {
     const early = jobs.filter((j) => (j.notBefore ?? 0) > now);
     // A back-off longer than the queue's longest delay: send it on until its time.
     for (const job of early) await this.pushQueue.send([job], (job.notBefore ?? now) - now);
-    const groups = [...new Set(jobs.filter((j) => (j.notBefore ?? 0) <= now).map((j) => j.group))];
-    await Promise.all(groups.map((group) => this.drain(group)));
+    // Per group, the streams its jobs heard news on: a topic of more than 8 partitions or notice streams
+    // is sampled, and a claim must read them (a drain ends at its first empty claim).
+    const groups = new Map<string, Set<string>>();
+    for (const job of jobs.filter((j) => (j.notBefore ?? 0) <= now)) {
+      const heard = groups.get(job.group) ?? new Set<string>();
+      if (job.stream !== undefined) heard.add(job.stream);
+      groups.set(job.group, heard);
+    }
+    await Promise.all([...groups].map(([group, heard]) => this.drain(group, [...heard])));
   }
 
   /** Pushes a group's claimable messages until none is left (or the run's time is up: a new job takes over). */
-  async drain(groupName: string): Promise<void> {
+  async drain(groupName: string, heard: readonly string[] = []): Promise<void> {
     const group = await this.stores.catalog.group(groupName);
     if (!group?.push || !group.pushSecret) return;
     const push = group.push;
@@ -131,6 +148,7 @@ export class Pusher {
     const retryTimes: number[] = [];
     /** What the last claim leased (undefined while a claim is under way: it may have leased without answering). */
     let inHand: DeliveredMessage[] | undefined = [];
+    let pending = [...heard];
     try {
       for (;;) {
         if (this.clock.now() - started >= this.maxRunMs) {
@@ -143,9 +161,12 @@ export class Pusher {
         // filled: nothing is appended then, and a drain that ends now would not come back.
         // The leases end no sooner than this (the claim adds the retry policy's back-off on top).
         const leasedUntil = this.clock.now() + leaseMs;
-        const claimed = await this.queue.claimForPush(group, free * push.batchSize, leaseMs, leasedUntil, (_topic, until) => retryTimes.push(until));
+        // The sampler names at most 4 streams of a topic a look: the rest of what the jobs heard go to later claims.
+        const naming = nameable(pending);
+        pending = pending.filter((s) => !naming.includes(s));
+        const claimed = await this.queue.claimForPush(group, free * push.batchSize, leaseMs, leasedUntil, (_topic, until) => retryTimes.push(until), naming);
         inHand = claimed;
-        if (claimed.length === 0) break;
+        if (claimed.length === 0 && pending.length === 0) break;
         const lanes = this.lanesOf(claimed, topics, push.batchSize);
         const results = await Promise.all(lanes.map((lane) => this.pushLane(group, push, { ...lane, leasedUntil }, leaseMs, slots, secrets)));
         for (const result of results) {

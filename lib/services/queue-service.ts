@@ -8,8 +8,9 @@
 import type { Contention } from '../adapters/dynamodb/append-contention.js';
 import { ConflictError, GroupNotFoundError, InvalidArgumentError, MessageNotFoundError, PushGroupReceiveError } from '../domain/errors.js';
 import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
-import { Limits, type DeliveredMessage, type Group, type SendInput, type SendResult } from '../domain/model.js';
-import { isDeferredMessageId, ulidOfDeferredMessageId } from '../domain/streams.js';
+import { Limits, type DeliveredMessage, type Group, type SendInput, type SendResult, type Topic } from '../domain/model.js';
+import { isDeferredMessageId, isWideFifo, noticeStream, noticeStreamCount, streamNamespace, ulidOfDeferredMessageId } from '../domain/streams.js';
+import { SAMPLE_SIZE } from './partition-sampler.js';
 import type { Clock } from '../ports/clock.js';
 import type { DoorbellQueues, DoorbellWaiter } from '../ports/doorbell.js';
 import type { Notifier } from '../ports/notifier.js';
@@ -48,6 +49,12 @@ export interface Doorbells {
   queues?: DoorbellQueues | undefined;
   /** Local runtime: a parking long poll waits on its group's doorbell instead of its topics. */
   waiter?: DoorbellWaiter | undefined;
+  /**
+   * The topics' activity items (`A#<topic>`): a parking receive of a wide FIFO topic reads the notice
+   * streams the dispatcher stamped there first — a ring's look would otherwise read 8 of up to 256
+   * notice streams by rotation and miss the notice that rang.
+   */
+  stamps?: { activity(topic: string): Promise<{ at: number; partitions: ReadonlyMap<number, number> }> } | undefined;
   /** Warnings: a park or queue creation that failed (the receive long-polls without a doorbell). */
   log?: ((message: string, details: Record<string, unknown>) => void) | undefined;
 }
@@ -117,6 +124,17 @@ const commitResultsMaxBytes = (results: CommitResult[]): number =>
         : jsonBytes(r)),
     0,
   );
+
+/** Per wide FIFO topic, the 4 notice streams its activity item stamped last (most recent first). */
+async function stampedNoticeStreams(stamps: NonNullable<Doorbells['stamps']>, topics: Topic[]): Promise<string[]> {
+  const read = await Promise.all(topics.map(async (topic) => ({ topic, partitions: (await stamps.activity(topic.name)).partitions })));
+  return read.flatMap(({ topic, partitions }) =>
+    [...partitions]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 4)
+      .map(([p]) => noticeStream(streamNamespace(topic), p)),
+  );
+}
 
 export class QueueService {
   private readonly pollIntervalMs: number;
@@ -250,6 +268,7 @@ export class QueueService {
       const mark = waiter ? waiter.mark(group.name) : this.notifier.mark();
       const lookedAt = this.clock.now();
       const topics = await this.stores.catalog.topics([...subscribed]);
+      const heard = bells?.stamps ? await stampedNoticeStreams(bells.stamps, [...topics.values()].filter((t) => requested.has(t.name) && isWideFifo(t))) : [];
       const messages = await this.receiver.receiveOnce(
         {
           group,
@@ -265,6 +284,7 @@ export class QueueService {
           held: (topic, until) => this.notifier.wakeAt?.([topic], until),
           // A short receive samples a wide group's ready-index buckets; a long poll's looks read them all.
           ...(request.waitSeconds === 0 && !request.park ? { sample: true } : {}),
+          ...(heard.length > 0 ? { heard } : {}),
         },
         request.maxMessages,
       );
@@ -284,7 +304,9 @@ export class QueueService {
         continue;
       }
       const waitMs = Math.min(this.pollIntervalMs, until - now);
-      const woken = await this.notifier.wait([...requested], waitMs, mark);
+      // Topics whose looks sample their streams (more than 8 partitions or notice streams, partition-sampler.ts).
+      const sampled = new Set([...topics.values()].filter((t) => requested.has(t.name) && (t.type === 'fifo' ? noticeStreamCount(t) : t.partitions) > SAMPLE_SIZE).map((t) => t.name));
+      const woken = await this.notifier.wait([...requested], waitMs, mark, sampled);
       // The wait ran out at the call's deadline and its notifier saw nothing that could have made a
       // message claimable (the activity waiter: no flagged append, no due): the call ends without a
       // last look — the caller's next call looks at once, and a look now would only repeat it
@@ -376,6 +398,7 @@ export class QueueService {
     visibilityMs: number,
     answerBy: number,
     held?: (topic: string, until: number) => void,
+    heard: readonly string[] = [],
   ): Promise<DeliveredMessage[]> {
     const subscribed = new Set(group.subscriptions.map((s) => s.topic));
     const topics = await this.stores.catalog.topics([...subscribed]);
@@ -389,6 +412,7 @@ export class QueueService {
         budget: new AnswerBudget(Limits.answerMaxBytes, RECEIVE_ENVELOPE_BYTES),
         cascade: (g, stream) => this.committer.completeProtected(g, stream, []).then(() => undefined),
         ...(held ? { held } : {}),
+        ...(heard.length > 0 ? { heard } : {}),
       },
       Math.min(maxMessages, Limits.receiveMaxMessages),
     );

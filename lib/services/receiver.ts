@@ -76,6 +76,11 @@ export interface ReceiveScope {
    * sample the buckets"); long-poll looks, parking receives and push claims read every bucket.
    */
   sample?: boolean;
+  /**
+   * Partition or notice streams the caller heard news on (a push job's stream): sampled first, as
+   * named streams (partition-sampler.ts), so a topic of more than 8 of them reads them this look.
+   */
+  heard?: readonly string[];
 }
 
 /** How many FIFO shards one receive claims from at once. */
@@ -158,6 +163,7 @@ export class Receiver {
   async receiveOnce(scope: ReceiveScope, max: number): Promise<DeliveredMessage[]> {
     const { group, topics, requested, carried } = scope;
     const carriedStreams = carried?.streams() ?? [];
+    const heard = scope.heard ?? [];
     const namespaces = new Set<string>();
     const looks: Array<{ topic: Topic; look: PartitionLook }> = [];
     try {
@@ -166,7 +172,7 @@ export class Receiver {
         if (topic.type === 'fifo') namespaces.add(streamNamespace(topic));
         // O(batch): at most 8 partitions per topic, rotating over looks (partition-sampler.ts).
         // Streams with carried commits are sampled first, so their claims can fold the commits.
-        else looks.push({ topic, look: this.sampler.look(group.name, topic, carriedStreams) });
+        else looks.push({ topic, look: this.sampler.look(group.name, topic, [...carriedStreams, ...heard]) });
       }
       return await this.receiveLooking(scope, max, carriedStreams, namespaces, looks);
     } finally {
@@ -219,7 +225,7 @@ export class Receiver {
       if (!requested.has(topic.name) || topic.type !== 'fifo') continue;
       const namespace = streamNamespace(topic);
       const streams = noticeSample.get(namespace) ?? new Set<string>();
-      for (const stream of this.sampler.sample(group.name, topic)) {
+      for (const stream of this.sampler.sample(group.name, topic, scope.heard ?? [])) {
         streams.add(stream);
         noticeTopics.set(stream, topic);
       }

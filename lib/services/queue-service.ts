@@ -9,7 +9,7 @@ import type { Contention } from '../adapters/dynamodb/append-contention.js';
 import { ConflictError, GroupNotFoundError, InvalidArgumentError, MessageNotFoundError, PushGroupReceiveError } from '../domain/errors.js';
 import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
 import { Limits, type DeliveredMessage, type Group, type SendInput, type SendResult, type Topic } from '../domain/model.js';
-import { isDeferredMessageId, isWideFifo, noticeStream, noticeStreamCount, streamNamespace, ulidOfDeferredMessageId } from '../domain/streams.js';
+import { isDeferredMessageId, noticeStream, noticeStreamCount, streamId, streamNamespace, ulidOfDeferredMessageId } from '../domain/streams.js';
 import { SAMPLE_SIZE } from './partition-sampler.js';
 import type { Clock } from '../ports/clock.js';
 import type { DoorbellQueues, DoorbellWaiter } from '../ports/doorbell.js';
@@ -125,14 +125,20 @@ const commitResultsMaxBytes = (results: CommitResult[]): number =>
     0,
   );
 
-/** Per wide FIFO topic, the 4 notice streams its activity item stamped last (most recent first). */
-async function stampedNoticeStreams(stamps: NonNullable<Doorbells['stamps']>, topics: Topic[]): Promise<string[]> {
+/** Whether a receive's look samples a topic's partitions or notice streams (more than 8 of them, partition-sampler.ts). */
+const sampledTopic = (topic: Topic): boolean => (topic.type === 'fifo' ? noticeStreamCount(topic) : topic.partitions) > SAMPLE_SIZE;
+
+/**
+ * Per sampled topic, the 4 streams its activity item stamped last (most recent first): a FIFO
+ * topic's notice streams, a standard topic's partitions.
+ */
+async function stampedStreams(stamps: NonNullable<Doorbells['stamps']>, topics: Topic[]): Promise<string[]> {
   const read = await Promise.all(topics.map(async (topic) => ({ topic, partitions: (await stamps.activity(topic.name)).partitions })));
   return read.flatMap(({ topic, partitions }) =>
     [...partitions]
       .sort((a, b) => b[1] - a[1])
       .slice(0, 4)
-      .map(([p]) => noticeStream(streamNamespace(topic), p)),
+      .map(([p]) => (topic.type === 'fifo' ? noticeStream(streamNamespace(topic), p) : streamId(topic, { kind: 'partition', partition: p }))),
   );
 }
 
@@ -268,7 +274,7 @@ export class QueueService {
       const mark = waiter ? waiter.mark(group.name) : this.notifier.mark();
       const lookedAt = this.clock.now();
       const topics = await this.stores.catalog.topics([...subscribed]);
-      const heard = bells?.stamps ? await stampedNoticeStreams(bells.stamps, [...topics.values()].filter((t) => requested.has(t.name) && isWideFifo(t))) : [];
+      const heard = bells?.stamps ? await stampedStreams(bells.stamps, [...topics.values()].filter((t) => requested.has(t.name) && sampledTopic(t))) : [];
       const messages = await this.receiver.receiveOnce(
         {
           group,
@@ -305,7 +311,7 @@ export class QueueService {
       }
       const waitMs = Math.min(this.pollIntervalMs, until - now);
       // Topics whose looks sample their streams (more than 8 partitions or notice streams, partition-sampler.ts).
-      const sampled = new Set([...topics.values()].filter((t) => requested.has(t.name) && (t.type === 'fifo' ? noticeStreamCount(t) : t.partitions) > SAMPLE_SIZE).map((t) => t.name));
+      const sampled = new Set([...topics.values()].filter((t) => requested.has(t.name) && sampledTopic(t)).map((t) => t.name));
       const woken = await this.notifier.wait([...requested], waitMs, mark, sampled);
       // The wait ran out at the call's deadline and its notifier saw nothing that could have made a
       // message claimable (the activity waiter: no flagged append, no due): the call ends without a

@@ -1,6 +1,6 @@
 /**
  * Found by an audit (2026-12-04): an SDK consumer parked on its group's SQS doorbell (AWS mode, SQS mocked) on a wide
- * FIFO topic. A ring makes the consumer receive once with `park: true`; that receive makes one look
+ * FIFO topic (and, the same way, on a standard topic of 256 partitions). A ring makes the consumer receive once with `park: true`; that receive makes one look
  * and answers the doorbell again when the look found nothing. The look reads a sample of 8 of the
  * topic's notice streams, with no stamps to lead it (the doorbell path never reads `A#<topic>`).
  */
@@ -24,6 +24,8 @@ let aws: QueueService;
 /** The dispatcher's activity route (stamps `A#<topic>` for each flagged notice segment), and the notice streams sends wrote to. */
 let route: ActivityRoute;
 const noticed: string[] = [];
+/** The streams sends appended segments to (a standard topic's partitions). */
+const appended: string[] = [];
 
 beforeAll(async () => {
   sqs.on(CreateQueueCommand).callsFake((input: { QueueName: string }) => ({ QueueUrl: `https://sqs.eu-west-1.amazonaws.com/123456789012/${input.QueueName}` }));
@@ -38,6 +40,11 @@ beforeAll(async () => {
     doorbells: { parker: new DoorbellParker(h.stores.catalog, h.clock), queues, stamps: activity },
   });
   const log = h.stores.log;
+  const appendMany = log.appendMany.bind(log);
+  log.appendMany = (async (parts: Array<{ stream: string }>, ...rest: unknown[]) => {
+    appended.push(...parts.map((part) => part.stream));
+    return (appendMany as (...a: unknown[]) => unknown)(parts, ...rest);
+  }) as typeof log.appendMany;
   const append = log.appendNotices.bind(log);
   log.appendNotices = (async (stream: string, ...rest: unknown[]) => {
     noticed.push(stream);
@@ -88,5 +95,25 @@ describe.each([256])('a doorbell consumer of a FIFO topic of %i notice streams',
       h.clock.advance(1000);
     }
     expect(late).toEqual([]);
+  });
+});
+
+describe('a lone message on a standard topic of 256 partitions, a doorbell consumer', () => {
+  it('is answered by the receive its ring starts (the partition the dispatcher stamped leads the sample)', async () => {
+    await h.admin.putTopic('lone-standard', topic({ partitions: 256 }));
+    await h.admin.putGroup('gs', group('lone-standard'));
+    expect((await whileAdvancing(h.clock, () => aws.receiveOrPark('gs', { maxMessages: 10, waitSeconds: 20, park: true }))).doorbell).toBeDefined();
+    await h.queue.send('lone-standard', send('only'));
+    const stream = appended.filter((s) => s.startsWith('t:lone-standard/p:')).at(-1) ?? '';
+    await route.handle([{ id: 'lone-standard', stream, seq: 1, count: 1, topics: ['lone-standard'], noticeLane: undefined, wake: true }], h.clock.now());
+    let receives = 0;
+    let got: string[] = [];
+    while (got.length === 0 && receives < 40) {
+      got = (await aws.receiveOrPark('gs', { maxMessages: 10, waitSeconds: 20, park: true })).messages.map((m) => m.body);
+      receives++;
+      if (got.length === 0) h.clock.advance(5 * 60_000);
+    }
+    expect(got).toEqual(['only']);
+    expect(receives).toBe(1);
   });
 });

@@ -8,8 +8,12 @@
  */
 import { Limits } from './model.js';
 
-/** The UTF-8 bytes of `value` as JSON (what the API writes). */
-export const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), 'utf8');
+/**
+ * The UTF-8 bytes of `value` as JSON where Lambda counts them: a handler returns its answer's JSON as
+ * the string `body` of `{statusCode, headers, body}`, which Lambda serializes again (each `"` and `\\`
+ * escaped once more) before it checks the 6 MB response payload.
+ */
+export const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(JSON.stringify(value)), 'utf8') - 2;
 
 export class AnswerBudget {
   private used: number;

@@ -284,6 +284,19 @@ export class Committer {
    * in one transaction. With no items it only completes a pending chain.
    */
   async completeProtected(group: Group, stream: string, items: Item[]): Promise<Map<number, Outcome>> {
+    // One handle named twice in a request is one commit (its first entry's outputs), answered twice:
+    // two pending marks of one lease would write one path twice in one update (a ValidationException).
+    const firsts = new Map<string, Item>();
+    for (const item of items) if (!firsts.has(`${item.receipt.seq}:${item.receipt.token}`)) firsts.set(`${item.receipt.seq}:${item.receipt.token}`, item);
+    const outcomes = await this.completeProtectedOnce(group, stream, [...firsts.values()]);
+    for (const item of items) {
+      const first = firsts.get(`${item.receipt.seq}:${item.receipt.token}`)!;
+      if (first !== item) outcomes.set(item.index, outcomes.get(first.index) ?? 'expired');
+    }
+    return outcomes;
+  }
+
+  private async completeProtectedOnce(group: Group, stream: string, items: Item[]): Promise<Map<number, Outcome>> {
     const outcomes = new Map<number, Outcome>();
     const repeats = new Set<string>();
     for (let attempt = 0; attempt < PROTECTED_ATTEMPTS; attempt++) {
@@ -430,7 +443,7 @@ export class Committer {
     ];
     return {
       items: CURSOR_RESERVE.items + parts.length,
-      bytes: CURSOR_RESERVE.bytes + parts.reduce((sum, part) => sum + Buffer.byteLength(JSON.stringify(part)) + SAVED_OUTPUTS_OVERHEAD_BYTES, 0),
+      bytes: CURSOR_RESERVE.bytes + parts.reduce((sum, part) => sum + Buffer.byteLength(part) + SAVED_OUTPUTS_OVERHEAD_BYTES, 0),
     };
   }
 

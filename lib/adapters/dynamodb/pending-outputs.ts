@@ -4,13 +4,14 @@
  * that marks the lease pending, read and deleted in the one that completes it.
  *
  *   pk `O#<group>#<stream>`, sk `<seq>` (keys.ts); more parts at sk `<seq>#<part>`
- *   p     the publish entries of this part, JSON
+ *   p     a part of the publish entries' JSON text (`j` = 1 on the first part); items written
+ *         before `j` hold a JSON array of whole entries per part
  *   n     (first part) how many parts there are, when more than one
  *   k     the pending lease's token: outputs saved by another lease of that message (a pending
  *         commit a seek or a group delete dropped, its item left to its TTL) are not its
  *   ttl   removal (epoch s): after the longest retention
  *
- * Entries are split into parts of at most {@link PART_MAX_BYTES} of JSON, so
+ * The entries' JSON is cut into parts of at most {@link PART_MAX_BYTES}, so
  * outputs of up to 1 MiB (a whole request) never pass DynamoDB's 400 KB item.
  */
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -32,22 +33,29 @@ const partKey = (group: string, stream: string, seq: number, part: number) => {
   return part === 0 ? key : { ...key, sk: `${key.sk}#${part}` };
 };
 
-/** `outputs` in order, in parts of at most {@link PART_MAX_BYTES} of JSON (a larger entry alone). */
-export function outputParts(outputs: unknown[]): unknown[][] {
-  const parts: unknown[][] = [];
-  let part: unknown[] = [];
-  let bytes = 2;
-  for (const entry of outputs) {
-    const size = Buffer.byteLength(JSON.stringify(entry)) + 1;
-    if (part.length > 0 && bytes + size > PART_MAX_BYTES) {
-      parts.push(part);
-      part = [];
-      bytes = 2;
+/**
+ * `outputs` as JSON text cut into parts of at most {@link PART_MAX_BYTES} UTF-8 bytes each (a cut
+ * never splits a character): one entry's JSON may be larger than a part, since JSON escapes `"`, `\\`
+ * and control characters (a 256 KiB body of quotes is 512 KiB of JSON), so it may span parts.
+ */
+export function outputParts(outputs: unknown[]): string[] {
+  const text = JSON.stringify(outputs);
+  const parts: string[] = [];
+  let start = 0;
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < text.length;
+    const n = pair ? 4 : c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+    if (bytes + n > PART_MAX_BYTES) {
+      parts.push(text.slice(start, i));
+      start = i;
+      bytes = 0;
     }
-    part.push(entry);
-    bytes += size;
+    bytes += n;
+    if (pair) i++;
   }
-  parts.push(part);
+  parts.push(text.slice(start));
   return parts;
 }
 
@@ -63,7 +71,8 @@ export class PendingOutputStore {
     return parts.map((part, i) => ({
       Put: {
         TableName: this.table,
-        Item: { ...partKey(group, stream, lease.seq, i), p: JSON.stringify(part), ...(i === 0 && parts.length > 1 ? { n: parts.length } : {}), k: lease.token, ttl: ttlSeconds },
+        // `j`: the parts' `p` joined are one JSON text (items without it hold a JSON array per part).
+        Item: { ...partKey(group, stream, lease.seq, i), p: part, ...(i === 0 ? { j: 1 } : {}), ...(i === 0 && parts.length > 1 ? { n: parts.length } : {}), k: lease.token, ttl: ttlSeconds },
       },
     }));
   }
@@ -86,12 +95,13 @@ export class PendingOutputStore {
       const first = await read(seq, 0);
       if (!first || (first.k !== undefined && first.k !== token)) continue;
       const parts = Number(first.n ?? 1);
-      const outputs = JSON.parse(String(first.p)) as unknown[];
+      const texts = [String(first.p)];
       for (let part = 1; part < parts; part++) {
         const item = await read(seq, part);
         // Parts are written and deleted in one transaction each: a missing part is not expected.
-        if (item) outputs.push(...(JSON.parse(String(item.p)) as unknown[]));
+        if (item) texts.push(String(item.p));
       }
+      const outputs = first.j === 1 ? (JSON.parse(texts.join('')) as unknown[]) : texts.flatMap((text) => JSON.parse(text) as unknown[]);
       out.set(seq, { outputs, parts });
     }
     return out;

@@ -22,7 +22,8 @@ import { InvalidArgumentError } from '../domain/errors.js';
 import { iso, type DeliveredMessage, type Group, type Topic } from '../domain/model.js';
 import { PushLimits, type PushSettings } from '../domain/push.js';
 import { retryDelayMs } from '../domain/retry-policy.js';
-import { namespaceOf, streamNamespace } from '../domain/streams.js';
+import { namespaceOf, noticeStreamCount, partitionOf, streamNamespace } from '../domain/streams.js';
+import { SAMPLE_SIZE } from './partition-sampler.js';
 import { pushSecretContext } from '../adapters/aws/names.js';
 import type { PushAttempt } from '../adapters/dynamodb/push-state.js';
 import type { Clock } from '../ports/clock.js';
@@ -54,6 +55,8 @@ const LEASE_MARGIN_MS = 10_000;
 const DEFAULT_MAX_RUN_MS = 60_000;
 /** Expiries within this long of a retry job's first share that job (which waits for the last of them). */
 const RETRY_JOB_SPAN_MS = 100;
+/** Streams a drain's retry jobs name at most (4 claims of 4 named streams). */
+const RETRY_STREAMS_MAX = 16;
 const USER_AGENT = 'Sluice-Push/1';
 
 /** How long a push claim leases its messages: the request's timeout plus {@link LEASE_MARGIN_MS}. */
@@ -146,13 +149,17 @@ export class Pusher {
     const leaseMs = pushLeaseMs(push);
     /** When messages this drain failed are claimable again: each gets a job at or after its time. */
     const retryTimes: number[] = [];
+    /** Messages this drain gave back to be pushed again (their streams lead the retry jobs' claims). */
+    const retried: DeliveredMessage[] = [];
     /** What the last claim leased (undefined while a claim is under way: it may have leased without answering). */
     let inHand: DeliveredMessage[] | undefined = [];
     let pending = [...heard];
     try {
       for (;;) {
         if (this.clock.now() - started >= this.maxRunMs) {
-          await this.pushQueue.send([{ group: group.name }]);
+          // The streams the jobs heard lead the next drain's claims too (a wide topic is sampled).
+          const named = await this.retryStreams(topics, heard, []);
+          await this.pushQueue.send(named.length > 0 ? named.map((stream) => ({ group: group.name, stream })) : [{ group: group.name }]);
           break;
         }
         const free = Math.max(1, slots.free);
@@ -172,6 +179,7 @@ export class Pusher {
         for (const result of results) {
           attempts.push(...result.attempts);
           retryTimes.push(...result.retryTimes);
+          retried.push(...result.retried);
         }
       }
     } catch (error) {
@@ -179,12 +187,12 @@ export class Pusher {
       // leases end, and a job then drains it (on AWS the failed job also comes back after the
       // push queue's visibility timeout; the local bus redelivers it the same way). Messages the
       // earlier claims of this drain released keep their own jobs.
-      await this.sendRetryJobs(group.name, [...retryTimes, ...this.leaseEnds(group, inHand, leaseMs)]);
+      await this.sendRetryJobs(group.name, [...retryTimes, ...this.leaseEnds(group, inHand, leaseMs)], await this.retryStreams(topics, heard, [...retried, ...(inHand ?? [])]));
       throw error;
     } finally {
       if (attempts.length > 0) await this.recordAttempts(group.name, attempts);
     }
-    await this.sendRetryJobs(group.name, retryTimes);
+    await this.sendRetryJobs(group.name, retryTimes, await this.retryStreams(topics, heard, retried));
     const failedRequests = attempts.filter((a) => a.status === null || a.status < 200 || a.status >= 300).length;
     if (failedRequests > 0) this.options.failures?.(group.name, { failedRequests, requests: attempts.length });
   }
@@ -221,6 +229,7 @@ export class Pusher {
   private async pushLane(group: Group, push: PushSettings, lane: Lane, leaseMs: number, slots: Slots, secrets: string[]) {
     const attempts: PushAttempt[] = [];
     const retryTimes: number[] = [];
+    const retried: DeliveredMessage[] = [];
     for (let i = 0; i < lane.messages.length; i += push.batchSize) {
       let batch = lane.messages.slice(i, i + push.batchSize);
       await slots.take();
@@ -233,10 +242,12 @@ export class Pusher {
         if (held.length < batch.length) {
           // Not held: claimable again when its lease ends (taken by another drain, or a failed write), with a job then.
           retryTimes.push(...this.leaseEnds(group, batch.filter((m) => !held.includes(m)), leaseMs));
+          retried.push(...batch.filter((m) => !held.includes(m)));
           if (lane.fifo) {
             // The shard waits for the first message not held: what this drain still holds of it goes back unsent.
             const rest = [...held, ...lane.messages.slice(i + push.batchSize)];
             if (rest.length > 0) retryTimes.push(...(await this.fail(group, rest, leaseMs)));
+            retried.push(...rest);
             break;
           }
           if (held.length === 0) continue;
@@ -254,10 +265,11 @@ export class Pusher {
         // FIFO: the shard waits with its failed message (order first): the rest of the lane goes back unsent.
         const back = lane.fifo ? [...failed, ...lane.messages.slice(i + push.batchSize)] : failed;
         retryTimes.push(...(await this.fail(group, back, leaseMs)));
+        retried.push(...back);
         if (lane.fifo) break;
       }
     }
-    return { attempts, retryTimes };
+    return { attempts, retryTimes, retried };
   }
 
   /**
@@ -366,6 +378,33 @@ export class Pusher {
   }
 
   /**
+   * The streams a drain's retry jobs name: the ones its jobs heard, then the partitions of the
+   * messages it gave back (their receipt handles say), at most {@link RETRY_STREAMS_MAX}. A claim on
+   * a topic of more than 8 partitions samples 8 of them, and a drain ends at its first empty claim:
+   * unnamed, a released message would wait for some later job to sample its partition. (A FIFO
+   * shard's release is on the ready index, which every push claim reads whole.)
+   */
+  private async retryStreams(topics: ReadonlyMap<string, Topic>, heard: readonly string[], retried: readonly DeliveredMessage[]): Promise<string[]> {
+    // Only topics whose claims sample (more than 8 partitions or notice streams): on the others every
+    // claim reads every stream, and one job without a stream does (a job per stream would cost more).
+    const sampled = new Set([...topics.values()].filter((t) => (t.type === 'fifo' ? noticeStreamCount(t) : t.partitions) > SAMPLE_SIZE).map((t) => streamNamespace(t)));
+    const streams = new Set(heard.filter((stream) => sampled.has(namespaceOf(stream))));
+    const wide = retried.filter((m) => { const t = topics.get(m.topic); return t !== undefined && t.type === 'standard' && sampled.has(streamNamespace(t)); });
+    if (wide.length > 0) {
+      const codec = await this.stores.ids.codec();
+      for (const message of wide) {
+        try {
+          const { topic, stream } = codec.openReceipt(message.receiptHandle);
+          if (partitionOf(stream, topic) !== undefined) streams.add(stream);
+        } catch {
+          // Not a handle of this deployment: nothing to name.
+        }
+      }
+    }
+    return [...streams].slice(0, RETRY_STREAMS_MAX);
+  }
+
+  /**
    * Jobs for messages claimable again at `times`: each job runs after the
    * latest of the times it covers (a drain that starts before a message's
    * expiry does not see it, and would end without it); times within
@@ -373,7 +412,7 @@ export class Pusher {
    * would cost a request per message). `notBefore` is checked and the lease
    * compared on the same worker's clock, so clocks of workers never race.
    */
-  private async sendRetryJobs(group: string, times: readonly number[]): Promise<void> {
+  private async sendRetryJobs(group: string, times: readonly number[], heard: readonly string[] = []): Promise<void> {
     const sorted = [...times].sort((a, b) => a - b);
     const jobs: number[] = [];
     let first: number | undefined;
@@ -384,7 +423,8 @@ export class Pusher {
       } else jobs[jobs.length - 1] = t;
     }
     // A lease is claimable from its expiry on (`expiresAt <= now`, domain/cursor.ts).
-    for (const at of jobs) await this.pushQueue.send([{ group, notBefore: at }], at - this.clock.now());
+    // A retry job names the streams the drain heard: on a wide topic its claims must read them (a drain ends at its first empty claim).
+    for (const at of jobs) await this.pushQueue.send(heard.length > 0 ? heard.map((stream) => ({ group, notBefore: at, stream })) : [{ group, notBefore: at }], at - this.clock.now());
   }
 
   private async recordAttempts(group: string, attempts: PushAttempt[]): Promise<void> {

@@ -9,7 +9,7 @@ import type { Contention } from '../adapters/dynamodb/append-contention.js';
 import { ConflictError, GroupNotFoundError, InvalidArgumentError, MessageNotFoundError, PushGroupReceiveError } from '../domain/errors.js';
 import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
 import { Limits, type DeliveredMessage, type Group, type SendInput, type SendResult, type Topic } from '../domain/model.js';
-import { isDeferredMessageId, noticeStream, noticeStreamCount, streamId, streamNamespace, ulidOfDeferredMessageId } from '../domain/streams.js';
+import { isDeferredMessageId, namespaceOf, noticeStream, noticeStreamCount, streamId, streamNamespace, ulidOfDeferredMessageId } from '../domain/streams.js';
 import { SAMPLE_SIZE } from './partition-sampler.js';
 import type { Clock } from '../ports/clock.js';
 import type { DoorbellQueues, DoorbellWaiter } from '../ports/doorbell.js';
@@ -137,7 +137,10 @@ async function stampedStreams(stamps: NonNullable<Doorbells['stamps']>, topics: 
   return read.flatMap(({ topic, partitions }) =>
     [...partitions]
       .sort((a, b) => b[1] - a[1])
-      .slice(0, 4)
+      // The 4 last-stamped, and every stream stamped within a minute of the last stamp (one burst of sends).
+      .filter(([, at], i, all) => i < 4 || at >= (all[0]?.[1] ?? 0) - 60_000)
+      // At most 4 looks' worth: a burst wider than that is left to the sample and the next rings.
+      .slice(0, 4 * (SAMPLE_SIZE / 2))
       .map(([p]) => (topic.type === 'fifo' ? noticeStream(streamNamespace(topic), p) : streamId(topic, { kind: 'partition', partition: p }))),
   );
 }
@@ -270,11 +273,20 @@ export class QueueService {
     // doorbell is answered only after a look at or past it (a shorter wait answers without a doorbell).
     const ringsFrom = parked?.ringsFrom ?? -Infinity;
     let first = true;
+    /** Stamped streams not yet led with (a look names 4 of a topic): an empty look goes on with the next ones. */
+    let stamped: string[] | undefined;
     for (;;) {
       const mark = waiter ? waiter.mark(group.name) : this.notifier.mark();
       const lookedAt = this.clock.now();
       const topics = await this.stores.catalog.topics([...subscribed]);
-      const heard = bells?.stamps ? await stampedStreams(bells.stamps, [...topics.values()].filter((t) => requested.has(t.name) && sampledTopic(t))) : [];
+      stamped ??= bells?.stamps ? await stampedStreams(bells.stamps, [...topics.values()].filter((t) => requested.has(t.name) && sampledTopic(t))) : [];
+      const perNamespace = new Map<string, number>();
+      const heard = stamped.filter((s) => {
+        const n = perNamespace.get(namespaceOf(s)) ?? 0;
+        perNamespace.set(namespaceOf(s), n + 1);
+        return n < SAMPLE_SIZE / 2;
+      });
+      stamped = stamped.filter((s) => !heard.includes(s));
       const messages = await this.receiver.receiveOnce(
         {
           group,
@@ -302,6 +314,7 @@ export class QueueService {
         this.notifier.wakeAt?.([m.topic], now + visibilityMs + retryDelayMs(group.retryPolicy, m.deliveryCount, group.maxDeliveries));
       }
       if (messages.length > 0) return { messages };
+      if (stamped.length > 0) continue;
       if (queueUrl !== undefined && lookedAt >= ringsFrom) return { messages, doorbell: { queueUrl } };
       if (now >= deadline) return { messages };
       const until = queueUrl !== undefined && ringsFrom > now ? Math.min(ringsFrom, deadline) : deadline;

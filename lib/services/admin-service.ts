@@ -154,6 +154,12 @@ const withoutOtherTarget = (patch: PushInput): PushInput =>
         ? { ...patch, url: undefined }
         : patch;
 
+/** Longer than any API request lives (29 s): cursors older than this at a create belong to no create under way. */
+const CREATE_RACE_MS = 60_000;
+
+/** A rotation this soon after the last one is taken for its retry (longer than an API request lives). */
+const ROTATION_RETRY_MS = 60_000;
+
 export class AdminService {
   private readonly raiser: PartitionRaiser;
   private readonly figures: GroupFigures;
@@ -443,7 +449,18 @@ export class AdminService {
       }
       // A group of this name was deleted: its cursors (and any a stale container created in the
       // re-create window) go before the new group's cursors are created.
-      if (!existing && windowEnd !== undefined) await this.stores.cursors.removeCreatedUpTo(name, windowEnd);
+      // So do cursors a crash left: a delete cut off after its tombstone (whose TTL may have removed it
+      // since) or a create cut off before its group write. A racing create's cursors are younger than
+      // one API request (CREATE_RACE_MS) and stay.
+      if (!existing) await this.stores.cursors.removeCreatedUpTo(name, Math.max(windowEnd ?? 0, now - CREATE_RACE_MS));
+      else {
+        // A subscription added to a live group starts at latest: cursors of its streams left by an
+        // earlier subscription to the topic (dropped since) or by a save cut off before its group
+        // write go first. A namespace a kept subscription reads (a time-order group's) stays.
+        const kept = new Set(subscriptions.filter((s) => existing.subscriptions.some((e) => e.topic === s.topic)).map((s) => streamNamespace(topics.get(s.topic)!)));
+        const added = new Set(subscriptions.filter((s) => !existing.subscriptions.some((e) => e.topic === s.topic)).map((s) => streamNamespace(topics.get(s.topic)!)));
+        for (const namespace of added) if (!kept.has(namespace)) await this.stores.cursors.removeCreatedUpTo(name, now - CREATE_RACE_MS, 8, `${namespace}/`);
+      }
       // Standard topics: one cursor per partition. FIFO topics: one per notice stream of the
       // namespace; shard cursors are created when the group first hears of a shard.
       // `earliest`: partition cursors start at the first retained message of the current generation,
@@ -544,7 +561,12 @@ export class AdminService {
       const secret = newSigningSecret();
       const now = this.clock.now();
       const sealed = await this.push.secrets.seal(secret, pushSecretContext(name));
-      if (await this.stores.catalog.rotatePushSecret(name, group.pushSecret.sealed, sealed, now + Limits.secretRotationGraceSeconds * 1000, now)) {
+      // A rotation right after another (within one request's life) is taken for the retry of one whose
+      // answer was lost: the secret held before that one keeps signing next to the new one.
+      const { previous, previousUntil, rotatedAt } = group.pushSecret;
+      const retried = previous !== undefined && (previousUntil ?? 0) > now && now - rotatedAt < ROTATION_RETRY_MS;
+      const keep = retried ? { previous, until: previousUntil! } : { previous: group.pushSecret.sealed, until: now + Limits.secretRotationGraceSeconds * 1000 };
+      if (await this.stores.catalog.rotatePushSecret(name, group.pushSecret.sealed, sealed, keep.until, now, keep.previous)) {
         return { ...groupView(group), secretRotatedAt: iso(now), signingSecret: secret };
       }
     }

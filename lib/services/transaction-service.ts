@@ -81,6 +81,9 @@ export const producerView = (p: ProducerGroup) => ({
   secretRotatedAt: iso(p.secretRotatedAt),
 });
 
+/** A rotation this soon after the last one is taken for its retry (longer than an API request lives). */
+const ROTATION_RETRY_MS = 60_000;
+
 export class TransactionService {
   private readonly timeoutMs: number;
 
@@ -161,7 +164,12 @@ export class TransactionService {
       const secret = newSecret();
       const now = this.clock.now();
       const sealed = await this.secrets.seal(secret, secretContext(name));
-      if (await this.stores.producers.rotate(name, producer.sealedSecret, sealed, now + Limits.secretRotationGraceSeconds * 1000, now)) {
+      // Right after another rotation (within one request's life): its retry, whose answer was lost —
+      // the secret held before that one keeps signing next to the new one.
+      const retried = producer.sealedPrevious !== undefined && (producer.previousUntil ?? 0) > now && now - producer.secretRotatedAt < ROTATION_RETRY_MS;
+      const previous = retried ? producer.sealedPrevious! : producer.sealedSecret;
+      const until = retried ? producer.previousUntil! : now + Limits.secretRotationGraceSeconds * 1000;
+      if (await this.stores.producers.rotate(name, producer.sealedSecret, sealed, until, now, previous)) {
         return { ...producerView({ ...producer, secretRotatedAt: now, updatedAt: now }), signingSecret: secret };
       }
     }

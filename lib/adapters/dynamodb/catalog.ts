@@ -950,14 +950,14 @@ export class Catalog {
    * `previousUntil`. Conditional on the secret it replaces (false: rotated
    * concurrently, or the group is gone).
    */
-  async rotatePushSecret(name: string, expectSealed: string, sealed: string, previousUntil: number, now: number): Promise<boolean> {
+  async rotatePushSecret(name: string, expectSealed: string, sealed: string, previousUntil: number, now: number, previous: string = expectSealed): Promise<boolean> {
     this.groupCache.delete(name);
     const result = await conditionalWithImage(this.doc, {
       TableName: this.table,
       Key: { pk: GROUP_PK, sk: name },
-      UpdateExpression: 'SET ps = :new, pp = :old, ppu = :until, psa = :now',
+      UpdateExpression: 'SET ps = :new, pp = :prev, ppu = :until, psa = :now',
       ConditionExpression: 'attribute_not_exists(deleted) AND ps = :old',
-      ExpressionAttributeValues: { ':new': sealed, ':old': expectSealed, ':until': previousUntil, ':now': now },
+      ExpressionAttributeValues: { ':new': sealed, ':old': expectSealed, ':prev': previous, ':until': previousUntil, ':now': now },
     });
     // The SDK's retry of this rotation, which had landed (its answer lost), meets its own new
     // secret: it took effect (taken for a lost race, the caller rotated again and the secret the

@@ -79,7 +79,7 @@ export class CursorStore {
   async completionOf(cursor: CursorState, seq: number): Promise<DoneEntry | undefined> {
     const done = cursor.done.get(seq);
     if (done !== undefined || seq > markOf(cursor) || cursor.leases.has(seq)) return done;
-    return this.history.find(cursor.group, cursor.stream, cursor.createdAt ?? 0, seq);
+    return this.history.find(cursor.group, cursor.stream, cursor.createdAt ?? 0, seq, (cursor.seekEpoch ?? 0) > 0);
   }
 
   private key(group: string, stream: string) {
@@ -204,10 +204,10 @@ export class CursorStore {
    * a group of that name is created anew: cursors of the new group are created
    * later, so the condition never removes one of them. Returns how many went.
    */
-  async removeCreatedUpTo(group: string, createdUpTo: number, parallel = 8): Promise<number> {
+  async removeCreatedUpTo(group: string, createdUpTo: number, parallel = 8, prefix?: string): Promise<number> {
     this.cache.forgetGroup(group);
     let removed = 0;
-    for await (const page of this.itemPages(group, { projection: 'pk, sk', consistent: false })) {
+    for await (const page of this.itemPages(group, { projection: 'pk, sk', consistent: false, ...(prefix === undefined ? {} : { prefix }) })) {
       const keys = page.map((item) => String(item.sk));
       for (let i = 0; i < keys.length; i += parallel) {
         const done = await Promise.all(

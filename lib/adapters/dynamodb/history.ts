@@ -86,8 +86,16 @@ export class HistoryStore {
    * below the cursor's mark that the cursor no longer holds: the chunk whose
    * range holds it (one Query), else its straggler item (one GetItem).
    */
-  async find(group: string, stream: string, createdAt: number, seq: number): Promise<DoneEntry | undefined> {
+  async find(group: string, stream: string, createdAt: number, seq: number, sought = false): Promise<DoneEntry | undefined> {
     const pk = historyPk(group, stream);
+    if (sought) {
+      // After a seek a message below the mark can complete again (a replay): its straggler is newer
+      // than the chunk's entry of an earlier delivery, so it is read first.
+      const { Item } = await call(() =>
+        this.doc.send(new GetCommand({ TableName: this.table, Key: { pk, sk: historyStragglerSk(createdAt, seq) }, ConsistentRead: true })),
+      );
+      if (Item) return doneOfStored(seq, Item.d as number);
+    }
     const { Items } = await call(() =>
       this.doc.send(
         new QueryCommand({

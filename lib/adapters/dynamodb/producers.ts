@@ -106,13 +106,13 @@ export class ProducerStore {
   }
 
   /** Replaces the secret; the old one signs along until `previousUntil`. Conditional on the secret it replaces. */
-  async rotate(name: string, expectSealed: string, sealedSecret: string, previousUntil: number, now: number): Promise<boolean> {
+  async rotate(name: string, expectSealed: string, sealedSecret: string, previousUntil: number, now: number, previous: string = expectSealed): Promise<boolean> {
     const result = await conditionalWithImage(this.doc, {
       TableName: this.table,
       Key: { pk: PK, sk: name },
-      UpdateExpression: 'SET sec = :new, prv = :old, pvu = :until, sra = :now, ua = :now',
+      UpdateExpression: 'SET sec = :new, prv = :prev, pvu = :until, sra = :now, ua = :now',
       ConditionExpression: 'sec = :old',
-      ExpressionAttributeValues: { ':new': sealedSecret, ':old': expectSealed, ':until': previousUntil, ':now': now },
+      ExpressionAttributeValues: { ':new': sealedSecret, ':old': expectSealed, ':prev': previous, ':until': previousUntil, ':now': now },
     });
     // The SDK's retry of this rotation, which had landed, meets its own new secret: it took effect.
     // (Taken for a lost race, the caller rotated again: the secret the user held stopped signing at

@@ -144,9 +144,11 @@ export type SluiceFunctionOptions = Pick<SluiceFunctionProps, 'handlerModule' | 
  *   Releases of deferred messages keep their `d<ULID>` ids and need no key;
  * - `doorbells`: create pull groups' doorbell queues (`<prefix>-bell-*`: CreateQueue,
  *   TagQueue — a parking receive, `QueueService.receiveOrPark`);
- * - `delete-doorbells`: delete them (`AdminService.deleteGroup`).
+ * - `delete-doorbells`: delete them (`AdminService.deleteGroup`);
+ * - `push-jobs`: send push jobs (sqs:SendMessage on the push queue — a push group's redrive sends
+ *   its own, `Redriver.redrive`).
  */
-type Capability = 'arm-timers' | 'arm-checks' | 'seal-secrets' | 'seal-push-secrets' | 'message-ids' | 'doorbells' | 'delete-doorbells';
+type Capability = 'arm-timers' | 'arm-checks' | 'seal-secrets' | 'seal-push-secrets' | 'message-ids' | 'doorbells' | 'delete-doorbells' | 'push-jobs';
 
 type RouteOverride = Partial<Pick<SluiceFunctionOptions, 'tableAccess' | 'timeout' | 'memorySize'>> & { readonly capabilities?: readonly Capability[] };
 
@@ -177,8 +179,8 @@ const routeOverrides: Partial<Record<string, RouteOverride>> = {
   'patch-group': { capabilities: ['seal-push-secrets'] },
   'rotate-group-secret': { capabilities: ['seal-push-secrets'] },
   // A redrive starts no new page after 10 s (lib/services/redriver.ts); its last page may take more.
-  // It opens the dead-letter copies' ids.
-  redrive: { timeout: Duration.seconds(29), capabilities: ['message-ids'] },
+  // It opens the dead-letter copies' ids, and a push group's redrive sends its own push jobs.
+  redrive: { timeout: Duration.seconds(29), capabilities: ['message-ids', 'push-jobs'] },
   // The message-id key exists before the first topic (AdminService.putTopic), so look-ups by id only open it.
   'put-topic': { capabilities: ['message-ids'] },
   'get-message': { capabilities: ['message-ids'] },
@@ -756,6 +758,7 @@ export class SluiceService extends Construct {
     if (capabilities.includes('message-ids')) this.grantMessageIdKey(fn, access);
     if (capabilities.includes('doorbells')) this.grantDoorbells(fn, ['sqs:CreateQueue', 'sqs:TagQueue'], 'are created by the receive that parks a group\'s first consumer');
     if (capabilities.includes('delete-doorbells')) this.grantDoorbells(fn, ['sqs:DeleteQueue'], 'are deleted with their group');
+    if (capabilities.includes('push-jobs')) fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.pushQueue.queue.queueArn] }));
   }
 
   /** SQS actions on the doorbell queues' name prefix only (the queues exist only at run time). */

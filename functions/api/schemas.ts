@@ -182,6 +182,10 @@ export const RedriveBody = z.strictObject({
 export const VisibilityBody = z.strictObject({
   receiptHandle: shortText(2048),
   visibilityTimeoutSeconds: z.number().int().min(0).max(Limits.visibilityMaxSeconds),
+  attempted: z
+    .boolean()
+    .optional()
+    .describe('false with visibilityTimeoutSeconds 0: given back unhandled (it waited behind a failed message of its FIFO shard) — no failed attempt, no back-off, not counted toward maxDeliveries'),
 });
 
 /** A message published atomically with a commit: a send (every field but `transaction`) plus its topic. */

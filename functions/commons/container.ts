@@ -227,7 +227,7 @@ export function buildContainer(config: Config, overrides: ContainerOverrides = {
     seeker: new Seeker(stores, systemClock),
     timers,
     transactions,
-    redriver: new Redriver(stores, systemClock, notifier),
+    redriver: new Redriver(stores, systemClock, notifier, pushQueue, config.SLUICE_CATALOG_CACHE_MS),
     dispatcher: streamDispatcher,
     localTimers,
     localChecks,

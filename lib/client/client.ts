@@ -349,6 +349,18 @@ export class SluiceClient {
   }
 
   /**
+   * Gives a lease back unhandled (it waited behind a failed message of its FIFO shard): not a failed
+   * attempt — no back-off, and the delivery does not count toward `maxDeliveries`.
+   */
+  async giveBack(group: string, receiptHandle: string, options?: RequestOptions): Promise<void> {
+    await this.call('POST', `/v1/groups/${seg(group)}/visibility`, {
+      ...options,
+      body: { receiptHandle, visibilityTimeoutSeconds: 0, attempted: false },
+      repeatable: true,
+    });
+  }
+
+  /**
    * Commits received messages: receipt handles, or entries with `publish`
    * (messages sent atomically with the commit). Each entry is `committed`,
    * `pending` (protected mode, waiting for older messages) or an error such as

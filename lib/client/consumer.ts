@@ -145,7 +145,7 @@ interface Lane {
   running: boolean;
 }
 
-type ConsumerClient = Pick<SluiceClient, 'receive' | 'receiveAndCommit' | 'commit' | 'changeVisibility' | 'getGroup'> & Partial<Pick<SluiceClient, 'awsCredentials' | 'getTopic'>>;
+type ConsumerClient = Pick<SluiceClient, 'receive' | 'receiveAndCommit' | 'commit' | 'changeVisibility' | 'getGroup'> & Partial<Pick<SluiceClient, 'awsCredentials' | 'getTopic' | 'giveBack'>>;
 
 /** A finished message whose commit waits for the next receive; `settle` lets its lane go on. */
 interface Carried {
@@ -533,7 +533,10 @@ export class Consumer {
       // the consumer does not wait itself). The head goes back first, so on a FIFO topic the
       // server holds what waited behind it until the head is delivered again: the shard stays in order.
       const behind = lane.queue.splice(0);
-      await this.releaseAll([held, ...behind]);
+      await this.releaseAll([held]);
+      // Never handled: given back without counting a failed attempt, so a poison message does not
+      // take the messages queued behind it to the dead-letter topic with it.
+      await this.releaseAll(behind, true);
       return;
     }
     this.disarm(held);
@@ -567,12 +570,16 @@ export class Consumer {
     if (!lane.running) this.lanes.delete(lane.key);
   }
 
-  private async releaseAll(items: Held[]) {
+  private async releaseAll(items: Held[], untried = false) {
     for (const held of items) {
       this.disarm(held);
       if (!held.lost) {
         try {
-          await this.changeVisibility(held.message, 0);
+          if (untried && this.client.giveBack) {
+            await this.client.giveBack(this.group, held.message.receiptHandle);
+            this.claimable.drop(held.message.receiptHandle);
+            this.claimable.add(Date.now());
+          } else await this.changeVisibility(held.message, 0);
         } catch (error) {
           this.claimable.expire(held.message.receiptHandle);
           this.report(error, 'release', held.message);

@@ -101,20 +101,21 @@ export class Committer {
    * lease's expiry becomes that moment). An explicit `seconds` > 0 is taken as given, without back-off.
    * Resolves to the new expiry (ms): when the message is claimable again.
    */
-  async changeVisibility(group: Group, receiptHandle: string, seconds: number): Promise<number> {
+  async changeVisibility(group: Group, receiptHandle: string, seconds: number, untried = false): Promise<number> {
     const receipt = (await this.stores.ids.codec()).openReceipt(receiptHandle);
     const now = this.clock.now();
-    const released = seconds === 0;
+    // Given back unattempted: no failed attempt, so no back-off and no delivery counted.
+    const released = seconds === 0 && !untried;
     const backoff = released ? retryDelayMs(group.retryPolicy, deliveriesOfToken(receipt.token), group.maxDeliveries) : 0;
-    const expiresAt = now + (released ? backoff : seconds * 1000);
-    const ok = await this.stores.cursors.setVisibility(group.name, receipt.stream, receipt.seq, receipt.token, expiresAt, now, released);
+    const expiresAt = now + (seconds === 0 ? backoff : seconds * 1000);
+    const ok = await this.stores.cursors.setVisibility(group.name, receipt.stream, receipt.seq, receipt.token, expiresAt, now, released, untried && seconds === 0);
     if (!ok) {
       throw new ReceiptHandleExpiredError(
         'This receipt handle is no longer the latest lease of its message (it was committed, redelivered or dead-lettered).',
       );
     }
     // Claimable at once: wake waiting receivers (a back-off's end is found by their next look).
-    if (released && backoff === 0) this.notifier.notify(receipt.topic);
+    if (seconds === 0 && backoff === 0) this.notifier.notify(receipt.topic);
     return expiresAt;
   }
 

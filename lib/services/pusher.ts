@@ -246,7 +246,7 @@ export class Pusher {
           if (lane.fifo) {
             // The shard waits for the first message not held: what this drain still holds of it goes back unsent.
             const rest = [...held, ...lane.messages.slice(i + push.batchSize)];
-            if (rest.length > 0) retryTimes.push(...(await this.fail(group, rest, leaseMs)));
+            if (rest.length > 0) retryTimes.push(...(await this.fail(group, rest, leaseMs, true)));
             retried.push(...rest);
             break;
           }
@@ -263,9 +263,14 @@ export class Pusher {
       if (committed.length > 0) await this.queue.commit(group.name, committed.map((m) => m.receiptHandle));
       if (failed.length > 0) {
         // FIFO: the shard waits with its failed message (order first): the rest of the lane goes back unsent.
-        const back = lane.fifo ? [...failed, ...lane.messages.slice(i + push.batchSize)] : failed;
-        retryTimes.push(...(await this.fail(group, back, leaseMs)));
-        retried.push(...back);
+        retryTimes.push(...(await this.fail(group, failed, leaseMs)));
+        retried.push(...failed);
+        if (lane.fifo) {
+          // Never sent: given back without counting a failed attempt (SPEC §3.9 counts the request's messages only).
+          const unsent = lane.messages.slice(i + push.batchSize);
+          retryTimes.push(...(await this.fail(group, unsent, leaseMs, true)));
+          retried.push(...unsent);
+        }
         if (lane.fifo) break;
       }
     }
@@ -350,11 +355,11 @@ export class Pusher {
    * would be earlier by the release's own round trip), or, where the release
    * failed, when its lease ends anyway.
    */
-  private async fail(group: Group, messages: DeliveredMessage[], leaseMs: number): Promise<number[]> {
+  private async fail(group: Group, messages: DeliveredMessage[], leaseMs: number, untried = false): Promise<number[]> {
     const times: number[] = [];
     for (const message of messages) {
       try {
-        times.push(await this.queue.changeVisibility(group.name, message.receiptHandle, 0));
+        times.push(await this.queue.changeVisibility(group.name, message.receiptHandle, 0, untried));
       } catch (error) {
         // The lease ended meanwhile (seek, delete, or it expired and was claimed again), or the
         // release itself failed: either way the message is claimable once its lease ends.

@@ -440,9 +440,9 @@ export class QueueService {
   // ── visibility and commit ─────────────────────────────────────────────
 
   /** Extends or releases a lease; resolves to when the message is claimable again (ms). */
-  async changeVisibility(groupName: string, receiptHandle: string, visibilityTimeoutSeconds: number): Promise<number> {
+  async changeVisibility(groupName: string, receiptHandle: string, visibilityTimeoutSeconds: number, untried = false): Promise<number> {
     const { topic } = (await this.stores.ids.codec()).openReceipt(receiptHandle);
-    const claimableAt = await this.committer.changeVisibility(await requireGroup(this.stores, groupName), receiptHandle, visibilityTimeoutSeconds);
+    const claimableAt = await this.committer.changeVisibility(await requireGroup(this.stores, groupName), receiptHandle, visibilityTimeoutSeconds, untried);
     // Claimable again without a send (a release's back-off ends): a waiting receive here looks then.
     this.notifier.wakeAt?.([topic], claimableAt);
     return claimableAt;

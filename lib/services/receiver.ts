@@ -1028,6 +1028,7 @@ export class Receiver {
               { topic: target.name, messageId: copy.messageId, expiresAt: copy.expiresAt },
               record.expiresAt,
               now,
+              lease.seq,
             ),
           );
           new Set(copy.keys).forEach((key) =>

@@ -12,7 +12,9 @@ import type { RedriveLink } from '../adapters/dynamodb/redrives.js';
 import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
+import type { PushQueue } from '../ports/push-queue.js';
 import { chunkAppends } from './append-chunks.js';
+import { MessageQueries } from './message-queries.js';
 import { missingCursorStart } from './missing-cursor-start.js';
 import type { Stores } from './stores.js';
 
@@ -54,6 +56,10 @@ export class Redriver {
     private readonly stores: Stores,
     private readonly clock: Clock,
     private readonly notifier: Notifier,
+    /** Push groups: their redriven messages get a job of their own (docs/design.md, Redrive). */
+    private readonly pushQueue?: PushQueue,
+    /** How long another container's cached group item may lack the redrive hint (`rd`). */
+    private readonly catalogCacheMs = 5000,
   ) {}
 
   /**
@@ -97,6 +103,15 @@ export class Redriver {
     } finally {
       // This container's receives see the new hint at once (others within the catalog cache lifetime).
       if (cursorReady) await this.stores.catalog.getGroup(group.name);
+      // A push group is drained on a push job. The dispatcher's job for the redrive stream's segment
+      // (only for topics still naming the group in `pg`: none for a topic it left or deleted) may reach
+      // a worker whose cached group item has no `rd` yet, whose claim then skips the redrive stream:
+      // a job now, and one once every container's cached group item shows the hint.
+      // (The redrive itself took effect: a failed send must not turn it into an error.)
+      if (cursorReady && redriven > 0 && group.push && this.pushQueue) {
+        await this.pushQueue.send([{ group: group.name, stream }]).catch(() => undefined);
+        await this.pushQueue.send([{ group: group.name, stream }], this.catalogCacheMs + 1000).catch(() => undefined);
+      }
     }
   }
 
@@ -137,7 +152,15 @@ export class Redriver {
         await this.stores.redrives.drop(group.name, a.link);
         continue;
       }
-      const properties = Object.fromEntries(Object.entries(copy.properties).filter(([k]) => !DEAD_LETTER_PROPERTIES.includes(k)));
+      // The original's own properties while it is retained: the copy's `sluice-dead-letter-*` values
+      // replaced any it had (a copy read from a dead-letter topic and dead-lettered again). Once it is
+      // gone, the copy's without the ones the dead letter added.
+      const sourceTopicItem = dlqTopics.get(sourceTopic) ?? (await this.stores.catalog.getTopics([sourceTopic])).get(sourceTopic);
+      const original = sourceTopicItem ? await new MessageQueries(this.stores, this.clock).findRecord(sourceTopicItem, sourceId) : undefined;
+      const properties =
+        original?.record.messageId === sourceId
+          ? original.record.properties
+          : Object.fromEntries(Object.entries(copy.properties).filter(([k]) => !DEAD_LETTER_PROPERTIES.includes(k)));
       out.push({
         link: a.link,
         record: { ...copy, messageId: sourceId, topic: sourceTopic, properties, deliverableAt: now },

@@ -50,7 +50,8 @@ const expectedExtraGrants: Record<string, string[]> = {
   'get-message': ['kms:Decrypt'],
   'list-messages': ['kms:Decrypt'],
   // Redrive opens the dead-letter copies' ids.
-  redrive: ['kms:Decrypt', 'kms:Encrypt'],
+  // A push group's redrive sends its own push jobs (Redriver.redrive).
+  redrive: ['kms:Decrypt', 'kms:Encrypt', 'sqs:SendMessage'],
   // TransactionService.putProducer / rotateSecret seal a new signing secret
   'put-producer': ['kms:Encrypt'],
   'rotate-secret': ['kms:Encrypt'],
@@ -409,9 +410,10 @@ describe('least privilege', () => {
     // commit-transaction: a commit that leaves a claimed commit to its claimant arms a check-back that finishes it.
     expect(sendersTo(service.checkQueue.queue)).toEqual(roles('check-sweep', 'check-worker', 'commit-transaction', 'send-message', 'send-batch', 'timer-minute'));
     expect(sendersTo(service.dispatcher.deadLetterQueue)).toEqual(roles('dispatcher'));
-    expect(sendersTo(service.pushQueue.queue)).toEqual(roles('dispatcher', 'push-worker'));
+    // redrive: a push group's redrive sends its own push jobs.
+    expect(sendersTo(service.pushQueue.queue)).toEqual(roles('dispatcher', 'push-worker', 'redrive'));
     // One statement per role (resources merged), but two for the dispatcher (its on-failure destination's and the push route's).
-    expect(grantsOfAction(stateless, 'sqs:SendMessage')).toHaveLength(10);
+    expect(grantsOfAction(stateless, 'sqs:SendMessage')).toHaveLength(11);
   });
 
   it('lets only the check worker decrypt producer secrets, and only put-producer and rotate-secret encrypt them', () => {

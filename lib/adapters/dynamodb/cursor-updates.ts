@@ -464,6 +464,7 @@ export function visibilityUpdate(
   variant: VisibilityVariant,
   released = false,
   now = 0,
+  untried = false,
 ): UpdateParts {
   // `r` remembers a release (a failed attempt the holder reported) for the dead letter's reason.
   // It is 1 or absent, never 0: claims compare whole lease maps (`storedLease`), which must match.
@@ -482,6 +483,16 @@ export function visibilityUpdate(
     update += `, g1pk = ${readyPkOf(':rk')}, g1sk = :at`;
     values[':at'] = readyNowKey(stream);
     values[':rk'] = readyIndexPk(group);
+  }
+  // Given back unattempted (its holder never handled it: it waited behind a failed message of its
+  // FIFO shard): the delivery it was leased for is not counted, so the next claim delivers it with
+  // the same deliveryCount and it never reaches maxDeliveries without an attempt.
+  // Once only: a repeated give-back (a retried request) finds the count lowered already.
+  if (untried) {
+    update += ', fl.#s.d = fl.#s.d - :untried';
+    condition += ' AND fl.#s.d = :leased';
+    values[':untried'] = 1;
+    values[':leased'] = deliveriesOfToken(lease.token);
   }
   if (!released) update += ' REMOVE fl.#s.r';
   const shard = isShardStream(stream);

@@ -8,7 +8,7 @@
  */
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { cursorExpired, type CursorState, type DoneEntry } from '../../domain/cursor.js';
+import { cursorExpired, deliveriesOfToken, type CursorState, type DoneEntry } from '../../domain/cursor.js';
 import { markOf, repeatsCommit } from '../../domain/history.js';
 import { guessedReadiness, retryReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
@@ -404,13 +404,15 @@ export class CursorStore {
    * Moves a lease's expiry (`released`: its holder gave it back, a failed attempt; the expiry is then
    * the end of its back-off); false when the token is no longer the message's latest lease.
    */
-  async setVisibility(group: string, stream: string, seq: number, token: string, expiresAt: number, now: number, released: boolean): Promise<boolean> {
+  async setVisibility(group: string, stream: string, seq: number, token: string, expiresAt: number, now: number, released: boolean, untried = false): Promise<boolean> {
     for (const variant of visibilityVariants(stream, expiresAt, now)) {
-      const result = await this.updateCached(group, stream, visibilityUpdate(group, stream, { seq, token }, expiresAt, variant, released, now));
+      const result = await this.updateCached(group, stream, visibilityUpdate(group, stream, { seq, token }, expiresAt, variant, released, now, untried));
       if (result.ok) return true;
       const old = result.old ? toState(result.old) : undefined;
       const lease = old && !cursorExpired(old, now) ? old.leases.get(seq) : undefined;
       if (!lease || lease.token !== token || lease.pending) return false;
+      // A repeated give-back: the first one took effect.
+      if (untried && lease.deliveries === deliveriesOfToken(token) - 1) return true;
       // Only the index condition failed: try the next variant.
     }
     return false;

@@ -140,7 +140,13 @@ export const deadLetterCountKey = (group: string, createdAt: number, n: number) 
 /** gsi1 partition of a group's dead-letter links not yet redriven (redrives.ts). */
 export const redriveIndexPk = (group: string): string => `Q#${group}`;
 /** gsi1 sort key of such a link: when it was dead-lettered, then the copy's id (unique per dead letter). */
-export const redriveIndexSk = (at: number, copyMessageId: string): string => `${padMs(at)}#${copyMessageId}`;
+/**
+ * `order`: the dead-lettered message's sequence number in its stream. Dead letters of one claim share
+ * `at`; without it they tied and sorted by the (random-looking) copy id, so a FIFO shard's dead letters
+ * came back by redrive out of shard order.
+ */
+export const redriveIndexSk = (at: number, copyMessageId: string, order?: number): string =>
+  order === undefined ? `${padMs(at)}#${copyMessageId}` : `${padMs(at)}#${padSeq(order)}#${copyMessageId}`;
 
 /** The message id in a key-index sort key. */
 export const messageIdOfKeyIndexSk = (sk: string): string => sk.slice(MS_WIDTH + 1);

@@ -78,6 +78,7 @@ export class Markers {
     copy: { topic: string; messageId: string; expiresAt: number },
     originalExpiresAt: number,
     at: number,
+    order?: number,
   ): TransactItem {
     return {
       Put: {
@@ -88,7 +89,7 @@ export class Markers {
           t: copy.topic,
           m: copy.messageId,
           g1pk: redriveIndexPk(group),
-          g1sk: redriveIndexSk(at, copy.messageId),
+          g1sk: redriveIndexSk(at, copy.messageId, order),
           ttl: Math.ceil(Math.max(originalExpiresAt, copy.expiresAt) / 1000),
         },
       },

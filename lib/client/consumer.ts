@@ -563,10 +563,10 @@ export class Consumer {
     }
   }
 
-  /** Releases a stopping lane's queued messages. */
+  /** Gives a stopping lane's queued messages back unhandled (not failed attempts: no back-off, not counted). */
   private drain(lane: Lane) {
     const queued = lane.queue.splice(0);
-    if (queued.length > 0) this.track(this.releaseAll(queued));
+    if (queued.length > 0) this.track(this.releaseAll(queued, true));
     if (!lane.running) this.lanes.delete(lane.key);
   }
 

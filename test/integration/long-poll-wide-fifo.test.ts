@@ -7,59 +7,18 @@
  * its next real look. Prints the calls it counted and the wake latency.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
-import { TopicActivity } from '../../lib/adapters/dynamodb/topic-activity.js';
 import { cryptoRandom, type Random } from '../../lib/ports/random.js';
-import { ActivityWaiter, FULL_RECEIVE_EVERY_MS } from '../../lib/services/activity-waiter.js';
-import { QueueService } from '../../lib/services/queue-service.js';
-import { createStores } from '../../lib/services/stores.js';
-import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
 import { startDispatchPoller } from '../helpers/dispatch-poller.js';
 import { group, topic } from '../helpers/builders.js';
-import { FakeClock, harness, send, testSecrets, testTable } from '../helpers/stores.js';
+import { harness, send, testTable } from '../helpers/stores.js';
+import { consumerContainer, RealClock } from '../helpers/activity-consumer.js';
 import { nudgeOnWrites } from '../../local/dispatcher.js';
-
-/** The harness clock, but real: the waiter sleeps in real time. */
-class RealClock extends FakeClock {
-  override now() {
-    return Date.now();
-  }
-}
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A consumer container: its own DynamoDB clients (counting their calls), catalog cache and activity waiter. */
-function consumerContainer(table: string, clock: RealClock, timers: ConstructorParameters<typeof QueueService>[4], random: Random = cryptoRandom) {
-  const { client, doc } = createDynamoClients({ endpoint: dynamoEndpoint(), requestTimeoutMs: 10_000 });
-  const calls: string[] = [];
-  /** Capacity units DynamoDB Local reported, reads and writes. */
-  const units = { read: 0, write: 0 };
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const name = context.commandName ?? '?';
-      const input = args.input as { Key?: { pk?: { S?: string } | string }; ReturnConsumedCapacity?: string };
-      const pk = input.Key?.pk;
-      calls.push(`${name}${(typeof pk === 'string' ? pk : pk?.S)?.startsWith('A#') ? ' A#' : ''}`);
-      input.ReturnConsumedCapacity = 'TOTAL';
-      const result = await next(args);
-      const consumed = (result.output as { ConsumedCapacity?: { CapacityUnits?: number } | Array<{ CapacityUnits?: number }> }).ConsumedCapacity;
-      const total = [consumed ?? []].flat().reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
-      if (/^(Put|Update|Delete|TransactWrite|BatchWrite)/.test(name)) units.write += total;
-      else units.read += total;
-      return result;
-    },
-    { step: 'initialize', name: 'countCalls' },
-  );
-  cleanups.push(() => client.destroy());
-  const stores = createStores(doc, table, { clock, secrets: testSecrets, catalog: { cacheTtlMs: 5000, now: () => clock.now() } });
-  const waiter = new ActivityWaiter({ activity: new TopicActivity(doc, table), catalog: stores.catalog }, clock);
-  const queue = new QueueService(stores, clock, random, waiter, timers, { pollIntervalMs: FULL_RECEIVE_EVERY_MS });
-  const count = (name: string) => calls.filter((c) => c === name).length;
-  return { queue, calls, count, units };
-}
 
 async function setup(randoms: { sender?: Random; consumer?: Random } = {}) {
   const { endpoint, client, doc, table } = await testTable('longpoll');
@@ -72,7 +31,7 @@ async function setup(randoms: { sender?: Random; consumer?: Random } = {}) {
   cleanups.push(dispatch.stop);
   // As in the local runtime: the sender's writes nudge the poller out of its idle back-off.
   cleanups.push(nudgeOnWrites(client, dispatch.poller));
-  return { sender, consumer: consumerContainer(table, clock, sender.timers, randoms.consumer), dispatch };
+  return { sender, consumer: consumerContainer(table, clock, sender.timers, cleanups, randoms.consumer), dispatch };
 }
 
 describe('long poll on a FIFO topic of 256 notice streams (AWS mode)', () => {

@@ -9,19 +9,11 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { Seeker } from '../../lib/services/seeker.js';
 import * as build from '../helpers/builders.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
+import { drainBodies } from '../helpers/drain.js';
 
 let h: Harness;
 const receive = (g: string, max = 100) => h.queue.receive(g, { maxMessages: max, waitSeconds: 0 });
-async function drain(g: string): Promise<string[]> {
-  const out: string[] = [];
-  for (let round = 0; round < 20; round++) {
-    const got = await receive(g);
-    if (got.length === 0) return out;
-    out.push(...got.map((m) => m.body));
-    await h.queue.commit(g, got.map((m) => m.receiptHandle));
-  }
-  throw new Error('did not drain');
-}
+const drain = (g: string) => drainBodies(h, g);
 
 beforeEach(async () => {
   h = await newHarness();

@@ -10,19 +10,11 @@ import { Sequencer } from '../../lib/adapters/dynamodb/sequencer.js';
 import { FILL_AFTER_MS } from '../../lib/domain/gaps.js';
 import * as build from '../helpers/builders.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
+import { drainBodies } from '../helpers/drain.js';
 
 let h: Harness;
 const receive = (g: string, max = 100) => h.queue.receive(g, { maxMessages: max, waitSeconds: 0 });
-async function drain(g: string): Promise<string[]> {
-  const out: string[] = [];
-  for (let round = 0; round < 6; round++) {
-    const got = await receive(g);
-    out.push(...got.map((m) => m.body));
-    if (got.length > 0) await h.queue.commit(g, got.map((m) => m.receiptHandle));
-    h.clock.advance(FILL_AFTER_MS);
-  }
-  return out;
-}
+const drain = (g: string) => drainBodies(h, g, { everyMs: FILL_AFTER_MS });
 
 beforeEach(async () => {
   h = await newHarness();

@@ -872,20 +872,8 @@ export class StreamLog {
    * segment never changes once written, so only one written in the last second may be missed.
    */
   async segmentContaining(stream: string, seq: number, consistent = true): Promise<Segment | undefined> {
-    const { Items } = await call(() => this.doc.send(
-      new QueryCommand({
-        TableName: this.table,
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': MIN_SK, ':to': segmentSk(seq) },
-        ScanIndexForward: false,
-        Limit: 1,
-        ConsistentRead: consistent,
-      })),
-    );
-    const item = Items?.[0];
-    if (!item) return undefined;
-    const segment = this.toSegment(stream, item);
-    return seq < segment.seq + segment.count ? segment : undefined;
+    const segment = await this.segmentAtOrBelow(stream, seq, consistent);
+    return segment && seq < segment.seq + segment.count ? segment : undefined;
   }
 
   /**
@@ -920,7 +908,7 @@ export class StreamLog {
   }
 
   /** The nearest stored item at or below `seq` (whether or not it holds `seq`), as stored. */
-  async segmentAtOrBelow(stream: string, seq: number): Promise<Segment | undefined> {
+  async segmentAtOrBelow(stream: string, seq: number, consistent = true): Promise<Segment | undefined> {
     const { Items } = await call(() => this.doc.send(
       new QueryCommand({
         TableName: this.table,
@@ -928,7 +916,7 @@ export class StreamLog {
         ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': MIN_SK, ':to': segmentSk(seq) },
         ScanIndexForward: false,
         Limit: 1,
-        ConsistentRead: true,
+        ConsistentRead: consistent,
       })),
     );
     return Items?.[0] ? this.toSegment(stream, Items[0]) : undefined;

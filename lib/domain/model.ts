@@ -91,6 +91,8 @@ export const Limits = {
   checkTimeoutMs: 5000,
   /** A rotated-out signing secret keeps signing (next to the new one) this long. */
   secretRotationGraceSeconds: 86_400,
+  /** A rotation this soon after the last one is taken for its retry (longer than an API request lives): the secret held before it keeps signing. */
+  secretRotationRetryMs: 60_000,
   tagsPerSubscriptionMax: 32,
   /**
    * Partitions of a standard topic when PUT does not say (they carry the topic's write and read

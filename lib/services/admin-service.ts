@@ -157,9 +157,6 @@ const withoutOtherTarget = (patch: PushInput): PushInput =>
 /** Longer than any API request lives (29 s): cursors older than this at a create belong to no create under way. */
 const CREATE_RACE_MS = 60_000;
 
-/** A rotation this soon after the last one is taken for its retry (longer than an API request lives). */
-const ROTATION_RETRY_MS = 60_000;
-
 export class AdminService {
   private readonly raiser: PartitionRaiser;
   private readonly figures: GroupFigures;
@@ -564,7 +561,7 @@ export class AdminService {
       // A rotation right after another (within one request's life) is taken for the retry of one whose
       // answer was lost: the secret held before that one keeps signing next to the new one.
       const { previous, previousUntil, rotatedAt } = group.pushSecret;
-      const retried = previous !== undefined && (previousUntil ?? 0) > now && now - rotatedAt < ROTATION_RETRY_MS;
+      const retried = previous !== undefined && (previousUntil ?? 0) > now && now - rotatedAt < Limits.secretRotationRetryMs;
       const keep = retried ? { previous, until: previousUntil! } : { previous: group.pushSecret.sealed, until: now + Limits.secretRotationGraceSeconds * 1000 };
       if (await this.stores.catalog.rotatePushSecret(name, group.pushSecret.sealed, sealed, keep.until, now, keep.previous)) {
         return { ...groupView(group), secretRotatedAt: iso(now), signingSecret: secret };

@@ -31,13 +31,30 @@
  * of a time-order group has 4: all of them).
  */
 import type { Topic } from '../domain/model.js';
-import { noticeStream, noticeStreamCount, streamId, streamNamespace } from '../domain/streams.js';
+import { namespaceOf, noticeStream, noticeStreamCount, streamId, streamNamespace } from '../domain/streams.js';
 import type { Clock } from '../ports/clock.js';
 import type { Notifier } from '../ports/notifier.js';
 import type { Random } from '../ports/random.js';
 
 /** Partitions one receive reads the cursors of (one BatchGetItem) and may claim from. */
 export const SAMPLE_SIZE = 8;
+/** Streams a caller names lead at most this many of a sampled topic's look (the rest is the rotation's). */
+export const NAMED_PER_LOOK = SAMPLE_SIZE / 2;
+
+/** Whether a look samples `topic`'s partitions or notice streams (more than {@link SAMPLE_SIZE} of them) rather than reading all. */
+export const samplesStreams = (topic: Pick<Topic, 'type' | 'orderGroup' | 'partitions'>): boolean =>
+  (topic.type === 'fifo' ? noticeStreamCount(topic) : topic.partitions) > SAMPLE_SIZE;
+
+/** The streams of `streams` one look can name: the first {@link NAMED_PER_LOOK} of each namespace, in order. */
+export function namedInOneLook(streams: readonly string[]): string[] {
+  const per = new Map<string, number>();
+  return streams.filter((s) => {
+    const n = per.get(namespaceOf(s)) ?? 0;
+    per.set(namespaceOf(s), n + 1);
+    return n < NAMED_PER_LOOK;
+  });
+}
+
 /** Every this many looks of (group, topic) in a container, the fair pointer's partition leads instead of the hints. */
 export const FAIR_EVERY = 8;
 /** How long a partition that gave messages counts as productive. */

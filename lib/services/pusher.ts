@@ -22,8 +22,8 @@ import { InvalidArgumentError } from '../domain/errors.js';
 import { iso, type DeliveredMessage, type Group, type Topic } from '../domain/model.js';
 import { PushLimits, type PushSettings } from '../domain/push.js';
 import { retryDelayMs } from '../domain/retry-policy.js';
-import { namespaceOf, noticeStreamCount, partitionOf, streamNamespace } from '../domain/streams.js';
-import { SAMPLE_SIZE } from './partition-sampler.js';
+import { namespaceOf, partitionOf, streamNamespace } from '../domain/streams.js';
+import { namedInOneLook, NAMED_PER_LOOK, samplesStreams } from './partition-sampler.js';
 import { pushSecretContext } from '../adapters/aws/names.js';
 import type { PushAttempt } from '../adapters/dynamodb/push-state.js';
 import type { Clock } from '../ports/clock.js';
@@ -55,8 +55,8 @@ const LEASE_MARGIN_MS = 10_000;
 const DEFAULT_MAX_RUN_MS = 60_000;
 /** Expiries within this long of a retry job's first share that job (which waits for the last of them). */
 const RETRY_JOB_SPAN_MS = 100;
-/** Streams a drain's retry jobs name at most (4 claims of 4 named streams). */
-const RETRY_STREAMS_MAX = 16;
+/** Streams a drain's retry jobs name at most (4 claims' worth of named streams). */
+const RETRY_STREAMS_MAX = 4 * NAMED_PER_LOOK;
 const USER_AGENT = 'Sluice-Push/1';
 
 /** How long a push claim leases its messages: the request's timeout plus {@link LEASE_MARGIN_MS}. */
@@ -90,16 +90,6 @@ class Slots {
     if (next) next();
     else this.used--;
   }
-}
-
-/** The first 4 streams of each namespace (what one look of the partition sampler takes as named streams). */
-function nameable(streams: readonly string[]): string[] {
-  const per = new Map<string, number>();
-  return streams.filter((s) => {
-    const n = per.get(namespaceOf(s)) ?? 0;
-    per.set(namespaceOf(s), n + 1);
-    return n < 4;
-  });
 }
 
 export class Pusher {
@@ -169,7 +159,7 @@ export class Pusher {
         // The leases end no sooner than this (the claim adds the retry policy's back-off on top).
         const leasedUntil = this.clock.now() + leaseMs;
         // The sampler names at most 4 streams of a topic a look: the rest of what the jobs heard go to later claims.
-        const naming = nameable(pending);
+        const naming = namedInOneLook(pending);
         pending = pending.filter((s) => !naming.includes(s));
         const claimed = await this.queue.claimForPush(group, free * push.batchSize, leaseMs, leasedUntil, (_topic, until) => retryTimes.push(until), naming);
         inHand = claimed;
@@ -392,7 +382,7 @@ export class Pusher {
   private async retryStreams(topics: ReadonlyMap<string, Topic>, heard: readonly string[], retried: readonly DeliveredMessage[]): Promise<string[]> {
     // Only topics whose claims sample (more than 8 partitions or notice streams): on the others every
     // claim reads every stream, and one job without a stream does (a job per stream would cost more).
-    const sampled = new Set([...topics.values()].filter((t) => (t.type === 'fifo' ? noticeStreamCount(t) : t.partitions) > SAMPLE_SIZE).map((t) => streamNamespace(t)));
+    const sampled = new Set([...topics.values()].filter(samplesStreams).map((t) => streamNamespace(t)));
     const streams = new Set(heard.filter((stream) => sampled.has(namespaceOf(stream))));
     const wide = retried.filter((m) => { const t = topics.get(m.topic); return t !== undefined && t.type === 'standard' && sampled.has(streamNamespace(t)); });
     if (wide.length > 0) {

@@ -9,8 +9,8 @@ import type { Contention } from '../adapters/dynamodb/append-contention.js';
 import { ConflictError, GroupNotFoundError, InvalidArgumentError, MessageNotFoundError, PushGroupReceiveError } from '../domain/errors.js';
 import { AnswerBudget, jsonBytes } from '../domain/answer-budget.js';
 import { Limits, type DeliveredMessage, type Group, type SendInput, type SendResult, type Topic } from '../domain/model.js';
-import { isDeferredMessageId, namespaceOf, noticeStream, noticeStreamCount, streamId, streamNamespace, ulidOfDeferredMessageId } from '../domain/streams.js';
-import { SAMPLE_SIZE } from './partition-sampler.js';
+import { isDeferredMessageId, noticeStream, streamId, streamNamespace, ulidOfDeferredMessageId } from '../domain/streams.js';
+import { namedInOneLook, NAMED_PER_LOOK, samplesStreams } from './partition-sampler.js';
 import type { Clock } from '../ports/clock.js';
 import type { DoorbellQueues, DoorbellWaiter } from '../ports/doorbell.js';
 import type { Notifier } from '../ports/notifier.js';
@@ -125,11 +125,8 @@ const commitResultsMaxBytes = (results: CommitResult[]): number =>
     0,
   );
 
-/** Whether a receive's look samples a topic's partitions or notice streams (more than 8 of them, partition-sampler.ts). */
-const sampledTopic = (topic: Topic): boolean => (topic.type === 'fifo' ? noticeStreamCount(topic) : topic.partitions) > SAMPLE_SIZE;
-
 /**
- * Per sampled topic, the 4 streams its activity item stamped last (most recent first): a FIFO
+ * Per sampled topic, the streams its activity item stamped last (most recent first): a FIFO
  * topic's notice streams, a standard topic's partitions.
  */
 async function stampedStreams(stamps: NonNullable<Doorbells['stamps']>, topics: Topic[]): Promise<string[]> {
@@ -138,9 +135,9 @@ async function stampedStreams(stamps: NonNullable<Doorbells['stamps']>, topics: 
     [...partitions]
       .sort((a, b) => b[1] - a[1])
       // The 4 last-stamped, and every stream stamped within a minute of the last stamp (one burst of sends).
-      .filter(([, at], i, all) => i < 4 || at >= (all[0]?.[1] ?? 0) - 60_000)
+      .filter(([, at], i, all) => i < NAMED_PER_LOOK || at >= (all[0]?.[1] ?? 0) - 60_000)
       // At most 4 looks' worth: a burst wider than that is left to the sample and the next rings.
-      .slice(0, 4 * (SAMPLE_SIZE / 2))
+      .slice(0, 4 * NAMED_PER_LOOK)
       .map(([p]) => (topic.type === 'fifo' ? noticeStream(streamNamespace(topic), p) : streamId(topic, { kind: 'partition', partition: p }))),
   );
 }
@@ -279,13 +276,8 @@ export class QueueService {
       const mark = waiter ? waiter.mark(group.name) : this.notifier.mark();
       const lookedAt = this.clock.now();
       const topics = await this.stores.catalog.topics([...subscribed]);
-      stamped ??= bells?.stamps ? await stampedStreams(bells.stamps, [...topics.values()].filter((t) => requested.has(t.name) && sampledTopic(t))) : [];
-      const perNamespace = new Map<string, number>();
-      const heard = stamped.filter((s) => {
-        const n = perNamespace.get(namespaceOf(s)) ?? 0;
-        perNamespace.set(namespaceOf(s), n + 1);
-        return n < SAMPLE_SIZE / 2;
-      });
+      stamped ??= bells?.stamps ? await stampedStreams(bells.stamps, [...topics.values()].filter((t) => requested.has(t.name) && samplesStreams(t))) : [];
+      const heard = namedInOneLook(stamped);
       stamped = stamped.filter((s) => !heard.includes(s));
       const messages = await this.receiver.receiveOnce(
         {
@@ -324,7 +316,7 @@ export class QueueService {
       }
       const waitMs = Math.min(this.pollIntervalMs, until - now);
       // Topics whose looks sample their streams (more than 8 partitions or notice streams, partition-sampler.ts).
-      const sampled = new Set([...topics.values()].filter((t) => requested.has(t.name) && sampledTopic(t)).map((t) => t.name));
+      const sampled = new Set([...topics.values()].filter((t) => requested.has(t.name) && samplesStreams(t)).map((t) => t.name));
       const woken = await this.notifier.wait([...requested], waitMs, mark, sampled);
       // The wait ran out at the call's deadline and its notifier saw nothing that could have made a
       // message claimable (the activity waiter: no flagged append, no due): the call ends without a

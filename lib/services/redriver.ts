@@ -133,6 +133,10 @@ export class Redriver {
       return { link, stream: streamId(topic, address.local), seq: address.seq, generation: topic.generation };
     });
     const segments = await this.stores.log.getSegments(addressed.flatMap((a) => (a.stream ? [{ stream: a.stream, seq: a.seq }] : [])));
+    // The originals' topics, read once for the page (their properties are read from the originals).
+    const sourceNames = segments.flatMap((s) => s.records.map((r) => r.properties[DeadLetterProperty.sourceTopic]).filter((t): t is string => t !== undefined));
+    const sourceTopics = await this.stores.catalog.getTopics([...new Set(sourceNames)].filter((t) => !dlqTopics.has(t)));
+    const originals = new MessageQueries(this.stores, this.clock);
     const out: Candidate[] = [];
     for (const a of addressed) {
       const copy = segments.find((s) => s.stream === a.stream && s.seq === a.seq)?.records[0];
@@ -155,8 +159,8 @@ export class Redriver {
       // The original's own properties while it is retained: the copy's `sluice-dead-letter-*` values
       // replaced any it had (a copy read from a dead-letter topic and dead-lettered again). Once it is
       // gone, the copy's without the ones the dead letter added.
-      const sourceTopicItem = dlqTopics.get(sourceTopic) ?? (await this.stores.catalog.getTopics([sourceTopic])).get(sourceTopic);
-      const original = sourceTopicItem ? await new MessageQueries(this.stores, this.clock).findRecord(sourceTopicItem, sourceId) : undefined;
+      const sourceTopicItem = dlqTopics.get(sourceTopic) ?? sourceTopics.get(sourceTopic);
+      const original = sourceTopicItem ? await originals.findRecord(sourceTopicItem, sourceId) : undefined;
       const properties =
         original?.record.messageId === sourceId
           ? original.record.properties

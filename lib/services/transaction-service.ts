@@ -81,9 +81,6 @@ export const producerView = (p: ProducerGroup) => ({
   secretRotatedAt: iso(p.secretRotatedAt),
 });
 
-/** A rotation this soon after the last one is taken for its retry (longer than an API request lives). */
-const ROTATION_RETRY_MS = 60_000;
-
 export class TransactionService {
   private readonly timeoutMs: number;
 
@@ -166,7 +163,7 @@ export class TransactionService {
       const sealed = await this.secrets.seal(secret, secretContext(name));
       // Right after another rotation (within one request's life): its retry, whose answer was lost —
       // the secret held before that one keeps signing next to the new one.
-      const retried = producer.sealedPrevious !== undefined && (producer.previousUntil ?? 0) > now && now - producer.secretRotatedAt < ROTATION_RETRY_MS;
+      const retried = producer.sealedPrevious !== undefined && (producer.previousUntil ?? 0) > now && now - producer.secretRotatedAt < Limits.secretRotationRetryMs;
       const previous = retried ? producer.sealedPrevious! : producer.sealedSecret;
       const until = retried ? producer.previousUntil! : now + Limits.secretRotationGraceSeconds * 1000;
       if (await this.stores.producers.rotate(name, producer.sealedSecret, sealed, until, now, previous)) {

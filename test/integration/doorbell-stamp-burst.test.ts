@@ -9,22 +9,20 @@
 import { CreateQueueCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqsDoorbellQueues } from '../../lib/adapters/aws/sqs-doorbell-queues.js';
-import { TopicActivity } from '../../lib/adapters/dynamodb/topic-activity.js';
 import { ActivityRoute } from '../../lib/services/activity-route.js';
-import { InProcessNotifier } from '../../lib/ports/notifier.js';
 import { cryptoRandom, type Random } from '../../lib/ports/random.js';
-import { DoorbellParker } from '../../lib/services/doorbell-parker.js';
 import { QueueService } from '../../lib/services/queue-service.js';
 import { group, topic } from '../helpers/builders.js';
 import { whileAdvancing } from '../helpers/advancing.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
+import { awsDoorbells } from '../helpers/aws-doorbells.js';
+import { InProcessNotifier } from '../../lib/ports/notifier.js';
 
 const sqs = mockClient(SQSClient);
 let h: Harness;
 let aws: QueueService;
 let route: ActivityRoute;
-const appended: string[] = [];
+let appended: string[];
 /** Rotation and fair pointer start at partition 0 (deterministic). */
 const fixed = (f: number): Random => ({ ...cryptoRandom, fraction: () => f });
 
@@ -32,19 +30,7 @@ beforeAll(async () => {
   sqs.on(CreateQueueCommand).callsFake((input: { QueueName: string }) => ({ QueueUrl: `https://sqs.eu-west-1.amazonaws.com/123456789012/${input.QueueName}` }));
   sqs.on(SendMessageCommand).resolves({ MessageId: 'm' });
   h = await newHarness();
-  const queues = new SqsDoorbellQueues(new SQSClient({ region: 'eu-west-1' }), 'sluice-test');
-  const activity = new TopicActivity(h.doc, h.table);
-  route = new ActivityRoute(activity);
-  aws = new QueueService(h.stores, h.clock, fixed(0), new InProcessNotifier(), h.timers, {
-    pollIntervalMs: 20,
-    doorbells: { parker: new DoorbellParker(h.stores.catalog, h.clock), queues, stamps: activity },
-  });
-  const log = h.stores.log;
-  const appendMany = log.appendMany.bind(log);
-  log.appendMany = (async (parts: Array<{ stream: string }>, ...rest: unknown[]) => {
-    appended.push(...parts.map((part) => part.stream));
-    return (appendMany as (...a: unknown[]) => unknown)(parts, ...rest);
-  }) as typeof log.appendMany;
+  ({ aws, route, appended } = awsDoorbells(h, fixed(0)));
 });
 afterAll(() => sqs.restore());
 

@@ -7,49 +7,27 @@
 import { CreateQueueCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqsDoorbellQueues } from '../../lib/adapters/aws/sqs-doorbell-queues.js';
-import { TopicActivity } from '../../lib/adapters/dynamodb/topic-activity.js';
 import { ActivityRoute } from '../../lib/services/activity-route.js';
-import { InProcessNotifier } from '../../lib/ports/notifier.js';
-import { cryptoRandom } from '../../lib/ports/random.js';
-import { DoorbellParker } from '../../lib/services/doorbell-parker.js';
 import { QueueService } from '../../lib/services/queue-service.js';
 import { group, topic } from '../helpers/builders.js';
 import { whileAdvancing } from '../helpers/advancing.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
+import { awsDoorbells } from '../helpers/aws-doorbells.js';
 
 const sqs = mockClient(SQSClient);
 let h: Harness;
 let aws: QueueService;
 /** The dispatcher's activity route (stamps `A#<topic>` for each flagged notice segment), and the notice streams sends wrote to. */
 let route: ActivityRoute;
-const noticed: string[] = [];
+let noticed: string[];
 /** The streams sends appended segments to (a standard topic's partitions). */
-const appended: string[] = [];
+let appended: string[];
 
 beforeAll(async () => {
   sqs.on(CreateQueueCommand).callsFake((input: { QueueName: string }) => ({ QueueUrl: `https://sqs.eu-west-1.amazonaws.com/123456789012/${input.QueueName}` }));
   sqs.on(SendMessageCommand).resolves({ MessageId: 'm' });
   h = await newHarness();
-  const queues = new SqsDoorbellQueues(new SQSClient({ region: 'eu-west-1' }), 'sluice-test');
-  const activity = new TopicActivity(h.doc, h.table);
-  route = new ActivityRoute(activity);
-  // As functions/commons/container.ts wires it on AWS (the doorbells get the activity items).
-  aws = new QueueService(h.stores, h.clock, cryptoRandom, new InProcessNotifier(), h.timers, {
-    pollIntervalMs: 20,
-    doorbells: { parker: new DoorbellParker(h.stores.catalog, h.clock), queues, stamps: activity },
-  });
-  const log = h.stores.log;
-  const appendMany = log.appendMany.bind(log);
-  log.appendMany = (async (parts: Array<{ stream: string }>, ...rest: unknown[]) => {
-    appended.push(...parts.map((part) => part.stream));
-    return (appendMany as (...a: unknown[]) => unknown)(parts, ...rest);
-  }) as typeof log.appendMany;
-  const append = log.appendNotices.bind(log);
-  log.appendNotices = (async (stream: string, ...rest: unknown[]) => {
-    noticed.push(stream);
-    return (append as (...a: unknown[]) => unknown)(stream, ...rest);
-  }) as typeof log.appendNotices;
+  ({ aws, route, appended, noticed } = awsDoorbells(h));
 });
 afterAll(() => sqs.restore());
 

@@ -30,7 +30,50 @@ export interface Lease {
    * visibility change extended it again; absent when no visibility change touched this lease.
    */
   released?: boolean;
+  /**
+   * A member of a range claim (docs/design.md, Range claims): stored as the range `fr.<id>` =
+   * start, `fq.<id>` = {n, e}, not as a lease of its own; `segment` is then unknown (-1). Every
+   * write that touches a member but a commit of the whole range first writes the range out as
+   * ordinary leases (range-normaliser.ts).
+   */
+  range?: RangeOfLease;
 }
+
+/** The range a lease belongs to: its id (the grant's random part), first sequence number and size. */
+export interface RangeOfLease {
+  id: string;
+  start: number;
+  n: number;
+}
+
+/** The segment of a range member's lease: not stored with the range (range-normaliser.ts finds it). */
+export const UNKNOWN_SEGMENT = -1;
+
+/** Most messages one range claim grants (a claim asking for more takes one range of this many). */
+export const RANGE_MAX_MESSAGES = 10;
+
+/**
+ * The token of every member of range `id` (docs/design.md, Range claims): a first delivery
+ * (`1.`), the range's id, start and size (`*`-separated: base64url has no `*`), so a commit of
+ * the whole range needs no read to find it, and the seek epoch the range was granted in.
+ */
+export const rangeToken = (range: RangeOfLease, seekEpoch = 0): string => leaseToken(1, `${range.id}*${range.start}*${range.n}`, seekEpoch);
+
+/** The range a lease token names (undefined: an ordinary lease's token). */
+export const rangeOfToken = (token: string): RangeOfLease | undefined => {
+  const m = /^1\.([A-Za-z0-9_-]+)\*(\d+)\*(\d+)(?:$|[~.])/.exec(token);
+  if (!m) return undefined;
+  const start = Number(m[2]);
+  const n = Number(m[3]);
+  return Number.isSafeInteger(start) && Number.isSafeInteger(n) && n > 0 ? { id: m[1]!, start, n } : undefined;
+};
+
+/** Ranges a cursor holds (each once), from its expanded leases. */
+export const rangesOf = (cursor: Pick<CursorState, 'leases'>): Array<RangeOfLease & { expiresAt: number }> => {
+  const out = new Map<string, RangeOfLease & { expiresAt: number }>();
+  for (const lease of cursor.leases.values()) if (lease.range && !out.has(lease.range.id)) out.set(lease.range.id, { ...lease.range, expiresAt: lease.expiresAt });
+  return [...out.values()];
+};
 
 export const DoneOutcome = { committed: 'committed', deadLettered: 'dead-lettered', expired: 'expired' } as const;
 export type DoneOutcome = (typeof DoneOutcome)[keyof typeof DoneOutcome];
@@ -98,6 +141,8 @@ export interface CursorState {
    * made meanwhile do not make it lose (docs/design.md, "Commits pass claims").
    */
   visibilityVersion?: number | undefined;
+  /** The item has the range maps `fr`/`fq` a range claim writes into (docs/design.md, Range claims); once there they stay. */
+  rangeMaps?: true | undefined;
 }
 
 /** Whether a cursor has expired (only FIFO shard cursors carry a `ttl`): read as absent. */

@@ -5,7 +5,8 @@
  * effect strictly in sequence (docs/design.md, Commit and FIFO).
  */
 import { InvalidArgumentError, ReceiptHandleExpiredError, SluiceError } from '../domain/errors.js';
-import { deliveriesOfToken, leasesInOrder, type Lease } from '../domain/cursor.js';
+import { deliveriesOfToken, leasesInOrder, rangeOfToken, type Lease, type RangeOfLease } from '../domain/cursor.js';
+import { normaliseRange } from './range-normaliser.js';
 import { repeatsCommit } from '../domain/history.js';
 import { Limits, type Group, type SendInput, type Topic } from '../domain/model.js';
 import { READY_NOW, guessedReadiness, readinessFor, retryReadiness } from '../domain/readiness.js';
@@ -104,6 +105,9 @@ export class Committer {
   async changeVisibility(group: Group, receiptHandle: string, seconds: number, untried = false): Promise<number> {
     const receipt = (await this.stores.ids.codec()).openReceipt(receiptHandle);
     const now = this.clock.now();
+    // A member of a range claim: the range is written out as ordinary leases first (docs/design.md, Range claims).
+    const range = rangeOfToken(receipt.token);
+    if (range && isShardStream(receipt.stream)) await normaliseRange(this.stores, group.name, receipt.stream, range, now);
     // Given back unattempted: no failed attempt, so no back-off and no delivery counted.
     const released = seconds === 0 && !untried;
     const backoff = released ? retryDelayMs(group.retryPolicy, deliveriesOfToken(receipt.token), group.maxDeliveries) : 0;
@@ -122,9 +126,11 @@ export class Committer {
   async commit(group: Group, entries: CommitEntry[]): Promise<CommitResult[]> {
     const items = await this.validate(entries);
     const now = this.clock.now();
-    const byStream = new Map<string, Item[]>();
-    for (const item of items) byStream.set(item.receipt.stream, [...(byStream.get(item.receipt.stream) ?? []), item]);
     const outcomes = new Map<number, Outcome>();
+    const ranged = await this.commitRanges(group, items, now);
+    for (const index of ranged) outcomes.set(index, 'committed');
+    const byStream = new Map<string, Item[]>();
+    for (const item of items.filter((i) => !ranged.has(i.index))) byStream.set(item.receipt.stream, [...(byStream.get(item.receipt.stream) ?? []), item]);
     await Promise.all(
       [...byStream].map(async ([stream, streamItems]) => {
         if (isShardStream(stream) && group.deliveryMode === 'protected') {
@@ -151,6 +157,40 @@ export class Committer {
       const outcome = outcomes.get(index) ?? 'expired';
       return outcome === 'expired' ? { receiptHandle: entry.receiptHandle, error: expiredReceipt() } : { receiptHandle: entry.receiptHandle, status: outcome };
     });
+  }
+
+  /**
+   * Range claims (docs/design.md, Range claims): the plain commit of every member of a range is one
+   * write; any other use of a member's handle (some of the range, with outputs, protected mode) finds
+   * the range written out as ordinary leases first and goes on as a commit of leases. The items
+   * committed here.
+   */
+  private async commitRanges(group: Group, items: Item[], now: number): Promise<Set<number>> {
+    const done = new Set<number>();
+    const byRange = new Map<string, { stream: string; range: RangeOfLease; token: string; items: Item[] }>();
+    for (const item of items) {
+      const { stream, seq, token } = item.receipt;
+      const range = rangeOfToken(token);
+      if (!range || !isShardStream(stream) || seq < range.start || seq >= range.start + range.n) continue;
+      const key = `${stream}\u0000${range.id}`;
+      const entry = byRange.get(key) ?? { stream, range, token, items: [] };
+      entry.items.push(item);
+      byRange.set(key, entry);
+    }
+    await Promise.all(
+      [...byRange.values()].map(async ({ stream, range, token, items: members }) => {
+        const whole =
+          group.deliveryMode !== 'protected' &&
+          members.every((m) => m.outgoing.length === 0 && m.receipt.token === token) &&
+          new Set(members.map((m) => m.receipt.seq)).size === range.n;
+        if (whole && (await this.stores.cursors.commitRange(group.name, stream, range, token, now))) {
+          for (const m of members) done.add(m.index);
+          return;
+        }
+        await normaliseRange(this.stores, group.name, stream, range, now);
+      }),
+    );
+    return done;
   }
 
   /** Everything that can be checked before a write: handles, publish topics, sizes, shard keys. */

@@ -304,7 +304,9 @@ class FigureFold {
         const first = Math.min(...seqs);
         // The segment holding it, by key: a lease names its segment; the next message's is the
         // cursor's read position. Anything else (a new epoch's start, a generation's) is looked up.
-        const segment = cursor.leases.get(first)?.segment ?? (first === cursor.next && cursor.segmentStart <= first ? cursor.segmentStart : undefined);
+        // (A range claim's member names none: docs/design.md, Range claims.)
+        const lease = cursor.leases.get(first);
+        const segment = lease !== undefined ? (lease.range ? undefined : lease.segment) : first === cursor.next && cursor.segmentStart <= first ? cursor.segmentStart : undefined;
         this.oldestOf.push({ stream: cursor.stream, first, segment });
       }
     }

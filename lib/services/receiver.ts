@@ -6,7 +6,22 @@ import { ThrottledError } from '../domain/errors.js';
 import { jsonBytes, type AnswerBudget } from '../domain/answer-budget.js';
 import { planClaims, type ClaimMode, type Delivery, type Verdict } from '../domain/claims.js';
 import { holeRecheckMs } from '../domain/gaps.js';
-import { cursorExpired, expiredLeases, leasesInOrder, completionEpoch, tagMatches, type CursorState, type DoneEntry, type Lease } from '../domain/cursor.js';
+import {
+  MAX_IN_FLIGHT_PER_STREAM,
+  RANGE_MAX_MESSAGES,
+  cursorExpired,
+  expiredLeases,
+  leasesInOrder,
+  completionEpoch,
+  rangeToken,
+  rangesOf,
+  tagMatches,
+  type CursorState,
+  type DoneEntry,
+  type Lease,
+} from '../domain/cursor.js';
+import { retryDelayMs } from '../domain/retry-policy.js';
+import { normaliseRange } from './range-normaliser.js';
 import { planSpill } from '../domain/history.js';
 import type { MessageIdCodec } from '../domain/message-ids.js';
 import { DeadLetterProperty, type DeadLetterReason } from '../domain/dead-letter.js';
@@ -26,7 +41,7 @@ import {
 } from '../domain/streams.js';
 import type { NoticeSegment } from '../adapters/dynamodb/stream-log.js';
 import { claimFits, type ClaimChange } from '../adapters/dynamodb/cursor-updates.js';
-import { readyBucketCount, readyBucketPk, readyBucketPks } from '../adapters/dynamodb/keys.js';
+import { readyBucketCount, readyBucketPk, readyBucketPks, readyNowKey } from '../adapters/dynamodb/keys.js';
 import { readyKeyChange } from '../adapters/dynamodb/ready-index.js';
 import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write-batch.js';
 import type { Clock } from '../ports/clock.js';
@@ -123,6 +138,10 @@ const NOTICE_SHARED_MS = 60_000;
 const SHARD_START_WALK_SEGMENTS = 4;
 /** Plans of one claim: each lost race (the cursor changed) reads the cursor and plans again. */
 const CLAIM_ATTEMPTS = 3;
+/** Ranges' first segments remembered per container (see `rangeSegments`). */
+const RANGE_SEGMENTS_REMEMBERED = 1024;
+/** Rounds of writing expired ranges out that one claim makes before it leaves the shard to the next receive. */
+const RANGE_ROUNDS = 2;
 /**
  * Bytes a message's JSON may still grow by after its plan admitted it: the plan marks some
  * tokens afterwards (a readiness hint, a few characters of the receipt handle). Plus its comma.
@@ -144,6 +163,11 @@ export class Receiver {
    * container raised past it itself, from a later notice on another notice stream.
    */
   private readonly ownKnown = new Map<string, number>();
+  /**
+   * Per group and shard, the segment holding the first message of the last range this container was
+   * granted there: a grant sets the cursor's read position `ns` to it (docs/design.md, Range claims).
+   */
+  private readonly rangeSegments = new Map<string, number>();
 
   constructor(
     private readonly stores: Stores,
@@ -660,6 +684,8 @@ export class Receiver {
     // On a shard this container lost claims on lately, the first write waits its turn too (then the
     // claim is planned again, as of then) — only a write: a claim with nothing to write answers at once.
     let turnOwed = contended?.contended ?? false;
+    // Expired ranges written out (at most this many rounds a claim).
+    let rangeRounds = 0;
     // No turn runs past the receive's deadline.
     const turn = () => contended?.turn(true, scope.deadline - this.clock.now());
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
@@ -739,8 +765,30 @@ export class Receiver {
         ...(foldable.length === 0 ? {} : { leases: withoutLeases(held.leases, foldable) }),
         ...(raise ? { known: raise.to } : {}),
       };
+      // Ranges whose leases expired are written out as ordinary leases before a plan renews them
+      // (docs/design.md, Range claims): the plan's writes name leases in `fl`.
+      const expiredRanges = rangesOf(read).filter((r) => r.expiresAt <= now);
+      if (expiredRanges.length > 0) {
+        if (rangeRounds++ >= RANGE_ROUNDS) return [];
+        await Promise.all(expiredRanges.map((r) => normaliseRange(this.stores, group.name, stream, r, now, { cursor: held })));
+        cursor = undefined;
+        remembered = false;
+        stale = false;
+        attempt--;
+        continue;
+      }
       const limit = mode === 'serialized' ? 1 : want;
       const expired = expiredLeases(read, now);
+      const granting = this.grantable(scope, stream, mode, held, raise, expired.length, want, contended, now);
+      if (granting > 0) {
+        if (foldable.length > 0) await scope.carried?.separate(stream, foldable);
+        const granted = await this.grantClaim(scope, stream, held, granting, now, ids);
+        if (granted.ok) return granted.delivered;
+        // A condition a grant is made under no longer held (a seek, a release, a commit of other
+        // leases that changed readiness, the lease bound): plan an ordinary claim from the image.
+        cursor = granted.seen && !cursorExpired(granted.seen, this.clock.now()) ? granted.seen : undefined;
+        continue;
+      }
       // Completions past the cursor's memory go to history items first; the claim then removes
       // them from `dn` under the mark it read (docs/design.md, History for the whole retention).
       // Planned with the leases as held: a chunk ends below a folded commit's lease, whose completion
@@ -944,6 +992,108 @@ export class Receiver {
       return delivered;
     }
     return [];
+  }
+
+  /**
+   * How many messages a range claim would take here (0: claim as usual). Only a `concurrent` group's
+   * claim on a FIFO shard of one topic (not sequenced, not redriven) without tag filters, where this
+   * container lost claims lately, with nothing expired, released or announced anew in what it read,
+   * no history to spill, a backlog of at least twice the range beyond `nx` and the shard ready now
+   * (docs/design.md, Range claims).
+   */
+  private grantable(
+    scope: ReceiveScope,
+    stream: string,
+    mode: ClaimMode,
+    held: CursorState,
+    raise: AnnouncedShard | undefined,
+    expired: number,
+    want: number,
+    contended: ContendedAppend | undefined,
+    now: number,
+  ): number {
+    if (mode !== 'concurrent' || contended?.contended !== true || raise !== undefined || expired > 0) return 0;
+    if (!isShardStream(stream) || isSequencedStream(stream) || isRedriveStream(stream)) return 0;
+    const namespace = namespaceOf(stream);
+    const topic = namespace.startsWith('t:') ? namespace.slice(2) : undefined;
+    const subscription = scope.group.subscriptions.find((s) => s.topic === topic);
+    if (topic === undefined || !scope.requested.has(topic) || !subscription || !tagMatches(subscription.tags, undefined)) return 0;
+    const n = Math.min(want, RANGE_MAX_MESSAGES);
+    if (n <= 0 || held.known === undefined || held.known - held.next + 1 < 2 * n || held.readyKey !== readyNowKey(stream)) return 0;
+    if ([...held.leases.values()].some((l) => l.released === true && l.expiresAt > now) || planSpill(held) !== undefined) return 0;
+    const plain = [...held.leases.values()].filter((l) => l.range === undefined).length;
+    return rangesOf(held).length <= Math.floor((MAX_IN_FLIGHT_PER_STREAM - plain - n) / RANGE_MAX_MESSAGES) ? n : 0;
+  }
+
+  /**
+   * A range claim of `n` messages (docs/design.md, Range claims): one write that no other claim
+   * makes fail, then one Query of the segments holding the range it got. Members the answer has
+   * no room for, or that are no longer deliverable, are written out at once (range-normaliser.ts):
+   * a range that stays a range is one whose every member was delivered.
+   */
+  private async grantClaim(
+    scope: ReceiveScope,
+    stream: string,
+    held: CursorState,
+    n: number,
+    now: number,
+    ids: MessageIdCodec,
+  ): Promise<{ ok: true; delivered: DeliveredMessage[] } | { ok: false; seen?: CursorState }> {
+    const { group } = scope;
+    const memoKey = `${group.name}\u0000${stream}`;
+    const memo = this.rangeSegments.get(memoKey);
+    const expiresAt = now + scope.visibilityMs + retryDelayMs(group.retryPolicy, 1, group.maxDeliveries);
+    // The maps a grant writes into: once per cursor.
+    if (held.rangeMaps !== true && !(await this.stores.cursors.addRangeMaps(group.name, stream, now))) return { ok: false };
+    const id = this.random.token();
+    const change = {
+      id,
+      n,
+      expiresAt,
+      nextAtMost: held.known! - n,
+      plainLeases: [...held.leases.values()].filter((l) => l.range === undefined).length,
+      rangesAtMost: Math.floor((MAX_IN_FLIGHT_PER_STREAM - n - [...held.leases.values()].filter((l) => l.range === undefined).length) / RANGE_MAX_MESSAGES),
+      seekEpoch: held.seekEpoch,
+      visibilityVersion: held.visibilityVersion,
+      readyKey: held.readyKey!,
+      // A segment start at or below every `nx` this grant can meet: the read position as read, or the
+      // segment of this container's last range here when that is higher and not past `nx` as read.
+      segmentStart: memo !== undefined && memo > held.segmentStart && memo <= held.next ? memo : held.segmentStart,
+      now,
+    };
+    const outcome = await this.stores.cursors.grant(group.name, stream, change, group.createdAt);
+    if (!outcome.ok) return outcome;
+    const range = { id, start: outcome.start, n };
+    const segments = await this.stores.log.segmentsCovering(stream, range.start, range.start + n - 1);
+    const first = segments.find((s) => s.seq <= range.start && range.start < s.seq + s.count);
+    if (first !== undefined) {
+      this.rangeSegments.delete(memoKey);
+      this.rangeSegments.set(memoKey, first.seq);
+      while (this.rangeSegments.size > RANGE_SEGMENTS_REMEMBERED) this.rangeSegments.delete(this.rangeSegments.keys().next().value as string);
+    }
+    const token = rangeToken(range, held.seekEpoch);
+    const delivered: DeliveredMessage[] = [];
+    const untried = new Set<number>();
+    const passed = new Set<number>();
+    for (let seq = range.start; seq < range.start + n; seq++) {
+      const segment = segments.find((s) => s.seq <= seq && seq < s.seq + s.count);
+      const record = segment?.records[seq - segment.seq];
+      if (segment === undefined || record === undefined || !this.live(scope, record, now, stream) || this.verdict(scope, record, stream) !== 'deliver') {
+        passed.add(seq);
+        continue;
+      }
+      const lease: Lease = { seq, expiresAt, token, deliveries: 1, segment: segment.seq, topic: record.topic, pending: false, range };
+      const message = this.deliver({ record, lease }, stream, scope.topics, ids);
+      if (untried.size > 0 || !scope.budget.take(jsonBytes(message) + ANSWER_SLACK_BYTES)) {
+        untried.add(seq);
+        continue;
+      }
+      delivered.push(message);
+    }
+    if (untried.size > 0 || passed.size > 0) {
+      await normaliseRange(this.stores, group.name, stream, range, now, { untried, passed });
+    }
+    return { ok: true, delivered };
   }
 
   private live(scope: ReceiveScope, record: MessageRecord, now: number, stream: string): boolean {
@@ -1195,7 +1345,8 @@ const fromEarliest = (scope: ReceiveScope, namespace: string): boolean => {
 /** A carried commit folds into a claim when the cursor read shows its lease, ours and not a pending commit. */
 const foldsInto = (cursor: CursorState, commit: CarriedCommit): boolean => {
   const lease = cursor.leases.get(commit.seq);
-  return lease !== undefined && lease.token === commit.token && !lease.pending;
+  // A range member's commit is the committer's (a whole range in one write, or written out first).
+  return lease !== undefined && lease.token === commit.token && !lease.pending && lease.range === undefined;
 };
 
 const withoutLeases = (leases: Map<number, Lease>, commits: CarriedCommit[]): Map<number, Lease> => {

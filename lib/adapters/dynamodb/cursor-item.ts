@@ -26,6 +26,9 @@
  *   ke    the first sequence number of the latest epoch a notice announced (statistics)
  *   vv    how many visibility changes were written (absent: 0): claims that pass commits are
  *         conditional on it instead of on the whole of `fl` (docs/design.md, "Commits pass claims")
+ *   fr, fq  range claims of concurrent groups (docs/design.md, Range claims): `fr.<id>` the first
+ *         sequence number of a range granted by arithmetic (`SET fr.<id> = nx ADD nx :n`), `fq.<id>`
+ *         `{n, e}` its size and lease expiry; each member is read as a lease (token `rangeToken`)
  *
  *   FIFO notice cursors, once a seek moved their namespace:
  *   sv    how many seeks moved the namespace (shard cursors are created conditional on it)
@@ -37,7 +40,7 @@
  *
  * Notice-stream and partition cursors have no `kn` and are never indexed.
  */
-import type { CursorState, DoneEntry, DoneOutcome, Lease } from '../../domain/cursor.js';
+import { UNKNOWN_SEGMENT, rangeToken, type CursorState, type DoneEntry, type DoneOutcome, type Lease } from '../../domain/cursor.js';
 import { Limits } from '../../domain/model.js';
 import { cursorPk, groupOfCursorPk, readyAtOfKey, readyIndexPk } from './keys.js';
 
@@ -69,6 +72,12 @@ export interface StoredLease {
  * `[number, epoch]` (the number has no bits left; docs/design.md, Seek).
  */
 export type StoredDone = number | [number, number];
+
+/** A range's size and lease expiry, in `fq` (its start is `fr.<id>`). */
+export interface StoredRange {
+  n: number;
+  e: number;
+}
 
 /** The map form of a completion written by earlier versions (read only). */
 interface LegacyStoredDone {
@@ -133,12 +142,14 @@ export const newCursorItem = (group: string, stream: string, next: number, now: 
 
 /** The stored item of a cursor state (the inverse of {@link toState}). */
 export const toItem = (state: CursorState): Record<string, unknown> => {
+  const ranges = storedRanges(state.leases);
   const item: Record<string, unknown> = {
     pk: cursorPk(state.group),
     sk: state.stream,
     nx: state.next,
     ns: state.segmentStart,
-    fl: Object.fromEntries([...state.leases].map(([seq, lease]) => [String(seq), storedLease(lease)])),
+    fl: Object.fromEntries([...state.leases].filter(([, lease]) => !lease.range).map(([seq, lease]) => [String(seq), storedLease(lease)])),
+    ...(ranges ?? (state.rangeMaps ? { fr: {}, fq: {} } : {})),
     dn: Object.fromEntries([...state.done].map(([seq, done]) => [String(seq), storedDone(done)])),
     cm: state.committed,
     dl: state.deadLettered,
@@ -162,6 +173,18 @@ export const toItem = (state: CursorState): Record<string, unknown> => {
   return item;
 };
 
+/** The ranges among `leases`, as stored (`fr`, `fq`); undefined when there are none. */
+export const storedRanges = (leases: ReadonlyMap<number, Lease>): { fr: Record<string, number>; fq: Record<string, StoredRange> } | undefined => {
+  const fr: Record<string, number> = {};
+  const fq: Record<string, StoredRange> = {};
+  for (const lease of leases.values()) {
+    if (!lease.range) continue;
+    fr[lease.range.id] = lease.range.start;
+    fq[lease.range.id] = { n: lease.range.n, e: lease.expiresAt };
+  }
+  return Object.keys(fr).length > 0 ? { fr, fq } : undefined;
+};
+
 /** The domain view of a stored cursor item. */
 export const toState = (item: Record<string, unknown>): CursorState => {
   const leases = new Map<number, Lease>();
@@ -176,6 +199,20 @@ export const toState = (item: Record<string, unknown>): CursorState => {
       pending: l.c === 1,
       ...(l.r === undefined ? {} : { released: l.r === 1 }),
     });
+  }
+  // Range claims: each member reads as a first delivery's lease (docs/design.md, Range claims).
+  const starts = (item.fr as Record<string, unknown> | undefined) ?? {};
+  const metas = (item.fq as Record<string, StoredRange | undefined> | undefined) ?? {};
+  const seekEpoch = item.se === undefined ? 0 : Number(item.se);
+  for (const [id, startValue] of Object.entries(starts)) {
+    const meta = metas[id];
+    if (meta === undefined) continue;
+    const range = { id, start: Number(startValue), n: Number(meta.n) };
+    const token = rangeToken(range, seekEpoch);
+    for (let seq = range.start; seq < range.start + range.n; seq++) {
+      if (leases.has(seq)) continue;
+      leases.set(seq, { seq, expiresAt: Number(meta.e), token, deliveries: 1, segment: UNKNOWN_SEGMENT, topic: undefined, pending: false, range });
+    }
   }
   const done = new Map<number, DoneEntry>();
   for (const [seq, d] of Object.entries((item.dn as Record<string, StoredDone | LegacyStoredDone> | undefined) ?? {})) {
@@ -201,5 +238,6 @@ export const toState = (item: Record<string, unknown>): CursorState => {
     ...(item.sv === undefined ? {} : { seek: { version: Number(item.sv), floor: Number(item.sf ?? 0) } }),
     ...(item.se === undefined ? {} : { seekEpoch: Number(item.se) }),
     ...(item.vv === undefined ? {} : { visibilityVersion: Number(item.vv) }),
+    ...(item.fq === undefined ? {} : { rangeMaps: true as const }),
   };
 };

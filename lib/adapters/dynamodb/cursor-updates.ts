@@ -9,10 +9,10 @@
  * justifies it. Claims and commits of different messages therefore never
  * conflict.
  */
-import { completionEpoch, deliveriesOfToken, type CursorState, type DoneEntry, type Lease } from '../../domain/cursor.js';
+import { completionEpoch, deliveriesOfToken, type CursorState, type DoneEntry, type Lease, type RangeOfLease } from '../../domain/cursor.js';
 import { READY_NOW, type CommitReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
-import { shardCursorTtl, storedDone, storedLease, toItem } from './cursor-item.js';
+import { shardCursorTtl, storedDone, storedLease, storedRanges, toItem } from './cursor-item.js';
 import { itemBytes } from './item-size.js';
 import { readyAtKey, readyIndexPk, readyNowKey } from './keys.js';
 import type { ReadyKeyChange } from './ready-index.js';
@@ -65,6 +65,14 @@ class Expr {
   get dn(): string {
     return this.fixed('#d', 'dn');
   }
+  /** The range map `fr` (range claims: id → start). */
+  get fr(): string {
+    return this.fixed('#R', 'fr');
+  }
+  /** The range map `fq` (range claims: id → {n, e}). */
+  get fq(): string {
+    return this.fixed('#Q', 'fq');
+  }
   /** A placeholder for an attribute name; created on first use so that no name goes unused. */
   name(name: string): string {
     let key = this.byName.get(name);
@@ -103,6 +111,12 @@ const committedDone = (seq: number, token: string, now: number): DoneEntry => ({
 
 const updateExpression = (sets: string[], removes: string[], adds = ''): string =>
   `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}${adds}`;
+
+/** The condition that a cursor holds exactly the ranges among `leases` (`fq` compared as a map; none: absent or empty). */
+const rangesAsRead = (x: Expr, leases: ReadonlyMap<number, Lease>): string => {
+  const ranges = storedRanges(leases);
+  return ranges === undefined ? `(attribute_not_exists(${x.fq}) OR size(${x.fq}) = ${x.value(0)})` : `${x.fq} = ${x.value(ranges.fq)}`;
+};
 
 export interface ClaimChange {
   /** The `nx` the plan was made from. */
@@ -262,8 +276,10 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
       shard.expectKnown === undefined ? 'attribute_not_exists(kn)' : `kn = ${x.value(shard.expectKnown)}`,
       shard.expectLeases === undefined
         ? `size(${fl()}) = ${x.value(shard.expectInFlight)}`
-        : `${fl()} = ${x.value(Object.fromEntries([...shard.expectLeases].map(([seq, lease]) => [String(seq), storedLease(lease)])))}`,
+        : `${fl()} = ${x.value(Object.fromEntries([...shard.expectLeases].filter(([, lease]) => !lease.range).map(([seq, lease]) => [String(seq), storedLease(lease)])))}`,
     );
+    // Range claims count as leases in flight (docs/design.md, Range claims): the ranges as read too.
+    if (shard.expectLeases !== undefined) conditions.push(rangesAsRead(x, shard.expectLeases));
   }
   if (change.shard) {
     // An idle shard's cursor expires 15 days after its last claim or notice (docs/design.md, Idle shards expire).
@@ -275,6 +291,85 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
     UpdateExpression: updateExpression(sets, removes, commits.length > 0 ? ` ADD cm ${x.value(commits.length)}` : ''),
     ConditionExpression: conditions.join(' AND '),
     ...(Object.keys(x.names).length ? { ExpressionAttributeNames: x.names } : {}),
+    ExpressionAttributeValues: x.values,
+  };
+}
+
+/** A range claim (docs/design.md, Range claims): one write that cannot lose to another grant. */
+export interface GrantChange {
+  /** The range's id (random, base64url): `fr.<id>`, `fq.<id>`. */
+  id: string;
+  n: number;
+  /** The members' lease expiry (ms). */
+  expiresAt: number;
+  /** `nx` may be at most this: the known head as read − n, so the range is announced messages and the shard stays ready. */
+  nextAtMost: number;
+  /** Leases in `fl` as read (a grant needs `size(fl)` no larger: commits only shrink it). */
+  plainLeases: number;
+  /** Ranges besides this one the cursor may hold: each is at most RANGE_MAX_MESSAGES, all of them within MAX_IN_FLIGHT_PER_STREAM. */
+  rangesAtMost: number;
+  /** As read: the seek epoch, the visibility count and the ready-index key (ready now). */
+  seekEpoch: number | undefined;
+  visibilityVersion: number | undefined;
+  readyKey: string;
+  /** A segment start at or below every `nx` the grant can meet (the segment holding `nx` as read): the read position `ns`. */
+  segmentStart: number;
+  now: number;
+}
+
+/**
+ * The grant: `fr.<id>` takes the cursor's `nx` as it is when DynamoDB applies the write, `nx` moves
+ * `n` on (every action reads the item as it was before the update), so concurrent grants on one
+ * cursor serialize on the item and none fails another: the range is `[fr.<id>, fr.<id> + n)`.
+ * Conditional only on what grants do not change: the id unused (a repeated grant whose answer was
+ * lost finds itself), `nx` far enough below the known head, no seek, release or index move since
+ * the read, and the lease bound.
+ */
+export function grantUpdate(change: GrantChange): UpdateParts {
+  const x = new Expr();
+  const r = x.name(change.id);
+  const t = x.name('ttl');
+  return {
+    UpdateExpression: `SET ${x.fr}.${r} = nx, ${x.fq}.${r} = ${x.value({ n: change.n, e: change.expiresAt })}, ns = ${x.value(change.segmentStart)}, ${t} = ${x.value(shardCursorTtl(change.now))} ADD nx ${x.value(change.n)}`,
+    ConditionExpression: [
+      `attribute_not_exists(${x.fr}.${r})`,
+      `nx <= ${x.value(change.nextAtMost)}`,
+      change.seekEpoch === undefined ? 'attribute_not_exists(se)' : `se = ${x.value(change.seekEpoch)}`,
+      change.visibilityVersion === undefined ? 'attribute_not_exists(vv)' : `vv = ${x.value(change.visibilityVersion)}`,
+      `g1sk = ${x.value(change.readyKey)}`,
+      `size(${x.fl}) <= ${x.value(change.plainLeases)}`,
+      `size(${x.fq}) <= ${x.value(change.rangesAtMost)}`,
+      `(attribute_not_exists(${t}) OR ${t} > ${x.value(Math.floor(change.now / 1000))})`,
+    ].join(' AND '),
+    ExpressionAttributeNames: x.names,
+    ExpressionAttributeValues: x.values,
+  };
+}
+
+/** The write that gives a cursor without them the empty range maps a grant sets entries of (once per cursor). */
+export function rangeMapsUpdate(now: number): UpdateParts {
+  return {
+    UpdateExpression: 'SET #R = if_not_exists(#R, :none), #Q = if_not_exists(#Q, :none)',
+    ConditionExpression: `attribute_exists(pk) AND ${LIVE_CURSOR}`,
+    ExpressionAttributeNames: { '#R': 'fr', '#Q': 'fq', '#t': 'ttl' },
+    ExpressionAttributeValues: { ':none': {}, ...liveValues(now) },
+  };
+}
+
+/**
+ * A range written out as ordinary leases (range-normaliser.ts): before anything but a commit of the
+ * whole range touches a member. `leases`: the members that get one (a member without a record
+ * gets none: the plan would have passed over it); conditional on the range being there as read.
+ */
+export function normaliseUpdate(range: RangeOfLease, expiresAt: number, leases: Lease[], now: number): UpdateParts {
+  const x = new Expr();
+  const r = x.name(range.id);
+  const sets = leases.map((lease) => `${x.fl}.${x.name(String(lease.seq))} = ${x.value(storedLease(lease))}`);
+  const t = x.name('ttl');
+  return {
+    UpdateExpression: `${sets.length > 0 ? `SET ${sets.join(', ')} ` : ''}REMOVE ${x.fr}.${r}, ${x.fq}.${r}`,
+    ConditionExpression: `${x.fr}.${r} = ${x.value(range.start)} AND ${x.fq}.${r} = ${x.value({ n: range.n, e: expiresAt })} AND (attribute_not_exists(${t}) OR ${t} > ${x.value(Math.floor(now / 1000))})`,
+    ExpressionAttributeNames: x.names,
     ExpressionAttributeValues: x.values,
   };
 }
@@ -343,6 +438,11 @@ export const claimFits = (cursor: CursorState, change: ClaimChange): boolean =>
 /** A commit of leases, protected-mode pending marks, or both (see {@link completionUpdate}). */
 export interface CompletionChange {
   complete: Array<{ seq: number; token: string }>;
+  /**
+   * Whole ranges committed (docs/design.md, Range claims): each leaves `fr`/`fq` and all its
+   * members enter `dn` as `committed`, conditional on the range being there as granted.
+   */
+  ranges?: Array<{ range: RangeOfLease; token: string }>;
   markPending?: Array<{ seq: number; token: string }>;
   blocker?: { seq: number; token: string };
   now: number;
@@ -378,6 +478,17 @@ export function completionUpdate(group: string, stream: string, change: Completi
   if (change.blocker) {
     conditions.push(`${fl()}.${x.name(String(change.blocker.seq))}.k = ${x.value(change.blocker.token)}`);
   }
+  let rangeMembers = 0;
+  for (const { range, token } of change.ranges ?? []) {
+    const r = x.name(range.id);
+    removes.push(`${x.fr}.${r}`, `${x.fq}.${r}`);
+    conditions.push(`${x.fr}.${r} = ${x.value(range.start)}`, `${x.fq}.${r}.n = ${x.value(range.n)}`);
+    for (let seq = range.start; seq < range.start + range.n; seq++) {
+      sets.push(`${dn()}.${x.name(String(seq))} = ${x.value(storedDone(committedDone(seq, token, change.now)))}`);
+    }
+    rangeMembers += range.n;
+  }
+  const rangesCompleted = change.ranges?.length ?? 0;
   if (isShardStream(stream)) {
     // A cursor past its `ttl` is absent: its leases cannot be committed (409), nothing is written.
     const t = x.name('ttl');
@@ -393,15 +504,17 @@ export function completionUpdate(group: string, stream: string, change: Completi
     } else if (readiness === 'drop') {
       // Nothing after nx and no lease left: idle until a notice raises kn.
       removes.push('g1pk', 'g1sk');
-      conditions.push(`kn < nx AND size(${fl()}) = ${completing()}`);
+      // Ranges are leases in flight too (docs/design.md, Range claims).
+      conditions.push(`kn < nx AND size(${fl()}) = ${completing()} AND (attribute_not_exists(${x.fq}) OR size(${x.fq}) = ${x.value(rangesCompleted)})`);
     } else {
       // Nothing after nx, leases left: the entry already waits for the earliest of them.
-      conditions.push(`kn < nx AND size(${fl()}) > ${completing()}`);
+      conditions.push(`kn < nx AND (size(${fl()}) > ${completing()} OR size(${x.fq}) > ${x.value(rangesCompleted)})`);
       const { head } = change.readiness ?? {};
       if (head !== undefined) conditions.push(`attribute_not_exists(${fl()}.${x.name(String(head))}.c)`);
     }
   }
-  const adds = change.complete.length > 0 ? ` ADD cm ${x.value(change.complete.length)}` : '';
+  const completed = change.complete.length + rangeMembers;
+  const adds = completed > 0 ? ` ADD cm ${x.value(completed)}` : '';
   return {
     UpdateExpression: updateExpression(sets, removes, adds),
     ConditionExpression: conditions.join(' AND '),
@@ -578,6 +691,8 @@ export function advanceUpdate(expectNext: number, next: number, segmentStart: nu
 export interface SeekRead {
   nx: unknown;
   fl: unknown;
+  /** Range claims (absent: none): ended by the seek like leases. */
+  fq?: unknown;
   /** FIFO shard cursors: the known head (absent: never raised). */
   kn?: unknown;
 }
@@ -596,24 +711,40 @@ export interface SeekRead {
  */
 export function seekMoveUpdate(group: string, stream: string, read: SeekRead, next: number, segmentStart: number, now: number): UpdateParts {
   const values: Record<string, unknown> = { ':to': next, ':ns': segmentStart, ':none': {}, ':nx': read.nx, ':fl': read.fl ?? {}, ':one': 1 };
-  let update = 'SET nx = :to, ns = :ns, fl = :none';
-  let condition = 'nx = :nx AND fl = :fl';
-  if (isShardStream(stream)) {
-    if (read.kn === undefined) condition += ' AND attribute_not_exists(kn)';
+  const sets = ['nx = :to', 'ns = :ns', 'fl = :none'];
+  const removes: string[] = [];
+  const conditions = ['nx = :nx', 'fl = :fl'];
+  // Range claims end with the leases (docs/design.md, Range claims): their maps are emptied, as
+  // read (not removed: a grant writes into them, and assumes them there once they were).
+  if (read.fq !== undefined && Object.keys(read.fq as object).length > 0) {
+    sets.push('fr = :none', 'fq = :none');
+    conditions.push('fq = :fq');
+    values[':fq'] = read.fq;
+  } else {
+    conditions.push('(attribute_not_exists(fq) OR size(fq) = :zero)');
+    values[':zero'] = 0;
+  }
+  const shard = isShardStream(stream);
+  if (shard) {
+    if (read.kn === undefined) conditions.push('attribute_not_exists(kn)');
     else {
-      condition += ' AND kn = :kn';
+      conditions.push('kn = :kn');
       values[':kn'] = read.kn;
     }
     if (Number(read.kn ?? 0) >= next) {
-      update += `, g1pk = ${readyPkOf(':rk')}, g1sk = :rs`;
+      sets.push(`g1pk = ${readyPkOf(':rk')}`, 'g1sk = :rs');
       values[':rk'] = readyIndexPk(group);
       values[':rs'] = readyNowKey(stream);
-    } else update += ' REMOVE g1pk, g1sk';
-    condition += ` AND ${LIVE_CURSOR}`;
+    } else removes.push('g1pk', 'g1sk');
+    conditions.push(LIVE_CURSOR);
     Object.assign(values, liveValues(now));
-    return { UpdateExpression: `${update} ADD se :one`, ConditionExpression: condition, ExpressionAttributeNames: { '#t': 'ttl' }, ExpressionAttributeValues: values };
   }
-  return { UpdateExpression: `${update} ADD se :one`, ConditionExpression: condition, ExpressionAttributeValues: values };
+  return {
+    UpdateExpression: `${updateExpression(sets, removes)} ADD se :one`,
+    ConditionExpression: conditions.join(' AND '),
+    ...(shard ? { ExpressionAttributeNames: { '#t': 'ttl' } } : {}),
+    ExpressionAttributeValues: values,
+  };
 }
 
 /**

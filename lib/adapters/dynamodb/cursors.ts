@@ -8,7 +8,7 @@
  */
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { cursorExpired, deliveriesOfToken, type CursorState, type DoneEntry } from '../../domain/cursor.js';
+import { cursorExpired, deliveriesOfToken, type CursorState, type DoneEntry, type Lease, type RangeOfLease } from '../../domain/cursor.js';
 import { markOf, repeatsCommit } from '../../domain/history.js';
 import { guessedReadiness, retryReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
@@ -26,6 +26,10 @@ import {
   raiseEpochUpdate,
   raiseKnownUpdate,
   seekMoveUpdate,
+  grantUpdate,
+  normaliseUpdate,
+  rangeMapsUpdate,
+  type GrantChange,
   unsoughtSinceCondition,
   visibilityUpdate,
   visibilityVariants,
@@ -46,8 +50,11 @@ export type CommitOutcome = 'committed' | 'expired';
 /** What a claim did: written, or lost to another writer, with the cursor as that writer left it. */
 export type ClaimOutcome = { ok: true } | { ok: false; seen?: CursorState };
 
+/** What a range claim did: the range's first sequence number, or lost (a condition failed), with the cursor then. */
+export type GrantOutcome = { ok: true; start: number } | { ok: false; seen?: CursorState };
+
 /** What a group's figures read of a cursor: its position, leases, known head and epoch, committed count, creation and expiry (not its completions `dn`). */
-const FIGURE_PROJECTION = 'pk, sk, nx, ns, fl, cm, ca, kn, ke, sv, sf, #t';
+const FIGURE_PROJECTION = 'pk, sk, nx, ns, fl, fr, fq, se, cm, ca, kn, ke, sv, sf, #t';
 /** The live cursors among cursor items (an expired FIFO shard cursor reads as absent until TTL deletes it). */
 const live = (items: readonly Record<string, unknown>[], now: number): CursorState[] => items.map(toState).filter((cursor) => !cursorExpired(cursor, now));
 /** Attempts of `raiseKnown`: update the cursor, else create it, racing its creation by another receiver. */
@@ -289,6 +296,49 @@ export class CursorStore {
   }
 
   /**
+   * A range claim (docs/design.md, Range claims; {@link grantUpdate}): the range's first sequence
+   * number from the item the write left (`ALL_NEW`, no extra capacity), which also goes into the
+   * cursor cache with `incarnation`. A grant whose answer was lost and that the SDK repeated finds
+   * its own range in the failed condition's image: it took effect.
+   */
+  async grant(group: string, stream: string, change: GrantChange, incarnation?: number): Promise<GrantOutcome> {
+    const cached = incarnation !== undefined && this.cache.enabled && CursorCache.caches(stream);
+    const at = this.cache.now();
+    const result = await conditionalWithImage(this.doc, { TableName: this.table, Key: this.key(group, stream), ...grantUpdate(change), ReturnValues: 'ALL_NEW' });
+    const startOf = (item: Record<string, unknown> | undefined) => (item?.fr as Record<string, unknown> | undefined)?.[change.id];
+    if (result.ok) {
+      const start = startOf(result.item);
+      if (cached && result.item) this.cache.put(group, stream, toState(result.item), at, incarnation);
+      return { ok: true, start: Number(start) };
+    }
+    const landed = startOf(result.old);
+    if (landed !== undefined) {
+      if (cached) this.cache.forget(group, stream);
+      return { ok: true, start: Number(landed) };
+    }
+    if (cached) this.cache.lost(group, stream);
+    return { ok: false, ...(result.old ? { seen: toState(result.old) } : {}) };
+  }
+
+  /** Gives a live cursor the empty range maps a grant writes into (a no-op once they exist); false when the cursor is gone. */
+  async addRangeMaps(group: string, stream: string, now: number): Promise<boolean> {
+    this.cache.forget(group, stream);
+    return conditional(() => this.doc.send(new UpdateCommand({ TableName: this.table, Key: this.key(group, stream), ...rangeMapsUpdate(now) })));
+  }
+
+  /**
+   * Writes range `range` (lease expiry `expiresAt`, as read) out as the ordinary leases `leases`
+   * ({@link normaliseUpdate}); false when the range is no longer there as read (written out,
+   * committed or ended by a seek meanwhile).
+   */
+  async normalise(group: string, stream: string, range: RangeOfLease, expiresAt: number, leases: Lease[], now: number): Promise<boolean> {
+    this.cache.forget(group, stream);
+    return conditional(() =>
+      this.doc.send(new UpdateCommand({ TableName: this.table, Key: this.key(group, stream), ...normaliseUpdate(range, expiresAt, leases, now) })),
+    );
+  }
+
+  /**
    * Commits leases of one stream in one write. When any token no longer
    * matches, each entry is retried alone and classified from the item's old
    * image: a repeat of a commit that took effect answers `committed`,
@@ -328,6 +378,24 @@ export class CursorStore {
     const out: CommitOutcome[] = [];
     for (const entry of entries) out.push(await this.commitOne(group, stream, entry, now));
     return out;
+  }
+
+  /**
+   * Commits every member of range `range` (token `token`) in one write (docs/design.md, Range
+   * claims); false when the range is not there as granted (written out, committed, or ended by a
+   * seek): the caller then commits its members as ordinary leases, which also answers a repeat.
+   */
+  async commitRange(group: string, stream: string, range: RangeOfLease, token: string, now: number): Promise<boolean> {
+    const members = Array.from({ length: range.n }, (_, i) => ({ seq: range.start + i, token }));
+    let readiness: CompletionChange['readiness'] = guessedReadiness([token]);
+    for (let attempt = 1; ; attempt++) {
+      const result = await this.complete(group, stream, { complete: [], ranges: [{ range, token }], now, readiness });
+      if (result.ok) return true;
+      const old = result.old ? toState(result.old) : undefined;
+      // Only a readiness guess that did not hold is worth another try.
+      readiness = old && !cursorExpired(old, now) ? retryReadiness(old, members, attempt) : undefined;
+      if (!readiness) return false;
+    }
   }
 
   private async commitOne(group: string, stream: string, entry: { seq: number; token: string }, now: number): Promise<CommitOutcome> {
@@ -531,10 +599,10 @@ export class CursorStore {
   async *shardCursorPages(group: string, namespace: string, now: number, sequenced = false): AsyncGenerator<Array<{ stream: string; read: SeekRead }>> {
     // A sequenced topic's shard streams are `<namespace>/q:<key>` (streams.ts).
     const prefix = `${namespace}/${sequenced ? 'q' : 'k'}:`;
-    for await (const page of this.itemPages(group, { projection: 'sk, nx, fl, kn, #t', consistent: true, prefix })) {
+    for await (const page of this.itemPages(group, { projection: 'sk, nx, fl, fq, kn, #t', consistent: true, prefix })) {
       yield page
         .filter((item) => !cursorExpired({ expiresAtSeconds: item.ttl === undefined ? undefined : Number(item.ttl) }, now))
-        .map((item) => ({ stream: String(item.sk), read: { nx: item.nx, fl: item.fl, ...(item.kn === undefined ? {} : { kn: item.kn }) } }));
+        .map((item) => ({ stream: String(item.sk), read: { nx: item.nx, fl: item.fl, ...(item.fq === undefined ? {} : { fq: item.fq }), ...(item.kn === undefined ? {} : { kn: item.kn }) } }));
     }
   }
 
@@ -558,11 +626,11 @@ export class CursorStore {
       if (!seen) {
         const { Item } = await call(() =>
           this.doc.send(
-            new GetCommand({ TableName: this.table, Key: this.key(group, stream), ConsistentRead: true, ProjectionExpression: 'nx, fl, kn, #t', ExpressionAttributeNames: { '#t': 'ttl' } }),
+            new GetCommand({ TableName: this.table, Key: this.key(group, stream), ConsistentRead: true, ProjectionExpression: 'nx, fl, fq, kn, #t', ExpressionAttributeNames: { '#t': 'ttl' } }),
           ),
         );
         if (!Item || cursorExpired({ expiresAtSeconds: Item.ttl === undefined ? undefined : Number(Item.ttl) }, now)) return false;
-        seen = { nx: Item.nx, fl: Item.fl, ...(Item.kn === undefined ? {} : { kn: Item.kn }) };
+        seen = { nx: Item.nx, fl: Item.fl, ...(Item.fq === undefined ? {} : { fq: Item.fq }), ...(Item.kn === undefined ? {} : { kn: Item.kn }) };
       }
       const moved = await conditional(() =>
         this.doc.send(new UpdateCommand({ TableName: this.table, Key: this.key(group, stream), ...seekMoveUpdate(group, stream, seen!, next, segmentStart, now) })),

@@ -907,6 +907,38 @@ export class StreamLog {
     return undefined;
   }
 
+  /**
+   * The stored segments that hold `from`…`to`, oldest first: one descending Query from `to` down to
+   * the segment at or below `from` (a range claim's messages: docs/design.md, Range claims), as
+   * stored (not settled: range claims are never made on sequenced streams).
+   */
+  async segmentsCovering(stream: string, from: number, to: number): Promise<Segment[]> {
+    const out: Segment[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await call(() =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+            ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': MIN_SK, ':to': segmentSk(to) },
+            ScanIndexForward: false,
+            Limit: 4,
+            ConsistentRead: true,
+            ExclusiveStartKey: start,
+          }),
+        ),
+      );
+      for (const item of page.Items ?? []) {
+        const segment = this.toSegment(stream, item);
+        out.unshift(segment);
+        if (segment.seq <= from) return out;
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
   /** The nearest stored item at or below `seq` (whether or not it holds `seq`), as stored. */
   async segmentAtOrBelow(stream: string, seq: number, consistent = true): Promise<Segment | undefined> {
     const { Items } = await call(() => this.doc.send(

@@ -1,0 +1,139 @@
+/**
+ * Range claims (docs/design.md, Range claims), on DynamoDB Local: a concurrent group's claim on a
+ * hot FIFO shard, in a container that lost claims there lately, takes a range of the shard by
+ * arithmetic (`SET fr.<id> = nx ADD nx :n`) — one write no other claim makes fail — and the range
+ * stays a range until a commit of all of it (one write) or anything else touches a member, which
+ * first writes it out as ordinary leases.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { Contention } from '../../lib/adapters/dynamodb/append-contention.js';
+import { cursorPk } from '../../lib/adapters/dynamodb/keys.js';
+import { FakeStopwatch } from '../helpers/fake-stopwatch.js';
+import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
+import * as build from '../helpers/builders.js';
+import { Seeker } from '../../lib/services/seeker.js';
+
+const SHARD = 't:t/k:k';
+const KEY = `g\u0000${SHARD}`;
+
+/** A claim contention that remembers a lost claim on the shard: the next claims there take ranges. */
+function contended(): Contention {
+  const watch = new FakeStopwatch();
+  const contention = new Contention(watch, () => 0);
+  const claim = contention.begin([KEY]);
+  for (let i = 0; i < 5; i++) claim.lostRace();
+  claim.settle();
+  return contention;
+}
+
+let a: Harness;
+let plain: Harness;
+let clock: FakeClock;
+
+const bodies = (messages: Array<{ body: string }>) => messages.map((m) => m.body);
+const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => `m${from + i}`);
+const statuses = (results: Array<{ status?: string; error?: { code: string } }>) => results.map((r) => r.status ?? r.error?.code);
+
+async function cursorItem(h: Harness): Promise<Record<string, unknown>> {
+  const { Item } = await h.doc.send(new GetCommand({ TableName: h.table, Key: { pk: cursorPk('g'), sk: SHARD }, ConsistentRead: true }));
+  return Item ?? {};
+}
+const rangesIn = (item: Record<string, unknown>) => Object.keys((item.fr as object | undefined) ?? {}).length;
+const leasesIn = (item: Record<string, unknown>) => Object.keys((item.fl as object | undefined) ?? {}).length;
+
+describe('range claims', () => {
+  beforeEach(async () => {
+    const { doc, table } = await testTable();
+    clock = new FakeClock();
+    a = harness(doc, table, { clock, claimContention: contended() });
+    plain = harness(doc, table, { clock });
+    await a.admin.putTopic('t', build.topic({ type: 'fifo' }));
+    await a.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60, retryPolicy: { initialSeconds: 0 } }));
+    for (let i = 0; i < 5; i++) await a.queue.sendBatch('t', range(1 + 10 * i, 10).map((body) => send(body, { shardKey: 'k' })));
+  });
+
+  it('a contended claim takes a range; a commit of the whole range is one write and leaves no lease', async () => {
+    const first = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    expect(bodies(first)).toEqual(range(1, 10));
+    const second = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    expect(bodies(second)).toEqual(range(11, 10));
+    let item = await cursorItem(a);
+    expect(rangesIn(item)).toBe(2);
+    expect(leasesIn(item)).toBe(0);
+    const starts = Object.values(item.fr as Record<string, number>).sort((x, y) => x - y);
+    expect([starts[1]! - starts[0]!, Number(item.nx) - starts[1]!]).toEqual([10, 10]);
+    expect(statuses(await a.queue.commit('g', first.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
+    item = await cursorItem(a);
+    expect(rangesIn(item)).toBe(1);
+    expect(Object.keys(item.dn as object)).toHaveLength(10);
+    // A repeated commit answers committed again.
+    expect(statuses(await a.queue.commit('g', first.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
+    expect(statuses(await plain.queue.commit('g', second.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
+    item = await cursorItem(a);
+    expect(rangesIn(item)).toBe(0);
+    expect(item.cm).toBe(20);
+    // The rest once, then nothing.
+    const rest = [...(await plain.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })), ...(await plain.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })), ...(await plain.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))];
+    expect(bodies(rest)).toEqual(range(21, 30));
+  });
+
+  it('a commit of part of a range writes it out as leases first; the rest commits as leases', async () => {
+    const got = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    expect(statuses(await a.queue.commit('g', got.slice(0, 3).map((m) => m.receiptHandle)))).toEqual(Array(3).fill('committed'));
+    let item = await cursorItem(a);
+    expect(rangesIn(item)).toBe(0);
+    expect(leasesIn(item)).toBe(7);
+    expect(statuses(await a.queue.commit('g', got.slice(3).map((m) => m.receiptHandle)))).toEqual(Array(7).fill('committed'));
+    item = await cursorItem(a);
+    expect(leasesIn(item)).toBe(0);
+    expect(item.cm).toBe(10);
+  });
+
+  it("a member given back comes again with its delivery counted; the others' handles still commit", async () => {
+    const got = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    await a.queue.changeVisibility('g', got[0]!.receiptHandle, 0);
+    expect(statuses(await a.queue.commit('g', got.slice(1).map((m) => m.receiptHandle)))).toEqual(Array(9).fill('committed'));
+    const again = await plain.queue.receive('g', { maxMessages: 1, waitSeconds: 0 });
+    expect(again.map((m) => [m.body, m.deliveryCount])).toEqual([['m1', 2]]);
+  });
+
+  it('a range nobody commits expires like leases: its messages come again, none lost', async () => {
+    const got = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    expect(bodies(got)).toEqual(range(1, 10));
+    clock.advance(61_000);
+    const again = await plain.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    expect(again.map((m) => [m.body, m.deliveryCount])).toEqual(range(1, 10).map((b) => [b, 2]));
+    // The old handles no longer commit; the new ones do.
+    expect(statuses(await a.queue.commit('g', got.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('ReceiptHandleExpired'));
+    expect(statuses(await plain.queue.commit('g', again.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
+  });
+
+  it('a seek ends ranges like leases', async () => {
+    const got = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    await new Seeker(plain.stores, plain.clock).seek('g', 'earliest', undefined);
+    expect(rangesIn(await cursorItem(a))).toBe(0);
+    expect(statuses(await a.queue.commit('g', got.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('ReceiptHandleExpired'));
+    const again = await plain.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    expect(bodies(again)).toEqual(range(1, 10));
+  });
+
+  it("four contended consumers on one shard: every message once, in ranges, nothing left", async () => {
+    const others = [1, 2, 3].map(() => harness(a.doc, a.table, { clock, claimContention: contended() }));
+    const seen: string[] = [];
+    await Promise.all(
+      [a, ...others].map(async (h) => {
+        for (let round = 0; round < 20; round++) {
+          const got = await h.queue.receive('g', { maxMessages: 5, waitSeconds: 0 });
+          if (got.length === 0) break;
+          seen.push(...bodies(got));
+          expect(statuses(await h.queue.commit('g', got.map((m) => m.receiptHandle)))).toEqual(Array(got.length).fill('committed'));
+        }
+      }),
+    );
+    const rest = await plain.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    seen.push(...bodies(rest));
+    expect(new Set(seen).size).toBe(seen.length);
+    expect([...seen].sort()).toEqual(range(1, 50).sort());
+  });
+});

@@ -107,6 +107,12 @@ export function isClaimUpdate(input: Record<string, unknown>): boolean {
   return pk?.startsWith('C#') === true && /^nx = :\w+/.test(condition) && condition !== 'nx = :old';
 }
 
+/** A range claim (cursor-updates.ts `grantUpdate`: `nx` moved by arithmetic, `ADD nx`). */
+export function isGrantUpdate(input: Record<string, unknown>): boolean {
+  const update = typeof input.UpdateExpression === 'string' ? input.UpdateExpression : '';
+  return /\bADD nx :\w+/.test(update);
+}
+
 /** A FIFO shard raise written on its own (cursor-updates.ts `raiseKnownUpdate`: `kn` moves up to a notice's `to`). */
 export function isRaiseUpdate(input: Record<string, unknown>): boolean {
   const condition = typeof input.ConditionExpression === 'string' ? input.ConditionExpression : '';

@@ -15,7 +15,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { wruOf, rruOf, itemBytes, type AttributeMap } from './units.js';
 import { transactTargets, transactionTargetUnits, type ItemReader, type TransactTarget } from './transaction-units.js';
-import { indexKeyOfItem, indexUnit, indexWrites, isClaimUpdate, isRaiseUpdate, keyUnit, queryUnit, stringValue } from './key-units.js';
+import { indexKeyOfItem, indexUnit, indexWrites, isClaimUpdate, isGrantUpdate, isRaiseUpdate, keyUnit, queryUnit, stringValue } from './key-units.js';
 
 export interface Attribution {
   tag: string;
@@ -103,6 +103,11 @@ export interface KeyCounter {
   lostClaims: number;
   /** FIFO shard raises written on their own (key-units.ts `isRaiseUpdate`: a notice's `kn` outside a claim), successful. */
   raises: number;
+  /**
+   * Range claims (key-units.ts `isGrantUpdate`; docs/design.md, Range claims) that took effect: not
+   * claims of the chain (a grant does not depend on `nx`), their units are in `wcu`. Absent in older results.
+   */
+  grants?: number;
 }
 
 export interface Snapshot {
@@ -148,7 +153,7 @@ const emptyCall = (): CallCounter => ({
   ms: 0,
 });
 export const emptyStreamKey = (): StreamKeyCounter => ({ appends: 0, lostRaces: 0, headReads: 0, wcu: 0, rcu: 0, grants: 0, fillers: 0 });
-export const emptyKey = (): KeyCounter => ({ wcu: 0, rcu: 0, writes: 0, failedWrites: 0, reads: 0, consistentReads: 0, claims: 0, lostClaims: 0, raises: 0 });
+export const emptyKey = (): KeyCounter => ({ wcu: 0, rcu: 0, writes: 0, failedWrites: 0, reads: 0, consistentReads: 0, claims: 0, lostClaims: 0, raises: 0, grants: 0 });
 const emptyHttp = (): HttpCounter => ({ requests: 0, ms: 0, billedMs: 0, bytesIn: 0, apiUnits: 0, status: {} });
 
 interface ConsumedCapacity {
@@ -480,6 +485,7 @@ export class Meter {
       c.writes++;
       c.wcu += reported.table;
       if (command === 'UpdateItemCommand' && isClaimUpdate(input)) c.claims++;
+      if (command === 'UpdateItemCommand' && isGrantUpdate(input)) c.grants = (c.grants ?? 0) + 1;
       if (command === 'UpdateItemCommand' && isRaiseUpdate(input)) c.raises++;
       if (reported.gsi > 0) {
         const written = command === 'PutItemCommand' ? { set: stringValue(item?.g1pk) } : command === 'UpdateItemCommand' ? indexWrites(input) : {};
@@ -637,7 +643,7 @@ export function diff(after: Snapshot, before: Snapshot): Snapshot {
   for (const [k, v] of Object.entries(after.keys ?? {})) {
     const b = before.keys?.[k] ?? emptyKey();
     const d = emptyKey();
-    for (const f of Object.keys(d) as Array<keyof KeyCounter>) d[f] = v[f] - b[f];
+    for (const f of Object.keys(d) as Array<keyof KeyCounter>) d[f] = (v[f] ?? 0) - (b[f] ?? 0);
     if (Object.values(d).some((n) => n !== 0)) keys[k] = d;
   }
   const other: Record<string, number> = {};

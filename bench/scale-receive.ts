@@ -129,6 +129,8 @@ export interface ReceiveRow {
   ranDry: boolean;
   claims: number;
   lostClaims: number;
+  /** Range claims that took effect (docs/design.md, Range claims): no chain, their units counted; absent in older results. */
+  grants?: number;
   /** FIFO shard raises written on their own (a notice's shard not claimed by the receive that read it): the discovery of a backlog's shards. */
   raises: number;
   /** Raises per message received (0 without messages): many on a backlog's discovery, at most about 1 on a steady topic (the rest absorbed into claims). */
@@ -236,6 +238,9 @@ export function receiveRow(
   const raises = Object.entries(counted.keys ?? {})
     .filter(([k]) => k.startsWith(`${tag}|`))
     .reduce((n, [, c]) => n + c.raises, 0);
+  const grants = Object.entries(counted.keys ?? {})
+    .filter(([k]) => k.startsWith(`${tag}|`))
+    .reduce((n, [, c]) => n + (c.grants ?? 0), 0);
   const figures: UnitFigure[] =
     m > 0
       ? loads.map((l) => {
@@ -275,6 +280,7 @@ export function receiveRow(
     ranDry: run.ranDry,
     claims,
     lostClaims,
+    grants,
     raises,
     raisesPerMessage: m > 0 ? raises / m : 0,
     sent: run.sent ?? 0,

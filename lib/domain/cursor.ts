@@ -143,6 +143,8 @@ export interface CursorState {
   visibilityVersion?: number | undefined;
   /** The item has the range maps `fr`/`fq` a range claim writes into (docs/design.md, Range claims); once there they stay. */
   rangeMaps?: true | undefined;
+  /** `nl`: range claims moved `nx` since `ns` was written, so `ns` may be segments below it (docs/design.md, Range claims). */
+  segmentStartLags?: true | undefined;
 }
 
 /** Whether a cursor has expired (only FIFO shard cursors carry a `ttl`): read as absent. */

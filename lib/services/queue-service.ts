@@ -40,6 +40,11 @@ export interface QueueServiceOptions {
   contention?: Contention | undefined;
   /** How a receive's lost claims on a FIFO shard's cursor wait (default: full jitter, real time; receiver.ts). */
   claimContention?: Contention | undefined;
+  /**
+   * Range claims on hot FIFO shards of concurrent groups (docs/design.md, Range claims); default on.
+   * Off only for tests of the ordinary claim's contention path, which claims not eligible for a range take.
+   */
+  rangeClaims?: boolean | undefined;
 }
 
 /** What a parking receive uses: AWS has the queues, the local runtime a waiter. */
@@ -167,7 +172,7 @@ export class QueueService {
     this.doorbells = options.doorbells;
     const planner = new WritePlanner(clock, random);
     this.sender = new Sender(stores, clock, random, notifier, timers, planner, options.contention);
-    this.receiver = new Receiver(stores, clock, random, notifier, options.claimContention);
+    this.receiver = new Receiver(stores, clock, random, notifier, options.claimContention, options.rangeClaims ?? true);
     this.committer = new Committer(stores, clock, notifier, planner, random, timers);
     this.queries = new MessageQueries(stores, clock);
   }

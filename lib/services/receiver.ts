@@ -180,6 +180,8 @@ export class Receiver {
      * {@link CLAIM_ATTEMPTS} tries.
      */
     private readonly claimContention: Contention = new Contention(realStopwatch, () => random.fraction()),
+    /** Range claims on hot FIFO shards (docs/design.md, Range claims); off only in tests of the ordinary path. */
+    private readonly rangeClaims = true,
   ) {
     this.sampler = new PartitionSampler(clock, random, notifier);
   }
@@ -760,8 +762,10 @@ export class Receiver {
       if (foldable.length < carried.length) await scope.carried?.separate(stream, carried.filter((c) => !foldable.includes(c)));
       // The claim is planned as if the folded commits had taken effect (never renewing their leases),
       // and as if the raise had (the announced messages count as known: the shard stays ready for them).
+      const position = await this.readPosition(stream, held);
       const read: CursorState = {
         ...held,
+        segmentStart: position,
         ...(foldable.length === 0 ? {} : { leases: withoutLeases(held.leases, foldable) }),
         ...(raise ? { known: raise.to } : {}),
       };
@@ -874,6 +878,7 @@ export class Receiver {
           ...(spilled ? { history: { expectMark: spilled.expectMark, mark: spilled.mark } } : {}),
           // The cursor may come from the cursor cache: the plan holds only in the seek epoch it read.
           seekEpoch: { expect: held.seekEpoch },
+          ...(held.segmentStartLags ? { clearsLag: true } : {}),
           ...(shard
             ? {
                 shard: {
@@ -1012,7 +1017,9 @@ export class Receiver {
     contended: ContendedAppend | undefined,
     now: number,
   ): number {
-    if (mode !== 'concurrent' || contended?.contended !== true || raise !== undefined || expired > 0) return 0;
+    // Where this container lost claims lately, or where other containers' ranges are in flight (they lost there).
+    if (!this.rangeClaims || mode !== 'concurrent' || raise !== undefined || expired > 0) return 0;
+    if (contended?.contended !== true && rangesOf(held).length === 0) return 0;
     if (!isShardStream(stream) || isSequencedStream(stream) || isRedriveStream(stream)) return 0;
     const namespace = namespaceOf(stream);
     const topic = namespace.startsWith('t:') ? namespace.slice(2) : undefined;
@@ -1021,8 +1028,7 @@ export class Receiver {
     const n = Math.min(want, RANGE_MAX_MESSAGES);
     if (n <= 0 || held.known === undefined || held.known - held.next + 1 < 2 * n || held.readyKey !== readyNowKey(stream)) return 0;
     if ([...held.leases.values()].some((l) => l.released === true && l.expiresAt > now) || planSpill(held) !== undefined) return 0;
-    const plain = [...held.leases.values()].filter((l) => l.range === undefined).length;
-    return rangesOf(held).length <= Math.floor((MAX_IN_FLIGHT_PER_STREAM - plain - n) / RANGE_MAX_MESSAGES) ? n : 0;
+    return rangesOf(held).length <= rangeBound(held, n).rangesAtMost ? n : 0;
   }
 
   /**
@@ -1051,8 +1057,7 @@ export class Receiver {
       n,
       expiresAt,
       nextAtMost: held.known! - n,
-      plainLeases: [...held.leases.values()].filter((l) => l.range === undefined).length,
-      rangesAtMost: Math.floor((MAX_IN_FLIGHT_PER_STREAM - n - [...held.leases.values()].filter((l) => l.range === undefined).length) / RANGE_MAX_MESSAGES),
+      ...rangeBound(held, n),
       seekEpoch: held.seekEpoch,
       visibilityVersion: held.visibilityVersion,
       readyKey: held.readyKey!,
@@ -1094,6 +1099,17 @@ export class Receiver {
       await normaliseRange(this.stores, group.name, stream, range, now, { untried, passed });
     }
     return { ok: true, delivered };
+  }
+
+  /**
+   * Where a claim reads the stream from: the cursor's read position `ns`, or, on a cursor whose
+   * `nx` range claims moved without it (`nl`; docs/design.md, Range claims), the segment holding
+   * `nx` (one Query of one item); the claim then writes it as `ns`.
+   */
+  private async readPosition(stream: string, cursor: CursorState): Promise<number> {
+    if (cursor.segmentStartLags !== true) return cursor.segmentStart;
+    const holding = await this.stores.log.segmentAtOrBelow(stream, cursor.next);
+    return holding !== undefined && holding.seq > cursor.segmentStart ? holding.seq : cursor.segmentStart;
   }
 
   private live(scope: ReceiveScope, record: MessageRecord, now: number, stream: string): boolean {
@@ -1340,6 +1356,19 @@ const fromEarliest = (scope: ReceiveScope, namespace: string): boolean => {
     return topic !== undefined && streamNamespace(topic) === namespace;
   });
   return subscribed.length > 0 && subscribed.every((s) => s.startFrom === 'earliest');
+};
+
+/**
+ * The lease bound of a grant of `n` (MAX_IN_FLIGHT_PER_STREAM), as conditions on what it can count:
+ * `size(fl)` no more than read (commits only shrink it) and at most so many ranges besides this one,
+ * each taken to be as large as the largest read or this one. Grants of larger ranges made since the
+ * read can pass it by what they are larger (a few leases; the bound keeps the cursor item small,
+ * and ranges are one entry each).
+ */
+const rangeBound = (held: CursorState, n: number): { plainLeases: number; rangesAtMost: number } => {
+  const plainLeases = [...held.leases.values()].filter((l) => l.range === undefined).length;
+  const largest = Math.max(n, ...rangesOf(held).map((r) => r.n));
+  return { plainLeases, rangesAtMost: Math.floor((MAX_IN_FLIGHT_PER_STREAM - plainLeases - n) / largest) };
 };
 
 /** A carried commit folds into a claim when the cursor read shows its lease, ours and not a pending commit. */

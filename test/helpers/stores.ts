@@ -99,6 +99,8 @@ export interface HarnessOptions {
   contention?: Contention;
   /** How lost claims on a FIFO shard's cursor wait (default: real time, random jitter). */
   claimContention?: Contention;
+  /** Range claims on hot FIFO shards (default on, as deployed); off for tests of the ordinary claim's contention path. */
+  rangeClaims?: boolean;
 }
 
 const defaultCursorCacheMs = (): number => Number(process.env.SLUICE_TEST_CURSOR_CACHE_MS ?? 0);
@@ -125,7 +127,7 @@ export function harness(
     undefined,
     recorded,
   );
-  const queue = new QueueService(stores, clock, random, notifier, timers, { pollIntervalMs: 20, contention: options.contention, claimContention: options.claimContention });
+  const queue = new QueueService(stores, clock, random, notifier, timers, { pollIntervalMs: 20, contention: options.contention, claimContention: options.claimContention, rangeClaims: options.rangeClaims });
   const fire = async () => {
     for (const list of [recorded.minutes, recorded.releases] as const) {
       const due = list.filter((w) => w.at <= clock.now());

@@ -137,3 +137,23 @@ describe('range claims', () => {
     expect([...seen].sort()).toEqual(range(1, 50).sort());
   });
 });
+
+describe('range claims on a stream of small segments', () => {
+  it('an ordinary claim after ranges moved nx far past the read position reads from the segment holding nx', async () => {
+    const { doc, table } = await testTable();
+    const clock = new FakeClock();
+    const a = harness(doc, table, { clock, claimContention: contended() });
+    const plain = harness(doc, table, { clock });
+    await a.admin.putTopic('t', build.topic({ type: 'fifo' }));
+    await a.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60 }));
+    // One message a segment.
+    for (const body of range(1, 40)) await a.queue.send('t', send(body, { shardKey: 'k' }));
+    for (let i = 0; i < 3; i++) {
+      const got = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+      expect(bodies(got)).toEqual(range(1 + 10 * i, 10));
+      await a.queue.commit('g', got.map((m) => m.receiptHandle));
+    }
+    expect(bodies(await plain.queue.receive('g', { maxMessages: 1, waitSeconds: 0 }))).toEqual(['m31']);
+    expect(bodies(await plain.queue.receive('g', { maxMessages: 9, waitSeconds: 0 }))).toEqual(range(32, 9));
+  });
+});

@@ -13,6 +13,9 @@ import {
   noticeSeekUpdate,
   raiseKnownUpdate,
   seekMoveUpdate,
+  grantUpdate,
+  normaliseUpdate,
+  type GrantChange,
   unsoughtSinceCondition,
   visibilityUpdate,
   visibilityVariants,
@@ -20,8 +23,9 @@ import {
   type UpdateParts,
 } from '../../lib/adapters/dynamodb/cursor-updates.js';
 import { readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
-import { storedLease, toState } from '../../lib/adapters/dynamodb/cursor-item.js';
-import type { Lease } from '../../lib/domain/cursor.js';
+import { storedLease, toItem, toState } from '../../lib/adapters/dynamodb/cursor-item.js';
+import { UNKNOWN_SEGMENT, rangeOfToken, rangeToken, rangesOf, type Lease } from '../../lib/domain/cursor.js';
+import { Limits } from '../../lib/domain/model.js';
 
 const SHARD = 't:orders/k:A';
 const PARTITION = 't:orders/p:0';
@@ -190,7 +194,7 @@ describe('completionUpdate', () => {
       completionUpdate('g', SHARD, { complete: [{ seq: 4, token: '1.a.d' }], now: 99, readiness: { readiness: 'drop', guarded: true } }),
     );
     expect(update).toBe('SET dn.4 = 405508 REMOVE fl.4, g1pk, g1sk ADD cm 1');
-    expect(condition).toBe('fl.4.k = "1.a.d" AND (attribute_not_exists(ttl) OR ttl > 0) AND kn < nx AND size(fl) = 1');
+    expect(condition).toBe('fl.4.k = "1.a.d" AND (attribute_not_exists(ttl) OR ttl > 0) AND kn < nx AND size(fl) = 1 AND (attribute_not_exists(fq) OR size(fq) = 0)');
   });
 
   it('keep: no index write, only while other leases are left and the head lease is not a pending commit', () => {
@@ -198,7 +202,7 @@ describe('completionUpdate', () => {
       completionUpdate('g', SHARD, { complete: [{ seq: 4, token: '1.a.k' }], now: 99, readiness: { readiness: 'keep', guarded: true, head: 6 } }),
     );
     expect(update).toBe('SET dn.4 = 405508 REMOVE fl.4 ADD cm 1');
-    expect(condition).toBe('fl.4.k = "1.a.k" AND (attribute_not_exists(ttl) OR ttl > 0) AND kn < nx AND size(fl) > 1 AND attribute_not_exists(fl.6.c)');
+    expect(condition).toBe('fl.4.k = "1.a.k" AND (attribute_not_exists(ttl) OR ttl > 0) AND kn < nx AND (size(fl) > 1 OR size(fq) > 0) AND attribute_not_exists(fl.6.c)');
   });
 
   it('protected mode: marks leases pending, guarded by their tokens and the blocker still there', () => {
@@ -212,7 +216,7 @@ describe('completionUpdate', () => {
       }),
     );
     expect(update).toBe('SET fl.5.c = 1');
-    expect(condition).toBe('fl.5.k = "1.p" AND fl.4.k = "1.b" AND (attribute_not_exists(ttl) OR ttl > 0) AND kn < nx AND size(fl) > 0');
+    expect(condition).toBe('fl.5.k = "1.p" AND fl.4.k = "1.b" AND (attribute_not_exists(ttl) OR ttl > 0) AND kn < nx AND (size(fl) > 0 OR size(fq) > 0)');
   });
 });
 
@@ -290,13 +294,13 @@ describe('seek', () => {
     const fl = { '7': storedLease(lease(7, 't')) };
     const ready = seekMoveUpdate('g', shard, { nx: 8, fl, kn: 9 }, 3, 1, 5_000);
     expect(ready.UpdateExpression).toBe('SET nx = :to, ns = :ns, fl = :none, g1pk = if_not_exists(rk, :rk), g1sk = :rs ADD se :one');
-    expect(ready.ConditionExpression).toBe('nx = :nx AND fl = :fl AND kn = :kn AND (attribute_not_exists(#t) OR #t > :ls)');
+    expect(ready.ConditionExpression).toBe('nx = :nx AND fl = :fl AND (attribute_not_exists(fq) OR size(fq) = :zero) AND kn = :kn AND (attribute_not_exists(#t) OR #t > :ls)');
     expect(ready.ExpressionAttributeValues).toMatchObject({ ':to': 3, ':ns': 1, ':none': {}, ':nx': 8, ':fl': fl, ':kn': 9, ':rs': readyNowKey(shard), ':ls': 5 });
     expect(ready.ExpressionAttributeNames).toEqual({ '#t': 'ttl' });
     const idle = seekMoveUpdate('g', shard, { nx: 8, fl: {}, kn: 9 }, 10, 10, 5_000);
     expect(idle.UpdateExpression).toBe('SET nx = :to, ns = :ns, fl = :none REMOVE g1pk, g1sk ADD se :one');
     expect(seekMoveUpdate('g', shard, { nx: 1, fl: {} }, 1, 1, 5_000).ConditionExpression).toBe(
-      'nx = :nx AND fl = :fl AND attribute_not_exists(kn) AND (attribute_not_exists(#t) OR #t > :ls)',
+      'nx = :nx AND fl = :fl AND (attribute_not_exists(fq) OR size(fq) = :zero) AND attribute_not_exists(kn) AND (attribute_not_exists(#t) OR #t > :ls)',
     );
   });
 
@@ -317,5 +321,79 @@ describe('seek', () => {
     expect(noticeSeekUpdate(undefined, 1234).UpdateExpression).toBe('SET sf = :sf ADD sv :one');
     expect(unsoughtSinceCondition(undefined)).toEqual({ ConditionExpression: 'attribute_not_exists(sv)' });
     expect(unsoughtSinceCondition(2)).toEqual({ ConditionExpression: 'sv = :sv', ExpressionAttributeValues: { ':sv': 2 } });
+  });
+});
+
+describe('range claims (docs/design.md, Range claims)', () => {
+  const grant = (extra: Partial<GrantChange> = {}) =>
+    render(
+      grantUpdate({
+        id: 'R1',
+        n: 10,
+        expiresAt: 9000,
+        nextAtMost: 40,
+        plainLeases: 3,
+        rangesAtMost: 8,
+        seekEpoch: undefined,
+        visibilityVersion: 2,
+        readyKey: readyNowKey(SHARD),
+        segmentStart: 11,
+        now: 1_000_000,
+        ...extra,
+      }),
+    );
+
+  it('a grant takes nx by arithmetic, conditional only on what grants do not change', () => {
+    const { update, condition } = grant();
+    expect(update).toBe(`SET fr.R1 = nx, fq.R1 = {"n":10,"e":9000}, ns = 11, nl = 1, ttl = ${Math.ceil(1000) + Limits.retentionMaxSeconds + 86_400} ADD nx 10`);
+    expect(condition).toBe(
+      `attribute_not_exists(fr.R1) AND nx <= 40 AND attribute_not_exists(se) AND vv = 2 AND g1sk = ${JSON.stringify(readyNowKey(SHARD))} AND size(fl) <= 3 AND size(fq) <= 8 AND (attribute_not_exists(ttl) OR ttl > 1000)`,
+    );
+    expect(grant({ seekEpoch: 3, visibilityVersion: undefined }).condition).toContain('se = 3 AND attribute_not_exists(vv)');
+  });
+
+  it('a range is written out as leases on the range as read; a member without a record gets none', () => {
+    const { update, condition } = render(normaliseUpdate({ id: 'R1', start: 20, n: 3 }, 9000, [lease(20, 't', { deliveries: 1 }), lease(22, 't', { deliveries: 0, expiresAt: 100 })], 1_000_000));
+    expect(update).toBe('SET fl.20 = {"e":5000,"k":"t","d":1,"g":7}, fl.22 = {"e":100,"k":"t","d":0,"g":7} REMOVE fr.R1, fq.R1');
+    expect(condition).toBe('fr.R1 = 20 AND fq.R1 = {"n":3,"e":9000} AND (attribute_not_exists(ttl) OR ttl > 1000)');
+    expect(render(normaliseUpdate({ id: 'R1', start: 20, n: 3 }, 9000, [], 0)).update).toBe('REMOVE fr.R1, fq.R1');
+  });
+
+  it('a commit of a whole range removes it and completes every member, counted as leases by readiness', () => {
+    const token = rangeToken({ id: 'R1', start: 20, n: 2 });
+    const drop = render(completionUpdate('g', SHARD, { complete: [], ranges: [{ range: { id: 'R1', start: 20, n: 2 }, token }], now: 4096, readiness: { readiness: 'drop', guarded: true } }));
+    expect(drop.update).toMatch(/^SET dn\.20 = \d+, dn\.21 = \d+ REMOVE fr\.R1, fq\.R1, g1pk, g1sk ADD cm 2$/);
+    expect(drop.condition).toContain('fr.R1 = 20 AND fq.R1.n = 2');
+    expect(drop.condition).toContain('kn < nx AND size(fl) = 0 AND (attribute_not_exists(fq) OR size(fq) = 1)');
+    const keep = render(completionUpdate('g', SHARD, { complete: [{ seq: 5, token: 'x' }], now: 4096, readiness: { readiness: 'keep', guarded: true } }));
+    expect(keep.condition).toContain('kn < nx AND (size(fl) > 1 OR size(fq) > 0)');
+  });
+
+  it('a claim that compares the lease map compares the ranges as read', () => {
+    const member = { ...lease(30, rangeToken({ id: 'R1', start: 30, n: 1 }), { deliveries: 1, expiresAt: 9000 }), range: { id: 'R1', start: 30, n: 1 } };
+    const shard = { expectKnown: 50, expectInFlight: 2, known: 50, now: 1_000_000 };
+    const withRange = claim({ shard: { ...shard, expectLeases: new Map([[8, lease(8, 'a')], [30, member]]) } });
+    expect(withRange.condition).toContain('fl = {"8":{"e":5000,"k":"a","d":2,"g":7}} AND fq = {"R1":{"n":1,"e":9000}}');
+    const none = claim({ shard: { ...shard, expectLeases: new Map([[8, lease(8, 'a')]]) } });
+    expect(none.condition).toContain('(attribute_not_exists(fq) OR size(fq) = 0)');
+  });
+
+  it('a seek empties the range maps, as read', () => {
+    const { update, condition } = render(seekMoveUpdate('g', SHARD, { nx: 40, fl: {}, fq: { R1: { n: 10, e: 9000 } }, kn: 45 }, 1, 1, 1_000_000));
+    expect(update).toContain('fr = {}, fq = {}');
+    expect(condition).toContain('fq = {"R1":{"n":10,"e":9000}}');
+  });
+
+  it('a range reads as leases of a first delivery, with one token naming it, and is stored back as the range', () => {
+    const item = { pk: 'C#g', sk: SHARD, nx: 23, ns: 11, fl: {}, dn: {}, cm: 0, dl: 0, fr: { R1: 20 }, fq: { R1: { n: 3, e: 9000 } }, se: 2 };
+    const state = toState(item);
+    expect([...state.leases.keys()]).toEqual([20, 21, 22]);
+    const member = state.leases.get(21)!;
+    expect(member).toMatchObject({ deliveries: 1, expiresAt: 9000, segment: UNKNOWN_SEGMENT, range: { id: 'R1', start: 20, n: 3 } });
+    expect(member.token).toBe('1.R1*20*3~2');
+    expect(rangeOfToken(member.token)).toEqual({ id: 'R1', start: 20, n: 3 });
+    expect(rangeOfToken('1.abc~2')).toBeUndefined();
+    expect(rangesOf(state)).toEqual([{ id: 'R1', start: 20, n: 3, expiresAt: 9000 }]);
+    expect(toItem(state)).toMatchObject({ fl: {}, fr: { R1: 20 }, fq: { R1: { n: 3, e: 9000 } } });
   });
 });

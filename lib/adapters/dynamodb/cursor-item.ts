@@ -29,6 +29,7 @@
  *   fr, fq  range claims of concurrent groups (docs/design.md, Range claims): `fr.<id>` the first
  *         sequence number of a range granted by arithmetic (`SET fr.<id> = nx ADD nx :n`), `fq.<id>`
  *         `{n, e}` its size and lease expiry; each member is read as a lease (token `rangeToken`)
+ *   nl    1 once a range claim moved `nx` without `ns`; the next ordinary claim (which writes `ns`) removes it
  *
  *   FIFO notice cursors, once a seek moved their namespace:
  *   sv    how many seeks moved the namespace (shard cursors are created conditional on it)
@@ -162,6 +163,7 @@ export const toItem = (state: CursorState): Record<string, unknown> => {
   }
   if (state.seekEpoch !== undefined) item.se = state.seekEpoch;
   if (state.visibilityVersion !== undefined) item.vv = state.visibilityVersion;
+  if (state.segmentStartLags) item.nl = 1;
   if (state.known !== undefined) item.kn = state.known;
   if (state.expiresAtSeconds !== undefined) item.ttl = state.expiresAtSeconds;
   if (state.epochStart !== undefined) item.ke = state.epochStart;
@@ -239,5 +241,6 @@ export const toState = (item: Record<string, unknown>): CursorState => {
     ...(item.se === undefined ? {} : { seekEpoch: Number(item.se) }),
     ...(item.vv === undefined ? {} : { visibilityVersion: Number(item.vv) }),
     ...(item.fq === undefined ? {} : { rangeMaps: true as const }),
+    ...(item.nl === undefined ? {} : { segmentStartLags: true as const }),
   };
 };

@@ -143,6 +143,8 @@ export interface ClaimChange {
    * otherwise be granted after the seek; docs/design.md, the cursor cache).
    */
   seekEpoch?: { expect: number | undefined };
+  /** The cursor read had `nl` (range claims moved `nx` without `ns`): this claim's `ns` is exact again. */
+  clearsLag?: boolean;
   /**
    * FIFO shard cursors only: the new known head, guarded by what the plan read;
    * `index` when the ready-index key changes. Without it `g1pk`/`g1sk` are not written at all.
@@ -229,6 +231,7 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
     conditions.push(`${fl()}.${seq} = ${x.value(storedLease(replaces))}`);
   }
   for (const seq of change.forgetDone) removes.push(`${dn()}.${x.name(String(seq))}`);
+  if (change.clearsLag) removes.push('nl');
   const commits = change.commit?.entries ?? [];
   for (const { seq, token } of commits) {
     const s = x.name(String(seq));
@@ -330,7 +333,8 @@ export function grantUpdate(change: GrantChange): UpdateParts {
   const r = x.name(change.id);
   const t = x.name('ttl');
   return {
-    UpdateExpression: `SET ${x.fr}.${r} = nx, ${x.fq}.${r} = ${x.value({ n: change.n, e: change.expiresAt })}, ns = ${x.value(change.segmentStart)}, ${t} = ${x.value(shardCursorTtl(change.now))} ADD nx ${x.value(change.n)}`,
+    // `nl`: `ns` may lag `nx` now; the next ordinary claim reads from the segment holding `nx`.
+    UpdateExpression: `SET ${x.fr}.${r} = nx, ${x.fq}.${r} = ${x.value({ n: change.n, e: change.expiresAt })}, ns = ${x.value(change.segmentStart)}, nl = ${x.value(1)}, ${t} = ${x.value(shardCursorTtl(change.now))} ADD nx ${x.value(change.n)}`,
     ConditionExpression: [
       `attribute_not_exists(${x.fr}.${r})`,
       `nx <= ${x.value(change.nextAtMost)}`,
@@ -714,9 +718,12 @@ export function seekMoveUpdate(group: string, stream: string, read: SeekRead, ne
   const sets = ['nx = :to', 'ns = :ns', 'fl = :none'];
   const removes: string[] = [];
   const conditions = ['nx = :nx', 'fl = :fl'];
-  // Range claims end with the leases (docs/design.md, Range claims): their maps are emptied, as
-  // read (not removed: a grant writes into them, and assumes them there once they were).
-  if (read.fq !== undefined && Object.keys(read.fq as object).length > 0) {
+  const shard = isShardStream(stream);
+  // Range claims (FIFO shards) end with the leases (docs/design.md, Range claims): their maps are
+  // emptied, as read (not removed: a grant writes into them, and assumes them there once they were).
+  if (!shard) {
+    // Partition cursors hold no ranges.
+  } else if (read.fq !== undefined && Object.keys(read.fq as object).length > 0) {
     sets.push('fr = :none', 'fq = :none');
     conditions.push('fq = :fq');
     values[':fq'] = read.fq;
@@ -724,7 +731,6 @@ export function seekMoveUpdate(group: string, stream: string, read: SeekRead, ne
     conditions.push('(attribute_not_exists(fq) OR size(fq) = :zero)');
     values[':zero'] = 0;
   }
-  const shard = isShardStream(stream);
   if (shard) {
     if (read.kn === undefined) conditions.push('attribute_not_exists(kn)');
     else {

@@ -8,6 +8,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { Contention } from '../../lib/adapters/dynamodb/append-contention.js';
+import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
+import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
 import { cursorPk } from '../../lib/adapters/dynamodb/keys.js';
 import { FakeStopwatch } from '../helpers/fake-stopwatch.js';
 import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
@@ -109,6 +111,34 @@ describe('range claims', () => {
     expect(statuses(await plain.queue.commit('g', again.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
   });
 
+  it('a grantor that dies between its grant and its answer: the range comes again once its lease expires, nothing lost', async () => {
+    const mine = createDynamoClients({ endpoint: dynamoEndpoint(), requestTimeoutMs: 10_000 });
+    const dying = harness(mine.doc, a.table, { clock, claimContention: contended() });
+    let armed = true;
+    mine.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        const update = String((args.input as { UpdateExpression?: string }).UpdateExpression ?? '');
+        if (armed && context.commandName === 'UpdateItemCommand' && /ADD nx/.test(update)) {
+          armed = false;
+          throw new Error('the container died after its grant');
+        }
+        return result;
+      },
+      { step: 'initialize', name: 'dieAfterGrant' },
+    );
+    await expect(dying.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).rejects.toThrow('died');
+    expect(rangesIn(await cursorItem(a))).toBe(1);
+    // Another consumer goes on past it meanwhile (a range of its own: ranges are in flight there).
+    const next = await plain.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    expect(bodies(next)).toEqual(range(11, 10));
+    await plain.queue.commit('g', next.map((m) => m.receiptHandle));
+    clock.advance(61_000);
+    const again = await plain.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    expect(again.map((m) => [m.body, m.deliveryCount])).toEqual(range(1, 10).map((b) => [b, 2]));
+    expect(statuses(await plain.queue.commit('g', again.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
+  });
+
   it('a seek ends ranges like leases', async () => {
     const got = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
     await new Seeker(plain.stores, plain.clock).seek('g', 'earliest', undefined);
@@ -135,6 +165,26 @@ describe('range claims', () => {
     seen.push(...bodies(rest));
     expect(new Set(seen).size).toBe(seen.length);
     expect([...seen].sort()).toEqual(range(1, 50).sort());
+  });
+});
+
+describe('range claims at the lease bound', () => {
+  it('ranges count as leases in flight: 10 ranges of 10 fill a shard, the next receive gets nothing until one is committed', async () => {
+    const { doc, table } = await testTable();
+    const clock = new FakeClock();
+    const a = harness(doc, table, { clock, claimContention: contended() });
+    await a.admin.putTopic('t', build.topic({ type: 'fifo' }));
+    await a.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60 }));
+    for (let i = 0; i < 13; i++) await a.queue.sendBatch('t', range(1 + 10 * i, 10).map((body) => send(body, { shardKey: 'k' })));
+    const held = [];
+    for (let i = 0; i < 10; i++) held.push(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }));
+    expect(held.flat()).toHaveLength(100);
+    const item = await cursorItem(a);
+    expect(rangesIn(item) * 10 + leasesIn(item)).toBe(100);
+    expect(rangesIn(item)).toBeGreaterThan(5);
+    expect(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+    await a.queue.commit('g', held[0]!.map((m) => m.receiptHandle));
+    expect(bodies(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(range(101, 10));
   });
 });
 

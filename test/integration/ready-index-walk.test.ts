@@ -7,7 +7,9 @@
  * on default / wide / sequenced / time-order FIFO topics, checked after every step. A protected
  * shard taken off the index under a pending commit was found with `PROBE_SEEDS=4 PROBE_STEPS=70
  * SLUICE_TEST_CURSOR_CACHE_MS=5000` (its own test: protected-pending-blocker-gone.test.ts); the
- * suite runs seed 4 for 40 steps. On DynamoDB Local.
+ * suite runs seed 4 for 40 steps; range claims (a concurrent group in a container that lost claims
+ * on every shard: docs/design.md, Range claims) seeds 4, 7 and 2 for 80 steps on two shards, with whole batches
+ * committed now and then. On DynamoDB Local.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -18,6 +20,8 @@ import type { DeliveryMode } from '../../lib/domain/model.js';
 import { GroupFigures } from '../../lib/services/group-figures.js';
 import { Seeker } from '../../lib/services/seeker.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
+import { Contention } from '../../lib/adapters/dynamodb/append-contention.js';
+import { FakeStopwatch } from '../helpers/fake-stopwatch.js';
 import { group, topic } from '../helpers/builders.js';
 
 let h: Harness;
@@ -56,7 +60,17 @@ async function compare(groupName: string, step: string) {
   expect({ step, missing, figures: pick(active) }).toEqual({ step, missing: [], figures: pick(whole) });
 }
 
-type Kind = 'default' | 'wide' | 'sequenced' | 'ordered';
+/** `ranges`: a default topic whose receives are in a container that lost claims on every shard lately, so a concurrent group's claims take ranges (docs/design.md, Range claims). */
+type Kind = 'default' | 'wide' | 'sequenced' | 'ordered' | 'ranges';
+
+/** A claim contention that remembers lost claims of group `g` on the walk's shards (`t:f/k:s0`…`s5`). */
+function contendedShards(): Contention {
+  const contention = new Contention(new FakeStopwatch(), () => 0);
+  const claim = contention.begin(Array.from({ length: 6 }, (_, i) => `g\u0000t:f/k:s${i}`));
+  for (let i = 0; i < 8; i++) claim.lostRace();
+  claim.settle();
+  return contention;
+}
 
 async function walk(mode: DeliveryMode, kind: Kind, seed: number, steps = Number(process.env.PROBE_STEPS ?? 40)) {
   const random = rng(seed);
@@ -69,19 +83,28 @@ async function walk(mode: DeliveryMode, kind: Kind, seed: number, steps = Number
   await h.admin.putGroup('g', group('f', { deliveryMode: mode, visibilityTimeoutSeconds: 30, maxDeliveries: 3, retryPolicy: { initialSeconds: 1, multiplier: 1, maxSeconds: 1 } }));
   const seeker = new Seeker(h.stores, h.clock);
   const handles: string[] = [];
+  // The handles of the last receive: committed together now and then (a whole range's commit is one write).
+  let lastBatch: string[] = [];
   const log: string[] = [];
   for (let i = 0; i < steps; i++) {
     const r = random();
     let step: string;
     if (r < 0.25) {
-      const n = 1 + Math.floor(random() * 3);
-      const key = `s${Math.floor(random() * 6)}`;
+      // Range claims need a backlog of twice the range on a shard: fewer shards, larger sends.
+      const n = 1 + Math.floor(random() * (kind === 'ranges' ? 8 : 3));
+      const key = `s${Math.floor(random() * (kind === 'ranges' ? 2 : 6))}`;
       await h.queue.sendBatch('f', Array.from({ length: n }, (_, j) => send(`m${i}.${j}`, { shardKey: key })));
       step = `send ${n} to ${key}`;
     } else if (r < 0.5) {
       const got = await h.queue.receive('g', { maxMessages: 1 + Math.floor(random() * 10), waitSeconds: 0 });
       handles.push(...got.map((m) => m.receiptHandle));
+      lastBatch = got.map((m) => m.receiptHandle);
       step = `receive ${got.length}`;
+    } else if (r < 0.65 && kind === 'ranges' && lastBatch.some((x) => handles.includes(x)) && random() < 0.5) {
+      const batch = lastBatch.filter((x) => handles.includes(x));
+      for (const x of batch) handles.splice(handles.indexOf(x), 1);
+      const results = await h.queue.commit('g', batch);
+      step = `commit batch of ${batch.length}: ${results.map((res) => ('status' in res ? res.status : res.error.code)).join(',')}`;
     } else if (r < 0.65 && handles.length > 0) {
       const at = Math.floor(random() * handles.length);
       const [handle] = handles.splice(at, 1);
@@ -125,4 +148,10 @@ describe('the ready index under random walks: the active read equals the whole r
       }, 300_000);
     }
   }
+  it('concurrent, default FIFO topic, range claims', async () => {
+    for (const seed of (process.env.PROBE_SEEDS ?? '4,7,2').split(',').map(Number)) {
+      h = await newHarness({ claimContention: contendedShards() });
+      await walk('concurrent', 'ranges', seed, Number(process.env.PROBE_STEPS ?? 80));
+    }
+  }, 300_000);
 });

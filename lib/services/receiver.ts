@@ -784,6 +784,21 @@ export class Receiver {
       const limit = mode === 'serialized' ? 1 : want;
       const expired = expiredLeases(read, now);
       const granting = this.grantable(scope, stream, mode, held, raise, expired.length, want, contended, now);
+      if (granting === 'full') {
+        // Every lease the shard may hold is in flight, most of them in ranges: an ordinary claim would
+        // only move the ready-index entry to the earliest expiry — a write that the next grant or
+        // commit makes lose, and that a commit undoes. The entry stays ready now (early is safe: one
+        // look), and this receive answers nothing here — after reading the cursor, if it came from the cache.
+        if (remembered) {
+          remembered = false;
+          stale = false;
+          cursor = undefined;
+          attempt--;
+          continue;
+        }
+        if (foldable.length > 0) await scope.carried?.separate(stream, foldable);
+        return [];
+      }
       if (granting > 0) {
         if (foldable.length > 0) await scope.carried?.separate(stream, foldable);
         const granted = await this.grantClaim(scope, stream, held, granting, now, ids);
@@ -1003,8 +1018,8 @@ export class Receiver {
    * How many messages a range claim would take here (0: claim as usual). Only a `concurrent` group's
    * claim on a FIFO shard of one topic (not sequenced, not redriven) without tag filters, where this
    * container lost claims lately, with nothing expired, released or announced anew in what it read,
-   * no history to spill, a backlog of at least twice the range beyond `nx` and the shard ready now
-   * (docs/design.md, Range claims).
+   * a backlog of at least twice the range beyond `nx` and the shard ready now
+   * (docs/design.md, Range claims). `full`: all that, but the lease bound is taken, by ranges among others.
    */
   private grantable(
     scope: ReceiveScope,
@@ -1016,7 +1031,7 @@ export class Receiver {
     want: number,
     contended: ContendedAppend | undefined,
     now: number,
-  ): number {
+  ): number | 'full' {
     // Where this container lost claims lately, or where other containers' ranges are in flight (they lost there).
     if (!this.rangeClaims || mode !== 'concurrent' || raise !== undefined || expired > 0) return 0;
     if (contended?.contended !== true && rangesOf(held).length === 0) return 0;
@@ -1027,8 +1042,8 @@ export class Receiver {
     if (topic === undefined || !scope.requested.has(topic) || !subscription || !tagMatches(subscription.tags, undefined)) return 0;
     const n = Math.min(want, RANGE_MAX_MESSAGES);
     if (n <= 0 || held.known === undefined || held.known - held.next + 1 < 2 * n || held.readyKey !== readyNowKey(stream)) return 0;
-    if ([...held.leases.values()].some((l) => l.released === true && l.expiresAt > now) || planSpill(held) !== undefined) return 0;
-    return rangesOf(held).length <= rangeBound(held, n).rangesAtMost ? n : 0;
+    if ([...held.leases.values()].some((l) => l.released === true && l.expiresAt > now)) return 0;
+    return rangesOf(held).length <= rangeBound(held, n).rangesAtMost ? n : rangesOf(held).length > 0 ? 'full' : 0;
   }
 
   /**
@@ -1049,6 +1064,13 @@ export class Receiver {
     const memoKey = `${group.name}\u0000${stream}`;
     const memo = this.rangeSegments.get(memoKey);
     const expiresAt = now + scope.visibilityMs + retryDelayMs(group.retryPolicy, 1, group.maxDeliveries);
+    // Completions past the cursor's memory go to history first, in a write of their own (a grant does
+    // not depend on `dn`; a spill made with an ordinary claim would lose to every grant).
+    const spill = planSpill(held);
+    if (spill !== undefined) {
+      const spilled = await this.stores.history.write(group.name, stream, held.createdAt ?? 0, new Set(held.done.keys()), spill, historyTtl(now));
+      await this.stores.cursors.spill(group.name, stream, spilled, held.seekEpoch, now);
+    }
     // The maps a grant writes into: once per cursor.
     if (held.rangeMaps !== true && !(await this.stores.cursors.addRangeMaps(group.name, stream, now))) return { ok: false };
     const id = this.random.token();

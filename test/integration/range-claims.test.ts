@@ -5,7 +5,7 @@
  * stays a range until a commit of all of it (one write) or anything else touches a member, which
  * first writes it out as ordinary leases.
  */
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { Contention } from '../../lib/adapters/dynamodb/append-contention.js';
 import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
@@ -165,6 +165,33 @@ describe('range claims', () => {
     seen.push(...bodies(rest));
     expect(new Set(seen).size).toBe(seen.length);
     expect([...seen].sort()).toEqual(range(1, 50).sort());
+  });
+});
+
+describe('range claims and history', () => {
+  it('completions past the cursor memory spill in a write of their own; an early handle still answers committed', async () => {
+    const { doc, table } = await testTable();
+    const clock = new FakeClock();
+    const a = harness(doc, table, { clock, claimContention: contended() });
+    await a.admin.putTopic('t', build.topic({ type: 'fifo' }));
+    await a.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60 }));
+    for (let i = 0; i < 12; i++) await a.queue.sendBatch('t', range(1 + 10 * i, 10).map((body) => send(body, { shardKey: 'k' })));
+    const first = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    await a.queue.commit('g', first.map((m) => m.receiptHandle));
+    const claims = vi.spyOn(a.stores.cursors, 'claim');
+    const spills = vi.spyOn(a.stores.cursors, 'spill');
+    for (let i = 1; i < 10; i++) {
+      const got = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+      expect(bodies(got)).toEqual(range(1 + 10 * i, 10));
+      expect(statuses(await a.queue.commit('g', got.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
+    }
+    // Every receive after the first was a range claim, the spills writes of their own.
+    expect(claims).not.toHaveBeenCalled();
+    expect(spills).toHaveBeenCalled();
+    const item = await cursorItem(a);
+    expect(item.hw).toBeDefined();
+    expect(Object.keys(item.dn as object).length).toBeLessThan(60);
+    expect(statuses(await a.queue.commit('g', first.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
   });
 });
 

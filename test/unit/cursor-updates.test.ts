@@ -15,6 +15,7 @@ import {
   seekMoveUpdate,
   grantUpdate,
   normaliseUpdate,
+  spillUpdate,
   type GrantChange,
   unsoughtSinceCondition,
   visibilityUpdate,
@@ -376,6 +377,13 @@ describe('range claims (docs/design.md, Range claims)', () => {
     expect(withRange.condition).toContain('fl = {"8":{"e":5000,"k":"a","d":2,"g":7}} AND fq = {"R1":{"n":1,"e":9000}}');
     const none = claim({ shard: { ...shard, expectLeases: new Map([[8, lease(8, 'a')]]) } });
     expect(none.condition).toContain('(attribute_not_exists(fq) OR size(fq) = 0)');
+  });
+
+  it('a spill on its own removes the spilled completions and moves the mark, on the mark and seek epoch as read, not on nx', () => {
+    const { update, condition } = render(spillUpdate({ expectMark: 40, mark: 90, remove: [41, 42] }, 2, 1_000_000));
+    expect(update).toBe('SET hw = 90 REMOVE dn.41, dn.42');
+    expect(condition).toBe('hw = 40 AND se = 2 AND (attribute_not_exists(ttl) OR ttl > 1000)');
+    expect(render(spillUpdate({ expectMark: undefined, mark: 9, remove: [] }, undefined, 0)).condition).toBe('attribute_not_exists(hw) AND attribute_not_exists(se) AND (attribute_not_exists(ttl) OR ttl > 0)');
   });
 
   it('a seek empties the range maps, as read', () => {

@@ -350,6 +350,27 @@ export function grantUpdate(change: GrantChange): UpdateParts {
   };
 }
 
+/**
+ * A spill on its own (docs/design.md, Range claims): completions written to history items leave
+ * `dn` and the mark moves, conditional on the mark and the seek epoch as read — not on `nx`, which
+ * grants move: a spill made with a claim would lose to every grant.
+ */
+export function spillUpdate(spilled: { expectMark: number | undefined; mark: number; remove: readonly number[] }, seekEpoch: number | undefined, now: number): UpdateParts {
+  const x = new Expr();
+  const removes = spilled.remove.map((seq) => `${x.dn}.${x.name(String(seq))}`);
+  const t = x.name('ttl');
+  return {
+    UpdateExpression: updateExpression([`hw = ${x.value(spilled.mark)}`], removes),
+    ConditionExpression: [
+      spilled.expectMark === undefined ? 'attribute_not_exists(hw)' : `hw = ${x.value(spilled.expectMark)}`,
+      seekEpoch === undefined ? 'attribute_not_exists(se)' : `se = ${x.value(seekEpoch)}`,
+      `(attribute_not_exists(${t}) OR ${t} > ${x.value(Math.floor(now / 1000))})`,
+    ].join(' AND '),
+    ExpressionAttributeNames: x.names,
+    ExpressionAttributeValues: x.values,
+  };
+}
+
 /** The write that gives a cursor without them the empty range maps a grant sets entries of (once per cursor). */
 export function rangeMapsUpdate(now: number): UpdateParts {
   return {

@@ -29,6 +29,7 @@ import {
   grantUpdate,
   normaliseUpdate,
   rangeMapsUpdate,
+  spillUpdate,
   type GrantChange,
   unsoughtSinceCondition,
   visibilityUpdate,
@@ -318,6 +319,12 @@ export class CursorStore {
     }
     if (cached) this.cache.lost(group, stream);
     return { ok: false, ...(result.old ? { seen: toState(result.old) } : {}) };
+  }
+
+  /** A spill on its own ({@link spillUpdate}); false when another spill or a seek came first. */
+  async spill(group: string, stream: string, spilled: { expectMark: number | undefined; mark: number; remove: readonly number[] }, seekEpoch: number | undefined, now: number): Promise<boolean> {
+    this.cache.forget(group, stream);
+    return conditional(() => this.doc.send(new UpdateCommand({ TableName: this.table, Key: this.key(group, stream), ...spillUpdate(spilled, seekEpoch, now) })));
   }
 
   /** Gives a live cursor the empty range maps a grant writes into (a no-op once they exist); false when the cursor is gone. */

@@ -783,7 +783,7 @@ export class Receiver {
       }
       const limit = mode === 'serialized' ? 1 : want;
       const expired = expiredLeases(read, now);
-      const granting = this.grantable(scope, stream, mode, held, raise, expired.length, want, contended, now);
+      const granting = this.grantable(scope, stream, mode, held, raise, expired.length, want, contended, now, held.leases.size - foldable.length);
       if (granting === 'full') {
         // Every lease the shard may hold is in flight, most of them in ranges: an ordinary claim would
         // only move the ready-index entry to the earliest expiry — a write that the next grant or
@@ -1017,7 +1017,7 @@ export class Receiver {
   /**
    * How many messages a range claim would take here (0: claim as usual). Only a `concurrent` group's
    * claim on a FIFO shard of one topic (not sequenced, not redriven) without tag filters, where this
-   * container lost claims lately, with nothing expired, released or announced anew in what it read,
+   * container lost claims lately or where leases it does not commit now are in flight, with nothing expired, released or announced anew in what it read,
    * a backlog of at least twice the range beyond `nx` and the shard ready now
    * (docs/design.md, Range claims). `full`: all that, but the lease bound is taken, by ranges among others.
    */
@@ -1031,10 +1031,12 @@ export class Receiver {
     want: number,
     contended: ContendedAppend | undefined,
     now: number,
+    heldElsewhere: number,
   ): number | 'full' {
-    // Where this container lost claims lately, or where other containers' ranges are in flight (they lost there).
+    // Where this container lost claims lately, or where leases this receive does not commit are in
+    // flight (other consumers hold them: an ordinary claim would race theirs).
     if (!this.rangeClaims || mode !== 'concurrent' || raise !== undefined || expired > 0) return 0;
-    if (contended?.contended !== true && rangesOf(held).length === 0) return 0;
+    if (contended?.contended !== true && heldElsewhere <= 0) return 0;
     if (!isShardStream(stream) || isSequencedStream(stream) || isRedriveStream(stream)) return 0;
     const namespace = namespaceOf(stream);
     const topic = namespace.startsWith('t:') ? namespace.slice(2) : undefined;

@@ -5,7 +5,8 @@
  * is conditional on `nx`, the visibility count `vv` and the ready-index key, not on the whole lease
  * map — so another consumer's commit between its plan and its write no longer makes it lose, while
  * a release (a visibility change: it holds an ordered shard back) or another claim that moved the
- * ready-index entry still does.
+ * ready-index entry still does. Range claims are off here: these are ordinary claims, which a
+ * concurrent group's claims not eligible for a range still are (docs/design.md, Range claims).
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -66,8 +67,8 @@ describe('commits pass claims', () => {
     const mine = createDynamoClients({ endpoint: dynamoEndpoint(), requestTimeoutMs: 10_000 });
     aClient = mine.client;
     aWatch = new FakeStopwatch();
-    a = harness(mine.doc, table, { clock, claimContention: new Contention(aWatch, () => 0.999) });
-    b = harness(doc, table, { clock });
+    a = harness(mine.doc, table, { clock, claimContention: new Contention(aWatch, () => 0.999), rangeClaims: false });
+    b = harness(doc, table, { clock, rangeClaims: false });
     await a.admin.putTopic('t', build.topic({ type: 'fifo' }));
     await a.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60, retryPolicy: { initialSeconds: 30 } }));
     for (let i = 0; i < 4; i++) await a.queue.sendBatch('t', batch(1 + 10 * i, 10));
@@ -114,7 +115,7 @@ describe('commits pass claims', () => {
 
   it('12 consumers in 3 containers on one hot shard, committing and releasing: every message committed once, nothing left', async () => {
     // Releases (visibility 0, no back-off) count in `vv` and come back at once; commits pass claims.
-    const c = harness(b.doc, b.table, { clock: a.clock });
+    const c = harness(b.doc, b.table, { clock: a.clock, rangeClaims: false });
     await a.admin.putTopic('hot', build.topic({ type: 'fifo' }));
     await a.admin.putGroup('h', build.group('hot', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60, retryPolicy: { initialSeconds: 0 } }));
     const total = 200;

@@ -72,7 +72,7 @@ async function containers() {
   const mine = createDynamoClients({ endpoint: dynamoEndpoint(), requestTimeoutMs: 10_000 });
   aWatch = new FakeStopwatch();
   a = harness(mine.doc, table, { clock, claimContention: new Contention(aWatch, () => 0.999), rangeClaims: false });
-  b = harness(doc, table, { clock });
+  b = harness(doc, table, { clock, rangeClaims: false });
   return mine.client;
 }
 

@@ -215,6 +215,52 @@ describe('range claims at the lease bound', () => {
   });
 });
 
+describe('range claims under load', () => {
+  it('12 consumers in 3 containers on one hot shard, committing whole batches, parts, and releasing: every message committed once, nothing left', async () => {
+    const { doc, table } = await testTable();
+    const clock = new FakeClock();
+    const containers = [0, 1, 2].map(() => {
+      const mine = createDynamoClients({ endpoint: dynamoEndpoint(), requestTimeoutMs: 10_000 });
+      return harness(mine.doc, table, { clock });
+    });
+    const [a] = containers as [Harness, Harness, Harness];
+    await a.admin.putTopic('hot', build.topic({ type: 'fifo' }));
+    await a.admin.putGroup('h', build.group('hot', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60, retryPolicy: { initialSeconds: 0 } }));
+    const total = 300;
+    for (let i = 0; i < total; i += 10) await a.queue.sendBatch('hot', Array.from({ length: 10 }, (_, j) => send(`h${i + j}`, { shardKey: 'hot' })));
+    const committed: string[] = [];
+    let released = 0;
+    const grants = containers.map((h) => vi.spyOn(h.stores.cursors, 'grant'));
+    const worker = async (h: Harness, seed: number) => {
+      for (let round = 0; committed.length < total && round < 300; round++) {
+        const got = await h.queue.receive('h', { maxMessages: 10, waitSeconds: 0 });
+        if (got.length === 0) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          continue;
+        }
+        // Every third batch: one message in ten goes back (the rest committed apart from it); else the whole batch at once.
+        const back = (round + seed) % 3 === 0 ? got.filter((_, i) => (i + round + seed) % 10 === 0) : [];
+        for (const m of back) await h.queue.changeVisibility('h', m.receiptHandle, 0);
+        released += back.length;
+        const keep = got.filter((m) => !back.includes(m));
+        const results = await h.queue.commit('h', keep.map((m) => m.receiptHandle));
+        results.forEach((r, i) => {
+          expect(r).toMatchObject({ status: 'committed' });
+          committed.push(keep[i]!.body);
+        });
+      }
+    };
+    await Promise.all(containers.flatMap((h, k) => Array.from({ length: 4 }, (_, w) => worker(h, 4 * k + w))));
+    expect(released).toBeGreaterThan(0);
+    expect(grants.reduce((n, g) => n + g.mock.calls.length, 0)).toBeGreaterThan(5);
+    expect(committed).toHaveLength(total);
+    expect(new Set(committed).size).toBe(total);
+    expect(await a.queue.receive('h', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+    const { Item } = await a.doc.send(new GetCommand({ TableName: table, Key: { pk: cursorPk('h'), sk: 't:hot/k:hot' }, ConsistentRead: true }));
+    expect([Object.keys(Item?.fl ?? {}).length, Object.keys(Item?.fr ?? {}).length, Item?.cm]).toEqual([0, 0, total]);
+  });
+});
+
 describe('range claims on a stream of small segments', () => {
   it('an ordinary claim after ranges moved nx far past the read position reads from the segment holding nx', async () => {
     const { doc, table } = await testTable();

@@ -143,6 +143,13 @@ const RANGE_SEGMENTS_REMEMBERED = 1024;
 /** Rounds of writing expired ranges out that one claim makes before it leaves the shard to the next receive. */
 const RANGE_ROUNDS = 2;
 /**
+ * How far past `nx` as read a range may start (grants of others between the grant's read and its
+ * write): the records it can meet are read before it (`grantClaim`), a condition of the grant.
+ */
+const RANGE_AHEAD = 2 * RANGE_MAX_MESSAGES;
+/** A range member's receipt handle may be a few characters longer than the one its room was measured with. */
+const RANGE_HANDLE_SLACK_BYTES = 32;
+/**
  * Bytes a message's JSON may still grow by after its plan admitted it: the plan marks some
  * tokens afterwards (a readiness hint, a few characters of the receipt handle). Plus its comma.
  */
@@ -688,6 +695,8 @@ export class Receiver {
     let turnOwed = contended?.contended ?? false;
     // Expired ranges written out (at most this many rounds a claim).
     let rangeRounds = 0;
+    // A grant's read found a gap or no room in the answer: this claim takes no range.
+    let noRange = false;
     // No turn runs past the receive's deadline.
     const turn = () => contended?.turn(true, scope.deadline - this.clock.now());
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
@@ -783,7 +792,7 @@ export class Receiver {
       }
       const limit = mode === 'serialized' ? 1 : want;
       const expired = expiredLeases(read, now);
-      const granting = this.grantable(scope, stream, mode, held, raise, expired.length, want, contended, now, held.leases.size - foldable.length);
+      const granting = noRange ? 0 : this.grantable(scope, stream, mode, held, raise, expired.length, want, contended, now, held.leases.size - foldable.length);
       if (granting === 'full') {
         // Every lease the shard may hold is in flight, most of them in ranges: an ordinary claim would
         // only move the ready-index entry to the earliest expiry — a write that the next grant or
@@ -799,10 +808,25 @@ export class Receiver {
         if (foldable.length > 0) await scope.carried?.separate(stream, foldable);
         return [];
       }
+      if (granting > 0 && remembered) {
+        // A grant planned from the cache entry could fail on the lease bound other grants took since
+        // (a failed write is billed at the cursor's size against its 1,000 WCU/s; a consistent read
+        // of it is a quarter or less of that against 3,000 RCU/s): read it first.
+        remembered = false;
+        stale = false;
+        cursor = undefined;
+        attempt--;
+        continue;
+      }
       if (granting > 0) {
         if (foldable.length > 0) await scope.carried?.separate(stream, foldable);
         const granted = await this.grantClaim(scope, stream, held, granting, now, ids);
         if (granted.ok) return granted.delivered;
+        if (granted.noRange) {
+          // An ordinary claim reads on past a gap, and takes what the answer can hold.
+          noRange = true;
+          attempt--;
+        }
         // A condition a grant is made under no longer held (a seek, a release, a commit of other
         // leases that changed readiness, the lease bound): plan an ordinary claim from the image.
         cursor = granted.seen && !cursorExpired(granted.seen, this.clock.now()) ? granted.seen : undefined;
@@ -1061,7 +1085,7 @@ export class Receiver {
     n: number,
     now: number,
     ids: MessageIdCodec,
-  ): Promise<{ ok: true; delivered: DeliveredMessage[] } | { ok: false; seen?: CursorState }> {
+  ): Promise<{ ok: true; delivered: DeliveredMessage[] } | { ok: false; seen?: CursorState; noRange?: true }> {
     const { group } = scope;
     const memoKey = `${group.name}\u0000${stream}`;
     const memo = this.rangeSegments.get(memoKey);
@@ -1076,11 +1100,31 @@ export class Receiver {
     // The maps a grant writes into: once per cursor.
     if (held.rangeMaps !== true && !(await this.stores.cursors.addRangeMaps(group.name, stream, now))) return { ok: false };
     const id = this.random.token();
+    // Read first (SPEC §3.3: a receive never leases a message it cannot return; answer-budget.ts): the
+    // records the grant can meet — it starts at most RANGE_AHEAD past `nx` as read, a condition, and
+    // ends at or below the known head — are read before it. A number without a stored segment (a
+    // new epoch's jump, segments TTL removed) makes this claim an ordinary one, which reads on past
+    // the gap; the range takes no more members than the largest record read fits the answer, room
+    // held until they are answered.
+    const end = Math.min(held.next + RANGE_AHEAD + n, held.known! + 1);
+    const segments = await this.stores.log.segmentsCovering(stream, held.next, end - 1);
+    let largest = 0;
+    for (let seq = held.next; seq < end; seq++) {
+      const segment = segments.find((s) => s.seq <= seq && seq < s.seq + s.count);
+      if (segment === undefined) return { ok: false, seen: held, noRange: true };
+      const record = segment.records[seq - segment.seq];
+      if (record === undefined || !this.live(scope, record, now, stream) || this.verdict(scope, record, stream) !== 'deliver') continue;
+      const lease: Lease = { seq, expiresAt, token: rangeToken({ id, start: seq, n }, held.seekEpoch), deliveries: 1, segment: segment.seq, topic: record.topic, pending: false };
+      largest = Math.max(largest, jsonBytes(this.deliver({ record, lease }, stream, scope.topics, ids)) + ANSWER_SLACK_BYTES + RANGE_HANDLE_SLACK_BYTES);
+    }
+    if (largest > 0) n = Math.min(n, Math.floor(scope.budget.remaining / largest));
+    const reserved = largest * n;
+    if (n <= 0 || !scope.budget.take(reserved)) return { ok: false, seen: held, noRange: true };
     const change = {
       id,
       n,
       expiresAt,
-      nextAtMost: held.known! - n,
+      nextAtMost: Math.min(held.known! - n, held.next + RANGE_AHEAD),
       ...rangeBound(held, n),
       seekEpoch: held.seekEpoch,
       visibilityVersion: held.visibilityVersion,
@@ -1091,9 +1135,11 @@ export class Receiver {
       now,
     };
     const outcome = await this.stores.cursors.grant(group.name, stream, change, group.createdAt);
-    if (!outcome.ok) return outcome;
+    if (!outcome.ok) {
+      scope.budget.give(reserved);
+      return outcome;
+    }
     const range = { id, start: outcome.start, n };
-    const segments = await this.stores.log.segmentsCovering(stream, range.start, range.start + n - 1);
     const first = segments.find((s) => s.seq <= range.start && range.start < s.seq + s.count);
     if (first !== undefined) {
       this.rangeSegments.delete(memoKey);
@@ -1101,6 +1147,8 @@ export class Receiver {
       while (this.rangeSegments.size > RANGE_SEGMENTS_REMEMBERED) this.rangeSegments.delete(this.rangeSegments.keys().next().value as string);
     }
     const token = rangeToken(range, held.seekEpoch);
+    // The room held is taken again member by member (no await between: no other claim of this receive takes it meanwhile).
+    scope.budget.give(reserved);
     const delivered: DeliveredMessage[] = [];
     const untried = new Set<number>();
     const passed = new Set<number>();
@@ -1114,6 +1162,7 @@ export class Receiver {
       const lease: Lease = { seq, expiresAt, token, deliveries: 1, segment: segment.seq, topic: record.topic, pending: false, range };
       const message = this.deliver({ record, lease }, stream, scope.topics, ids);
       if (untried.size > 0 || !scope.budget.take(jsonBytes(message) + ANSWER_SLACK_BYTES)) {
+        // Not reached: the room was held for the largest record the grant could meet (kept as a guard).
         untried.add(seq);
         continue;
       }

@@ -146,7 +146,10 @@ const RANGE_ROUNDS = 2;
  * How far past `nx` as read a range may start (grants of others between the grant's read and its
  * write): the records it can meet are read before it (`grantClaim`), a condition of the grant.
  */
-const RANGE_AHEAD = 2 * RANGE_MAX_MESSAGES;
+const RANGE_AHEAD = 4 * RANGE_MAX_MESSAGES;
+/** A failed grant's pause on its shard: full jitter in [0, slot × 2^(failures in a row − 1)], at most this many doublings. */
+const GRANT_PAUSE_SLOT_MS = 20;
+const GRANT_PAUSE_LEVELS = 5;
 /** A range member's receipt handle may be a few characters longer than the one its room was measured with. */
 const RANGE_HANDLE_SLACK_BYTES = 32;
 /**
@@ -175,6 +178,13 @@ export class Receiver {
    * granted there: a grant sets the cursor's read position `ns` to it (docs/design.md, Range claims).
    */
   private readonly rangeSegments = new Map<string, number>();
+  /**
+   * Per group and shard, until when (ms) this container makes no grant there: set by a grant that
+   * failed (other grants took the lease bound or moved `nx` past what it read), a full-jitter wait
+   * that grows with the failures in a row — at the bound every consumer of a hot shard reads that
+   * one slot is left, and all but one grant would fail, each billed at the cursor's size.
+   */
+  private readonly grantPauses = new Map<string, { until: number; failures: number }>();
 
   constructor(
     private readonly stores: Stores,
@@ -808,6 +818,12 @@ export class Receiver {
         if (foldable.length > 0) await scope.carried?.separate(stream, foldable);
         return [];
       }
+      const paused = this.grantPauses.get(`${group.name}\u0000${stream}`);
+      if (granting !== 0 && paused !== undefined && paused.until > now) {
+        // Wait out the pause (above) with nothing written here.
+        if (foldable.length > 0) await scope.carried?.separate(stream, foldable);
+        return [];
+      }
       if (granting > 0 && remembered) {
         // A grant planned from the cache entry could fail on the lease bound other grants took since
         // (a failed write is billed at the cursor's size against its 1,000 WCU/s; a consistent read
@@ -1041,7 +1057,7 @@ export class Receiver {
   /**
    * How many messages a range claim would take here (0: claim as usual). Only a `concurrent` group's
    * claim on a FIFO shard of one topic (not sequenced, not redriven) without tag filters, where this
-   * container lost claims lately or where leases it does not commit now are in flight, with nothing expired, released or announced anew in what it read,
+   * container lost claims lately, where leases it does not commit now are in flight or where ranges were granted before, with nothing expired, released or announced anew in what it read,
    * a backlog of at least twice the range beyond `nx` and the shard ready now
    * (docs/design.md, Range claims). `full`: all that, but the lease bound is taken, by ranges among others.
    */
@@ -1057,10 +1073,11 @@ export class Receiver {
     now: number,
     heldElsewhere: number,
   ): number | 'full' {
-    // Where this container lost claims lately, or where leases this receive does not commit are in
-    // flight (other consumers hold them: an ordinary claim would race theirs).
+    // Where this container lost claims lately, where leases this receive does not commit are in
+    // flight (other consumers hold them: an ordinary claim would race theirs), or where ranges were
+    // granted before (a hot shard: an ordinary claim races the next grant).
     if (!this.rangeClaims || mode !== 'concurrent' || raise !== undefined || expired > 0) return 0;
-    if (contended?.contended !== true && heldElsewhere <= 0) return 0;
+    if (contended?.contended !== true && heldElsewhere <= 0 && held.rangeMaps !== true) return 0;
     if (!isShardStream(stream) || isSequencedStream(stream) || isRedriveStream(stream)) return 0;
     const namespace = namespaceOf(stream);
     const topic = namespace.startsWith('t:') ? namespace.slice(2) : undefined;
@@ -1107,7 +1124,9 @@ export class Receiver {
     // the gap; the range takes no more members than the largest record read fits the answer, room
     // held until they are answered.
     const end = Math.min(held.next + RANGE_AHEAD + n, held.known! + 1);
-    const segments = await this.stores.log.segmentsCovering(stream, held.next, end - 1);
+    // Eventually consistent (half the units): a segment the read does not show yet is a gap to it —
+    // an ordinary claim then — never a member passed over.
+    const segments = await this.stores.log.segmentsCovering(stream, held.next, end - 1, false);
     let largest = 0;
     for (let seq = held.next; seq < end; seq++) {
       const segment = segments.find((s) => s.seq <= seq && seq < s.seq + s.count);
@@ -1135,8 +1154,13 @@ export class Receiver {
       now,
     };
     const outcome = await this.stores.cursors.grant(group.name, stream, change, group.createdAt);
+    const pause = this.grantPauses.get(memoKey);
+    this.grantPauses.delete(memoKey);
     if (!outcome.ok) {
       scope.budget.give(reserved);
+      const failures = Math.min((pause?.failures ?? 0) + 1, GRANT_PAUSE_LEVELS);
+      this.grantPauses.set(memoKey, { until: now + this.random.fraction() * GRANT_PAUSE_SLOT_MS * 2 ** (failures - 1), failures });
+      while (this.grantPauses.size > RANGE_SEGMENTS_REMEMBERED) this.grantPauses.delete(this.grantPauses.keys().next().value as string);
       return outcome;
     }
     const range = { id, start: outcome.start, n };

@@ -10,6 +10,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { Contention } from '../../lib/adapters/dynamodb/append-contention.js';
 import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
 import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
+import { cryptoRandom } from '../../lib/ports/random.js';
 import { cursorPk } from '../../lib/adapters/dynamodb/keys.js';
 import { FakeStopwatch } from '../helpers/fake-stopwatch.js';
 import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
@@ -137,6 +138,35 @@ describe('range claims', () => {
     const again = await plain.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
     expect(again.map((m) => [m.body, m.deliveryCount])).toEqual(range(1, 10).map((b) => [b, 2]));
     expect(statuses(await plain.queue.commit('g', again.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
+  });
+
+  it('a grant that failed pauses grants on its shard for a full-jitter wait: a receive meanwhile answers nothing and writes nothing', async () => {
+    const mine = createDynamoClients({ endpoint: dynamoEndpoint(), requestTimeoutMs: 10_000 });
+    const pausing = harness(mine.doc, a.table, { clock, claimContention: contended(), random: { ...cryptoRandom, fraction: () => 0.5 } });
+    // It holds a range, so its next claims there are grants.
+    expect(bodies(await pausing.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(range(1, 10));
+    let writes = 0;
+    let armed = true;
+    mine.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const update = String((args.input as { UpdateExpression?: string }).UpdateExpression ?? '');
+        if (context.commandName === 'UpdateItemCommand') writes++;
+        // A seek just before its grant: the grant fails on the seek epoch.
+        if (armed && context.commandName === 'UpdateItemCommand' && /ADD nx/.test(update)) {
+          armed = false;
+          await new Seeker(plain.stores, plain.clock).seek('g', 'earliest', undefined);
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'seekBeforeGrant' },
+    );
+    expect(await pausing.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+    const afterFailure = writes;
+    // Paused for 0.5 × 20 ms: nothing written meanwhile; then it grants again.
+    expect(await pausing.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+    expect(writes).toBe(afterFailure);
+    clock.advance(11);
+    expect(bodies(await pausing.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toHaveLength(10);
   });
 
   it('a seek ends ranges like leases', async () => {

@@ -912,7 +912,7 @@ export class StreamLog {
    * the segment at or below `from` (a range claim's messages: docs/design.md, Range claims), as
    * stored (not settled: range claims are never made on sequenced streams).
    */
-  async segmentsCovering(stream: string, from: number, to: number): Promise<Segment[]> {
+  async segmentsCovering(stream: string, from: number, to: number, consistent = true): Promise<Segment[]> {
     const out: Segment[] = [];
     let start: Record<string, unknown> | undefined;
     do {
@@ -924,7 +924,7 @@ export class StreamLog {
             ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': MIN_SK, ':to': segmentSk(to) },
             ScanIndexForward: false,
             Limit: 4,
-            ConsistentRead: true,
+            ConsistentRead: consistent,
             ExclusiveStartKey: start,
           }),
         ),

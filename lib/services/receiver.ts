@@ -179,7 +179,7 @@ export class Receiver {
    */
   private readonly rangeSegments = new Map<string, number>();
   /**
-   * Per group and shard, until when (ms) this container makes no grant there: set by a grant that
+   * Per group and shard, until when (ms of `realStopwatch`: a wait, not a message time) this container makes no grant there: set by a grant that
    * failed (other grants took the lease bound or moved `nx` past what it read), a full-jitter wait
    * that grows with the failures in a row — at the bound every consumer of a hot shard reads that
    * one slot is left, and all but one grant would fail, each billed at the cursor's size.
@@ -819,7 +819,7 @@ export class Receiver {
         return [];
       }
       const paused = this.grantPauses.get(`${group.name}\u0000${stream}`);
-      if (granting !== 0 && paused !== undefined && paused.until > now) {
+      if (granting !== 0 && paused !== undefined && paused.until > realStopwatch.now()) {
         // Wait out the pause (above) with nothing written here.
         if (foldable.length > 0) await scope.carried?.separate(stream, foldable);
         return [];
@@ -1159,7 +1159,7 @@ export class Receiver {
     if (!outcome.ok) {
       scope.budget.give(reserved);
       const failures = Math.min((pause?.failures ?? 0) + 1, GRANT_PAUSE_LEVELS);
-      this.grantPauses.set(memoKey, { until: now + this.random.fraction() * GRANT_PAUSE_SLOT_MS * 2 ** (failures - 1), failures });
+      this.grantPauses.set(memoKey, { until: realStopwatch.now() + this.random.fraction() * GRANT_PAUSE_SLOT_MS * 2 ** (failures - 1), failures });
       while (this.grantPauses.size > RANGE_SEGMENTS_REMEMBERED) this.grantPauses.delete(this.grantPauses.keys().next().value as string);
       return outcome;
     }

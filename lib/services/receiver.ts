@@ -1090,10 +1090,11 @@ export class Receiver {
   }
 
   /**
-   * A range claim of `n` messages (docs/design.md, Range claims): one write that no other claim
-   * makes fail, then one Query of the segments holding the range it got. Members the answer has
-   * no room for, or that are no longer deliverable, are written out at once (range-normaliser.ts):
-   * a range that stays a range is one whose every member was delivered.
+   * A range claim of up to `n` messages (docs/design.md, Range claims): one eventually consistent
+   * Query of the records it can meet, then one write that no other claim makes fail. Members no
+   * longer deliverable are written out at once (range-normaliser.ts): a range that stays a range is
+   * one whose every member was delivered. `noRange`: a gap in what it read, or no room in the
+   * answer — the claim goes the ordinary way.
    */
   private async grantClaim(
     scope: ReceiveScope,

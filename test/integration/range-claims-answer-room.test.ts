@@ -7,9 +7,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
-import { Contention } from '../../lib/adapters/dynamodb/append-contention.js';
 import { Limits } from '../../lib/domain/model.js';
-import { FakeStopwatch } from '../helpers/fake-stopwatch.js';
+import { contendedClaims } from '../helpers/contended-claims.js';
 import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
 import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
@@ -17,14 +16,7 @@ import { keysCursorOf } from '../helpers/marshalled.js';
 
 const SHARD = 't:t/k:k';
 const KEY = `g\u0000${SHARD}`;
-function contended(): Contention {
-  const watch = new FakeStopwatch();
-  const contention = new Contention(watch, () => 0);
-  const claim = contention.begin([KEY]);
-  for (let i = 0; i < 5; i++) claim.lostRace();
-  claim.settle();
-  return contention;
-}
+const contended = () => contendedClaims([KEY]);
 const BODY = 20_000;
 const body = (i: number) => `m${i}-`.padEnd(BODY, 'x');
 const names = (messages: Array<{ body: string }>) => messages.map((m) => m.body.split('-')[0] ?? '');

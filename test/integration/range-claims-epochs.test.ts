@@ -6,21 +6,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { Contention } from '../../lib/adapters/dynamodb/append-contention.js';
 import { cursorPk } from '../../lib/adapters/dynamodb/keys.js';
-import { FakeStopwatch } from '../helpers/fake-stopwatch.js';
+import { contendedClaims } from '../helpers/contended-claims.js';
 import { FakeClock, harness, send, testTable } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
 
 const shard = (key: string) => `t:t/k:${key}`;
-function contended(keys: string[]): Contention {
-  const watch = new FakeStopwatch();
-  const contention = new Contention(watch, () => 0);
-  const claim = contention.begin(keys.map((k) => `g\u0000${shard(k)}`));
-  for (let i = 0; i < 5; i++) claim.lostRace();
-  claim.settle();
-  return contention;
-}
+const contended = (keys: string[]) => contendedClaims(keys.map((k) => `g\u0000${shard(k)}`));
 
 describe('range claims after a new epoch', () => {
   it("a contended consumer gets the new epoch's messages of a shard that was idle", async () => {

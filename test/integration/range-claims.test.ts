@@ -7,12 +7,11 @@
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { Contention } from '../../lib/adapters/dynamodb/append-contention.js';
 import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
 import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
 import { cryptoRandom } from '../../lib/ports/random.js';
 import { cursorPk } from '../../lib/adapters/dynamodb/keys.js';
-import { FakeStopwatch } from '../helpers/fake-stopwatch.js';
+import { contendedClaims } from '../helpers/contended-claims.js';
 import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
 import { Seeker } from '../../lib/services/seeker.js';
@@ -20,15 +19,8 @@ import { Seeker } from '../../lib/services/seeker.js';
 const SHARD = 't:t/k:k';
 const KEY = `g\u0000${SHARD}`;
 
-/** A claim contention that remembers a lost claim on the shard: the next claims there take ranges. */
-function contended(): Contention {
-  const watch = new FakeStopwatch();
-  const contention = new Contention(watch, () => 0);
-  const claim = contention.begin([KEY]);
-  for (let i = 0; i < 5; i++) claim.lostRace();
-  claim.settle();
-  return contention;
-}
+/** Claims of group `g` on the shard count as contended here: they take ranges. */
+const contended = () => contendedClaims([KEY]);
 
 let a: Harness;
 let plain: Harness;

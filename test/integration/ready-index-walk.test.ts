@@ -20,8 +20,7 @@ import type { DeliveryMode } from '../../lib/domain/model.js';
 import { GroupFigures } from '../../lib/services/group-figures.js';
 import { Seeker } from '../../lib/services/seeker.js';
 import { newHarness, send, type Harness } from '../helpers/stores.js';
-import { Contention } from '../../lib/adapters/dynamodb/append-contention.js';
-import { FakeStopwatch } from '../helpers/fake-stopwatch.js';
+import { contendedClaims } from '../helpers/contended-claims.js';
 import { group, topic } from '../helpers/builders.js';
 
 let h: Harness;
@@ -63,14 +62,8 @@ async function compare(groupName: string, step: string) {
 /** `ranges`: a default topic whose receives are in a container that lost claims on every shard lately, so a concurrent group's claims take ranges (docs/design.md, Range claims). */
 type Kind = 'default' | 'wide' | 'sequenced' | 'ordered' | 'ranges';
 
-/** A claim contention that remembers lost claims of group `g` on the walk's shards (`t:f/k:s0`…`s5`). */
-function contendedShards(): Contention {
-  const contention = new Contention(new FakeStopwatch(), () => 0);
-  const claim = contention.begin(Array.from({ length: 6 }, (_, i) => `g\u0000t:f/k:s${i}`));
-  for (let i = 0; i < 8; i++) claim.lostRace();
-  claim.settle();
-  return contention;
-}
+/** Claims of group `g` on the walk's shards (`t:f/k:s0`…`s5`) count as contended: they take ranges. */
+const contendedShards = () => contendedClaims(Array.from({ length: 6 }, (_, i) => `g\u0000t:f/k:s${i}`));
 
 async function walk(mode: DeliveryMode, kind: Kind, seed: number, steps = Number(process.env.PROBE_STEPS ?? 40)) {
   const random = rng(seed);

@@ -884,6 +884,14 @@ export class StreamLog {
    */
   async segmentWithRecordsFrom(stream: string, seq: number, end: number): Promise<Segment | undefined> {
     if (seq >= end) return undefined;
+    for await (const segment of this.segmentsBetween(stream, segmentSk(seq), segmentSk(end - 1), { limit: 8, consistent: true, forward: true })) {
+      if (segment.records.length > 0) return segment;
+    }
+    return undefined;
+  }
+
+  /** The stored segments with sort keys in [`from`, `to`], page by page (`limit` a page), as stored. */
+  private async *segmentsBetween(stream: string, from: string, to: string, options: { limit: number; consistent: boolean; forward: boolean }): AsyncGenerator<Segment> {
     let start: Record<string, unknown> | undefined;
     do {
       const page = await call(() =>
@@ -891,20 +899,17 @@ export class StreamLog {
           new QueryCommand({
             TableName: this.table,
             KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-            ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': segmentSk(seq), ':to': segmentSk(end - 1) },
-            Limit: 8,
-            ConsistentRead: true,
+            ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': from, ':to': to },
+            ScanIndexForward: options.forward,
+            Limit: options.limit,
+            ConsistentRead: options.consistent,
             ExclusiveStartKey: start,
           }),
         ),
       );
-      for (const item of page.Items ?? []) {
-        const segment = this.toSegment(stream, item);
-        if (segment.records.length > 0) return segment;
-      }
+      for (const item of page.Items ?? []) yield this.toSegment(stream, item);
       start = page.LastEvaluatedKey;
     } while (start);
-    return undefined;
   }
 
   /**
@@ -914,30 +919,13 @@ export class StreamLog {
    */
   async segmentsCovering(stream: string, from: number, to: number, consistent = true): Promise<Segment[]> {
     const out: Segment[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await call(() =>
-        this.doc.send(
-          new QueryCommand({
-            TableName: this.table,
-            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-            ExpressionAttributeValues: { ':pk': streamPk(stream), ':from': MIN_SK, ':to': segmentSk(to) },
-            ScanIndexForward: false,
-            Limit: 4,
-            ConsistentRead: consistent,
-            ExclusiveStartKey: start,
-          }),
-        ),
-      );
-      for (const item of page.Items ?? []) {
-        const segment = this.toSegment(stream, item);
-        out.unshift(segment);
-        if (segment.seq <= from) return out;
-      }
-      start = page.LastEvaluatedKey;
-    } while (start);
+    for await (const segment of this.segmentsBetween(stream, MIN_SK, segmentSk(to), { limit: 4, consistent, forward: false })) {
+      out.unshift(segment);
+      if (segment.seq <= from) break;
+    }
     return out;
   }
+
 
   /** The nearest stored item at or below `seq` (whether or not it holds `seq`), as stored. */
   async segmentAtOrBelow(stream: string, seq: number, consistent = true): Promise<Segment | undefined> {

@@ -1137,7 +1137,10 @@ export class Receiver {
       const lease: Lease = { seq, expiresAt, token: rangeToken({ id, start: seq, n }, held.seekEpoch), deliveries: 1, segment: segment.seq, topic: record.topic, pending: false };
       largest = Math.max(largest, jsonBytes(this.deliver({ record, lease }, stream, scope.topics, ids)) + ANSWER_SLACK_BYTES + RANGE_HANDLE_SLACK_BYTES);
     }
-    if (largest > 0) n = Math.min(n, Math.floor(scope.budget.remaining / largest));
+    // Nothing in the window to deliver (expired, purged, another generation): an ordinary claim reads
+    // on past it in one go — a range would pass over n numbers a receive, answering nothing each time.
+    if (largest === 0) return { ok: false, seen: held, noRange: true };
+    n = Math.min(n, Math.floor(scope.budget.remaining / largest));
     const reserved = largest * n;
     if (n <= 0 || !scope.budget.take(reserved)) return { ok: false, seen: held, noRange: true };
     const change = {

@@ -179,7 +179,7 @@ export class Receiver {
    */
   private readonly rangeSegments = new Map<string, number>();
   /**
-   * Per group and shard, until when (ms of `realStopwatch`: a wait, not a message time) this container makes no grant there: set by a grant that
+   * Per group and shard, until when (ms of the claim contention's stopwatch: a wait, not a message time) this container makes no grant there: set by a grant that
    * failed (other grants took the lease bound or moved `nx` past what it read), a full-jitter wait
    * that grows with the failures in a row — at the bound every consumer of a hot shard reads that
    * one slot is left, and all but one grant would fail, each billed at the cursor's size.
@@ -819,7 +819,7 @@ export class Receiver {
         return [];
       }
       const paused = this.grantPauses.get(`${group.name}\u0000${stream}`);
-      if (granting !== 0 && paused !== undefined && paused.until > realStopwatch.now()) {
+      if (granting !== 0 && paused !== undefined && paused.until > this.claimContention.stopwatch.now()) {
         // Wait out the pause (above) with nothing written here.
         if (foldable.length > 0) await scope.carried?.separate(stream, foldable);
         return [];
@@ -1163,7 +1163,7 @@ export class Receiver {
     if (!outcome.ok) {
       scope.budget.give(reserved);
       const failures = Math.min((pause?.failures ?? 0) + 1, GRANT_PAUSE_LEVELS);
-      this.grantPauses.set(memoKey, { until: realStopwatch.now() + this.random.fraction() * GRANT_PAUSE_SLOT_MS * 2 ** (failures - 1), failures });
+      this.grantPauses.set(memoKey, { until: this.claimContention.stopwatch.now() + this.random.fraction() * GRANT_PAUSE_SLOT_MS * 2 ** (failures - 1), failures });
       while (this.grantPauses.size > RANGE_SEGMENTS_REMEMBERED) this.grantPauses.delete(this.grantPauses.keys().next().value as string);
       return outcome;
     }
@@ -1461,15 +1461,14 @@ const fromEarliest = (scope: ReceiveScope, namespace: string): boolean => {
 
 /**
  * The lease bound of a grant of `n` (MAX_IN_FLIGHT_PER_STREAM), as conditions on what it can count:
- * `size(fl)` no more than read (commits only shrink it) and at most so many ranges besides this one,
- * each taken to be as large as the largest read or this one. Grants of larger ranges made since the
- * read can pass it by what they are larger (a few leases; the bound keeps the cursor item small,
- * and ranges are one entry each).
+ * `size(fl)` no more than read (commits only shrink it; a write-out grows it and fails the grant)
+ * and at most so many ranges besides this one: those read, and as many more as the room left after
+ * the leases read and this range holds ranges of RANGE_MAX_MESSAGES — so whatever other grants made
+ * meanwhile, the shard never holds more than the bound.
  */
 const rangeBound = (held: CursorState, n: number): { plainLeases: number; rangesAtMost: number } => {
   const plainLeases = [...held.leases.values()].filter((l) => l.range === undefined).length;
-  const largest = Math.max(n, ...rangesOf(held).map((r) => r.n));
-  return { plainLeases, rangesAtMost: Math.floor((MAX_IN_FLIGHT_PER_STREAM - plainLeases - n) / largest) };
+  return { plainLeases, rangesAtMost: rangesOf(held).length + Math.floor((MAX_IN_FLIGHT_PER_STREAM - held.leases.size - n) / RANGE_MAX_MESSAGES) };
 };
 
 /** A carried commit folds into a claim when the cursor read shows its lease, ours and not a pending commit. */

@@ -12,6 +12,7 @@ import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
 import { cryptoRandom } from '../../lib/ports/random.js';
 import { cursorPk } from '../../lib/adapters/dynamodb/keys.js';
 import { contendedClaims } from '../helpers/contended-claims.js';
+import { FakeStopwatch } from '../helpers/fake-stopwatch.js';
 import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
 import { Seeker } from '../../lib/services/seeker.js';
@@ -134,7 +135,8 @@ describe('range claims', () => {
 
   it('a grant that failed pauses grants on its shard for a full-jitter wait: the receive answers nothing and writes nothing more', async () => {
     const mine = createDynamoClients({ endpoint: dynamoEndpoint(), requestTimeoutMs: 10_000 });
-    const pausing = harness(mine.doc, a.table, { clock, claimContention: contended(), random: { ...cryptoRandom, fraction: () => 0.5 } });
+    const watch = new FakeStopwatch();
+    const pausing = harness(mine.doc, a.table, { clock, claimContention: contendedClaims([KEY], watch), random: { ...cryptoRandom, fraction: () => 0.5 } });
     // It holds a range, so its next claims there are grants.
     expect(bodies(await pausing.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(range(1, 10));
     let writes = 0;
@@ -156,7 +158,10 @@ describe('range claims', () => {
     // answers nothing, writing nothing more — without the pause it would grant again at once.
     expect(await pausing.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
     expect(writes).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    watch.advance(9);
+    expect(await pausing.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+    expect(writes).toBe(1);
+    watch.advance(2);
     expect(bodies(await pausing.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(range(1, 10));
   });
 
@@ -279,6 +284,20 @@ describe('range claims under load', () => {
     expect(await a.queue.receive('h', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
     const { Item } = await a.doc.send(new GetCommand({ TableName: table, Key: { pk: cursorPk('h'), sk: 't:hot/k:hot' }, ConsistentRead: true }));
     expect([Object.keys(Item?.fl ?? {}).length, Object.keys(Item?.fr ?? {}).length, Item?.cm]).toEqual([0, 0, total]);
+  });
+
+  it('ranges of 1 beside a range of 10: the bound counts what is in flight, not the largest range times the ranges', async () => {
+    const { doc, table } = await testTable();
+    const clock = new FakeClock();
+    const a = harness(doc, table, { clock, claimContention: contended() });
+    await a.admin.putTopic('t', build.topic({ type: 'fifo' }));
+    await a.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60 }));
+    for (let i = 0; i < 5; i++) await a.queue.sendBatch('t', range(1 + 10 * i, 10).map((body) => send(body, { shardKey: 'k' })));
+    const ones = [];
+    for (let i = 0; i < 12; i++) ones.push(...(await a.queue.receive('g', { maxMessages: 1, waitSeconds: 0 })));
+    expect(bodies(ones)).toEqual(range(1, 12));
+    expect(rangesIn(await cursorItem(a))).toBeGreaterThan(9);
+    expect(bodies(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(range(13, 10));
   });
 });
 

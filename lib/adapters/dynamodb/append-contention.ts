@@ -59,7 +59,8 @@ export class Contention {
   private readonly keys = new Map<string, Remembered>();
 
   constructor(
-    private readonly stopwatch: Stopwatch = realStopwatch,
+    /** Also what a receive times its grant pauses by (receiver.ts `grantPauses`). */
+    readonly stopwatch: Stopwatch = realStopwatch,
     private readonly fraction: () => number = Math.random,
     readonly budgetMs: number = APPEND_BUDGET_MS,
   ) {}

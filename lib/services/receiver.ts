@@ -1128,14 +1128,21 @@ export class Receiver {
     // Eventually consistent (half the units): a segment the read does not show yet is a gap to it —
     // an ordinary claim then — never a member passed over.
     const segments = await this.stores.log.segmentsCovering(stream, held.next, end - 1, false);
+    // What each number of the window holds, read once: its segment and, when deliverable, its record.
+    const window = new Map<number, { segment: number; record: MessageRecord | undefined }>();
+    // Sizes are measured with one sealed handle for all (the handles of one range differ by a few
+    // characters at most: RANGE_HANDLE_SLACK_BYTES), not a seal a record.
+    const sizing = withSealedHandle(ids, ids.sealReceipt({ topic: namespaceOf(stream).slice(2), stream, seq: end, token: rangeToken({ id, start: end, n }, held.seekEpoch) }));
     let largest = 0;
     for (let seq = held.next; seq < end; seq++) {
       const segment = segments.find((s) => s.seq <= seq && seq < s.seq + s.count);
       if (segment === undefined) return { ok: false, seen: held, noRange: true };
-      const record = segment.records[seq - segment.seq];
-      if (record === undefined || !this.live(scope, record, now, stream) || this.verdict(scope, record, stream) !== 'deliver') continue;
-      const lease: Lease = { seq, expiresAt, token: rangeToken({ id, start: seq, n }, held.seekEpoch), deliveries: 1, segment: segment.seq, topic: record.topic, pending: false };
-      largest = Math.max(largest, jsonBytes(this.deliver({ record, lease }, stream, scope.topics, ids)) + ANSWER_SLACK_BYTES + RANGE_HANDLE_SLACK_BYTES);
+      const stored = segment.records[seq - segment.seq];
+      const record = stored !== undefined && this.live(scope, stored, now, stream) && this.verdict(scope, stored, stream) === 'deliver' ? stored : undefined;
+      window.set(seq, { segment: segment.seq, record });
+      if (record === undefined) continue;
+      const lease: Lease = { seq, expiresAt, token: '', deliveries: 1, segment: segment.seq, topic: record.topic, pending: false };
+      largest = Math.max(largest, jsonBytes(this.deliver({ record, lease }, stream, scope.topics, sizing)) + ANSWER_SLACK_BYTES + RANGE_HANDLE_SLACK_BYTES);
     }
     // Nothing in the window to deliver (expired, purged, another generation): an ordinary claim reads
     // on past it in one go — a range would pass over n numbers a receive, answering nothing each time.
@@ -1181,13 +1188,13 @@ export class Receiver {
     const untried = new Set<number>();
     const passed = new Set<number>();
     for (let seq = range.start; seq < range.start + n; seq++) {
-      const segment = segments.find((s) => s.seq <= seq && seq < s.seq + s.count);
-      const record = segment?.records[seq - segment.seq];
-      if (segment === undefined || record === undefined || !this.live(scope, record, now, stream) || this.verdict(scope, record, stream) !== 'deliver') {
+      // Within the window by the grant's condition.
+      const { segment, record } = window.get(seq) ?? { segment: 0, record: undefined };
+      if (record === undefined) {
         passed.add(seq);
         continue;
       }
-      const lease: Lease = { seq, expiresAt, token, deliveries: 1, segment: segment.seq, topic: record.topic, pending: false, range };
+      const lease: Lease = { seq, expiresAt, token, deliveries: 1, segment, topic: record.topic, pending: false, range };
       const message = this.deliver({ record, lease }, stream, scope.topics, ids);
       if (untried.size > 0 || !scope.budget.take(jsonBytes(message) + ANSWER_SLACK_BYTES)) {
         // Not reached: the room was held for the largest record the grant could meet (kept as a guard).
@@ -1458,6 +1465,10 @@ const fromEarliest = (scope: ReceiveScope, namespace: string): boolean => {
   });
   return subscribed.length > 0 && subscribed.every((s) => s.startFrom === 'earliest');
 };
+
+/** `ids`, but every receipt handle it seals is `handle` (measuring answers without sealing each). */
+const withSealedHandle = (ids: MessageIdCodec, handle: string): MessageIdCodec =>
+  Object.assign(Object.create(ids) as MessageIdCodec, { sealReceipt: () => handle });
 
 /**
  * The lease bound of a grant of `n` (MAX_IN_FLIGHT_PER_STREAM), as conditions on what it can count:

@@ -38,6 +38,21 @@ async function cursorItem(h: Harness): Promise<Record<string, unknown>> {
 const rangesIn = (item: Record<string, unknown>) => Object.keys((item.fr as object | undefined) ?? {}).length;
 const leasesIn = (item: Record<string, unknown>) => Object.keys((item.fl as object | undefined) ?? {}).length;
 
+/**
+ * A FIFO topic `t` and a concurrent group `g` on a new table, `messages` sent to shard `k` in batches
+ * of 10 (m1, m2, …): `a` a container that lost claims there lately (it takes ranges), `plain` another.
+ */
+async function contendedShard(messages: number) {
+  const { doc, table } = await testTable();
+  const clock = new FakeClock();
+  const a = harness(doc, table, { clock, claimContention: contended() });
+  const plain = harness(doc, table, { clock });
+  await a.admin.putTopic('t', build.topic({ type: 'fifo' }));
+  await a.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60 }));
+  for (let i = 0; i < messages; i += 10) await a.queue.sendBatch('t', range(1 + i, 10).map((body) => send(body, { shardKey: 'k' })));
+  return { a, plain };
+}
+
 describe('range claims', () => {
   beforeEach(async () => {
     const { doc, table } = await testTable();
@@ -196,12 +211,7 @@ describe('range claims', () => {
 
 describe('range claims and history', () => {
   it('completions past the cursor memory spill in a write of their own; an early handle still answers committed', async () => {
-    const { doc, table } = await testTable();
-    const clock = new FakeClock();
-    const a = harness(doc, table, { clock, claimContention: contended() });
-    await a.admin.putTopic('t', build.topic({ type: 'fifo' }));
-    await a.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60 }));
-    for (let i = 0; i < 12; i++) await a.queue.sendBatch('t', range(1 + 10 * i, 10).map((body) => send(body, { shardKey: 'k' })));
+    const { a } = await contendedShard(12 * 10);
     const first = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
     await a.queue.commit('g', first.map((m) => m.receiptHandle));
     const claims = vi.spyOn(a.stores.cursors, 'claim');
@@ -223,12 +233,7 @@ describe('range claims and history', () => {
 
 describe('range claims at the lease bound', () => {
   it('ranges count as leases in flight: 10 ranges of 10 fill a shard, the next receive gets nothing until one is committed', async () => {
-    const { doc, table } = await testTable();
-    const clock = new FakeClock();
-    const a = harness(doc, table, { clock, claimContention: contended() });
-    await a.admin.putTopic('t', build.topic({ type: 'fifo' }));
-    await a.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60 }));
-    for (let i = 0; i < 13; i++) await a.queue.sendBatch('t', range(1 + 10 * i, 10).map((body) => send(body, { shardKey: 'k' })));
+    const { a } = await contendedShard(13 * 10);
     const held = [];
     for (let i = 0; i < 10; i++) held.push(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }));
     expect(held.flat()).toHaveLength(100);
@@ -287,12 +292,7 @@ describe('range claims under load', () => {
   });
 
   it('ranges of 1 beside a range of 10: the bound counts what is in flight, not the largest range times the ranges', async () => {
-    const { doc, table } = await testTable();
-    const clock = new FakeClock();
-    const a = harness(doc, table, { clock, claimContention: contended() });
-    await a.admin.putTopic('t', build.topic({ type: 'fifo' }));
-    await a.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60 }));
-    for (let i = 0; i < 5; i++) await a.queue.sendBatch('t', range(1 + 10 * i, 10).map((body) => send(body, { shardKey: 'k' })));
+    const { a } = await contendedShard(5 * 10);
     const ones = [];
     for (let i = 0; i < 12; i++) ones.push(...(await a.queue.receive('g', { maxMessages: 1, waitSeconds: 0 })));
     expect(bodies(ones)).toEqual(range(1, 12));
@@ -303,12 +303,7 @@ describe('range claims under load', () => {
 
 describe('range claims on a stream of small segments', () => {
   it('an ordinary claim after ranges moved nx far past the read position reads from the segment holding nx', async () => {
-    const { doc, table } = await testTable();
-    const clock = new FakeClock();
-    const a = harness(doc, table, { clock, claimContention: contended() });
-    const plain = harness(doc, table, { clock });
-    await a.admin.putTopic('t', build.topic({ type: 'fifo' }));
-    await a.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60 }));
+    const { a, plain } = await contendedShard(0);
     // One message a segment.
     for (const body of range(1, 40)) await a.queue.send('t', send(body, { shardKey: 'k' }));
     for (let i = 0; i < 3; i++) {

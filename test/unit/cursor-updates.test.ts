@@ -13,6 +13,7 @@ import {
   noticeSeekUpdate,
   raiseKnownUpdate,
   seekMoveUpdate,
+  fitsExpressionBudget,
   grantUpdate,
   normaliseUpdate,
   spillUpdate,
@@ -25,7 +26,8 @@ import {
 } from '../../lib/adapters/dynamodb/cursor-updates.js';
 import { readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
 import { storedLease, toItem, toState } from '../../lib/adapters/dynamodb/cursor-item.js';
-import { UNKNOWN_SEGMENT, rangeOfToken, rangeToken, rangesOf, type Lease } from '../../lib/domain/cursor.js';
+import { RANGE_MAX_MESSAGES, UNKNOWN_SEGMENT, rangeOfToken, rangeToken, rangesOf, type Lease } from '../../lib/domain/cursor.js';
+import { CHUNK_MAX_ENTRIES, STRAGGLERS_MAX } from '../../lib/domain/history.js';
 import { Limits } from '../../lib/domain/model.js';
 
 const SHARD = 't:orders/k:A';
@@ -384,6 +386,19 @@ describe('range claims (docs/design.md, Range claims)', () => {
     expect(update).toBe('SET hw = 90 REMOVE dn.41, dn.42');
     expect(condition).toBe('hw = 40 AND se = 2 AND (attribute_not_exists(ttl) OR ttl > 1000)');
     expect(render(spillUpdate({ expectMark: undefined, mark: 9, remove: [] }, undefined, 0)).condition).toBe('attribute_not_exists(hw) AND attribute_not_exists(se) AND (attribute_not_exists(ttl) OR ttl > 0)');
+  });
+
+  it('range writes at their largest fit DynamoDB\'s 4 KB expressions (a range of 10, a full spill, a grant)', () => {
+    const start = 1_796_438_485_000_001;
+    const members = Array.from({ length: RANGE_MAX_MESSAGES }, (_, i) => lease(start + i, rangeToken({ id: 'R1abcdef', start, n: RANGE_MAX_MESSAGES }), { deliveries: 1 }));
+    expect(fitsExpressionBudget(normaliseUpdate({ id: 'R1abcdef', start, n: RANGE_MAX_MESSAGES }, 9000, members, 0))).toBe(true);
+    for (const readiness of [undefined, { readiness: 'ready' as const, guarded: true }, { readiness: 'drop' as const, guarded: true }, { readiness: 'keep' as const, guarded: true }]) {
+      const change = { complete: [], ranges: [{ range: { id: 'R1abcdef', start, n: RANGE_MAX_MESSAGES }, token: members[0]!.token }], now: 1, ...(readiness ? { readiness } : {}) };
+      expect(fitsExpressionBudget(completionUpdate('g', SHARD, change))).toBe(true);
+    }
+    const remove = Array.from({ length: CHUNK_MAX_ENTRIES + STRAGGLERS_MAX }, (_, i) => start + i);
+    expect(fitsExpressionBudget(spillUpdate({ expectMark: start - 1, mark: start + CHUNK_MAX_ENTRIES, remove }, 3, 1))).toBe(true);
+    expect(fitsExpressionBudget(grantUpdate({ id: 'R1abcdef', n: RANGE_MAX_MESSAGES, expiresAt: 1, nextAtMost: start, plainLeases: 99, rangesAtMost: 99, seekEpoch: 3, visibilityVersion: 9, readyKey: readyNowKey(SHARD), segmentStart: start, now: 1 }))).toBe(true);
   });
 
   it('a seek empties the range maps, as read', () => {

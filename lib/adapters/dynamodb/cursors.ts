@@ -369,18 +369,8 @@ export class CursorStore {
     entries: Array<{ seq: number; token: string }>,
     now: number,
   ): Promise<CommitOutcome[]> {
-    const shard = isShardStream(stream);
     if (entries.length > 1 && new Set(entries.map((e) => e.seq)).size === entries.length) {
-      // FIFO: first as the leases' claim guessed, then as the cursor the failed attempt saw says.
-      let readiness = shard ? guessedReadiness(entries.map((e) => e.token)) : undefined;
-      for (let attempt = 1; ; attempt++) {
-        const result = await this.complete(group, stream, { complete: entries, now, ...(readiness ? { readiness } : {}) });
-        if (result.ok) return entries.map(() => 'committed');
-        // Only a readiness guess that did not hold is worth another try of the whole write.
-        const old = result.old ? toState(result.old) : undefined;
-        readiness = old && shard && !cursorExpired(old, now) ? retryReadiness(old, entries, attempt) : undefined;
-        if (!readiness) break;
-      }
+      if (await this.completeGuessing(group, stream, { complete: entries, now }, entries)) return entries.map(() => 'committed');
     }
     const out: CommitOutcome[] = [];
     for (const entry of entries) out.push(await this.commitOne(group, stream, entry, now));
@@ -394,16 +384,26 @@ export class CursorStore {
    */
   async commitRange(group: string, stream: string, range: RangeOfLease, token: string, now: number): Promise<boolean> {
     const members = Array.from({ length: range.n }, (_, i) => ({ seq: range.start + i, token }));
-    let readiness: CompletionChange['readiness'] = guessedReadiness([token]);
+    return this.completeGuessing(group, stream, { complete: [], ranges: [{ range, token }], now }, members);
+  }
+
+  /**
+   * One completion write of the leases `leases` (as `change` says): on a FIFO shard first as their
+   * claim guessed readiness, then as the cursor each failed attempt saw says; only a readiness
+   * guess that did not hold is worth another try. Whether it took effect.
+   */
+  private async completeGuessing(group: string, stream: string, change: Omit<CompletionChange, 'readiness'>, leases: Array<{ seq: number; token: string }>): Promise<boolean> {
+    const shard = isShardStream(stream);
+    let readiness = shard ? guessedReadiness(leases.map((e) => e.token)) : undefined;
     for (let attempt = 1; ; attempt++) {
-      const result = await this.complete(group, stream, { complete: [], ranges: [{ range, token }], now, readiness });
+      const result = await this.complete(group, stream, { ...change, ...(readiness ? { readiness } : {}) });
       if (result.ok) return true;
       const old = result.old ? toState(result.old) : undefined;
-      // Only a readiness guess that did not hold is worth another try.
-      readiness = old && !cursorExpired(old, now) ? retryReadiness(old, members, attempt) : undefined;
+      readiness = old && shard && !cursorExpired(old, change.now) ? retryReadiness(old, leases, attempt) : undefined;
       if (!readiness) return false;
     }
   }
+
 
   private async commitOne(group: string, stream: string, entry: { seq: number; token: string }, now: number): Promise<CommitOutcome> {
     const shard = isShardStream(stream);

@@ -802,7 +802,10 @@ export class Receiver {
       }
       const limit = mode === 'serialized' ? 1 : want;
       const expired = expiredLeases(read, now);
-      const granting = noRange ? 0 : this.grantable(scope, stream, mode, held, raise, expired.length, want, contended, now, held.leases.size - foldable.length);
+      // A raise this claim would write does not keep it from a range: the grant is planned as if the
+      // raise had taken effect (it makes the shard ready now), which is written on its own first.
+      const raised = raise ? { ...held, known: Math.max(held.known ?? 0, raise.to), readyKey: readyNowKey(stream) } : held;
+      const granting = noRange ? 0 : this.grantable(scope, stream, mode, raised, expired.length, want, contended, now, held.leases.size - foldable.length);
       if (granting === 'full') {
         // Every lease the shard may hold is in flight, most of them in ranges: an ordinary claim would
         // only move the ready-index entry to the earliest expiry — a write that the next grant or
@@ -830,6 +833,20 @@ export class Receiver {
         // of it is a quarter or less of that against 3,000 RCU/s): read it first.
         remembered = false;
         stale = false;
+        cursor = undefined;
+        attempt--;
+        continue;
+      }
+      if (granting > 0 && raise) {
+        // The raise on its own (conditional on the known head being lower: one that lost found it
+        // raised already), then the grant is planned from the cursor read again. Before, the raise
+        // made this an ordinary claim, which lost to every grant made meanwhile on a hot shard.
+        const applied = await raise.apply();
+        if (applied === true) this.noteKnown(group, stream, raise.to);
+        if (applied === 'known') raise.known = true;
+        // A seek raced it (false): the ordinary claim takes it from here, as before.
+        if (applied === false) noRange = true;
+        else raise.applied = true;
         cursor = undefined;
         attempt--;
         continue;
@@ -1066,7 +1083,6 @@ export class Receiver {
     stream: string,
     mode: ClaimMode,
     held: CursorState,
-    raise: AnnouncedShard | undefined,
     expired: number,
     want: number,
     contended: ContendedAppend | undefined,
@@ -1076,7 +1092,7 @@ export class Receiver {
     // Where this container lost claims lately, where leases this receive does not commit are in
     // flight (other consumers hold them: an ordinary claim would race theirs), or where ranges were
     // granted before (a hot shard: an ordinary claim races the next grant).
-    if (!this.rangeClaims || mode !== 'concurrent' || raise !== undefined || expired > 0) return 0;
+    if (!this.rangeClaims || mode !== 'concurrent' || expired > 0) return 0;
     if (contended?.contended !== true && heldElsewhere <= 0 && held.rangeMaps !== true) return 0;
     if (!isShardStream(stream) || isSequencedStream(stream) || isRedriveStream(stream)) return 0;
     const namespace = namespaceOf(stream);
@@ -1108,13 +1124,6 @@ export class Receiver {
     const memoKey = `${group.name}\u0000${stream}`;
     const memo = this.rangeSegments.get(memoKey);
     const expiresAt = now + scope.visibilityMs + retryDelayMs(group.retryPolicy, 1, group.maxDeliveries);
-    // Completions past the cursor's memory go to history first, in a write of their own (a grant does
-    // not depend on `dn`; a spill made with an ordinary claim would lose to every grant).
-    const spill = planSpill(held);
-    if (spill !== undefined) {
-      const spilled = await this.stores.history.write(group.name, stream, held.createdAt ?? 0, new Set(held.done.keys()), spill, historyTtl(now));
-      await this.stores.cursors.spill(group.name, stream, spilled, held.seekEpoch, now);
-    }
     // The maps a grant writes into: once per cursor.
     if (held.rangeMaps !== true && !(await this.stores.cursors.addRangeMaps(group.name, stream, now))) return { ok: false };
     const id = this.random.token();
@@ -1173,6 +1182,15 @@ export class Receiver {
       this.grantPauses.set(memoKey, { until: this.claimContention.stopwatch.now() + this.random.fraction() * GRANT_PAUSE_SLOT_MS * 2 ** (failures - 1), failures });
       while (this.grantPauses.size > RANGE_SEGMENTS_REMEMBERED) this.grantPauses.delete(this.grantPauses.keys().next().value as string);
       return outcome;
+    }
+    // Completions past the cursor's memory go to history in a write of their own (a grant does not
+    // depend on `dn`; a spill made with an ordinary claim would lose to every grant) — by a grant that
+    // took its range only: on a hot shard every grantor read the same completions, and those whose
+    // grant then failed (the lease bound) spilled them too, all but one in vain.
+    const spill = planSpill(held);
+    if (spill !== undefined) {
+      const spilled = await this.stores.history.write(group.name, stream, held.createdAt ?? 0, new Set(held.done.keys()), spill, historyTtl(now));
+      await this.stores.cursors.spill(group.name, stream, spilled, held.seekEpoch, now);
     }
     const range = { id, start: outcome.start, n };
     const first = segments.find((s) => s.seq <= range.start && range.start < s.seq + s.count);

@@ -180,6 +180,25 @@ describe('range claims', () => {
     expect(bodies(await pausing.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(range(1, 10));
   });
 
+  it('a claim that reads a notice of the shard it grants on raises the known head on its own first, then takes a range', async () => {
+    expect(bodies(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(range(1, 10));
+    for (let i = 50; i < 80; i += 10) await plain.queue.sendBatch('t', range(1 + i, 10).map((body) => send(body, { shardKey: 'k' })));
+    const claims = vi.spyOn(a.stores.cursors, 'claim');
+    const raises = vi.spyOn(a.stores.cursors, 'raiseKnown');
+    // The notices of m51–m80 announce more than the cursor knows: before, that made the claim an
+    // ordinary one (which raced every grant on the shard); the raise is now a write of its own.
+    expect(bodies(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(range(11, 10));
+    expect(claims).not.toHaveBeenCalled();
+    expect(raises).toHaveBeenCalledTimes(1);
+    const item = await cursorItem(a);
+    const first = Math.min(...Object.values(item.fr as Record<string, number>));
+    // Known up to m80: 79 past m1, the first range's start.
+    expect([rangesIn(item), leasesIn(item), Number(item.kn) - first]).toEqual([2, 0, 79]);
+    // Raised once: the receive's notices are done with, the next receive raises nothing.
+    expect(bodies(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(range(21, 10));
+    expect(raises).toHaveBeenCalledTimes(1);
+  });
+
   it('a seek ends ranges like leases', async () => {
     const got = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
     await new Seeker(plain.stores, plain.clock).seek('g', 'earliest', undefined);
@@ -228,6 +247,43 @@ describe('range claims and history', () => {
     expect(item.hw).toBeDefined();
     expect(Object.keys(item.dn as object).length).toBeLessThan(60);
     expect(statuses(await a.queue.commit('g', first.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
+  });
+});
+
+describe('range claims and history, under contention', () => {
+  it('only a grant that took its range spills: one that failed wrote nothing but itself', async () => {
+    const { a, plain } = await contendedShard(12 * 10);
+    const mine = createDynamoClients({ endpoint: dynamoEndpoint(), requestTimeoutMs: 10_000 });
+    const watch = new FakeStopwatch();
+    const b = harness(mine.doc, a.table, { clock: a.clock, claimContention: contendedClaims([KEY], watch), random: { ...cryptoRandom, fraction: () => 0.5 } });
+    const held = [];
+    for (let i = 0; i < 6; i++) held.push(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }));
+    for (const got of held.slice(0, 5)) expect(statuses(await a.queue.commit('g', got.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
+    // 50 completions: past the cursor's memory (48), the next grant's cursor read plans a spill.
+    expect(Object.keys((await cursorItem(a)).dn as object)).toHaveLength(50);
+    let armed = true;
+    mine.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const update = String((args.input as { UpdateExpression?: string }).UpdateExpression ?? '');
+        // Another consumer's visibility change just before the grant: it fails on the visibility version.
+        if (armed && context.commandName === 'UpdateItemCommand' && /ADD nx/.test(update)) {
+          armed = false;
+          await plain.queue.changeVisibility('g', held[5]![0]!.receiptHandle, 120);
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'visibilityBeforeGrant' },
+    );
+    const spills = vi.spyOn(b.stores.cursors, 'spill');
+    const chunks = vi.spyOn(b.stores.history, 'write');
+    expect(await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+    // Before, every grantor spilled first: on a hot shard each spill round was written by all of them, all but one lost.
+    expect([spills.mock.calls.length, chunks.mock.calls.length]).toEqual([0, 0]);
+    watch.advance(11);
+    expect(bodies(await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(range(61, 10));
+    expect([spills.mock.calls.length, chunks.mock.calls.length]).toEqual([1, 1]);
+    expect(Object.keys((await cursorItem(a)).dn as object).length).toBeLessThanOrEqual(48);
+    expect(statuses(await a.queue.commit('g', held[0]!.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
   });
 });
 

@@ -1124,6 +1124,15 @@ export class Receiver {
     const memoKey = `${group.name}\u0000${stream}`;
     const memo = this.rangeSegments.get(memoKey);
     const expiresAt = now + scope.visibilityMs + retryDelayMs(group.retryPolicy, 1, group.maxDeliveries);
+    // Completions past the cursor's memory go to history first, in a write of their own (a grant does
+    // not depend on `dn`; a spill made with an ordinary claim would lose to every grant). Before the
+    // grant, by every grantor that read them: spilled only by grants that took their range, the
+    // completions stayed longer and every write of the cursor cost more (docs/performance.md).
+    const spill = planSpill(held);
+    if (spill !== undefined) {
+      const spilled = await this.stores.history.write(group.name, stream, held.createdAt ?? 0, new Set(held.done.keys()), spill, historyTtl(now));
+      await this.stores.cursors.spill(group.name, stream, spilled, held.seekEpoch, now);
+    }
     // The maps a grant writes into: once per cursor.
     if (held.rangeMaps !== true && !(await this.stores.cursors.addRangeMaps(group.name, stream, now))) return { ok: false };
     const id = this.random.token();
@@ -1182,15 +1191,6 @@ export class Receiver {
       this.grantPauses.set(memoKey, { until: this.claimContention.stopwatch.now() + this.random.fraction() * GRANT_PAUSE_SLOT_MS * 2 ** (failures - 1), failures });
       while (this.grantPauses.size > RANGE_SEGMENTS_REMEMBERED) this.grantPauses.delete(this.grantPauses.keys().next().value as string);
       return outcome;
-    }
-    // Completions past the cursor's memory go to history in a write of their own (a grant does not
-    // depend on `dn`; a spill made with an ordinary claim would lose to every grant) — by a grant that
-    // took its range only: on a hot shard every grantor read the same completions, and those whose
-    // grant then failed (the lease bound) spilled them too, all but one in vain.
-    const spill = planSpill(held);
-    if (spill !== undefined) {
-      const spilled = await this.stores.history.write(group.name, stream, held.createdAt ?? 0, new Set(held.done.keys()), spill, historyTtl(now));
-      await this.stores.cursors.spill(group.name, stream, spilled, held.seekEpoch, now);
     }
     const range = { id, start: outcome.start, n };
     const first = segments.find((s) => s.seq <= range.start && range.start < s.seq + s.count);

@@ -15,6 +15,7 @@
  * change, so a chunk planned from any snapshot of the cursor states facts.
  */
 import { deliveriesOfToken, seekEpochOfToken, type CursorState, type DoneEntry } from './cursor.js';
+import { Limits } from './model.js';
 
 /** A claim spills when the cursor holds more completions than this (keeps the cursor item, and every write of it, small). */
 export const SPILL_AT = 48;
@@ -69,6 +70,31 @@ export function planSpill(cursor: CursorState): Spill | undefined {
   const chunk = last ? { first: mark + 1, last: last.seq, entries: above } : undefined;
   return { expectMark: cursor.historyMark, chunk, stragglers };
 }
+
+/** When history items written at `now` (ms) expire (epoch s): kept for the longest retention. */
+export const historyTtl = (now: number): number => Math.ceil(now / 1000) + Limits.retentionMaxSeconds;
+
+/** Completions a range claim's spill is due at beyond {@link SPILL_AT}: one more step of this many. */
+export const SPILL_STEP = SPILL_AT / 2;
+
+/** The step of the completions `dn` holds: -1 up to {@link SPILL_AT}, then 0, 1, … every {@link SPILL_STEP}. */
+const spillLevel = (completions: number): number => (completions <= SPILL_AT ? -1 : Math.floor((completions - SPILL_AT - 1) / SPILL_STEP));
+
+/**
+ * Whether the commit of a whole range that added `added` completions, leaving `after` in `dn`, is
+ * the one that spills (docs/design.md, Range claims, "Who spills"): the one that took `dn` past
+ * {@link SPILL_AT}, or past a further {@link SPILL_STEP}. DynamoDB applies writes of one item one
+ * after the other, so exactly one commit crosses each step: every grantor that read the same
+ * completions spilled them before, all but one in vain.
+ */
+export const commitSpills = (after: number, added: number): boolean => spillLevel(after) > spillLevel(after - added);
+
+/**
+ * Completions past which a grant spills them itself (docs/design.md, Range claims, "Who spills"):
+ * the commits that cross a step spill first; this is for a cursor whose crossing commit spilled
+ * nothing (a chunk too small below the leases) or never ran it (its container stopped).
+ */
+export const GRANT_SPILLS_AT = SPILL_HOLES_AT + SPILL_STEP;
 
 /** The mark after a spill. */
 export const markAfter = (spill: Spill): number => spill.chunk?.last ?? spill.expectMark ?? 0;

@@ -5,9 +5,9 @@
  * effect strictly in sequence (docs/design.md, Commit and FIFO).
  */
 import { InvalidArgumentError, ReceiptHandleExpiredError, SluiceError } from '../domain/errors.js';
-import { deliveriesOfToken, leasesInOrder, rangeOfToken, type Lease, type RangeOfLease } from '../domain/cursor.js';
+import { deliveriesOfToken, leasesInOrder, rangeOfToken, type CursorState, type Lease, type RangeOfLease } from '../domain/cursor.js';
 import { normaliseRange } from './range-normaliser.js';
-import { repeatsCommit } from '../domain/history.js';
+import { commitSpills, historyTtl, planSpill, repeatsCommit } from '../domain/history.js';
 import { Limits, type Group, type SendInput, type Topic } from '../domain/model.js';
 import { READY_NOW, guessedReadiness, readinessFor, retryReadiness } from '../domain/readiness.js';
 import { isShardStream } from '../domain/streams.js';
@@ -183,14 +183,28 @@ export class Committer {
           group.deliveryMode !== 'protected' &&
           members.every((m) => m.outgoing.length === 0 && m.receipt.token === token) &&
           new Set(members.map((m) => m.receipt.seq)).size === range.n;
-        if (whole && (await this.stores.cursors.commitRange(group.name, stream, range, token, now))) {
+        const committed = whole ? await this.stores.cursors.commitRange(group.name, stream, range, token, now) : { committed: false };
+        if (committed.committed) {
           for (const m of members) done.add(m.index);
+          if (committed.after && commitSpills(committed.after.done.size, range.n)) await this.spill(group, stream, committed.after, now);
           return;
         }
         await normaliseRange(this.stores, group.name, stream, range, now);
       }),
     );
     return done;
+  }
+
+  /**
+   * The spill of a range commit that crossed a step (history.ts `commitSpills`), planned from the
+   * cursor its write left: completions to history items, then out of `dn` conditional on the mark
+   * and seek epoch as left (a spill or seek since makes it write nothing more).
+   */
+  private async spill(group: Group, stream: string, after: CursorState, now: number): Promise<void> {
+    const spill = planSpill(after);
+    if (spill === undefined) return;
+    const spilled = await this.stores.history.write(group.name, stream, after.createdAt ?? 0, new Set(after.done.keys()), spill, historyTtl(now));
+    await this.stores.cursors.spill(group.name, stream, spilled, after.seekEpoch, now);
   }
 
   /** Everything that can be checked before a write: handles, publish topics, sizes, shard keys. */

@@ -22,7 +22,7 @@ import {
 } from '../domain/cursor.js';
 import { retryDelayMs } from '../domain/retry-policy.js';
 import { normaliseRange } from './range-normaliser.js';
-import { planSpill } from '../domain/history.js';
+import { GRANT_SPILLS_AT, historyTtl, planSpill } from '../domain/history.js';
 import type { MessageIdCodec } from '../domain/message-ids.js';
 import { DeadLetterProperty, type DeadLetterReason } from '../domain/dead-letter.js';
 import { Limits, iso, isPurged, messageContent, type DeliveredMessage, type Group, type MessageRecord, type Topic } from '../domain/model.js';
@@ -1124,11 +1124,11 @@ export class Receiver {
     const memoKey = `${group.name}\u0000${stream}`;
     const memo = this.rangeSegments.get(memoKey);
     const expiresAt = now + scope.visibilityMs + retryDelayMs(group.retryPolicy, 1, group.maxDeliveries);
-    // Completions past the cursor's memory go to history first, in a write of their own (a grant does
-    // not depend on `dn`; a spill made with an ordinary claim would lose to every grant). Before the
-    // grant, by every grantor that read them: spilled only by grants that took their range, the
-    // completions stayed longer and every write of the cursor cost more (docs/performance.md).
-    const spill = planSpill(held);
+    // Completions past the cursor's memory go to history in a write of their own (a grant does not
+    // depend on `dn`; a spill made with an ordinary claim would lose to every grant). The commit of a
+    // range that crosses a step spills them (Committer.commitRanges); a grant only past
+    // GRANT_SPILLS_AT: every grantor that read the same completions spilled them, all but one in vain.
+    const spill = held.done.size > GRANT_SPILLS_AT ? planSpill(held) : undefined;
     if (spill !== undefined) {
       const spilled = await this.stores.history.write(group.name, stream, held.createdAt ?? 0, new Set(held.done.keys()), spill, historyTtl(now));
       await this.stores.cursors.spill(group.name, stream, spilled, held.seekEpoch, now);
@@ -1468,7 +1468,6 @@ const redriveStreamToRead = (group: Group, requested: Set<string>, now: number):
   (group.redriveUntil ?? 0) > now && group.subscriptions.every((s) => requested.has(s.topic)) ? redriveStream(group.name) : undefined;
 
 /** History items outlive every message whose completion they hold: written after it, kept for the longest retention. */
-const historyTtl = (now: number): number => Math.ceil(now / 1000) + Limits.retentionMaxSeconds;
 
 /**
  * Whether new shard cursors of a FIFO namespace start at the shard's first

@@ -250,6 +250,30 @@ describe('range claims and history', () => {
   });
 });
 
+describe('range claims and history: who spills', () => {
+  it('the commit that takes the completions past 48 spills them, once; the grants that read them after spill nothing', async () => {
+    const { a } = await contendedShard(12 * 10);
+    const b = harness(a.doc, a.table, { clock: a.clock, claimContention: contended() });
+    const held = [];
+    for (let i = 0; i < 6; i++) held.push(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }));
+    const spills = vi.spyOn(a.stores.cursors, 'spill');
+    for (const got of held.slice(0, 4)) expect(statuses(await a.queue.commit('g', got.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
+    expect(spills).not.toHaveBeenCalled();
+    expect(Object.keys((await cursorItem(a)).dn as object)).toHaveLength(40);
+    // 40 → 50 completions: this commit crossed 48, and spills the 50 below the lowest lease (m51).
+    expect(statuses(await a.queue.commit('g', held[4]!.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
+    expect(spills).toHaveBeenCalledTimes(1);
+    const item = await cursorItem(a);
+    expect([Object.keys(item.dn as object).length, item.hw !== undefined]).toEqual([0, true]);
+    // Before, every grantor that read the 50 completions spilled them (all but the first in vain).
+    const grantorSpills = vi.spyOn(b.stores.cursors, 'spill');
+    expect(bodies(await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(range(61, 10));
+    expect(grantorSpills).not.toHaveBeenCalled();
+    // The spilled completions still answer their repeated commits.
+    expect(statuses(await b.queue.commit('g', held[0]!.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
+  });
+});
+
 describe('range claims at the lease bound', () => {
   it('ranges count as leases in flight: 10 ranges of 10 fill a shard, the next receive gets nothing until one is committed', async () => {
     const { a } = await contendedShard(13 * 10);

@@ -8,7 +8,7 @@ import { doneOfStored, storedDone, toItem, toState } from '../../lib/adapters/dy
 import { packHistory, unpackHistory } from '../../lib/adapters/dynamodb/history-packing.js';
 import { historyChunkSk, historyStragglerSk } from '../../lib/adapters/dynamodb/keys.js';
 import type { CursorState, DoneEntry, Lease } from '../../lib/domain/cursor.js';
-import { CHUNK_MAX_ENTRIES, CHUNK_MIN_BELOW_LEASES, SPILL_AT, SPILL_HOLES_AT, STRAGGLERS_MAX, markAfter, planSpill, repeatsCommit, spilledSeqs } from '../../lib/domain/history.js';
+import { CHUNK_MAX_ENTRIES, CHUNK_MIN_BELOW_LEASES, SPILL_AT, SPILL_HOLES_AT, SPILL_STEP, STRAGGLERS_MAX, commitSpills, markAfter, planSpill, repeatsCommit, spilledSeqs } from '../../lib/domain/history.js';
 import { Limits } from '../../lib/domain/model.js';
 
 const NOW = 1_800_000_000_000;
@@ -94,6 +94,32 @@ describe('planSpill', () => {
     const spill = planSpill(cursor(range(1, SPILL_AT + 1), [], 500))!;
     expect(spill.chunk).toBeUndefined();
     expect(markAfter(spill)).toBe(500);
+  });
+});
+
+describe('commitSpills (range commits: exactly one commit crosses each step)', () => {
+  it('spills on taking the completions past SPILL_AT, then past each further step, and on no other commit', () => {
+    expect(commitSpills(SPILL_AT, 10)).toBe(false);
+    expect(commitSpills(SPILL_AT + 1, 10)).toBe(true);
+    expect(commitSpills(SPILL_AT + 10, 10)).toBe(true);
+    expect(commitSpills(SPILL_AT + 11, 10)).toBe(false);
+    expect(commitSpills(SPILL_AT + SPILL_STEP, 10)).toBe(false);
+    expect(commitSpills(SPILL_AT + SPILL_STEP + 1, 10)).toBe(true);
+    expect(commitSpills(SPILL_AT + SPILL_STEP + 1, 1)).toBe(true);
+    expect(commitSpills(SPILL_AT + SPILL_STEP + 2, 1)).toBe(false);
+  });
+
+  it('of commits adding 1 to 10 completions each, one after the other, one a step spills', () => {
+    for (let added = 1; added <= 10; added++) {
+      let dn = 0;
+      const spilledAt: number[] = [];
+      for (let i = 0; i < 40; i++) {
+        dn += added;
+        if (commitSpills(dn, added)) spilledAt.push(dn);
+      }
+      const steps = dn <= SPILL_AT ? 0 : Math.floor((dn - SPILL_AT - 1) / SPILL_STEP) + 1;
+      expect(spilledAt).toHaveLength(steps);
+    }
   });
 });
 

@@ -382,9 +382,11 @@ export class CursorStore {
    * claims); false when the range is not there as granted (written out, committed, or ended by a
    * seek): the caller then commits its members as ordinary leases, which also answers a repeat.
    */
-  async commitRange(group: string, stream: string, range: RangeOfLease, token: string, now: number): Promise<boolean> {
+  async commitRange(group: string, stream: string, range: RangeOfLease, token: string, now: number): Promise<{ committed: boolean; after?: CursorState }> {
     const members = Array.from({ length: range.n }, (_, i) => ({ seq: range.start + i, token }));
-    return this.completeGuessing(group, stream, { complete: [], ranges: [{ range, token }], now }, members);
+    // The cursor as this commit left it (`ALL_NEW`, no read units): whether this commit spills (Committer.commitRanges).
+    const after = await this.completeGuessing(group, stream, { complete: [], ranges: [{ range, token }], now }, members, true);
+    return after === false ? { committed: false } : { committed: true, ...(after === true ? {} : { after: toState(after) }) };
   }
 
   /**
@@ -392,12 +394,18 @@ export class CursorStore {
    * claim guessed readiness, then as the cursor each failed attempt saw says; only a readiness
    * guess that did not hold is worth another try. Whether it took effect.
    */
-  private async completeGuessing(group: string, stream: string, change: Omit<CompletionChange, 'readiness'>, leases: Array<{ seq: number; token: string }>): Promise<boolean> {
+  private async completeGuessing(
+    group: string,
+    stream: string,
+    change: Omit<CompletionChange, 'readiness'>,
+    leases: Array<{ seq: number; token: string }>,
+    image = false,
+  ): Promise<boolean | Record<string, unknown>> {
     const shard = isShardStream(stream);
     let readiness = shard ? guessedReadiness(leases.map((e) => e.token)) : undefined;
     for (let attempt = 1; ; attempt++) {
-      const result = await this.complete(group, stream, { ...change, ...(readiness ? { readiness } : {}) });
-      if (result.ok) return true;
+      const result = await this.complete(group, stream, { ...change, ...(readiness ? { readiness } : {}) }, image);
+      if (result.ok) return result.item ?? true;
       const old = result.old ? toState(result.old) : undefined;
       readiness = old && shard && !cursorExpired(old, change.now) ? retryReadiness(old, leases, attempt) : undefined;
       if (!readiness) return false;
@@ -421,24 +429,24 @@ export class CursorStore {
     }
   }
 
-  private complete(group: string, stream: string, change: CompletionChange) {
-    return this.updateCached(group, stream, completionUpdate(group, stream, change));
+  private complete(group: string, stream: string, change: CompletionChange, image = false) {
+    return this.updateCached(group, stream, completionUpdate(group, stream, change), image);
   }
 
   /**
    * A commit or visibility change of one cursor, with the old image when its condition fails; a
    * partition cursor this container has in its cache gets the item the write leaves (`ALL_NEW`).
    */
-  private async updateCached(group: string, stream: string, parts: UpdateParts) {
+  private async updateCached(group: string, stream: string, parts: UpdateParts, image = false) {
     const cached = this.cache.enabled && CursorCache.caches(stream);
     const at = this.cache.now();
     const result = await conditionalWithImage(this.doc, {
       TableName: this.table,
       Key: this.key(group, stream),
       ...parts,
-      ...(cached ? { ReturnValues: 'ALL_NEW' as const } : {}),
+      ...(cached || image ? { ReturnValues: 'ALL_NEW' as const } : {}),
     });
-    if (result.ok && result.item) this.cache.update(group, stream, toState(result.item), at);
+    if (cached && result.ok && result.item) this.cache.update(group, stream, toState(result.item), at);
     return result;
   }
 

@@ -41,6 +41,7 @@ import {
 } from '../domain/streams.js';
 import type { NoticeSegment } from '../adapters/dynamodb/stream-log.js';
 import { claimFits, type ClaimChange } from '../adapters/dynamodb/cursor-updates.js';
+import type { GrantOutcome } from '../adapters/dynamodb/cursors.js';
 import { readyBucketCount, readyBucketPk, readyBucketPks, readyNowKey } from '../adapters/dynamodb/keys.js';
 import { readyKeyChange } from '../adapters/dynamodb/ready-index.js';
 import { ItemConditionFailedError, WriteBatch } from '../adapters/dynamodb/write-batch.js';
@@ -147,6 +148,14 @@ const RANGE_ROUNDS = 2;
  * write): the records it can meet are read before it (`grantClaim`), a condition of the grant.
  */
 const RANGE_AHEAD = 4 * RANGE_MAX_MESSAGES;
+/**
+ * The reach of a container whose last grant on the shard failed because more than RANGE_AHEAD was
+ * granted between its read and its write (`grantReach`): a window of RANGE_AHEAD_WIDE + n numbers,
+ * read only while the last window's records were small enough that it stays within
+ * WIDE_WINDOW_BYTES (one Query page; the receive's memory).
+ */
+const RANGE_AHEAD_WIDE = 9 * RANGE_MAX_MESSAGES;
+const WIDE_WINDOW_BYTES = 1024 * 1024;
 /** A failed grant's pause on its shard: full jitter in [0, slot × 2^(failures in a row − 1)], at most this many doublings. */
 const GRANT_PAUSE_SLOT_MS = 20;
 const GRANT_PAUSE_LEVELS = 5;
@@ -178,6 +187,8 @@ export class Receiver {
    * granted there: a grant sets the cursor's read position `ns` to it (docs/design.md, Range claims).
    */
   private readonly rangeSegments = new Map<string, number>();
+  /** `<group>\u0000<stream>` → the reach of this container's next grant there, when widened (RANGE_AHEAD_WIDE). */
+  private readonly grantReach = new Map<string, number>();
   /**
    * Per group and shard, until when (ms of the claim contention's stopwatch: a wait, not a message time) this container makes no grant there: set by a grant that
    * failed (other grants took the lease bound or moved `nx` past what it read), a full-jitter wait
@@ -1142,7 +1153,8 @@ export class Receiver {
     // new epoch's jump, segments TTL removed) makes this claim an ordinary one, which reads on past
     // the gap; the range takes no more members than the largest record read fits the answer, room
     // held until they are answered.
-    const end = Math.min(held.next + RANGE_AHEAD + n, held.known! + 1);
+    const ahead = this.grantReach.get(memoKey) ?? RANGE_AHEAD;
+    const end = Math.min(held.next + ahead + n, held.known! + 1);
     // Eventually consistent (half the units): a segment the read does not show yet is a gap to it —
     // an ordinary claim then — never a member passed over.
     const segments = await this.stores.log.segmentsCovering(stream, held.next, end - 1, false);
@@ -1172,7 +1184,7 @@ export class Receiver {
       id,
       n,
       expiresAt,
-      nextAtMost: Math.min(held.known! - n, held.next + RANGE_AHEAD),
+      nextAtMost: Math.min(held.known! - n, held.next + ahead),
       ...rangeBound(held, n),
       seekEpoch: held.seekEpoch,
       visibilityVersion: held.visibilityVersion,
@@ -1185,6 +1197,7 @@ export class Receiver {
     const outcome = await this.stores.cursors.grant(group.name, stream, change, group.createdAt);
     const pause = this.grantPauses.get(memoKey);
     this.grantPauses.delete(memoKey);
+    this.widenReach(memoKey, held, change.nextAtMost, ahead, largest, outcome);
     if (!outcome.ok) {
       scope.budget.give(reserved);
       const failures = Math.min((pause?.failures ?? 0) + 1, GRANT_PAUSE_LEVELS);
@@ -1225,6 +1238,24 @@ export class Receiver {
       await normaliseRange(this.stores, group.name, stream, range, now, { untried, passed });
     }
     return { ok: true, delivered };
+  }
+
+  /**
+   * The reach of this container's next grant on the shard (RANGE_AHEAD_WIDE): widened when this one
+   * failed because grants of others between its read and its write took `nx` past its window (on a
+   * hot shard under many consumers, a wave of grantors reads one `nx`, and all but the first
+   * RANGE_AHEAD ÷ n + 1 failed on it), where a window that wide stays within WIDE_WINDOW_BYTES at
+   * the largest record this one met; back to RANGE_AHEAD once a grant found the narrow window enough.
+   */
+  private widenReach(memoKey: string, held: CursorState, nextAtMost: number, ahead: number, largest: number, outcome: GrantOutcome): void {
+    if (outcome.ok) {
+      if (ahead > RANGE_AHEAD && outcome.start - held.next <= RANGE_AHEAD) this.grantReach.delete(memoKey);
+      return;
+    }
+    const pastWindow = outcome.seen !== undefined && outcome.seen.next > nextAtMost && nextAtMost === held.next + ahead;
+    if (!pastWindow || ahead >= RANGE_AHEAD_WIDE || largest * (RANGE_AHEAD_WIDE + RANGE_MAX_MESSAGES) > WIDE_WINDOW_BYTES) return;
+    this.grantReach.set(memoKey, RANGE_AHEAD_WIDE);
+    while (this.grantReach.size > RANGE_SEGMENTS_REMEMBERED) this.grantReach.delete(this.grantReach.keys().next().value as string);
   }
 
   /**

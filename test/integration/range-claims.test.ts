@@ -274,6 +274,55 @@ describe('range claims and history: who spills', () => {
   });
 });
 
+describe('range claims: the window a grant reads', () => {
+  /** `b`, a container of its own whose grants fail once: `a` takes five ranges between its read and its write. */
+  async function overtakenGrant(a: Harness, bodies: (i: number) => string) {
+    const mine = createDynamoClients({ endpoint: dynamoEndpoint(), requestTimeoutMs: 10_000 });
+    const watch = new FakeStopwatch();
+    const b = harness(mine.doc, a.table, { clock: a.clock, claimContention: contendedClaims([KEY], watch), random: { ...cryptoRandom, fraction: () => 0.5 } });
+    expect((await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).map((m) => m.body)).toEqual(Array.from({ length: 10 }, (_, i) => bodies(1 + i)));
+    let armed = true;
+    mine.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const update = String((args.input as { UpdateExpression?: string }).UpdateExpression ?? '');
+        if (armed && context.commandName === 'UpdateItemCommand' && /ADD nx/.test(update)) {
+          armed = false;
+          for (let i = 0; i < 5; i++) await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'grantsBeforeGrant' },
+    );
+    expect(await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).toEqual([]);
+    watch.advance(11);
+    const windows = vi.spyOn(b.stores.log, 'segmentsCovering');
+    return { b, width: (call: number) => windows.mock.calls[call]![2] - windows.mock.calls[call]![1] + 1 };
+  }
+
+  it('a grant that failed because others took nx past its window reads a wider one next; one that found the narrow window enough narrows it again', async () => {
+    const { a } = await contendedShard(20 * 10);
+    const { b, width } = await overtakenGrant(a, (i) => `m${i}`);
+    expect(bodies(await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(range(61, 10));
+    // 90 ahead of nx as read, and the range: before, 40 — the grant fails again under a wave of grantors.
+    expect(width(0)).toBe(100);
+    expect(bodies(await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(range(71, 10));
+    expect(width(1)).toBe(50);
+  });
+
+  it('not where the wide window would pass one Query page (1 MB) at the largest record met', async () => {
+    const { doc, table } = await testTable();
+    const clock = new FakeClock();
+    const a = harness(doc, table, { clock, claimContention: contended() });
+    await a.admin.putTopic('t', build.topic({ type: 'fifo' }));
+    await a.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60 }));
+    const big = (i: number) => `${String(i).padStart(4, '0')}${'x'.repeat(12_000)}`;
+    for (let i = 0; i < 130; i += 10) await a.queue.sendBatch('t', Array.from({ length: 10 }, (_, j) => send(big(1 + i + j), { shardKey: 'k' })));
+    const { b, width } = await overtakenGrant(a, big);
+    expect((await b.queue.receive('g', { maxMessages: 10, waitSeconds: 0 })).map((m) => m.body)).toEqual(Array.from({ length: 10 }, (_, i) => big(61 + i)));
+    expect(width(0)).toBe(50);
+  });
+});
+
 describe('range claims at the lease bound', () => {
   it('ranges count as leases in flight: 10 ranges of 10 fill a shard, the next receive gets nothing until one is committed', async () => {
     const { a } = await contendedShard(13 * 10);

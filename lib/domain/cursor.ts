@@ -91,6 +91,11 @@ export interface DoneEntry {
    * names the lease: a seek restarts deliveries at 1 and bumps the epoch (docs/design.md, Seek).
    */
   epoch?: number;
+  /**
+   * The completions of a whole range's commit, stored as one entry of `dn` (docs/design.md, Range
+   * claims, "One completion a range"): its first sequence number and how many; every member's entry names it.
+   */
+  run?: { start: number; n: number };
 }
 
 export interface CursorState {

@@ -59,10 +59,10 @@ export function planSpill(cursor: CursorState): Spill | undefined {
   if (cursor.done.size <= SPILL_AT) return undefined;
   const mark = markOf(cursor);
   const done = [...cursor.done.values()].sort((a, b) => a.seq - b.seq);
-  const stragglers = done.filter((d) => d.seq <= mark).slice(0, STRAGGLERS_MAX);
+  const stragglers = wholeRuns(done.filter((d) => d.seq <= mark), STRAGGLERS_MAX);
   const lowestLeased = cursor.done.size > SPILL_HOLES_AT ? Infinity : Math.min(...[...cursor.leases.keys()].filter((seq) => seq > mark));
   const below = done.filter((d) => d.seq > mark && d.seq < lowestLeased);
-  const above = (below.length >= CHUNK_MIN_BELOW_LEASES ? below : []).slice(0, CHUNK_MAX_ENTRIES);
+  const above = wholeRuns(below.length >= CHUNK_MIN_BELOW_LEASES ? below : [], CHUNK_MAX_ENTRIES);
   if (above.length === 0 && stragglers.length === 0) return undefined;
   const last = above[above.length - 1];
   // Every completion in (mark, last] is in `above`: it takes the lowest ones, and `dn` holds all
@@ -95,6 +95,19 @@ export const commitSpills = (after: number, added: number): boolean => spillLeve
  * nothing (a chunk too small below the leases) or never ran it (its container stopped).
  */
 export const GRANT_SPILLS_AT = SPILL_HOLES_AT + SPILL_STEP;
+
+/**
+ * The first `most` of `sorted` completions, and the rest of a run (a whole range's commit, stored as
+ * one entry: docs/design.md, Range claims) the cut would split — up to RANGE_MAX_MESSAGES − 1 more:
+ * its entry leaves `dn` only with all its members (cursor-item.ts `completionKeys`).
+ */
+function wholeRuns(sorted: DoneEntry[], most: number): DoneEntry[] {
+  const taken = sorted.slice(0, most);
+  const last = taken[taken.length - 1];
+  if (!last?.run) return taken;
+  const end = last.run.start + last.run.n;
+  return [...taken, ...sorted.slice(most).filter((d) => d.seq < end && d.run?.start === last.run!.start)];
+}
 
 /** The mark after a spill. */
 export const markAfter = (spill: Spill): number => spill.chunk?.last ?? spill.expectMark ?? 0;

@@ -7,6 +7,7 @@
 import { InvalidArgumentError, ReceiptHandleExpiredError, SluiceError } from '../domain/errors.js';
 import { deliveriesOfToken, leasesInOrder, rangeOfToken, type CursorState, type Lease, type RangeOfLease } from '../domain/cursor.js';
 import { normaliseRange } from './range-normaliser.js';
+import { completionKeys } from '../adapters/dynamodb/cursor-item.js';
 import { commitSpills, historyTtl, planSpill, repeatsCommit } from '../domain/history.js';
 import { Limits, type Group, type SendInput, type Topic } from '../domain/model.js';
 import { READY_NOW, guessedReadiness, readinessFor, retryReadiness } from '../domain/readiness.js';
@@ -186,7 +187,9 @@ export class Committer {
         const committed = whole ? await this.stores.cursors.commitRange(group.name, stream, range, token, now) : { committed: false };
         if (committed.committed) {
           for (const m of members) done.add(m.index);
-          if (committed.after && commitSpills(committed.after.done.size, range.n)) await this.spill(group, stream, committed.after, now);
+          // Best effort: the commit took effect, and its answer says so whatever the spill meets (a
+          // throttled history write); the next crossing commit, or a grant past 120, spills instead.
+          if (committed.after && commitSpills(committed.after.done.size, range.n)) await this.spill(group, stream, committed.after, now).catch(() => undefined);
           return;
         }
         await normaliseRange(this.stores, group.name, stream, range, now);
@@ -203,8 +206,8 @@ export class Committer {
   private async spill(group: Group, stream: string, after: CursorState, now: number): Promise<void> {
     const spill = planSpill(after);
     if (spill === undefined) return;
-    const spilled = await this.stores.history.write(group.name, stream, after.createdAt ?? 0, new Set(after.done.keys()), spill, historyTtl(now));
-    await this.stores.cursors.spill(group.name, stream, spilled, after.seekEpoch, now);
+    const spilled = await this.stores.history.write(group.name, stream, after.createdAt ?? 0, after.done, spill, historyTtl(now));
+    await this.stores.cursors.spill(group.name, stream, { ...spilled, remove: completionKeys(after.done, spilled.remove) }, after.seekEpoch, now);
   }
 
   /** Everything that can be checked before a write: handles, publish topics, sizes, shard keys. */

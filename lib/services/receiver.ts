@@ -41,6 +41,7 @@ import {
 } from '../domain/streams.js';
 import type { NoticeSegment } from '../adapters/dynamodb/stream-log.js';
 import { claimFits, type ClaimChange } from '../adapters/dynamodb/cursor-updates.js';
+import { completionKeys } from '../adapters/dynamodb/cursor-item.js';
 import type { GrantOutcome } from '../adapters/dynamodb/cursors.js';
 import { readyBucketCount, readyBucketPk, readyBucketPks, readyNowKey } from '../adapters/dynamodb/keys.js';
 import { readyKeyChange } from '../adapters/dynamodb/ready-index.js';
@@ -902,7 +903,7 @@ export class Receiver {
           ? Promise.resolve({ segments: reused.segments, more: reused.truncated, heldUntil: reused.heldUntil })
           : this.stores.log.readSegments(stream, read.segmentStart, limit + 1, { maxBytes: scope.budget.remaining, reach: read.next + limit, sized }),
         spill
-          ? this.stores.history.write(group.name, stream, read.createdAt ?? 0, new Set(read.done.keys()), spill, historyTtl(now))
+          ? this.stores.history.write(group.name, stream, read.createdAt ?? 0, read.done, spill, historyTtl(now))
           : Promise.resolve(undefined),
       ]);
       const segments = fresh.segments;
@@ -956,7 +957,7 @@ export class Receiver {
           segmentStart: plan.segmentStart,
           grant: plan.grant,
           close: plan.close,
-          forgetDone: spilled?.remove ?? [],
+          forgetDone: spilled ? completionKeys(held.done, spilled.remove) : [],
           ...(fold.length > 0 ? { commit: { entries: fold.map(({ seq, token }) => ({ seq, token })), now } } : {}),
           ...(spilled ? { history: { expectMark: spilled.expectMark, mark: spilled.mark } } : {}),
           // The cursor may come from the cursor cache: the plan holds only in the seek epoch it read.
@@ -1141,8 +1142,8 @@ export class Receiver {
     // GRANT_SPILLS_AT: every grantor that read the same completions spilled them, all but one in vain.
     const spill = held.done.size > GRANT_SPILLS_AT ? planSpill(held) : undefined;
     if (spill !== undefined) {
-      const spilled = await this.stores.history.write(group.name, stream, held.createdAt ?? 0, new Set(held.done.keys()), spill, historyTtl(now));
-      await this.stores.cursors.spill(group.name, stream, spilled, held.seekEpoch, now);
+      const spilled = await this.stores.history.write(group.name, stream, held.createdAt ?? 0, held.done, spill, historyTtl(now));
+      await this.stores.cursors.spill(group.name, stream, { ...spilled, remove: completionKeys(held.done, spilled.remove) }, held.seekEpoch, now);
     }
     // The maps a grant writes into: once per cursor.
     if (held.rangeMaps !== true && !(await this.stores.cursors.addRangeMaps(group.name, stream, now))) return { ok: false };

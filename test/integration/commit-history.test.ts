@@ -125,7 +125,7 @@ describe('standard topic: history for the whole retention', () => {
     const spill = planSpill(read);
     expect(spill?.chunk).toBeDefined();
     // A spill whose claim never comes: its chunk stands alone at the mark.
-    const written = await h.stores.history.write('billing', read.stream, read.createdAt ?? 0, new Set(read.done.keys()), spill!, 2_000_000_000);
+    const written = await h.stores.history.write('billing', read.stream, read.createdAt ?? 0, read.done, spill!, 2_000_000_000);
     expect(written.mark).toBe(spill!.chunk!.last);
     // The next receive's spill finds it, adopts it, and everything stays known.
     await churn(1);

@@ -362,10 +362,11 @@ describe('range claims (docs/design.md, Range claims)', () => {
     expect(render(normaliseUpdate({ id: 'R1', start: 20, n: 3 }, 9000, [], 0)).update).toBe('REMOVE fr.R1, fq.R1');
   });
 
-  it('a commit of a whole range removes it and completes every member, counted as leases by readiness', () => {
+  it('a commit of a whole range removes it and completes every member in one entry, counted as leases by readiness', () => {
     const token = rangeToken({ id: 'R1', start: 20, n: 2 });
     const drop = render(completionUpdate('g', SHARD, { complete: [], ranges: [{ range: { id: 'R1', start: 20, n: 2 }, token }], now: 4096, readiness: { readiness: 'drop', guarded: true } }));
-    expect(drop.update).toMatch(/^SET dn\.20 = \d+, dn\.21 = \d+ REMOVE fr\.R1, fq\.R1, g1pk, g1sk ADD cm 2$/);
+    // One entry for the range's completions: [at × 4096 + deliveries × 4 + committed, epoch, n].
+    expect(drop.update).toBe(`SET dn.20 = [${4096 * 4096 + 4},0,2] REMOVE fr.R1, fq.R1, g1pk, g1sk ADD cm 2`);
     expect(drop.condition).toContain('fr.R1 = 20 AND fq.R1.n = 2');
     expect(drop.condition).toContain('kn < nx AND size(fl) = 0 AND (attribute_not_exists(fq) OR size(fq) = 1)');
     const keep = render(completionUpdate('g', SHARD, { complete: [{ seq: 5, token: 'x' }], now: 4096, readiness: { readiness: 'keep', guarded: true } }));

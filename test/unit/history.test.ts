@@ -4,7 +4,7 @@
  * every stored form gives back exactly what went in.
  */
 import { describe, expect, it } from 'vitest';
-import { doneOfStored, storedDone, toItem, toState } from '../../lib/adapters/dynamodb/cursor-item.js';
+import { completionKeys, doneOfStored, storedDone, toItem, toState } from '../../lib/adapters/dynamodb/cursor-item.js';
 import { packHistory, unpackHistory } from '../../lib/adapters/dynamodb/history-packing.js';
 import { historyChunkSk, historyStragglerSk } from '../../lib/adapters/dynamodb/keys.js';
 import type { CursorState, DoneEntry, Lease } from '../../lib/domain/cursor.js';
@@ -171,6 +171,39 @@ describe('stored forms', () => {
   it('a cursor round-trips with its history mark and creation time', () => {
     const c = { ...cursor([1, 2, 3], [5], 2), createdAt: NOW };
     expect(toState(toItem(c))).toEqual(c);
+  });
+
+  it("a whole range's completions are one entry [number, epoch, n], read back as n completions naming their run", () => {
+    const run = { start: 20, n: 10 };
+    const members = range(20, 29).map((seq) => done(seq, { at: NOW, run, epoch: 2 }));
+    const c = { ...cursor([5], [40]), done: new Map([[5, done(5)], ...members.map((m) => [m.seq, m] as const)]) };
+    const item = toItem(c);
+    expect(item.dn).toEqual({ '5': storedDone(done(5)), '20': [storedDone(done(20, { at: NOW })), 2, 10] });
+    expect(toState(item)).toEqual(c);
+    // A run not whole (a size estimate after members left) is stored a completion an entry.
+    const part = new Map(c.done);
+    part.delete(25);
+    expect(Object.keys(toItem({ ...c, done: part }).dn as object)).toHaveLength(10);
+  });
+
+  it("removing completions removes a run's entry only with every member of it", () => {
+    const run = { start: 20, n: 3 };
+    const map = new Map([[7, done(7)], ...[20, 21, 22].map((seq) => [seq, done(seq, { run })] as const)]);
+    expect(completionKeys(map, [7, 20, 21, 22])).toEqual([7, 20]);
+    expect(completionKeys(map, [7, 20, 21])).toEqual([7]);
+  });
+
+  it('a spill takes a run whole: a chunk cut inside one ends at its end, stragglers too', () => {
+    const run = { start: CHUNK_MAX_ENTRIES - 4, n: 10 };
+    const c = cursor(range(1, CHUNK_MAX_ENTRIES + 20));
+    for (let seq = run.start; seq < run.start + run.n; seq++) c.done.set(seq, done(seq, { run }));
+    const spill = planSpill(c)!;
+    expect(spill.chunk!.last).toBe(run.start + run.n - 1);
+    expect(spill.chunk!.entries).toHaveLength(CHUNK_MAX_ENTRIES + 5);
+    const straggling = { start: 3, n: 10 };
+    const s = cursor([...range(1, 12), ...range(101, 100 + SPILL_AT)], [], 100);
+    for (let seq = 3; seq < 13; seq++) s.done.set(seq, done(seq, { run: straggling }));
+    expect(planSpill(s)!.stragglers.map((d) => d.seq)).toEqual(range(1, 12));
   });
 
   it('packs a chunk in ~7 bytes per completion and unpacks exactly, times before the base included', () => {

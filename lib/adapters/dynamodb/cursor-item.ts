@@ -7,7 +7,8 @@
  *   nx    next sequence number never delivered to the group
  *   ns    first sequence number of the segment holding nx (where reading resumes)
  *   fl    leases in flight: { "<seq>": StoredLease } — see below
- *   dn    completions not yet spilled into history: { "<seq>": StoredDone } — see below
+ *   dn    completions not yet spilled into history: { "<seq>": StoredDone } — see below; the
+ *         commit of a whole range stores its members as one entry `"<start>": [number, epoch, n]`
  *   hw    history mark: completions up to it are in history chunks or in `dn` (history.ts)
  *   cm    count of committed messages
  *   dl    count of dead-lettered messages
@@ -72,7 +73,15 @@ export interface StoredLease {
  * A completion of a lease granted after a seek of its cursor is the list
  * `[number, epoch]` (the number has no bits left; docs/design.md, Seek).
  */
-export type StoredDone = number | [number, number];
+export type StoredDone = number | [number, number] | StoredRun;
+
+/**
+ * The completions of a whole range's commit (docs/design.md, Range claims, "One completion a
+ * range"): `[number, epoch (0: none), n]` under the range's first sequence number, one entry for
+ * its n members (they share the commit's time, outcome, deliveries and epoch). A hot shard's cursor
+ * held 40–150 completions of ~25 bytes each: most of its size, and every write of it is billed by size.
+ */
+export type StoredRun = [number, number, number];
 
 /** A range's size and lease expiry, in `fq` (its start is `fr.<id>`). */
 export interface StoredRange {
@@ -102,13 +111,20 @@ export const storedLease = (lease: Lease): StoredLease => {
   return stored;
 };
 
-export const storedDone = (done: DoneEntry): StoredDone => {
+export const storedDone = (done: DoneEntry): number | [number, number] => {
   const n = done.at * AT_FACTOR + done.deliveries * 4 + OUTCOME_CODES[done.outcome];
   return done.epoch ? [n, done.epoch] : n;
 };
 
-/** The completion of `seq` as stored (the number, `[number, epoch]`, or an earlier version's map). */
+/** The one entry of a run of `n` completions like `done` (its first member's). */
+export const storedRun = (done: DoneEntry, n: number): StoredRun => {
+  const stored = storedDone(done);
+  return Array.isArray(stored) ? [stored[0], stored[1], n] : [stored, 0, n];
+};
+
+/** The completion of `seq` as stored (the number, `[number, epoch]`, a run's entry for its member `seq`, or an earlier version's map). */
 export const doneOfStored = (seq: number, stored: StoredDone | LegacyStoredDone): DoneEntry => {
+  if (Array.isArray(stored) && stored.length === 3) return doneOfStored(seq, Number(stored[1]) > 0 ? [Number(stored[0]), Number(stored[1])] : Number(stored[0]));
   if (Array.isArray(stored)) {
     const epoch = Number(stored[1]);
     return { ...doneOfStored(seq, Number(stored[0])), ...(epoch > 0 ? { epoch } : {}) };
@@ -151,7 +167,7 @@ export const toItem = (state: CursorState): Record<string, unknown> => {
     ns: state.segmentStart,
     fl: Object.fromEntries([...state.leases].filter(([, lease]) => !lease.range).map(([seq, lease]) => [String(seq), storedLease(lease)])),
     ...(ranges ?? (state.rangeMaps ? { fr: {}, fq: {} } : {})),
-    dn: Object.fromEntries([...state.done].map(([seq, done]) => [String(seq), storedDone(done)])),
+    dn: storedCompletions(state.done),
     cm: state.committed,
     dl: state.deadLettered,
   };
@@ -173,6 +189,47 @@ export const toItem = (state: CursorState): Record<string, unknown> => {
     item.g1sk = state.readyKey;
   }
   return item;
+};
+
+/** `dn` as stored: a run whose every member is there is one entry under its start, anything else an entry a completion. */
+export const storedCompletions = (done: ReadonlyMap<number, DoneEntry>): Record<string, StoredDone> => {
+  const stored: Record<string, StoredDone> = {};
+  for (const [seq, entry] of done) {
+    if (entry.run && wholeRun(done, entry.run)) {
+      if (seq === entry.run.start) stored[String(seq)] = storedRun(entry, entry.run.n);
+      continue;
+    }
+    stored[String(seq)] = storedDone(entry);
+  }
+  return stored;
+};
+
+/** Whether every member of `run` is in `done`, as a member of it. */
+const wholeRun = (done: ReadonlyMap<number, DoneEntry>, run: { start: number; n: number }): boolean => {
+  for (let seq = run.start; seq < run.start + run.n; seq++) if (done.get(seq)?.run?.start !== run.start) return false;
+  return true;
+};
+
+/**
+ * The keys of `dn` that removing the completions `seqs` removes: each completion's own, a run's
+ * start once every member of it is among `seqs` — a run with members not among them stays whole
+ * (those that are were written to history, and are there twice: harmless; a later spill takes the
+ * run as a whole).
+ */
+export const completionKeys = (done: ReadonlyMap<number, DoneEntry>, seqs: readonly number[]): number[] => {
+  const removing = new Set(seqs);
+  const keys = new Set<number>();
+  for (const seq of seqs) {
+    const run = done.get(seq)?.run;
+    if (!run) {
+      keys.add(seq);
+      continue;
+    }
+    let whole = true;
+    for (let member = run.start; member < run.start + run.n; member++) if (!removing.has(member)) whole = false;
+    if (whole) keys.add(run.start);
+  }
+  return [...keys];
 };
 
 /** The ranges among `leases`, as stored (`fr`, `fq`); undefined when there are none. */
@@ -217,8 +274,15 @@ export const toState = (item: Record<string, unknown>): CursorState => {
     }
   }
   const done = new Map<number, DoneEntry>();
-  for (const [seq, d] of Object.entries((item.dn as Record<string, StoredDone | LegacyStoredDone> | undefined) ?? {})) {
-    done.set(Number(seq), doneOfStored(Number(seq), d));
+  for (const [key, d] of Object.entries((item.dn as Record<string, StoredDone | LegacyStoredDone> | undefined) ?? {})) {
+    const start = Number(key);
+    if (Array.isArray(d) && d.length === 3) {
+      // A whole range's completions: one entry, each member read as its own (naming the run).
+      const run = { start, n: Number(d[2]) };
+      for (let seq = start; seq < start + run.n; seq++) done.set(seq, { ...doneOfStored(seq, d), run });
+      continue;
+    }
+    done.set(start, doneOfStored(start, d));
   }
   return {
     group: groupOfCursorPk(String(item.pk)),

@@ -12,7 +12,7 @@
 import { completionEpoch, deliveriesOfToken, type CursorState, type DoneEntry, type Lease, type RangeOfLease } from '../../domain/cursor.js';
 import { READY_NOW, type CommitReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
-import { shardCursorTtl, storedDone, storedLease, storedRanges, toItem } from './cursor-item.js';
+import { shardCursorTtl, storedDone, storedLease, storedRanges, storedRun, toItem } from './cursor-item.js';
 import { itemBytes } from './item-size.js';
 import { readyAtKey, readyIndexPk, readyNowKey } from './keys.js';
 import type { ReadyKeyChange } from './ready-index.js';
@@ -127,7 +127,7 @@ export interface ClaimChange {
   grant: Array<{ lease: Lease; replaces: Lease | undefined }>;
   /** Leases to close without delivery (message expired), with the lease (as read) that must still be there. */
   close: Array<{ done: DoneEntry; replaces: Lease }>;
-  /** Completions to remove from `dn`: spilled into history items, written before this update (lib/domain/history.ts). */
+  /** Keys of `dn` to remove (cursor-item.ts `completionKeys`): completions spilled into history items, written before this update (lib/domain/history.ts). */
   forgetDone: number[];
   /**
    * Commits carried by the receive, folded into its claim (docs/design.md, Carried commits): each
@@ -434,7 +434,12 @@ export function cursorAfterClaim(cursor: CursorState, change: ClaimChange): Curs
     done.set(seq, committedDone(seq, token, change.commit?.now ?? 0));
   }
   for (const { lease } of change.grant) leases.set(lease.seq, lease);
-  for (const seq of change.forgetDone) done.delete(seq);
+  for (const key of change.forgetDone) {
+    // A key of `dn` (cursor-item.ts `completionKeys`): a run's start removes every member of it.
+    const run = done.get(key)?.run;
+    if (run?.start !== key) done.delete(key);
+    else for (let seq = run.start; seq < run.start + run.n; seq++) done.delete(seq);
+  }
   const historyMark = change.history ? change.history.mark : cursor.historyMark;
   const readyKey = change.shard?.index ? change.shard.index.to : cursor.readyKey;
   const rekey = change.shard?.rekey;
@@ -508,9 +513,8 @@ export function completionUpdate(group: string, stream: string, change: Completi
     const r = x.name(range.id);
     removes.push(`${x.fr}.${r}`, `${x.fq}.${r}`);
     conditions.push(`${x.fr}.${r} = ${x.value(range.start)}`, `${x.fq}.${r}.n = ${x.value(range.n)}`);
-    for (let seq = range.start; seq < range.start + range.n; seq++) {
-      sets.push(`${dn()}.${x.name(String(seq))} = ${x.value(storedDone(committedDone(seq, token, change.now)))}`);
-    }
+    // One entry for the range's completions (docs/design.md, Range claims, "One completion a range").
+    sets.push(`${dn()}.${x.name(String(range.start))} = ${x.value(storedRun(committedDone(range.start, token, change.now), range.n))}`);
     rangeMembers += range.n;
   }
   const rangesCompleted = change.ranges?.length ?? 0;

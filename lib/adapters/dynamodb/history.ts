@@ -34,6 +34,10 @@ export interface SpillWritten {
   remove: number[];
 }
 
+/** Whether a chunk's completion is the cursor's (as stored: time, deliveries, outcome, seek epoch). */
+const sameCompletion = (chunked: DoneEntry, held: DoneEntry | undefined): boolean =>
+  held !== undefined && JSON.stringify(storedDone(chunked)) === JSON.stringify(storedDone(held));
+
 export class HistoryStore {
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -46,7 +50,7 @@ export class HistoryStore {
    * already, adopts that one — and its stragglers. Returns what the claim must
    * apply, conditional on the mark the plan read.
    */
-  async write(group: string, stream: string, createdAt: number, known: ReadonlySet<number>, spill: Spill, ttlSeconds: number): Promise<SpillWritten> {
+  async write(group: string, stream: string, createdAt: number, known: ReadonlyMap<number, DoneEntry>, spill: Spill, ttlSeconds: number): Promise<SpillWritten> {
     const pk = historyPk(group, stream);
     const stragglers = spill.stragglers.map((entry) =>
       call(() =>
@@ -59,7 +63,7 @@ export class HistoryStore {
     return { expectMark: spill.expectMark, mark: chunk.mark, remove: [...chunk.remove, ...spill.stragglers.map((e) => e.seq)] };
   }
 
-  private async writeChunk(group: string, stream: string, createdAt: number, known: ReadonlySet<number>, spill: Spill, ttlSeconds: number) {
+  private async writeChunk(group: string, stream: string, createdAt: number, known: ReadonlyMap<number, DoneEntry>, spill: Spill, ttlSeconds: number) {
     const { chunk } = spill;
     if (!chunk) return { mark: markAfter(spill), remove: [] as number[] };
     const base = chunk.entries[0]?.at ?? 0;
@@ -75,10 +79,12 @@ export class HistoryStore {
     if (put) return { mark: chunk.last, remove: chunk.entries.map((e) => e.seq) };
     // A spill at this mark was written before and its claim lost (or a racer's claim won): that
     // chunk stands. Its range may differ from this plan's; the completions of its range that it
-    // does not hold were leased when it was planned and are stragglers now.
+    // does not hold were leased when it was planned and are stragglers now. Only completions it
+    // holds as the cursor does leave `dn`: one whose cursor write lost to a seek left a chunk of the
+    // earlier epoch's completions, and a replay's completions of the same numbers stay (stragglers).
     const existing = await this.chunkAt(group, stream, createdAt, chunk.first);
     if (!existing) return { mark: spill.expectMark ?? 0, remove: [] as number[] };
-    return { mark: existing.last, remove: existing.entries.map((e) => e.seq).filter((seq) => known.has(seq)) };
+    return { mark: existing.last, remove: existing.entries.filter((e) => sameCompletion(e, known.get(e.seq))).map((e) => e.seq) };
   }
 
   /**

@@ -1,0 +1,119 @@
+/**
+ * The spill of a crossing range commit (Committer.commitRanges; docs/design.md, Range claims, "Who
+ * spills") against what can come between its history write and its cursor write, on DynamoDB Local:
+ * a seek (the cursor write loses; the chunk it left must not take a replay's completions out of
+ * `dn` when a later spill adopts it), and a throttled history write (the commit took effect and
+ * answers so). Both found by a review's probes (2026-12-05).
+ */
+import { describe, expect, it } from 'vitest';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
+import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
+import { cursorPk } from '../../lib/adapters/dynamodb/keys.js';
+import { contendedClaims } from '../helpers/contended-claims.js';
+import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
+import * as build from '../helpers/builders.js';
+import { Seeker } from '../../lib/services/seeker.js';
+
+const SHARD = 't:t/k:k';
+const KEY = `g\u0000${SHARD}`;
+const bodies = (messages: Array<{ body: string }>) => messages.map((m) => m.body);
+const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => `m${from + i}`);
+const statuses = (results: Array<{ status?: string; error?: { code: string } }>) => results.map((r) => r.status ?? r.error?.code);
+
+async function cursorItem(h: Harness): Promise<Record<string, unknown>> {
+  const { Item } = await h.doc.send(new GetCommand({ TableName: h.table, Key: { pk: cursorPk('g'), sk: SHARD }, ConsistentRead: true }));
+  return Item ?? {};
+}
+/** Completions in `dn`: a whole range's commit is one entry `[number, epoch, n]` for its n members. */
+const completionsIn = (item: Record<string, unknown>) =>
+  Object.values((item.dn as Record<string, unknown> | undefined) ?? {}).reduce<number>((sum, d) => sum + (Array.isArray(d) && d.length === 3 ? Number(d[2]) : 1), 0);
+
+/** A FIFO topic `t`, a concurrent group `g`, 60 messages on shard `k`; `c` a contended container on its own client (`mine`). */
+async function shard() {
+  const { doc, table } = await testTable();
+  const clock = new FakeClock();
+  const plain = harness(doc, table, { clock });
+  await plain.admin.putTopic('t', build.topic({ type: 'fifo' }));
+  await plain.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60 }));
+  for (let i = 0; i < 60; i += 10) await plain.queue.sendBatch('t', range(1 + i, 10).map((body) => send(body, { shardKey: 'k' })));
+  const mine = createDynamoClients({ endpoint: dynamoEndpoint(), requestTimeoutMs: 10_000 });
+  const c = harness(mine.doc, table, { clock, claimContention: contendedClaims([KEY]) });
+  return { plain, c, mine, table, doc };
+}
+
+describe('a crossing range commit spill', () => {
+  it('raced by a seek: a repeated commit of the replay after a later spill adopted its chunk answers committed', async () => {
+    const { plain, c, mine } = await shard();
+    let armed = false;
+    let seeks = 0;
+    mine.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const update = String((args.input as { UpdateExpression?: string }).UpdateExpression ?? '');
+        // The spill's own cursor write (after its history chunk was written): a seek comes first.
+        if (armed && context.commandName === 'UpdateItemCommand' && /SET hw =/.test(update)) {
+          armed = false;
+          seeks++;
+          await new Seeker(plain.stores, plain.clock).seek('g', 'earliest', undefined);
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'seekBeforeSpill' },
+    );
+
+    const held = [];
+    for (let i = 0; i < 5; i++) held.push(await c.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }));
+    expect(held.map(bodies)).toEqual([0, 1, 2, 3, 4].map((i) => range(1 + 10 * i, 10)));
+    for (const got of held.slice(0, 4)) expect(statuses(await c.queue.commit('g', got.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
+    // 40 → 50: this commit crosses 48 and spills; a seek lands between its chunk and its cursor write.
+    armed = true;
+    expect(statuses(await c.queue.commit('g', held[4]!.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
+    expect(seeks).toBe(1);
+    let item = await cursorItem(plain);
+    // The spill's cursor write lost to the seek: no mark, the 50 completions still in `dn`, seek epoch 1.
+    expect([item.hw, Number(item.se), completionsIn(item)]).toEqual([undefined, 1, 50]);
+
+    // The replay after the seek: m1–m10 again, in the new seek epoch, committed as a whole range.
+    const replay = await c.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    expect(bodies(replay)).toEqual(range(1, 10));
+    expect(statuses(await c.queue.commit('g', replay.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
+    item = await cursorItem(plain);
+    const inDn = completionsIn(item);
+    // A repeat of the replay's commit must answer committed (the replay's completions are in `dn`
+    // or in history). Without the race (a seek after the spill) they stay in `dn` as stragglers: 10.
+    const repeat = statuses(await plain.queue.commit('g', replay.map((m) => m.receiptHandle)));
+    expect({ repeat, inDn }).toEqual({ repeat: Array(10).fill('committed'), inDn: 10 });
+  });
+
+  it('meeting a throttled history write: the commit took effect and answers committed (the spill is housekeeping)', async () => {
+    const { c, mine, table, doc } = await shard();
+    let armed = false;
+    mine.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const item = (args.input as { Item?: { pk?: unknown } }).Item;
+        const pk = typeof item?.pk === 'string' ? item.pk : String((item?.pk as { S?: string } | undefined)?.S ?? '');
+        if (armed && context.commandName === 'PutItemCommand' && pk.startsWith('H#')) {
+          armed = false;
+          throw new ProvisionedThroughputExceededException({ message: 'injected: throttled history write', $metadata: {} });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'throttleHistory' },
+    );
+    const held = [];
+    for (let i = 0; i < 5; i++) held.push(await c.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }));
+    for (const got of held.slice(0, 4)) expect(statuses(await c.queue.commit('g', got.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
+    armed = true;
+    let answer: unknown;
+    try {
+      answer = statuses(await c.queue.commit('g', held[4]!.map((m) => m.receiptHandle)));
+    } catch (error) {
+      answer = `threw ${(error as Error).name}: ${(error as Error).message}`;
+    }
+    const { Item } = await doc.send(new GetCommand({ TableName: table, Key: { pk: cursorPk('g'), sk: SHARD }, ConsistentRead: true }));
+    // The commit's own write took effect: 50 completions, no range left.
+    expect([Number(Item!.cm), Object.keys(Item!.fq as object).length]).toEqual([50, 0]);
+    expect(answer).toEqual(Array(10).fill('committed'));
+  });
+});

@@ -180,6 +180,13 @@ describe('stored forms', () => {
     const item = toItem(c);
     expect(item.dn).toEqual({ '5': storedDone(done(5)), '20': [storedDone(done(20, { at: NOW })), 2, 10] });
     expect(toState(item)).toEqual(c);
+    // A member's completion of its own (a replay after a seek) wins over the run's, whatever the key order.
+    const big = 1_796_447_835_000_001;
+    const replayed = done(big + 3, { at: NOW + 5, epoch: 3 });
+    const dn = { [String(big + 3)]: storedDone(replayed), [String(big)]: [storedDone(done(big, { at: NOW })), 2, 10] };
+    expect(Object.keys(dn)[0]).toBe(String(big + 3));
+    expect(toState({ ...item, dn }).done.get(big + 3)).toEqual(replayed);
+    expect(toState({ ...item, dn }).done.get(big + 4)?.run).toEqual({ start: big, n: 10 });
     // A run not whole (a size estimate after members left) is stored a completion an entry.
     const part = new Map(c.done);
     part.delete(25);

@@ -274,16 +274,16 @@ export const toState = (item: Record<string, unknown>): CursorState => {
     }
   }
   const done = new Map<number, DoneEntry>();
-  for (const [key, d] of Object.entries((item.dn as Record<string, StoredDone | LegacyStoredDone> | undefined) ?? {})) {
-    const start = Number(key);
-    if (Array.isArray(d) && d.length === 3) {
-      // A whole range's completions: one entry, each member read as its own (naming the run).
-      const run = { start, n: Number(d[2]) };
-      for (let seq = start; seq < start + run.n; seq++) done.set(seq, { ...doneOfStored(seq, d), run });
-      continue;
-    }
-    done.set(start, doneOfStored(start, d));
+  const stored = Object.entries((item.dn as Record<string, StoredDone | LegacyStoredDone> | undefined) ?? {});
+  // A whole range's completions first: one entry, each member read as its own (naming the run). A
+  // completion of its own of a member number (a replay after a seek) is later, and wins — keys of
+  // 16 digits come in no numeric order.
+  for (const [key, d] of stored) {
+    if (!Array.isArray(d) || d.length !== 3) continue;
+    const run = { start: Number(key), n: Number(d[2]) };
+    for (let seq = run.start; seq < run.start + run.n; seq++) done.set(seq, { ...doneOfStored(seq, d), run });
   }
+  for (const [key, d] of stored) if (!Array.isArray(d) || d.length !== 3) done.set(Number(key), doneOfStored(Number(key), d));
   return {
     group: groupOfCursorPk(String(item.pk)),
     stream: String(item.sk),

@@ -106,7 +106,7 @@ function wholeRuns(sorted: DoneEntry[], most: number): DoneEntry[] {
   const last = taken[taken.length - 1];
   if (!last?.run) return taken;
   const end = last.run.start + last.run.n;
-  return [...taken, ...sorted.slice(most).filter((d) => d.seq < end && d.run?.start === last.run!.start)];
+  return [...taken, ...sorted.slice(most).filter((d) => d.seq < end)];
 }
 
 /** The mark after a spill. */

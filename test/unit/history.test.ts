@@ -187,6 +187,10 @@ describe('stored forms', () => {
     expect(Object.keys(dn)[0]).toBe(String(big + 3));
     expect(toState({ ...item, dn }).done.get(big + 3)).toEqual(replayed);
     expect(toState({ ...item, dn }).done.get(big + 4)?.run).toEqual({ start: big, n: 10 });
+    // And a run after a seek over numbers completed one by one before it: the run's members count.
+    const earlier = done(big + 3, { at: NOW - 5 });
+    const after = { [String(big + 3)]: storedDone(earlier), [String(big)]: [storedDone(done(big, { at: NOW })), 1, 10] };
+    expect(toState({ ...item, dn: after }).done.get(big + 3)).toEqual(done(big + 3, { at: NOW, epoch: 1, run: { start: big, n: 10 } }));
     // A run not whole (a size estimate after members left) is stored a completion an entry.
     const part = new Map(c.done);
     part.delete(25);

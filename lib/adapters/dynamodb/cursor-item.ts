@@ -191,6 +191,9 @@ export const toItem = (state: CursorState): Record<string, unknown> => {
   return item;
 };
 
+/** Whether completion `a` of a number came after `b`: a higher seek epoch, or the same and a later time. */
+const later = (a: DoneEntry, b: DoneEntry): boolean => ((a.epoch ?? 0) !== (b.epoch ?? 0) ? (a.epoch ?? 0) > (b.epoch ?? 0) : a.at > b.at);
+
 /** `dn` as stored: a run whose every member is there is one entry under its start, anything else an entry a completion. */
 export const storedCompletions = (done: ReadonlyMap<number, DoneEntry>): Record<string, StoredDone> => {
   const stored: Record<string, StoredDone> = {};
@@ -274,16 +277,21 @@ export const toState = (item: Record<string, unknown>): CursorState => {
     }
   }
   const done = new Map<number, DoneEntry>();
-  const stored = Object.entries((item.dn as Record<string, StoredDone | LegacyStoredDone> | undefined) ?? {});
-  // A whole range's completions first: one entry, each member read as its own (naming the run). A
-  // completion of its own of a member number (a replay after a seek) is later, and wins — keys of
-  // 16 digits come in no numeric order.
-  for (const [key, d] of stored) {
-    if (!Array.isArray(d) || d.length !== 3) continue;
+  // A whole range's completions are one entry, each member read as its own (naming the run). A
+  // number may have a completion of its own besides (a seek replayed it, before or after the run):
+  // the later one counts — the higher seek epoch, then the later time.
+  const put = (entry: DoneEntry) => {
+    const other = done.get(entry.seq);
+    if (other === undefined || later(entry, other)) done.set(entry.seq, entry);
+  };
+  for (const [key, d] of Object.entries((item.dn as Record<string, StoredDone | LegacyStoredDone> | undefined) ?? {})) {
+    if (!Array.isArray(d) || d.length !== 3) {
+      put(doneOfStored(Number(key), d));
+      continue;
+    }
     const run = { start: Number(key), n: Number(d[2]) };
-    for (let seq = run.start; seq < run.start + run.n; seq++) done.set(seq, { ...doneOfStored(seq, d), run });
+    for (let seq = run.start; seq < run.start + run.n; seq++) put({ ...doneOfStored(seq, d), run });
   }
-  for (const [key, d] of stored) if (!Array.isArray(d) || d.length !== 3) done.set(Number(key), doneOfStored(Number(key), d));
   return {
     group: groupOfCursorPk(String(item.pk)),
     stream: String(item.sk),

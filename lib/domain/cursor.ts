@@ -107,6 +107,12 @@ export interface CursorState {
   segmentStart: number;
   leases: Map<number, Lease>;
   done: Map<number, DoneEntry>;
+  /**
+   * Runs of completions in `dn` (a whole range's commit, docs/design.md, Range claims) every number of
+   * which a later completion replaced (a replay after a seek): by their key in `dn`, removed with the
+   * numbers they span (cursor-item.ts `completionKeys`).
+   */
+  shadowedRuns?: Map<string, { start: number; n: number }>;
   committed: number;
   deadLettered: number;
   /** FIFO shard cursors: the highest sequence number announced by notices. */

@@ -207,7 +207,7 @@ export class Committer {
     const spill = planSpill(after);
     if (spill === undefined) return;
     const spilled = await this.stores.history.write(group.name, stream, after.createdAt ?? 0, after.done, spill, historyTtl(now));
-    await this.stores.cursors.spill(group.name, stream, { ...spilled, remove: completionKeys(after.done, spilled.remove) }, after.seekEpoch, now);
+    await this.stores.cursors.spill(group.name, stream, { ...spilled, remove: completionKeys(after, spilled.remove) }, after.seekEpoch, now);
   }
 
   /** Everything that can be checked before a write: handles, publish topics, sizes, shard keys. */

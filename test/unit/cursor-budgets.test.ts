@@ -118,7 +118,7 @@ describe('claim budget', () => {
       segmentStart: read.segmentStart,
       grant: inFlight.map((l) => ({ lease: { ...l, deliveries: 8, token: '8.ZyXwVuTs.r', expiresAt: NOW + 43_200_000 }, replaces: l })),
       close: [],
-      forgetDone: spill ? spilledSeqs(spill) : [],
+      forgetDone: spill ? spilledSeqs(spill).map(String) : [],
       history,
       shard,
     };
@@ -145,7 +145,7 @@ describe('claim budget', () => {
       segmentStart: read.segmentStart,
       grant: [],
       close: inFlight.map((l) => ({ done: { seq: l.seq, at: NOW, outcome: 'expired', deliveries: l.deliveries }, replaces: l })),
-      forgetDone: [...read.done.keys()],
+      forgetDone: [...read.done.keys()].map(String),
       shard,
     };
     expect(claimFits(read, change)).toBe(true);

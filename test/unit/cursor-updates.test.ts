@@ -74,7 +74,7 @@ describe('claimUpdate', () => {
           { lease: lease(8, '2.b'), replaces: lease(8, '1.z', { deliveries: 1, expiresAt: 3000 }) },
         ],
         close: [{ done: { seq: 9, token: '1.y', at: 4000, outcome: 'expired', deliveries: 1 }, replaces: lease(9, '1.y', { deliveries: 1 }) }],
-        forgetDone: [3],
+        forgetDone: ['3'],
       }),
     );
     expect(update).toBe(
@@ -87,11 +87,11 @@ describe('claimUpdate', () => {
   });
 
   it('moves the history mark with a spill, on the mark it read (none yet: on its absence)', () => {
-    expect(claim({ forgetDone: [3, 4], history: { expectMark: undefined, mark: 4 } })).toEqual({
+    expect(claim({ forgetDone: ['3', '4'], history: { expectMark: undefined, mark: 4 } })).toEqual({
       update: 'SET nx = 5, ns = 5, hw = 4 REMOVE dn.3, dn.4',
       condition: 'nx = 5 AND attribute_not_exists(hw)',
     });
-    expect(claim({ forgetDone: [7], history: { expectMark: 4, mark: 4 } })).toEqual({
+    expect(claim({ forgetDone: ['7'], history: { expectMark: 4, mark: 4 } })).toEqual({
       update: 'SET nx = 5, ns = 5, hw = 4 REMOVE dn.7',
       condition: 'nx = 5 AND hw = 4',
     });
@@ -366,7 +366,7 @@ describe('range claims (docs/design.md, Range claims)', () => {
     const token = rangeToken({ id: 'R1', start: 20, n: 2 });
     const drop = render(completionUpdate('g', SHARD, { complete: [], ranges: [{ range: { id: 'R1', start: 20, n: 2 }, token }], now: 4096, readiness: { readiness: 'drop', guarded: true } }));
     // One entry for the range's completions: [at × 4096 + deliveries × 4 + committed, epoch, n].
-    expect(drop.update).toBe(`SET dn.20 = [${4096 * 4096 + 4},0,2] REMOVE fr.R1, fq.R1, g1pk, g1sk ADD cm 2`);
+    expect(drop.update).toBe(`SET dn.r20.0 = [${4096 * 4096 + 4},0,2] REMOVE fr.R1, fq.R1, g1pk, g1sk ADD cm 2`);
     expect(drop.condition).toContain('fr.R1 = 20 AND fq.R1.n = 2');
     expect(drop.condition).toContain('kn < nx AND size(fl) = 0 AND (attribute_not_exists(fq) OR size(fq) = 1)');
     const keep = render(completionUpdate('g', SHARD, { complete: [{ seq: 5, token: 'x' }], now: 4096, readiness: { readiness: 'keep', guarded: true } }));
@@ -383,8 +383,8 @@ describe('range claims (docs/design.md, Range claims)', () => {
   });
 
   it('a spill on its own removes the spilled completions and moves the mark, on the mark and seek epoch as read, not on nx', () => {
-    const { update, condition } = render(spillUpdate({ expectMark: 40, mark: 90, remove: [41, 42] }, 2, 1_000_000));
-    expect(update).toBe('SET hw = 90 REMOVE dn.41, dn.42');
+    const { update, condition } = render(spillUpdate({ expectMark: 40, mark: 90, remove: ['41', '42', 'r50.0'] }, 2, 1_000_000));
+    expect(update).toBe('SET hw = 90 REMOVE dn.41, dn.42, dn.r50.0');
     expect(condition).toBe('hw = 40 AND se = 2 AND (attribute_not_exists(ttl) OR ttl > 1000)');
     expect(render(spillUpdate({ expectMark: undefined, mark: 9, remove: [] }, undefined, 0)).condition).toBe('attribute_not_exists(hw) AND attribute_not_exists(se) AND (attribute_not_exists(ttl) OR ttl > 0)');
   });
@@ -397,7 +397,9 @@ describe('range claims (docs/design.md, Range claims)', () => {
       const change = { complete: [], ranges: [{ range: { id: 'R1abcdef', start, n: RANGE_MAX_MESSAGES }, token: members[0]!.token }], now: 1, ...(readiness ? { readiness } : {}) };
       expect(fitsExpressionBudget(completionUpdate('g', SHARD, change))).toBe(true);
     }
-    const remove = Array.from({ length: CHUNK_MAX_ENTRIES + STRAGGLERS_MAX }, (_, i) => start + i);
+    // The most keys a spill removes: a chunk and stragglers each cut at their most, and each taken on
+    // to the end of a run they cut (history.ts wholeRuns), every completion a key of its own.
+    const remove = Array.from({ length: CHUNK_MAX_ENTRIES + STRAGGLERS_MAX + 2 * (RANGE_MAX_MESSAGES - 1) }, (_, i) => String(start + i));
     expect(fitsExpressionBudget(spillUpdate({ expectMark: start - 1, mark: start + CHUNK_MAX_ENTRIES, remove }, 3, 1))).toBe(true);
     expect(fitsExpressionBudget(grantUpdate({ id: 'R1abcdef', n: RANGE_MAX_MESSAGES, expiresAt: 1, nextAtMost: start, plainLeases: 99, rangesAtMost: 99, seekEpoch: 3, visibilityVersion: 9, readyKey: readyNowKey(SHARD), segmentStart: start, now: 1 }))).toBe(true);
   });

@@ -178,18 +178,18 @@ describe('stored forms', () => {
     const members = range(20, 29).map((seq) => done(seq, { at: NOW, run, epoch: 2 }));
     const c = { ...cursor([5], [40]), done: new Map([[5, done(5)], ...members.map((m) => [m.seq, m] as const)]) };
     const item = toItem(c);
-    expect(item.dn).toEqual({ '5': storedDone(done(5)), '20': [storedDone(done(20, { at: NOW })), 2, 10] });
+    expect(item.dn).toEqual({ '5': storedDone(done(5)), 'r20.2': [storedDone(done(20, { at: NOW })), 2, 10] });
     expect(toState(item)).toEqual(c);
     // A member's completion of its own (a replay after a seek) wins over the run's, whatever the key order.
     const big = 1_796_447_835_000_001;
     const replayed = done(big + 3, { at: NOW + 5, epoch: 3 });
-    const dn = { [String(big + 3)]: storedDone(replayed), [String(big)]: [storedDone(done(big, { at: NOW })), 2, 10] };
+    const dn = { [String(big + 3)]: storedDone(replayed), [`r${big}.2`]: [storedDone(done(big, { at: NOW })), 2, 10] };
     expect(Object.keys(dn)[0]).toBe(String(big + 3));
     expect(toState({ ...item, dn }).done.get(big + 3)).toEqual(replayed);
     expect(toState({ ...item, dn }).done.get(big + 4)?.run).toEqual({ start: big, n: 10 });
     // And a run after a seek over numbers completed one by one before it: the run's members count.
     const earlier = done(big + 3, { at: NOW - 5 });
-    const after = { [String(big + 3)]: storedDone(earlier), [String(big)]: [storedDone(done(big, { at: NOW })), 1, 10] };
+    const after = { [String(big + 3)]: storedDone(earlier), [`r${big}.1`]: [storedDone(done(big, { at: NOW })), 1, 10] };
     expect(toState({ ...item, dn: after }).done.get(big + 3)).toEqual(done(big + 3, { at: NOW, epoch: 1, run: { start: big, n: 10 } }));
     // A run not whole (a size estimate after members left) is stored a completion an entry.
     const part = new Map(c.done);
@@ -200,8 +200,10 @@ describe('stored forms', () => {
   it("removing completions removes a run's entry only with every member of it", () => {
     const run = { start: 20, n: 3 };
     const map = new Map([[7, done(7)], ...[20, 21, 22].map((seq) => [seq, done(seq, { run })] as const)]);
-    expect(completionKeys(map, [7, 20, 21, 22])).toEqual([7, 20]);
-    expect(completionKeys(map, [7, 20, 21])).toEqual([7]);
+    expect(completionKeys({ done: map }, [7, 20, 21, 22])).toEqual(['7', 'r20.0']);
+    expect(completionKeys({ done: map }, [7, 20, 21])).toEqual(['7']);
+    // A run a replay's completions replaced number by number goes with the numbers it spans.
+    expect(completionKeys({ done: map, shadowedRuns: new Map([['r20.1', { start: 20, n: 3 }]]) }, [20, 21, 22])).toEqual(['r20.0', 'r20.1']);
   });
 
   it('a spill takes a run whole: a chunk cut inside one ends at its end, stragglers too', () => {

@@ -8,7 +8,8 @@
  *   ns    first sequence number of the segment holding nx (where reading resumes)
  *   fl    leases in flight: { "<seq>": StoredLease } — see below
  *   dn    completions not yet spilled into history: { "<seq>": StoredDone } — see below; the
- *         commit of a whole range stores its members as one entry `"<start>": [number, epoch, n]`
+ *         commit of a whole range stores its members as one entry `"r<start>": [number, epoch, n]`
+ *         (`r`: a completion of its own of the start's number, a replay after a seek, never replaces it)
  *   hw    history mark: completions up to it are in history chunks or in `dn` (history.ts)
  *   cm    count of committed messages
  *   dl    count of dead-lettered messages
@@ -77,7 +78,7 @@ export type StoredDone = number | [number, number] | StoredRun;
 
 /**
  * The completions of a whole range's commit (docs/design.md, Range claims, "One completion a
- * range"): `[number, epoch (0: none), n]` under the range's first sequence number, one entry for
+ * range"): `[number, epoch (0: none), n]` under `r<first sequence number>` (runKey), one entry for
  * its n members (they share the commit's time, outcome, deliveries and epoch). A hot shard's cursor
  * held 40–150 completions of ~25 bytes each: most of its size, and every write of it is billed by size.
  */
@@ -167,7 +168,7 @@ export const toItem = (state: CursorState): Record<string, unknown> => {
     ns: state.segmentStart,
     fl: Object.fromEntries([...state.leases].filter(([, lease]) => !lease.range).map(([seq, lease]) => [String(seq), storedLease(lease)])),
     ...(ranges ?? (state.rangeMaps ? { fr: {}, fq: {} } : {})),
-    dn: storedCompletions(state.done),
+    dn: { ...shadowedEntries(state), ...storedCompletions(state.done) },
     cm: state.committed,
     dl: state.deadLettered,
   };
@@ -191,15 +192,34 @@ export const toItem = (state: CursorState): Record<string, unknown> => {
   return item;
 };
 
+const RUN_PREFIX = 'r';
+/**
+ * The key in `dn` of the run of completions starting at `start` committed in seek epoch `epoch` (a
+ * whole range's commit): a replay after a seek commits a run of the same numbers under a key of its own.
+ */
+export const runKey = (start: number, epoch: number | undefined): string => `${RUN_PREFIX}${start}.${epoch ?? 0}`;
+const runOfKey = (key: string): { start: number; epoch: number } | undefined => {
+  if (!key.startsWith(RUN_PREFIX)) return undefined;
+  const [start, epoch] = key.slice(RUN_PREFIX.length).split('.');
+  return { start: Number(start), epoch: Number(epoch ?? 0) };
+};
+/** Whether `entry` is a member of the run `key` names. */
+const memberOf = (entry: DoneEntry | undefined, run: { start: number; epoch: number }): boolean =>
+  entry?.run?.start === run.start && (entry.epoch ?? 0) === run.epoch;
+
 /** Whether completion `a` of a number came after `b`: a higher seek epoch, or the same and a later time. */
 const later = (a: DoneEntry, b: DoneEntry): boolean => ((a.epoch ?? 0) !== (b.epoch ?? 0) ? (a.epoch ?? 0) > (b.epoch ?? 0) : a.at > b.at);
+
+/** Runs every number of which a later completion replaced, as stored (their own content is not kept: a placeholder of their size). */
+const shadowedEntries = (state: Pick<CursorState, 'shadowedRuns'>): Record<string, StoredDone> =>
+  Object.fromEntries([...(state.shadowedRuns ?? [])].map(([key, run]) => [key, [0, 0, run.n] as StoredRun]));
 
 /** `dn` as stored: a run whose every member is there is one entry under its start, anything else an entry a completion. */
 export const storedCompletions = (done: ReadonlyMap<number, DoneEntry>): Record<string, StoredDone> => {
   const stored: Record<string, StoredDone> = {};
   for (const [seq, entry] of done) {
-    if (entry.run && wholeRun(done, entry.run)) {
-      if (seq === entry.run.start) stored[String(seq)] = storedRun(entry, entry.run.n);
+    if (entry.run && wholeRun(done, entry)) {
+      if (seq === entry.run.start) stored[runKey(seq, entry.epoch)] = storedRun(entry, entry.run.n);
       continue;
     }
     stored[String(seq)] = storedDone(entry);
@@ -207,9 +227,10 @@ export const storedCompletions = (done: ReadonlyMap<number, DoneEntry>): Record<
   return stored;
 };
 
-/** Whether every member of `run` is in `done`, as a member of it. */
-const wholeRun = (done: ReadonlyMap<number, DoneEntry>, run: { start: number; n: number }): boolean => {
-  for (let seq = run.start; seq < run.start + run.n; seq++) if (done.get(seq)?.run?.start !== run.start) return false;
+/** Whether every member of the run `entry` belongs to is in `done`, as a member of it. */
+const wholeRun = (done: ReadonlyMap<number, DoneEntry>, entry: DoneEntry): boolean => {
+  const run = { start: entry.run!.start, epoch: entry.epoch ?? 0 };
+  for (let seq = run.start; seq < run.start + entry.run!.n; seq++) if (!memberOf(done.get(seq), run)) return false;
   return true;
 };
 
@@ -219,19 +240,21 @@ const wholeRun = (done: ReadonlyMap<number, DoneEntry>, run: { start: number; n:
  * (those that are were written to history, and are there twice: harmless; a later spill takes the
  * run as a whole).
  */
-export const completionKeys = (done: ReadonlyMap<number, DoneEntry>, seqs: readonly number[]): number[] => {
+export const completionKeys = (cursor: Pick<CursorState, 'done' | 'shadowedRuns'>, seqs: readonly number[]): string[] => {
   const removing = new Set(seqs);
-  const keys = new Set<number>();
+  const keys = new Set<string>();
+  const whole = (start: number, n: number) => {
+    for (let member = start; member < start + n; member++) if (!removing.has(member)) return false;
+    return true;
+  };
   for (const seq of seqs) {
-    const run = done.get(seq)?.run;
-    if (!run) {
-      keys.add(seq);
-      continue;
-    }
-    let whole = true;
-    for (let member = run.start; member < run.start + run.n; member++) if (!removing.has(member)) whole = false;
-    if (whole) keys.add(run.start);
+    const entry = cursor.done.get(seq);
+    if (!entry?.run) keys.add(String(seq));
+    else if (whole(entry.run.start, entry.run.n)) keys.add(runKey(entry.run.start, entry.epoch));
   }
+  // A run every number of which a later completion replaced (a replay after a seek): its entry goes
+  // with the numbers it spans.
+  for (const [key, run] of cursor.shadowedRuns ?? []) if (whole(run.start, run.n)) keys.add(key);
   return [...keys];
 };
 
@@ -284,13 +307,23 @@ export const toState = (item: Record<string, unknown>): CursorState => {
     const other = done.get(entry.seq);
     if (other === undefined || later(entry, other)) done.set(entry.seq, entry);
   };
+  const runs = new Map<string, { start: number; n: number; epoch: number }>();
   for (const [key, d] of Object.entries((item.dn as Record<string, StoredDone | LegacyStoredDone> | undefined) ?? {})) {
-    if (!Array.isArray(d) || d.length !== 3) {
-      put(doneOfStored(Number(key), d));
+    const named = runOfKey(key);
+    if (named === undefined || !Array.isArray(d) || d.length !== 3) {
+      put(doneOfStored(Number(key), d as StoredDone | LegacyStoredDone));
       continue;
     }
-    const run = { start: Number(key), n: Number(d[2]) };
+    const run = { start: named.start, n: Number(d[2]) };
+    runs.set(key, { ...run, epoch: named.epoch });
     for (let seq = run.start; seq < run.start + run.n; seq++) put({ ...doneOfStored(seq, d), run });
+  }
+  // Runs none of whose members count (later completions replaced every one): kept to be removed.
+  const shadowedRuns = new Map<string, { start: number; n: number }>();
+  for (const [key, run] of runs) {
+    let visible = false;
+    for (let seq = run.start; seq < run.start + run.n && !visible; seq++) visible = memberOf(done.get(seq), run);
+    if (!visible) shadowedRuns.set(key, { start: run.start, n: run.n });
   }
   return {
     group: groupOfCursorPk(String(item.pk)),
@@ -299,6 +332,7 @@ export const toState = (item: Record<string, unknown>): CursorState => {
     segmentStart: Number(item.ns),
     leases,
     done,
+    ...(shadowedRuns.size > 0 ? { shadowedRuns } : {}),
     committed: Number(item.cm ?? 0),
     deadLettered: Number(item.dl ?? 0),
     known: item.kn === undefined ? undefined : Number(item.kn),

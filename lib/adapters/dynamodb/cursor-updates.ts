@@ -12,7 +12,7 @@
 import { completionEpoch, deliveriesOfToken, type CursorState, type DoneEntry, type Lease, type RangeOfLease } from '../../domain/cursor.js';
 import { READY_NOW, type CommitReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
-import { shardCursorTtl, storedDone, storedLease, storedRanges, storedRun, toItem } from './cursor-item.js';
+import { runKey, shardCursorTtl, storedDone, storedLease, storedRanges, storedRun, toItem } from './cursor-item.js';
 import { itemBytes } from './item-size.js';
 import { readyAtKey, readyIndexPk, readyNowKey } from './keys.js';
 import type { ReadyKeyChange } from './ready-index.js';
@@ -128,7 +128,7 @@ export interface ClaimChange {
   /** Leases to close without delivery (message expired), with the lease (as read) that must still be there. */
   close: Array<{ done: DoneEntry; replaces: Lease }>;
   /** Keys of `dn` to remove (cursor-item.ts `completionKeys`): completions spilled into history items, written before this update (lib/domain/history.ts). */
-  forgetDone: number[];
+  forgetDone: string[];
   /**
    * Commits carried by the receive, folded into its claim (docs/design.md, Carried commits): each
    * lease leaves `fl` for `dn` as `committed`, conditional on its token, as a plain commit would.
@@ -230,7 +230,7 @@ export function claimUpdate(group: string, change: ClaimChange): UpdateParts {
     sets.push(`${dn()}.${seq} = ${x.value(storedDone(done))}`);
     conditions.push(`${fl()}.${seq} = ${x.value(storedLease(replaces))}`);
   }
-  for (const seq of change.forgetDone) removes.push(`${dn()}.${x.name(String(seq))}`);
+  for (const key of change.forgetDone) removes.push(`${dn()}.${x.name(key)}`);
   if (change.clearsLag) removes.push('nl');
   const commits = change.commit?.entries ?? [];
   for (const { seq, token } of commits) {
@@ -355,9 +355,9 @@ export function grantUpdate(change: GrantChange): UpdateParts {
  * `dn` and the mark moves, conditional on the mark and the seek epoch as read — not on `nx`, which
  * grants move: a spill made with a claim would lose to every grant.
  */
-export function spillUpdate(spilled: { expectMark: number | undefined; mark: number; remove: readonly number[] }, seekEpoch: number | undefined, now: number): UpdateParts {
+export function spillUpdate(spilled: { expectMark: number | undefined; mark: number; remove: readonly string[] }, seekEpoch: number | undefined, now: number): UpdateParts {
   const x = new Expr();
-  const removes = spilled.remove.map((seq) => `${x.dn}.${x.name(String(seq))}`);
+  const removes = spilled.remove.map((key) => `${x.dn}.${x.name(key)}`);
   const t = x.name('ttl');
   return {
     UpdateExpression: updateExpression([`hw = ${x.value(spilled.mark)}`], removes),
@@ -434,11 +434,16 @@ export function cursorAfterClaim(cursor: CursorState, change: ClaimChange): Curs
     done.set(seq, committedDone(seq, token, change.commit?.now ?? 0));
   }
   for (const { lease } of change.grant) leases.set(lease.seq, lease);
+  const shadowedRuns = new Map(cursor.shadowedRuns ?? []);
   for (const key of change.forgetDone) {
-    // A key of `dn` (cursor-item.ts `completionKeys`): a run's start removes every member of it.
-    const run = done.get(key)?.run;
-    if (run?.start !== key) done.delete(key);
-    else for (let seq = run.start; seq < run.start + run.n; seq++) done.delete(seq);
+    // A key of `dn` (cursor-item.ts `completionKeys`): a run's removes every member still its.
+    if (!key.startsWith('r')) {
+      done.delete(Number(key));
+      continue;
+    }
+    shadowedRuns.delete(key);
+    const [start, epoch] = key.slice(1).split('.').map(Number);
+    for (const [seq, entry] of done) if (entry.run?.start === start && (entry.epoch ?? 0) === epoch) done.delete(seq);
   }
   const historyMark = change.history ? change.history.mark : cursor.historyMark;
   const readyKey = change.shard?.index ? change.shard.index.to : cursor.readyKey;
@@ -449,6 +454,7 @@ export function cursorAfterClaim(cursor: CursorState, change: ClaimChange): Curs
     segmentStart: change.segmentStart,
     leases,
     done,
+    shadowedRuns,
     ...(change.shard ? { known: change.shard.known } : {}),
     ...(change.shard?.epochStart !== undefined ? { epochStart: change.shard.epochStart } : {}),
     readyKey,
@@ -514,7 +520,8 @@ export function completionUpdate(group: string, stream: string, change: Completi
     removes.push(`${x.fr}.${r}`, `${x.fq}.${r}`);
     conditions.push(`${x.fr}.${r} = ${x.value(range.start)}`, `${x.fq}.${r}.n = ${x.value(range.n)}`);
     // One entry for the range's completions (docs/design.md, Range claims, "One completion a range").
-    sets.push(`${dn()}.${x.name(String(range.start))} = ${x.value(storedRun(committedDone(range.start, token, change.now), range.n))}`);
+    const first = committedDone(range.start, token, change.now);
+    sets.push(`${dn()}.${x.name(runKey(range.start, first.epoch))} = ${x.value(storedRun(first, range.n))}`);
     rangeMembers += range.n;
   }
   const rangesCompleted = change.ranges?.length ?? 0;

@@ -322,7 +322,7 @@ export class CursorStore {
   }
 
   /** A spill on its own ({@link spillUpdate}); false when another spill or a seek came first. */
-  async spill(group: string, stream: string, spilled: { expectMark: number | undefined; mark: number; remove: readonly number[] }, seekEpoch: number | undefined, now: number): Promise<boolean> {
+  async spill(group: string, stream: string, spilled: { expectMark: number | undefined; mark: number; remove: readonly string[] }, seekEpoch: number | undefined, now: number): Promise<boolean> {
     this.cache.forget(group, stream);
     return conditional(() => this.doc.send(new UpdateCommand({ TableName: this.table, Key: this.key(group, stream), ...spillUpdate(spilled, seekEpoch, now) })));
   }

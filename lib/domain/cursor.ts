@@ -108,11 +108,13 @@ export interface CursorState {
   leases: Map<number, Lease>;
   done: Map<number, DoneEntry>;
   /**
-   * Runs of completions in `dn` (a whole range's commit, docs/design.md, Range claims) every number of
-   * which a later completion replaced (a replay after a seek): by their key in `dn`, removed with the
-   * numbers they span (cursor-item.ts `completionKeys`).
+   * Every key of `dn` as read and the numbers it holds completions of (a completion's own key: 1; a
+   * run, a whole range's commit: n; docs/design.md, Range claims, "One completion a range"), where
+   * any run is among them — replaced by later completions or not. A key leaves `dn` only with every
+   * key sharing a number with it (cursor-item.ts `completionKeys`): removing one alone would bring
+   * back an earlier completion under it.
    */
-  shadowedRuns?: Map<string, { start: number; n: number }>;
+  storedKeys?: Map<string, { start: number; n: number }>;
   committed: number;
   deadLettered: number;
   /** FIFO shard cursors: the highest sequence number announced by notices. */

@@ -14,7 +14,7 @@
  * spilled into an item of its own. Completions are written once and never
  * change, so a chunk planned from any snapshot of the cursor states facts.
  */
-import { deliveriesOfToken, seekEpochOfToken, type CursorState, type DoneEntry } from './cursor.js';
+import { RANGE_MAX_MESSAGES, deliveriesOfToken, seekEpochOfToken, type CursorState, type DoneEntry } from './cursor.js';
 import { Limits } from './model.js';
 
 /** A claim spills when the cursor holds more completions than this (keeps the cursor item, and every write of it, small). */
@@ -59,10 +59,11 @@ export function planSpill(cursor: CursorState): Spill | undefined {
   if (cursor.done.size <= SPILL_AT) return undefined;
   const mark = markOf(cursor);
   const done = [...cursor.done.values()].sort((a, b) => a.seq - b.seq);
-  const stragglers = wholeRuns(done.filter((d) => d.seq <= mark), STRAGGLERS_MAX);
+  const spans = [...(cursor.storedKeys?.values() ?? []), ...done.flatMap((d) => (d.run ? [d.run] : []))];
+  const stragglers = wholeRuns(done.filter((d) => d.seq <= mark), STRAGGLERS_MAX, spans);
   const lowestLeased = cursor.done.size > SPILL_HOLES_AT ? Infinity : Math.min(...[...cursor.leases.keys()].filter((seq) => seq > mark));
   const below = done.filter((d) => d.seq > mark && d.seq < lowestLeased);
-  const above = wholeRuns(below.length >= CHUNK_MIN_BELOW_LEASES ? below : [], CHUNK_MAX_ENTRIES);
+  const above = wholeRuns(below.length >= CHUNK_MIN_BELOW_LEASES ? below : [], CHUNK_MAX_ENTRIES, spans);
   if (above.length === 0 && stragglers.length === 0) return undefined;
   const last = above[above.length - 1];
   // Every completion in (mark, last] is in `above`: it takes the lowest ones, and `dn` holds all
@@ -97,17 +98,45 @@ export const commitSpills = (after: number, added: number): boolean => spillLeve
 export const GRANT_SPILLS_AT = SPILL_HOLES_AT + SPILL_STEP;
 
 /**
- * The first `most` of `sorted` completions, and the rest of a run (a whole range's commit, stored as
- * one entry: docs/design.md, Range claims) the cut would split — up to RANGE_MAX_MESSAGES − 1 more:
- * its entry leaves `dn` only with all its members (cursor-item.ts `completionKeys`).
+ * The first `most` of `sorted` completions, and those up to the end of every run (a whole range's
+ * commit, stored as one entry: docs/design.md, Range claims) the cut would split — a run shown by
+ * its members or only by its key, replaced by later completions (`spans`): keys that share a number
+ * leave `dn` only together (cursor-item.ts `completionKeys`), so a cut inside one would leave them
+ * all, and the next spill would cut there again. At most RUN_EXTENSION_MAX more.
  */
-function wholeRuns(sorted: DoneEntry[], most: number): DoneEntry[] {
+function wholeRuns(sorted: DoneEntry[], most: number, spans: ReadonlyArray<{ start: number; n: number }>): DoneEntry[] {
   const taken = sorted.slice(0, most);
   const last = taken[taken.length - 1];
-  if (!last?.run) return taken;
-  const end = last.run.start + last.run.n;
-  return [...taken, ...sorted.slice(most).filter((d) => d.seq < end)];
+  if (last === undefined) return taken;
+  let reach = last.seq + 1;
+  for (let moved = true; moved; ) {
+    moved = false;
+    for (const span of spans) {
+      if (span.start < reach && span.start + span.n > reach) {
+        reach = span.start + span.n;
+        moved = true;
+      }
+    }
+  }
+  const more = sorted.slice(most).filter((d) => d.seq < reach);
+  if (more.length <= RUN_EXTENSION_MAX) return [...taken, ...more];
+  // Runs of several seek epochs chained past the bound (a spill's expression is bounded): cut below
+  // where the chain starts instead.
+  let floor = last.seq;
+  for (let moved = true; moved; ) {
+    moved = false;
+    for (const span of spans) {
+      if (span.start < floor && span.start + span.n > floor) {
+        floor = span.start;
+        moved = true;
+      }
+    }
+  }
+  return taken.filter((d) => d.seq < floor);
 }
+
+/** The most completions a cut is taken on by to keep runs whole (a spill's expression at its largest is tested with these). */
+export const RUN_EXTENSION_MAX = 2 * (RANGE_MAX_MESSAGES - 1);
 
 /** The mark after a spill. */
 export const markAfter = (spill: Spill): number => spill.chunk?.last ?? spill.expectMark ?? 0;

@@ -27,7 +27,7 @@ import {
 import { readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
 import { storedLease, toItem, toState } from '../../lib/adapters/dynamodb/cursor-item.js';
 import { RANGE_MAX_MESSAGES, UNKNOWN_SEGMENT, rangeOfToken, rangeToken, rangesOf, type Lease } from '../../lib/domain/cursor.js';
-import { CHUNK_MAX_ENTRIES, STRAGGLERS_MAX } from '../../lib/domain/history.js';
+import { CHUNK_MAX_ENTRIES, RUN_EXTENSION_MAX, STRAGGLERS_MAX } from '../../lib/domain/history.js';
 import { Limits } from '../../lib/domain/model.js';
 
 const SHARD = 't:orders/k:A';
@@ -398,8 +398,8 @@ describe('range claims (docs/design.md, Range claims)', () => {
       expect(fitsExpressionBudget(completionUpdate('g', SHARD, change))).toBe(true);
     }
     // The most keys a spill removes: a chunk and stragglers each cut at their most, and each taken on
-    // to the end of a run they cut (history.ts wholeRuns), every completion a key of its own.
-    const remove = Array.from({ length: CHUNK_MAX_ENTRIES + STRAGGLERS_MAX + 2 * (RANGE_MAX_MESSAGES - 1) }, (_, i) => String(start + i));
+    // to the end of the runs they cut (history.ts wholeRuns, RUN_EXTENSION_MAX), every completion a key of its own.
+    const remove = Array.from({ length: CHUNK_MAX_ENTRIES + STRAGGLERS_MAX + 2 * RUN_EXTENSION_MAX }, (_, i) => String(start + i));
     expect(fitsExpressionBudget(spillUpdate({ expectMark: start - 1, mark: start + CHUNK_MAX_ENTRIES, remove }, 3, 1))).toBe(true);
     expect(fitsExpressionBudget(grantUpdate({ id: 'R1abcdef', n: RANGE_MAX_MESSAGES, expiresAt: 1, nextAtMost: start, plainLeases: 99, rangesAtMost: 99, seekEpoch: 3, visibilityVersion: 9, readyKey: readyNowKey(SHARD), segmentStart: start, now: 1 }))).toBe(true);
   });

@@ -8,7 +8,7 @@ import { completionKeys, doneOfStored, storedDone, toItem, toState } from '../..
 import { packHistory, unpackHistory } from '../../lib/adapters/dynamodb/history-packing.js';
 import { historyChunkSk, historyStragglerSk } from '../../lib/adapters/dynamodb/keys.js';
 import type { CursorState, DoneEntry, Lease } from '../../lib/domain/cursor.js';
-import { CHUNK_MAX_ENTRIES, CHUNK_MIN_BELOW_LEASES, SPILL_AT, SPILL_HOLES_AT, SPILL_STEP, STRAGGLERS_MAX, commitSpills, markAfter, planSpill, repeatsCommit, spilledSeqs } from '../../lib/domain/history.js';
+import { CHUNK_MAX_ENTRIES, CHUNK_MIN_BELOW_LEASES, RUN_EXTENSION_MAX, SPILL_AT, SPILL_HOLES_AT, SPILL_STEP, STRAGGLERS_MAX, commitSpills, markAfter, planSpill, repeatsCommit, spilledSeqs } from '../../lib/domain/history.js';
 import { Limits } from '../../lib/domain/model.js';
 
 const NOW = 1_800_000_000_000;
@@ -179,7 +179,7 @@ describe('stored forms', () => {
     const c = { ...cursor([5], [40]), done: new Map([[5, done(5)], ...members.map((m) => [m.seq, m] as const)]) };
     const item = toItem(c);
     expect(item.dn).toEqual({ '5': storedDone(done(5)), 'r20.2': [storedDone(done(20, { at: NOW })), 2, 10] });
-    expect(toState(item)).toEqual(c);
+    expect(toState(item)).toEqual({ ...c, storedKeys: new Map([['5', { start: 5, n: 1 }], ['r20.2', { start: 20, n: 10 }]]) });
     // A member's completion of its own (a replay after a seek) wins over the run's, whatever the key order.
     const big = 1_796_447_835_000_001;
     const replayed = done(big + 3, { at: NOW + 5, epoch: 3 });
@@ -202,8 +202,11 @@ describe('stored forms', () => {
     const map = new Map([[7, done(7)], ...[20, 21, 22].map((seq) => [seq, done(seq, { run })] as const)]);
     expect(completionKeys({ done: map }, [7, 20, 21, 22])).toEqual(['7', 'r20.0']);
     expect(completionKeys({ done: map }, [7, 20, 21])).toEqual(['7']);
-    // A run a replay's completions replaced number by number goes with the numbers it spans.
-    expect(completionKeys({ done: map, shadowedRuns: new Map([['r20.1', { start: 20, n: 3 }]]) }, [20, 21, 22])).toEqual(['r20.0', 'r20.1']);
+    // Keys sharing a number leave together or not at all: removing a replay's own completions of
+    // 21 and 22 alone would bring back the earlier run's under them (a review's probe).
+    const stored = new Map([['r20.0', { start: 20, n: 3 }], ['21', { start: 21, n: 1 }], ['22', { start: 22, n: 1 }], ['7', { start: 7, n: 1 }]]);
+    expect(completionKeys({ done: map, storedKeys: stored }, [7, 21, 22])).toEqual(['7']);
+    expect(completionKeys({ done: map, storedKeys: stored }, [7, 20, 21, 22])).toEqual(['r20.0', '21', '22', '7']);
   });
 
   it('a spill takes a run whole: a chunk cut inside one ends at its end, stragglers too', () => {
@@ -217,6 +220,17 @@ describe('stored forms', () => {
     const s = cursor([...range(1, 12), ...range(101, 100 + SPILL_AT)], [], 100);
     for (let seq = 3; seq < 13; seq++) s.done.set(seq, done(seq, { run: straggling }));
     expect(planSpill(s)!.stragglers.map((d) => d.seq)).toEqual(range(1, 12));
+  });
+
+  it("a spill's cut goes on to the end of a run only its key shows (replaced by later completions), and below a chain of runs past RUN_EXTENSION_MAX", () => {
+    // Numbers 1–30 completed one by one after a seek; an earlier epoch's run 95–104 under them (key only).
+    const c = cursor(range(1, CHUNK_MAX_ENTRIES + 20));
+    c.storedKeys = new Map([...range(1, CHUNK_MAX_ENTRIES + 20).map((seq) => [String(seq), { start: seq, n: 1 }] as const), ['r95.0', { start: CHUNK_MAX_ENTRIES - 5, n: 10 }]]);
+    expect(planSpill(c)!.chunk!.last).toBe(CHUNK_MAX_ENTRIES + 4);
+    // Runs of three epochs chained across the cut, 95–124: more than RUN_EXTENSION_MAX past it — the cut goes below 95.
+    c.storedKeys.set('r103.1', { start: CHUNK_MAX_ENTRIES + 3, n: 10 }).set('r111.2', { start: CHUNK_MAX_ENTRIES + 11, n: 10 });
+    expect(RUN_EXTENSION_MAX).toBeLessThan(20);
+    expect(planSpill(c)!.chunk!.last).toBe(CHUNK_MAX_ENTRIES - 6);
   });
 
   it('packs a chunk in ~7 bytes per completion and unpacks exactly, times before the base included', () => {

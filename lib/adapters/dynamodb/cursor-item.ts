@@ -168,7 +168,7 @@ export const toItem = (state: CursorState): Record<string, unknown> => {
     ns: state.segmentStart,
     fl: Object.fromEntries([...state.leases].filter(([, lease]) => !lease.range).map(([seq, lease]) => [String(seq), storedLease(lease)])),
     ...(ranges ?? (state.rangeMaps ? { fr: {}, fq: {} } : {})),
-    dn: { ...shadowedEntries(state), ...storedCompletions(state.done) },
+    dn: storedDn(state),
     cm: state.committed,
     dl: state.deadLettered,
   };
@@ -210,9 +210,15 @@ const memberOf = (entry: DoneEntry | undefined, run: { start: number; epoch: num
 /** Whether completion `a` of a number came after `b`: a higher seek epoch, or the same and a later time. */
 const later = (a: DoneEntry, b: DoneEntry): boolean => ((a.epoch ?? 0) !== (b.epoch ?? 0) ? (a.epoch ?? 0) > (b.epoch ?? 0) : a.at > b.at);
 
-/** Runs every number of which a later completion replaced, as stored (their own content is not kept: a placeholder of their size). */
-const shadowedEntries = (state: Pick<CursorState, 'shadowedRuns'>): Record<string, StoredDone> =>
-  Object.fromEntries([...(state.shadowedRuns ?? [])].map(([key, run]) => [key, [0, 0, run.n] as StoredRun]));
+/** Keys of `dn` as read that the completions read do not account for (replaced by later ones): placeholders of their size. */
+const hiddenEntries = (state: Pick<CursorState, 'storedKeys'>, visible: Record<string, StoredDone>): Record<string, StoredDone> =>
+  Object.fromEntries([...(state.storedKeys ?? [])].filter(([key]) => !(key in visible)).map(([key, span]) => [key, key.startsWith(RUN_PREFIX) ? ([0, 0, span.n] as StoredRun) : 0]));
+
+/** `dn` as stored: the completions, and the keys read that they do not account for. */
+const storedDn = (state: Pick<CursorState, 'done' | 'storedKeys'>): Record<string, StoredDone> => {
+  const visible = storedCompletions(state.done);
+  return { ...hiddenEntries(state, visible), ...visible };
+};
 
 /** `dn` as stored: a run whose every member is there is one entry under its start, anything else an entry a completion. */
 export const storedCompletions = (done: ReadonlyMap<number, DoneEntry>): Record<string, StoredDone> => {
@@ -240,22 +246,42 @@ const wholeRun = (done: ReadonlyMap<number, DoneEntry>, entry: DoneEntry): boole
  * (those that are were written to history, and are there twice: harmless; a later spill takes the
  * run as a whole).
  */
-export const completionKeys = (cursor: Pick<CursorState, 'done' | 'shadowedRuns'>, seqs: readonly number[]): string[] => {
+export const completionKeys = (cursor: Pick<CursorState, 'done' | 'storedKeys'>, seqs: readonly number[]): string[] => {
   const removing = new Set(seqs);
-  const keys = new Set<string>();
-  const whole = (start: number, n: number) => {
-    for (let member = start; member < start + n; member++) if (!removing.has(member)) return false;
+  const spans = cursor.storedKeys ?? visibleKeys(cursor.done);
+  const candidate = (span: { start: number; n: number }) => {
+    for (let seq = span.start; seq < span.start + span.n; seq++) if (!removing.has(seq)) return false;
     return true;
   };
-  for (const seq of seqs) {
-    const entry = cursor.done.get(seq);
-    if (!entry?.run) keys.add(String(seq));
-    else if (whole(entry.run.start, entry.run.n)) keys.add(runKey(entry.run.start, entry.epoch));
+  // Keys that share a number are one group: each leaves with all of them, or none does.
+  const group = new Map<string, string>();
+  const root = (key: string): string => {
+    let at = key;
+    while (group.get(at) !== at) at = group.get(at)!;
+    return at;
+  };
+  const byNumber = new Map<number, string>();
+  for (const [key, span] of spans) {
+    group.set(key, key);
+    for (let seq = span.start; seq < span.start + span.n; seq++) {
+      const other = byNumber.get(seq);
+      if (other === undefined) byNumber.set(seq, key);
+      else group.set(root(key), root(other));
+    }
   }
-  // A run every number of which a later completion replaced (a replay after a seek): its entry goes
-  // with the numbers it spans.
-  for (const [key, run] of cursor.shadowedRuns ?? []) if (whole(run.start, run.n)) keys.add(key);
-  return [...keys];
+  const blocked = new Set<string>();
+  for (const [key, span] of spans) if (!candidate(span)) blocked.add(root(key));
+  return [...spans].filter(([key, span]) => candidate(span) && !blocked.has(root(key))).map(([key]) => key);
+};
+
+/** The keys of `dn` the completions `done` stand for (a run's once): all of them when no run was replaced. */
+const visibleKeys = (done: ReadonlyMap<number, DoneEntry>): Map<string, { start: number; n: number }> => {
+  const keys = new Map<string, { start: number; n: number }>();
+  for (const [seq, entry] of done) {
+    if (entry.run) keys.set(runKey(entry.run.start, entry.epoch), entry.run);
+    else keys.set(String(seq), { start: seq, n: 1 });
+  }
+  return keys;
 };
 
 /** The ranges among `leases`, as stored (`fr`, `fq`); undefined when there are none. */
@@ -318,12 +344,14 @@ export const toState = (item: Record<string, unknown>): CursorState => {
     runs.set(key, { ...run, epoch: named.epoch });
     for (let seq = run.start; seq < run.start + run.n; seq++) put({ ...doneOfStored(seq, d), run });
   }
-  // Runs none of whose members count (later completions replaced every one): kept to be removed.
-  const shadowedRuns = new Map<string, { start: number; n: number }>();
-  for (const [key, run] of runs) {
-    let visible = false;
-    for (let seq = run.start; seq < run.start + run.n && !visible; seq++) visible = memberOf(done.get(seq), run);
-    if (!visible) shadowedRuns.set(key, { start: run.start, n: run.n });
+  // Where any run is stored: every key and the numbers it covers, replaced by later completions or not.
+  let storedKeys: Map<string, { start: number; n: number }> | undefined;
+  if (runs.size > 0) {
+    storedKeys = new Map();
+    for (const key of Object.keys((item.dn as Record<string, unknown> | undefined) ?? {})) {
+      const run = runs.get(key);
+      storedKeys.set(key, run ? { start: run.start, n: run.n } : { start: Number(key), n: 1 });
+    }
   }
   return {
     group: groupOfCursorPk(String(item.pk)),
@@ -332,7 +360,7 @@ export const toState = (item: Record<string, unknown>): CursorState => {
     segmentStart: Number(item.ns),
     leases,
     done,
-    ...(shadowedRuns.size > 0 ? { shadowedRuns } : {}),
+    ...(storedKeys ? { storedKeys } : {}),
     committed: Number(item.cm ?? 0),
     deadLettered: Number(item.dl ?? 0),
     known: item.kn === undefined ? undefined : Number(item.kn),

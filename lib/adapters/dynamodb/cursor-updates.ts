@@ -434,14 +434,14 @@ export function cursorAfterClaim(cursor: CursorState, change: ClaimChange): Curs
     done.set(seq, committedDone(seq, token, change.commit?.now ?? 0));
   }
   for (const { lease } of change.grant) leases.set(lease.seq, lease);
-  const shadowedRuns = new Map(cursor.shadowedRuns ?? []);
+  const storedKeys = cursor.storedKeys ? new Map(cursor.storedKeys) : undefined;
   for (const key of change.forgetDone) {
     // A key of `dn` (cursor-item.ts `completionKeys`): a run's removes every member still its.
+    storedKeys?.delete(key);
     if (!key.startsWith('r')) {
       done.delete(Number(key));
       continue;
     }
-    shadowedRuns.delete(key);
     const [start, epoch] = key.slice(1).split('.').map(Number);
     for (const [seq, entry] of done) if (entry.run?.start === start && (entry.epoch ?? 0) === epoch) done.delete(seq);
   }
@@ -454,7 +454,7 @@ export function cursorAfterClaim(cursor: CursorState, change: ClaimChange): Curs
     segmentStart: change.segmentStart,
     leases,
     done,
-    shadowedRuns,
+    ...(storedKeys ? { storedKeys } : {}),
     ...(change.shard ? { known: change.shard.known } : {}),
     ...(change.shard?.epochStart !== undefined ? { epochStart: change.shard.epochStart } : {}),
     readyKey,

@@ -8,8 +8,8 @@
  *   ns    first sequence number of the segment holding nx (where reading resumes)
  *   fl    leases in flight: { "<seq>": StoredLease } — see below
  *   dn    completions not yet spilled into history: { "<seq>": StoredDone } — see below; the
- *         commit of a whole range stores its members as one entry `"r<start>": [number, epoch, n]`
- *         (`r`: a completion of its own of the start's number, a replay after a seek, never replaces it)
+ *         commit of a whole range stores its members as one entry `"r<start>.<epoch>": [number, epoch, n]`
+ *         (its own key: a replay after a seek, as a run or one by one, never replaces it)
  *   hw    history mark: completions up to it are in history chunks or in `dn` (history.ts)
  *   cm    count of committed messages
  *   dl    count of dead-lettered messages
@@ -78,7 +78,7 @@ export type StoredDone = number | [number, number] | StoredRun;
 
 /**
  * The completions of a whole range's commit (docs/design.md, Range claims, "One completion a
- * range"): `[number, epoch (0: none), n]` under `r<first sequence number>` (runKey), one entry for
+ * range"): `[number, epoch (0: none), n]` under `r<first sequence number>.<epoch>` (runKey), one entry for
  * its n members (they share the commit's time, outcome, deliveries and epoch). A hot shard's cursor
  * held 40–150 completions of ~25 bytes each: most of its size, and every write of it is billed by size.
  */
@@ -241,10 +241,10 @@ const wholeRun = (done: ReadonlyMap<number, DoneEntry>, entry: DoneEntry): boole
 };
 
 /**
- * The keys of `dn` that removing the completions `seqs` removes: each completion's own, a run's
- * start once every member of it is among `seqs` — a run with members not among them stays whole
- * (those that are were written to history, and are there twice: harmless; a later spill takes the
- * run as a whole).
+ * The keys of `dn` that removing the completions `seqs` removes: a key whose every number is among
+ * `seqs`, and only with every key that shares a number with it (a run and the later completions of
+ * some of its numbers: removing one alone would bring back the other's). What stays was written to
+ * history too, and is there twice: harmless (`dn` is read first); a later spill takes it.
  */
 export const completionKeys = (cursor: Pick<CursorState, 'done' | 'storedKeys'>, seqs: readonly number[]): string[] => {
   const removing = new Set(seqs);

@@ -10,41 +10,12 @@
  * numbers then read from `dn` as the earlier epoch's run members again.
  */
 import { describe, expect, it } from 'vitest';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
-import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
-import { cursorPk } from '../../lib/adapters/dynamodb/keys.js';
-import { contendedClaims } from '../helpers/contended-claims.js';
-import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
-import * as build from '../helpers/builders.js';
+import { bodies, cursorItem, hotShard, range, statuses } from '../helpers/hot-shard.js';
 import { Seeker } from '../../lib/services/seeker.js';
-
-const SHARD = 't:t/k:k';
-const KEY = `g\u0000${SHARD}`;
-const bodies = (messages: Array<{ body: string }>) => messages.map((m) => m.body);
-const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => `m${from + i}`);
-const statuses = (results: Array<{ status?: string; error?: { code: string } }>) => results.map((r) => r.status ?? r.error?.code);
-
-async function cursorItem(h: Harness): Promise<Record<string, unknown>> {
-  const { Item } = await h.doc.send(new GetCommand({ TableName: h.table, Key: { pk: cursorPk('g'), sk: SHARD }, ConsistentRead: true }));
-  return Item ?? {};
-}
-
-async function shard() {
-  const { doc, table } = await testTable();
-  const clock = new FakeClock();
-  const plain = harness(doc, table, { clock });
-  await plain.admin.putTopic('t', build.topic({ type: 'fifo' }));
-  await plain.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60 }));
-  for (let i = 0; i < 60; i += 10) await plain.queue.sendBatch('t', range(1 + i, 10).map((body) => send(body, { shardKey: 'k' })));
-  const mine = createDynamoClients({ endpoint: dynamoEndpoint(), requestTimeoutMs: 10_000 });
-  const c = harness(mine.doc, table, { clock, claimContention: contendedClaims([KEY]) });
-  return { plain, c };
-}
 
 describe('range claims: a spill cut inside an earlier epoch\'s run', () => {
   it('a repeated commit of a replay part-commit answers committed after a spill', async () => {
-    const { plain, c } = await shard();
+    const { plain, c } = await hotShard();
     // Epoch 0: four whole ranges committed (40 completions, four runs).
     for (let i = 0; i < 4; i++) {
       const got = await c.queue.receive('g', { maxMessages: 10, waitSeconds: 0 });

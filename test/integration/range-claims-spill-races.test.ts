@@ -8,44 +8,13 @@
 import { describe, expect, it } from 'vitest';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
-import { createDynamoClients } from '../../lib/adapters/dynamodb/client.js';
-import { dynamoEndpoint } from '../helpers/dynamo-endpoint.js';
 import { cursorPk } from '../../lib/adapters/dynamodb/keys.js';
-import { contendedClaims } from '../helpers/contended-claims.js';
-import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
-import * as build from '../helpers/builders.js';
+import { SHARD, bodies, completionsIn, cursorItem, hotShard, range, statuses } from '../helpers/hot-shard.js';
 import { Seeker } from '../../lib/services/seeker.js';
-
-const SHARD = 't:t/k:k';
-const KEY = `g\u0000${SHARD}`;
-const bodies = (messages: Array<{ body: string }>) => messages.map((m) => m.body);
-const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => `m${from + i}`);
-const statuses = (results: Array<{ status?: string; error?: { code: string } }>) => results.map((r) => r.status ?? r.error?.code);
-
-async function cursorItem(h: Harness): Promise<Record<string, unknown>> {
-  const { Item } = await h.doc.send(new GetCommand({ TableName: h.table, Key: { pk: cursorPk('g'), sk: SHARD }, ConsistentRead: true }));
-  return Item ?? {};
-}
-/** Completions in `dn`: a whole range's commit is one entry `[number, epoch, n]` for its n members. */
-const completionsIn = (item: Record<string, unknown>) =>
-  Object.values((item.dn as Record<string, unknown> | undefined) ?? {}).reduce<number>((sum, d) => sum + (Array.isArray(d) && d.length === 3 ? Number(d[2]) : 1), 0);
-
-/** A FIFO topic `t`, a concurrent group `g`, 60 messages on shard `k`; `c` a contended container on its own client (`mine`). */
-async function shard() {
-  const { doc, table } = await testTable();
-  const clock = new FakeClock();
-  const plain = harness(doc, table, { clock });
-  await plain.admin.putTopic('t', build.topic({ type: 'fifo' }));
-  await plain.admin.putGroup('g', build.group('t', { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 60 }));
-  for (let i = 0; i < 60; i += 10) await plain.queue.sendBatch('t', range(1 + i, 10).map((body) => send(body, { shardKey: 'k' })));
-  const mine = createDynamoClients({ endpoint: dynamoEndpoint(), requestTimeoutMs: 10_000 });
-  const c = harness(mine.doc, table, { clock, claimContention: contendedClaims([KEY]) });
-  return { plain, c, mine, table, doc };
-}
 
 describe('a crossing range commit spill', () => {
   it('raced by a seek: a repeated commit of the replay after a later spill adopted its chunk answers committed', async () => {
-    const { plain, c, mine } = await shard();
+    const { plain, c, mine } = await hotShard();
     let armed = false;
     let seeks = 0;
     mine.client.middlewareStack.add(
@@ -90,7 +59,7 @@ describe('a crossing range commit spill', () => {
   });
 
   it('meeting a throttled history write: the commit took effect and answers committed (the spill is housekeeping)', async () => {
-    const { c, mine, table, doc } = await shard();
+    const { c, mine, table, doc } = await hotShard();
     let armed = false;
     mine.client.middlewareStack.add(
       (next, context) => async (args) => {

@@ -15,10 +15,9 @@ import { contendedClaims } from '../helpers/contended-claims.js';
 import { FakeStopwatch } from '../helpers/fake-stopwatch.js';
 import { FakeClock, harness, send, testTable, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
+import { KEY, bodies, completionsIn, cursorItem, range, statuses } from '../helpers/hot-shard.js';
 import { Seeker } from '../../lib/services/seeker.js';
 
-const SHARD = 't:t/k:k';
-const KEY = `g\u0000${SHARD}`;
 
 /** Claims of group `g` on the shard count as contended here: they take ranges. */
 const contended = () => contendedClaims([KEY]);
@@ -27,19 +26,9 @@ let a: Harness;
 let plain: Harness;
 let clock: FakeClock;
 
-const bodies = (messages: Array<{ body: string }>) => messages.map((m) => m.body);
-const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => `m${from + i}`);
-const statuses = (results: Array<{ status?: string; error?: { code: string } }>) => results.map((r) => r.status ?? r.error?.code);
 
-async function cursorItem(h: Harness): Promise<Record<string, unknown>> {
-  const { Item } = await h.doc.send(new GetCommand({ TableName: h.table, Key: { pk: cursorPk('g'), sk: SHARD }, ConsistentRead: true }));
-  return Item ?? {};
-}
 const rangesIn = (item: Record<string, unknown>) => Object.keys((item.fr as object | undefined) ?? {}).length;
 const leasesIn = (item: Record<string, unknown>) => Object.keys((item.fl as object | undefined) ?? {}).length;
-/** Completions in `dn`: a whole range's commit is one entry `[number, epoch, n]` for its n members. */
-const completionsIn = (item: Record<string, unknown>) =>
-  Object.values((item.dn as Record<string, unknown> | undefined) ?? {}).reduce<number>((sum, d) => sum + (Array.isArray(d) && d.length === 3 ? Number(d[2]) : 1), 0);
 
 /**
  * A FIFO topic `t` and a concurrent group `g` on a new table, `messages` sent to shard `k` in batches

@@ -5,10 +5,10 @@
  * effect strictly in sequence (docs/design.md, Commit and FIFO).
  */
 import { InvalidArgumentError, ReceiptHandleExpiredError, SluiceError } from '../domain/errors.js';
-import { deliveriesOfToken, leasesInOrder, rangeOfToken, type CursorState, type Lease, type RangeOfLease } from '../domain/cursor.js';
+import { deliveriesOfToken, leasesInOrder, rangeOfToken, type Lease, type RangeOfLease } from '../domain/cursor.js';
 import { normaliseRange } from './range-normaliser.js';
-import { completionKeys } from '../adapters/dynamodb/cursor-item.js';
-import { commitSpills, historyTtl, planSpill, repeatsCommit } from '../domain/history.js';
+import { spillOnItsOwn } from './spill-on-its-own.js';
+import { commitSpills, planSpill, repeatsCommit } from '../domain/history.js';
 import { Limits, type Group, type SendInput, type Topic } from '../domain/model.js';
 import { READY_NOW, guessedReadiness, readinessFor, retryReadiness } from '../domain/readiness.js';
 import { isShardStream } from '../domain/streams.js';
@@ -189,25 +189,13 @@ export class Committer {
           for (const m of members) done.add(m.index);
           // Best effort: the commit took effect, and its answer says so whatever the spill meets (a
           // throttled history write); the next crossing commit, or a grant past 120, spills instead.
-          if (committed.after && commitSpills(committed.after.done.size, range.n)) await this.spill(group, stream, committed.after, now).catch(() => undefined);
+          if (committed.after && commitSpills(committed.after.done.size, range.n)) await spillOnItsOwn(this.stores, group.name, stream, committed.after, planSpill(committed.after), now).catch(() => undefined);
           return;
         }
         await normaliseRange(this.stores, group.name, stream, range, now);
       }),
     );
     return done;
-  }
-
-  /**
-   * The spill of a range commit that crossed a step (history.ts `commitSpills`), planned from the
-   * cursor its write left: completions to history items, then out of `dn` conditional on the mark
-   * and seek epoch as left (a spill or seek since makes it write nothing more).
-   */
-  private async spill(group: Group, stream: string, after: CursorState, now: number): Promise<void> {
-    const spill = planSpill(after);
-    if (spill === undefined) return;
-    const spilled = await this.stores.history.write(group.name, stream, after.createdAt ?? 0, after.done, spill, historyTtl(now));
-    await this.stores.cursors.spill(group.name, stream, { ...spilled, remove: completionKeys(after, spilled.remove) }, after.seekEpoch, now);
   }
 
   /** Everything that can be checked before a write: handles, publish topics, sizes, shard keys. */

@@ -22,6 +22,7 @@ import {
 } from '../domain/cursor.js';
 import { retryDelayMs } from '../domain/retry-policy.js';
 import { normaliseRange } from './range-normaliser.js';
+import { spillOnItsOwn } from './spill-on-its-own.js';
 import { GRANT_SPILLS_AT, historyTtl, planSpill } from '../domain/history.js';
 import type { MessageIdCodec } from '../domain/message-ids.js';
 import { DeadLetterProperty, type DeadLetterReason } from '../domain/dead-letter.js';
@@ -1140,11 +1141,7 @@ export class Receiver {
     // depend on `dn`; a spill made with an ordinary claim would lose to every grant). The commit of a
     // range that crosses a step spills them (Committer.commitRanges); a grant only past
     // GRANT_SPILLS_AT: every grantor that read the same completions spilled them, all but one in vain.
-    const spill = held.done.size > GRANT_SPILLS_AT ? planSpill(held) : undefined;
-    if (spill !== undefined) {
-      const spilled = await this.stores.history.write(group.name, stream, held.createdAt ?? 0, held.done, spill, historyTtl(now));
-      await this.stores.cursors.spill(group.name, stream, { ...spilled, remove: completionKeys(held, spilled.remove) }, held.seekEpoch, now);
-    }
+    await spillOnItsOwn(this.stores, group.name, stream, held, held.done.size > GRANT_SPILLS_AT ? planSpill(held) : undefined, now);
     // The maps a grant writes into: once per cursor.
     if (held.rangeMaps !== true && !(await this.stores.cursors.addRangeMaps(group.name, stream, now))) return { ok: false };
     const id = this.random.token();

@@ -794,10 +794,9 @@ export class Receiver {
       if (foldable.length < carried.length) await scope.carried?.separate(stream, carried.filter((c) => !foldable.includes(c)));
       // The claim is planned as if the folded commits had taken effect (never renewing their leases),
       // and as if the raise had (the announced messages count as known: the shard stays ready for them).
-      const position = await this.readPosition(stream, held);
-      const read: CursorState = {
+      // Its read position `ns` is found only for an ordinary claim (below): a grant does not read from it.
+      let read: CursorState = {
         ...held,
-        segmentStart: position,
         ...(foldable.length === 0 ? {} : { leases: withoutLeases(held.leases, foldable) }),
         ...(raise ? { known: raise.to } : {}),
       };
@@ -878,6 +877,8 @@ export class Receiver {
         cursor = granted.seen && !cursorExpired(granted.seen, this.clock.now()) ? granted.seen : undefined;
         continue;
       }
+      // After range grants `ns` may lag `nx` (`nl`): the claim reads from the segment holding `nx`.
+      read = { ...read, segmentStart: await this.readPosition(stream, held) };
       // Completions past the cursor's memory go to history items first; the claim then removes
       // them from `dn` under the mark it read (docs/design.md, History for the whole retention).
       // Planned with the leases as held: a chunk ends below a folded commit's lease, whose completion

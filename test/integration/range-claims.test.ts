@@ -416,4 +416,28 @@ describe('range claims on a stream of small segments', () => {
     expect(bodies(await plain.queue.receive('g', { maxMessages: 1, waitSeconds: 0 }))).toEqual(['m31']);
     expect(bodies(await plain.queue.receive('g', { maxMessages: 9, waitSeconds: 0 }))).toEqual(range(32, 9));
   });
+
+  it('a grant does not look up the read position (a consistent Query of the segment holding nx on the hot key); the ordinary claim after it does', async () => {
+    const { a } = await contendedShard(0);
+    for (const body of range(1, 40)) await a.queue.send('t', send(body, { shardKey: 'k' }));
+    let lookups = 0;
+    a.doc.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { ExpressionAttributeValues?: Record<string, unknown>; Limit?: number; ConsistentRead?: boolean; ScanIndexForward?: boolean };
+        if (context.commandName === 'QueryCommand' && input.ExpressionAttributeValues?.[':pk'] === 'S#t:t/k:k' && input.Limit === 1 && input.ConsistentRead === true && input.ScanIndexForward === false) lookups++;
+        return next(args);
+      },
+      { step: 'initialize', name: 'readPositionLookups' },
+    );
+    // The first receive makes the shard's cursor (its start is looked up); the next two grant.
+    expect(bodies(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(range(1, 10));
+    lookups = 0;
+    for (let i = 1; i < 3; i++) expect(bodies(await a.queue.receive('g', { maxMessages: 10, waitSeconds: 0 }))).toEqual(range(1 + 10 * i, 10));
+    expect(rangesIn(await cursorItem(a))).toBe(3);
+    expect(lookups).toBe(0);
+    // A container that claims the ordinary way (every other would grant here: ranges were granted).
+    const ordinary = harness(a.doc, a.table, { clock: a.clock, rangeClaims: false });
+    expect(bodies(await ordinary.queue.receive('g', { maxMessages: 1, waitSeconds: 0 }))).toEqual(['m31']);
+    expect(lookups).toBe(1);
+  });
 });

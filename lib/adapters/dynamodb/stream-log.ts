@@ -913,19 +913,22 @@ export class StreamLog {
   }
 
   /**
-   * The stored segments that hold `from`…`to`, oldest first: one descending Query from `to` down to
-   * the segment at or below `from` (a range claim's messages: docs/design.md, Range claims), as
-   * stored (not settled: range claims are never made on sequenced streams).
+   * The stored segments that hold `from`…`to`, oldest first (a range claim's messages: docs/design.md,
+   * Range claims), as stored (not settled: range claims are never made on sequenced streams). One
+   * round trip: the segment at or below `from` (a descending Query of one item) and, at once, those
+   * starting in (`from`, `to`] (a forward Query limited to one more than the `to − from` it can hold, so it ends in one page unless 1 MB stops it: then it follows).
+   * A segment either read does not show yet (`consistent` false) is a gap to the caller.
    */
   async segmentsCovering(stream: string, from: number, to: number, consistent = true): Promise<Segment[]> {
-    const out: Segment[] = [];
-    for await (const segment of this.segmentsBetween(stream, MIN_SK, segmentSk(to), { limit: 4, consistent, forward: false })) {
-      out.unshift(segment);
-      if (segment.seq <= from) break;
-    }
-    return out;
+    const above = async (): Promise<Segment[]> => {
+      const out: Segment[] = [];
+      if (to <= from) return out;
+      for await (const segment of this.segmentsBetween(stream, segmentSk(from + 1), segmentSk(to), { limit: to - from + 1, consistent, forward: true })) out.push(segment);
+      return out;
+    };
+    const [first, rest] = await Promise.all([this.segmentAtOrBelow(stream, from, consistent), above()]);
+    return first === undefined ? rest : [first, ...rest];
   }
-
 
   /** The nearest stored item at or below `seq` (whether or not it holds `seq`), as stored. */
   async segmentAtOrBelow(stream: string, seq: number, consistent = true): Promise<Segment | undefined> {

@@ -57,6 +57,12 @@ export interface ReceiveProfile {
    * per-message figures are those of the start, not of a consumer draining the backlog.
    */
   minMessages: number;
+  /**
+   * … and at least this many batches' worth (`batch` × this): a batched row of one hot shard under 64
+   * consumers counts one grant a batch, and 200 messages were 20 grants, whose failed grants and
+   * cursor sizes moved the row's ceiling between 560 and 1,500 msg/s from run to run (2026-12-05).
+   */
+  minBatches: number;
   maxSeconds: number;
 }
 
@@ -660,13 +666,14 @@ export async function receiveRows(ctx: Ctx, roundTrip: RoundTrip, profile: Recei
           const tag = `scale:${id}`;
           // A consumer does at most ~1 receive per 4 calls of 7.5 ms: the first row's guess; later rows scale the last rate.
           const expected = lastRate === undefined ? consumers * batch * 30 : lastRate * Math.min(4, consumers / lastConsumers);
-          const target = backlogTarget(expected, profile.seconds, consumers, batch, profile.maxBacklog, profile.minMessages);
+          const minMessages = Math.max(profile.minMessages, profile.minBatches * batch);
+          const target = backlogTarget(expected, profile.seconds, consumers, batch, profile.maxBacklog, minMessages);
           try {
             if (waiting < target) waiting += await prefill(ctx, name, topic, target - waiting, profile.shardKeys, batch);
             waiting -= await warmConsumers(ctx, group, consumers);
             const backlogBefore = waiting;
             roundTrip.enabled = true;
-            const { result, window } = await measured(ctx, () => runConsumers(ctx, group, batch, consumers, profile.seconds, commits, { backlog: backlogBefore, minMessages: profile.minMessages, maxSeconds: profile.maxSeconds }, tag)).finally(() => {
+            const { result, window } = await measured(ctx, () => runConsumers(ctx, group, batch, consumers, profile.seconds, commits, { backlog: backlogBefore, minMessages, maxSeconds: profile.maxSeconds }, tag)).finally(() => {
               roundTrip.enabled = false;
             });
             // Messages received but not committed stay leased for 300 s: out of the backlog either way.

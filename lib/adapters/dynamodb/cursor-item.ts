@@ -208,7 +208,7 @@ const memberOf = (entry: DoneEntry | undefined, run: { start: number; epoch: num
   entry?.run?.start === run.start && (entry.epoch ?? 0) === run.epoch;
 
 /** Whether completion `a` of a number came after `b`: a higher seek epoch, or the same and a later time. */
-const later = (a: DoneEntry, b: DoneEntry): boolean => ((a.epoch ?? 0) !== (b.epoch ?? 0) ? (a.epoch ?? 0) > (b.epoch ?? 0) : a.at > b.at);
+export const later = (a: DoneEntry, b: DoneEntry): boolean => ((a.epoch ?? 0) !== (b.epoch ?? 0) ? (a.epoch ?? 0) > (b.epoch ?? 0) : a.at > b.at);
 
 /** Keys of `dn` as read that the completions read do not account for (replaced by later ones): placeholders of their size. */
 const hiddenEntries = (state: Pick<CursorState, 'storedKeys'>, visible: Record<string, StoredDone>): Record<string, StoredDone> =>

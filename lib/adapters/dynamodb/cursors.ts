@@ -87,7 +87,7 @@ export class CursorStore {
   async completionOf(cursor: CursorState, seq: number): Promise<DoneEntry | undefined> {
     const done = cursor.done.get(seq);
     if (done !== undefined || seq > markOf(cursor) || cursor.leases.has(seq)) return done;
-    return this.history.find(cursor.group, cursor.stream, cursor.createdAt ?? 0, seq, (cursor.seekEpoch ?? 0) > 0);
+    return this.history.find(cursor.group, cursor.stream, cursor.createdAt ?? 0, seq);
   }
 
   private key(group: string, stream: string) {

@@ -12,6 +12,10 @@
  *     ttl  removal (epoch s): after the longest retention
  *   straggler  pk the same, sk `<13-digit cursor ca>#s<16-digit seq>`
  *     d    the completion as `dn` stores it (one number, cursor-item.ts); ttl as above
+ *   straggler run  pk the same, sk `<13-digit cursor ca>#r<16-digit first seq>.<seek epoch>`
+ *     d    a whole range's completions as `dn` stores them (`[number, epoch, n]`, cursor-item.ts
+ *          `runKey`): one item for its n members, as in `dn` (a spill across ranges still leased
+ *          made every member a straggler: 10 items a range, and the history key bound the shard)
  *
  * Chunks are written with `attribute_not_exists` BEFORE the claim that moves
  * the cursor's mark past them removes their entries from `dn`: a claim that
@@ -20,11 +24,11 @@
  * facts that never change: a plain Put.
  */
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { DoneEntry } from '../../domain/cursor.js';
+import { RANGE_MAX_MESSAGES, type DoneEntry } from '../../domain/cursor.js';
 import { markAfter, type Spill } from '../../domain/history.js';
 import { call, conditional } from './call.js';
-import { doneOfStored, storedDone } from './cursor-item.js';
-import { historyChunkSk, historyPk, historyStragglerSk } from './keys.js';
+import { doneOfStored, later, storedDone, storedRun } from './cursor-item.js';
+import { historyChunkSk, historyPk, historyRunStragglerBounds, historyRunStragglerSk, historyStragglerSk } from './keys.js';
 import { packHistory, unpackHistory } from './history-packing.js';
 
 /** What a claim applies to the cursor after its spill was written: the mark it moves from and to, and the `dn` entries it removes. */
@@ -52,12 +56,8 @@ export class HistoryStore {
    */
   async write(group: string, stream: string, createdAt: number, known: ReadonlyMap<number, DoneEntry>, spill: Spill, ttlSeconds: number): Promise<SpillWritten> {
     const pk = historyPk(group, stream);
-    const stragglers = spill.stragglers.map((entry) =>
-      call(() =>
-        this.doc.send(
-          new PutCommand({ TableName: this.table, Item: { pk, sk: historyStragglerSk(createdAt, entry.seq), d: storedDone(entry), ttl: ttlSeconds } }),
-        ),
-      ),
+    const stragglers = stragglerItems(createdAt, spill.stragglers).map(({ sk, d }) =>
+      call(() => this.doc.send(new PutCommand({ TableName: this.table, Item: { pk, sk, d, ttl: ttlSeconds } }))),
     );
     const [chunk] = await Promise.all([this.writeChunk(group, stream, createdAt, known, spill, ttlSeconds), ...stragglers]);
     return { expectMark: spill.expectMark, mark: chunk.mark, remove: [...chunk.remove, ...spill.stragglers.map((e) => e.seq)] };
@@ -88,41 +88,51 @@ export class HistoryStore {
   }
 
   /**
-   * The completion of `seq` as history holds it, for a sequence number at or
-   * below the cursor's mark that the cursor no longer holds: the chunk whose
-   * range holds it (one Query), else its straggler item (one GetItem).
+   * The completion of `seq` as history holds it, for a sequence number at or below the cursor's
+   * mark that the cursor no longer holds: the chunk whose range holds it (one Query), its straggler
+   * item (one GetItem) and the straggler runs that may hold it (one Query of at most a few items:
+   * runs start at most RANGE_MAX_MESSAGES − 1 below it), read at once. Of what they hold for it the
+   * later counts, as in `dn`: a replay after a seek completes a number again, and a run may be
+   * spilled as a straggler with members the chunk holds too (those at or below the mark it was cut
+   * at are stragglers; a later completion of a member above it is in the chunk).
    */
-  async find(group: string, stream: string, createdAt: number, seq: number, sought = false): Promise<DoneEntry | undefined> {
+  async find(group: string, stream: string, createdAt: number, seq: number): Promise<DoneEntry | undefined> {
     const pk = historyPk(group, stream);
-    if (sought) {
-      // After a seek a message below the mark can complete again (a replay): its straggler is newer
-      // than the chunk's entry of an earlier delivery, so it is read first.
-      const { Item } = await call(() =>
-        this.doc.send(new GetCommand({ TableName: this.table, Key: { pk, sk: historyStragglerSk(createdAt, seq) }, ConsistentRead: true })),
-      );
-      if (Item) return doneOfStored(seq, Item.d as number);
-    }
-    const { Items } = await call(() =>
-      this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
-          ExpressionAttributeValues: { ':pk': pk, ':lo': historyChunkSk(createdAt, 0), ':hi': historyChunkSk(createdAt, seq) },
-          ScanIndexForward: false,
-          Limit: 1,
-          ConsistentRead: true,
-        }),
+    const runs = historyRunStragglerBounds(createdAt, seq - RANGE_MAX_MESSAGES + 1, seq);
+    const [chunks, single, runItems] = await Promise.all([
+      call(() =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
+            ExpressionAttributeValues: { ':pk': pk, ':lo': historyChunkSk(createdAt, 0), ':hi': historyChunkSk(createdAt, seq) },
+            ScanIndexForward: false,
+            Limit: 1,
+            ConsistentRead: true,
+          }),
+        ),
       ),
-    );
-    const item = Items?.[0];
-    if (item && Number(item.hi) >= seq) {
-      const found = this.unpack(item).entries.find((e) => e.seq === seq);
-      if (found) return found;
+      call(() => this.doc.send(new GetCommand({ TableName: this.table, Key: { pk, sk: historyStragglerSk(createdAt, seq) }, ConsistentRead: true }))),
+      call(() =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
+            ExpressionAttributeValues: { ':pk': pk, ':lo': runs.lo, ':hi': runs.hi },
+            ConsistentRead: true,
+          }),
+        ),
+      ),
+    ]);
+    const item = chunks.Items?.[0];
+    const found: DoneEntry[] = item && Number(item.hi) >= seq ? this.unpack(item).entries.filter((e) => e.seq === seq) : [];
+    if (single.Item) found.push(doneOfStored(seq, single.Item.d as number));
+    for (const run of runItems.Items ?? []) {
+      const d = run.d as [number, number, number];
+      const start = Number(String(run.sk).slice(String(run.sk).indexOf('#r') + 2).split('.')[0]);
+      if (start <= seq && seq < start + Number(d[2])) found.push({ ...doneOfStored(seq, d), run: { start, n: Number(d[2]) } });
     }
-    const { Item } = await call(() =>
-      this.doc.send(new GetCommand({ TableName: this.table, Key: { pk, sk: historyStragglerSk(createdAt, seq) }, ConsistentRead: true })),
-    );
-    return Item ? doneOfStored(seq, Item.d as number) : undefined;
+    return found.reduce<DoneEntry | undefined>((latest, entry) => (latest === undefined || later(entry, latest) ? entry : latest), undefined);
   }
 
   private async chunkAt(group: string, stream: string, createdAt: number, first: number) {
@@ -136,4 +146,17 @@ export class HistoryStore {
     const first = Number(String(item.sk).slice(String(item.sk).indexOf('#') + 1));
     return { last: Number(item.hi), entries: unpackHistory(first, Number(item.a), item.h as Uint8Array) };
   }
+}
+
+/**
+ * The items of a spill's stragglers: a completion of its own as one item, and the members of a run
+ * (a whole range's completions, one entry of `dn`) as one item of the run, as `dn` stores it.
+ */
+export function stragglerItems(createdAt: number, stragglers: readonly DoneEntry[]): Array<{ sk: string; d: unknown }> {
+  const items = new Map<string, unknown>();
+  for (const entry of stragglers) {
+    if (entry.run === undefined) items.set(historyStragglerSk(createdAt, entry.seq), storedDone(entry));
+    else items.set(historyRunStragglerSk(createdAt, entry.run.start, entry.epoch ?? 0), storedRun(entry, entry.run.n));
+  }
+  return [...items].map(([sk, d]) => ({ sk, d }));
 }

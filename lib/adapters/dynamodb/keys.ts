@@ -87,6 +87,13 @@ export const pendingOutputsKey = (group: string, stream: string, seq: number) =>
 export const historyPk = (group: string, stream: string): string => `H#${group}#${stream}`;
 export const historyChunkSk = (createdAt: number, first: number): string => `${padMs(createdAt)}#${padSeq(first)}`;
 export const historyStragglerSk = (createdAt: number, seq: number): string => `${padMs(createdAt)}#s${padSeq(seq)}`;
+/** A straggler run (a whole range's completions, one entry of `dn`: cursor-item.ts `runKey`): its first number and seek epoch. */
+export const historyRunStragglerSk = (createdAt: number, start: number, epoch: number): string => `${padMs(createdAt)}#r${padSeq(start)}.${epoch}`;
+/** The bounds of the straggler runs whose first number is in [from, to], any seek epoch. */
+export const historyRunStragglerBounds = (createdAt: number, from: number, to: number): { lo: string; hi: string } => ({
+  lo: `${padMs(createdAt)}#r${padSeq(Math.max(0, from))}`,
+  hi: `${padMs(createdAt)}#r${padSeq(to)}.~`,
+});
 
 // ── ready index (gsi1) ─────────────────────────────────────────────────
 

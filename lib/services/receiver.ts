@@ -141,7 +141,7 @@ const NOTICE_SHARED_MS = 60_000;
 const SHARD_START_WALK_SEGMENTS = 4;
 /** Plans of one claim: each lost race (the cursor changed) reads the cursor and plans again. */
 const CLAIM_ATTEMPTS = 3;
-/** Ranges' first segments remembered per container (see `rangeSegments`). */
+/** Shards whose grant state one container remembers (see {@link ShardGrants}); the least recently granted is forgotten past this. */
 const RANGE_SEGMENTS_REMEMBERED = 1024;
 /** Rounds of writing expired ranges out that one claim makes before it leaves the shard to the next receive. */
 const RANGE_ROUNDS = 2;
@@ -152,7 +152,7 @@ const RANGE_ROUNDS = 2;
 const RANGE_AHEAD = 4 * RANGE_MAX_MESSAGES;
 /**
  * The reach of a container whose last grant on the shard failed because more than RANGE_AHEAD was
- * granted between its read and its write (`grantReach`): a window of RANGE_AHEAD_WIDE + n numbers,
+ * granted between its read and its write (`ShardGrants.reach`): a window of RANGE_AHEAD_WIDE + n numbers,
  * read only while the last window's records were small enough that it stays within
  * WIDE_WINDOW_BYTES (one Query page; the receive's memory).
  */
@@ -184,20 +184,8 @@ export class Receiver {
    * container raised past it itself, from a later notice on another notice stream.
    */
   private readonly ownKnown = new Map<string, number>();
-  /**
-   * Per group and shard, the segment holding the first message of the last range this container was
-   * granted there: a grant sets the cursor's read position `ns` to it (docs/design.md, Range claims).
-   */
-  private readonly rangeSegments = new Map<string, number>();
-  /** `<group>\u0000<stream>` → the reach of this container's next grant there, when widened (RANGE_AHEAD_WIDE). */
-  private readonly grantReach = new Map<string, number>();
-  /**
-   * Per group and shard, until when (ms of the claim contention's stopwatch: a wait, not a message time) this container makes no grant there: set by a grant that
-   * failed (other grants took the lease bound or moved `nx` past what it read), a full-jitter wait
-   * that grows with the failures in a row — at the bound every consumer of a hot shard reads that
-   * one slot is left, and all but one grant would fail, each billed at the cursor's size.
-   */
-  private readonly grantPauses = new Map<string, { until: number; failures: number }>();
+  /** `<group>\u0000<stream>` → what this container's grants there remember ({@link ShardGrants}). */
+  private readonly shardGrants = new Map<string, ShardGrants>();
 
   constructor(
     private readonly stores: Stores,
@@ -833,7 +821,7 @@ export class Receiver {
         if (foldable.length > 0) await scope.carried?.separate(stream, foldable);
         return [];
       }
-      const paused = this.grantPauses.get(`${group.name}\u0000${stream}`);
+      const paused = this.shardGrants.get(`${group.name}\u0000${stream}`)?.pause;
       if (granting !== 0 && paused !== undefined && paused.until > this.claimContention.stopwatch.now()) {
         // Wait out the pause (above) with nothing written here.
         if (foldable.length > 0) await scope.carried?.separate(stream, foldable);
@@ -1136,7 +1124,8 @@ export class Receiver {
   ): Promise<{ ok: true; delivered: DeliveredMessage[] } | { ok: false; seen?: CursorState; noRange?: true }> {
     const { group } = scope;
     const memoKey = `${group.name}\u0000${stream}`;
-    const memo = this.rangeSegments.get(memoKey);
+    const grants = this.grantsOf(memoKey);
+    const memo = grants.rangeSegment;
     const expiresAt = now + scope.visibilityMs + retryDelayMs(group.retryPolicy, 1, group.maxDeliveries);
     // Completions past the cursor's memory go to history in a write of their own (a grant does not
     // depend on `dn`; a spill made with an ordinary claim would lose to every grant). The commit of a
@@ -1152,7 +1141,7 @@ export class Receiver {
     // new epoch's jump, segments TTL removed) makes this claim an ordinary one, which reads on past
     // the gap; the range takes no more members than the largest record read fits the answer, room
     // held until they are answered.
-    const ahead = this.grantReach.get(memoKey) ?? RANGE_AHEAD;
+    const ahead = grants.reach ?? RANGE_AHEAD;
     const end = Math.min(held.next + ahead + n, held.known! + 1);
     // Eventually consistent (half the units): a segment the read does not show yet is a gap to it —
     // an ordinary claim then — never a member passed over.
@@ -1194,23 +1183,18 @@ export class Receiver {
       now,
     };
     const outcome = await this.stores.cursors.grant(group.name, stream, change, group.createdAt);
-    const pause = this.grantPauses.get(memoKey);
-    this.grantPauses.delete(memoKey);
-    this.widenReach(memoKey, held, change.nextAtMost, ahead, largest, outcome);
+    const pause = grants.pause;
+    grants.pause = undefined;
+    grants.reach = widenedReach(held, change.nextAtMost, ahead, largest, outcome);
     if (!outcome.ok) {
       scope.budget.give(reserved);
       const failures = Math.min((pause?.failures ?? 0) + 1, GRANT_PAUSE_LEVELS);
-      this.grantPauses.set(memoKey, { until: this.claimContention.stopwatch.now() + this.random.fraction() * GRANT_PAUSE_SLOT_MS * 2 ** (failures - 1), failures });
-      while (this.grantPauses.size > RANGE_SEGMENTS_REMEMBERED) this.grantPauses.delete(this.grantPauses.keys().next().value as string);
+      grants.pause = { until: this.claimContention.stopwatch.now() + this.random.fraction() * GRANT_PAUSE_SLOT_MS * 2 ** (failures - 1), failures };
       return outcome;
     }
     const range = { id, start: outcome.start, n };
     const first = segments.find((s) => s.seq <= range.start && range.start < s.seq + s.count);
-    if (first !== undefined) {
-      this.rangeSegments.delete(memoKey);
-      this.rangeSegments.set(memoKey, first.seq);
-      while (this.rangeSegments.size > RANGE_SEGMENTS_REMEMBERED) this.rangeSegments.delete(this.rangeSegments.keys().next().value as string);
-    }
+    if (first !== undefined) grants.rangeSegment = first.seq;
     const token = rangeToken(range, held.seekEpoch);
     // The room held is taken again member by member (no await between: no other claim of this receive takes it meanwhile).
     scope.budget.give(reserved);
@@ -1239,22 +1223,13 @@ export class Receiver {
     return { ok: true, delivered };
   }
 
-  /**
-   * The reach of this container's next grant on the shard (RANGE_AHEAD_WIDE): widened when this one
-   * failed because grants of others between its read and its write took `nx` past its window (on a
-   * hot shard under many consumers, a wave of grantors reads one `nx`, and all but the first
-   * RANGE_AHEAD ÷ n + 1 failed on it), where a window that wide stays within WIDE_WINDOW_BYTES at
-   * the largest record this one met; back to RANGE_AHEAD once a grant found the narrow window enough.
-   */
-  private widenReach(memoKey: string, held: CursorState, nextAtMost: number, ahead: number, largest: number, outcome: GrantOutcome): void {
-    if (outcome.ok) {
-      if (ahead > RANGE_AHEAD && outcome.start - held.next <= RANGE_AHEAD) this.grantReach.delete(memoKey);
-      return;
-    }
-    const pastWindow = outcome.seen !== undefined && outcome.seen.next > nextAtMost && nextAtMost === held.next + ahead;
-    if (!pastWindow || ahead >= RANGE_AHEAD_WIDE || largest * (RANGE_AHEAD_WIDE + RANGE_MAX_MESSAGES) > WIDE_WINDOW_BYTES) return;
-    this.grantReach.set(memoKey, RANGE_AHEAD_WIDE);
-    while (this.grantReach.size > RANGE_SEGMENTS_REMEMBERED) this.grantReach.delete(this.grantReach.keys().next().value as string);
+  /** This container's grant state on a shard, as the most recently used (the least recently used is forgotten past RANGE_SEGMENTS_REMEMBERED). */
+  private grantsOf(memoKey: string): ShardGrants {
+    const grants = this.shardGrants.get(memoKey) ?? {};
+    this.shardGrants.delete(memoKey);
+    this.shardGrants.set(memoKey, grants);
+    while (this.shardGrants.size > RANGE_SEGMENTS_REMEMBERED) this.shardGrants.delete(this.shardGrants.keys().next().value as string);
+    return grants;
   }
 
   /**
@@ -1512,6 +1487,41 @@ const fromEarliest = (scope: ReceiveScope, namespace: string): boolean => {
   });
   return subscribed.length > 0 && subscribed.every((s) => s.startFrom === 'earliest');
 };
+
+/** What one container's grants on one shard remember (receiver.ts `shardGrants`). */
+interface ShardGrants {
+  /**
+   * The segment holding the first message of the last range this container was granted there: a
+   * grant sets the cursor's read position `ns` to it (docs/design.md, Range claims).
+   */
+  rangeSegment?: number;
+  /** The reach of this container's next grant there, when widened (RANGE_AHEAD_WIDE). */
+  reach?: number;
+  /**
+   * Until when (ms of the claim contention's stopwatch: a wait, not a message time) this container
+   * makes no grant there: set by a grant that failed (other grants took the lease bound or moved `nx`
+   * past what it read), a full-jitter wait that grows with the failures in a row — at the bound every
+   * consumer of a hot shard reads that one slot is left, and all but one grant would fail, each
+   * billed at the cursor's size.
+   */
+  pause?: { until: number; failures: number };
+}
+
+/**
+ * The reach of a container's next grant on the shard after this one, `ahead` (undefined: the narrow
+ * RANGE_AHEAD): widened to RANGE_AHEAD_WIDE when this one failed because grants of others between its
+ * read and its write took `nx` past its window (on a hot shard under many consumers, a wave of
+ * grantors reads one `nx`, and all but the first RANGE_AHEAD ÷ n + 1 failed on it), where a window
+ * that wide stays within WIDE_WINDOW_BYTES at the largest record this one met; back to RANGE_AHEAD
+ * once a grant found the narrow window enough.
+ */
+function widenedReach(held: CursorState, nextAtMost: number, ahead: number, largest: number, outcome: GrantOutcome): number | undefined {
+  const widened = ahead > RANGE_AHEAD ? ahead : undefined;
+  if (outcome.ok) return widened !== undefined && outcome.start - held.next <= RANGE_AHEAD ? undefined : widened;
+  const pastWindow = outcome.seen !== undefined && outcome.seen.next > nextAtMost && nextAtMost === held.next + ahead;
+  if (!pastWindow || ahead >= RANGE_AHEAD_WIDE || largest * (RANGE_AHEAD_WIDE + RANGE_MAX_MESSAGES) > WIDE_WINDOW_BYTES) return widened;
+  return RANGE_AHEAD_WIDE;
+}
 
 /** `ids`, but every receipt handle it seals is `handle` (measuring answers without sealing each). */
 const withSealedHandle = (ids: MessageIdCodec, handle: string): MessageIdCodec =>

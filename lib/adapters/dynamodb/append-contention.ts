@@ -59,7 +59,7 @@ export class Contention {
   private readonly keys = new Map<string, Remembered>();
 
   constructor(
-    /** Also what a receive times its grant pauses by (receiver.ts `grantPauses`). */
+    /** Also what a receive times its grant pauses by (receiver.ts `ShardGrants.pause`). */
     readonly stopwatch: Stopwatch = realStopwatch,
     private readonly fraction: () => number = Math.random,
     readonly budgetMs: number = APPEND_BUDGET_MS,

@@ -108,31 +108,31 @@ function wholeRuns(sorted: DoneEntry[], most: number, spans: ReadonlyArray<{ sta
   const taken = sorted.slice(0, most);
   const last = taken[taken.length - 1];
   if (last === undefined) return taken;
-  let reach = last.seq + 1;
-  for (let moved = true; moved; ) {
-    moved = false;
-    for (const span of spans) {
-      if (span.start < reach && span.start + span.n > reach) {
-        reach = span.start + span.n;
-        moved = true;
-      }
-    }
-  }
+  const reach = cutOutside(last.seq + 1, spans, 'up');
   const more = sorted.slice(most).filter((d) => d.seq < reach);
   if (more.length <= RUN_EXTENSION_MAX) return [...taken, ...more];
   // Runs of several seek epochs chained past the bound (a spill's expression is bounded): cut below
   // where the chain starts instead.
-  let floor = last.seq;
+  const floor = cutOutside(last.seq, spans, 'down');
+  return taken.filter((d) => d.seq < floor);
+}
+
+/**
+ * A cut at `at` (numbers below it on one side) moved up past the end, or down to the start, of every
+ * span it would split, and of the spans that move meets in turn (runs chained over one another).
+ */
+function cutOutside(at: number, spans: ReadonlyArray<{ start: number; n: number }>, direction: 'up' | 'down'): number {
+  let cut = at;
   for (let moved = true; moved; ) {
     moved = false;
     for (const span of spans) {
-      if (span.start < floor && span.start + span.n > floor) {
-        floor = span.start;
+      if (span.start < cut && span.start + span.n > cut) {
+        cut = direction === 'up' ? span.start + span.n : span.start;
         moved = true;
       }
     }
   }
-  return taken.filter((d) => d.seq < floor);
+  return cut;
 }
 
 /** The most completions a cut is taken on by to keep runs whole (a spill's expression at its largest is tested with these). */

@@ -198,13 +198,14 @@ const RUN_PREFIX = 'r';
  * whole range's commit): a replay after a seek commits a run of the same numbers under a key of its own.
  */
 export const runKey = (start: number, epoch: number | undefined): string => `${RUN_PREFIX}${start}.${epoch ?? 0}`;
-const runOfKey = (key: string): { start: number; epoch: number } | undefined => {
+/** The run a key of `dn` names (runKey), or undefined for a completion's own key. */
+export const runOfKey = (key: string): { start: number; epoch: number } | undefined => {
   if (!key.startsWith(RUN_PREFIX)) return undefined;
   const [start, epoch] = key.slice(RUN_PREFIX.length).split('.');
   return { start: Number(start), epoch: Number(epoch ?? 0) };
 };
 /** Whether `entry` is a member of the run `key` names. */
-const memberOf = (entry: DoneEntry | undefined, run: { start: number; epoch: number }): boolean =>
+export const memberOf = (entry: DoneEntry | undefined, run: { start: number; epoch: number }): boolean =>
   entry?.run?.start === run.start && (entry.epoch ?? 0) === run.epoch;
 
 /** Whether completion `a` of a number came after `b`: a higher seek epoch, or the same and a later time. */

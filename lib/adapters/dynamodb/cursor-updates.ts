@@ -12,7 +12,7 @@
 import { completionEpoch, deliveriesOfToken, type CursorState, type DoneEntry, type Lease, type RangeOfLease } from '../../domain/cursor.js';
 import { READY_NOW, type CommitReadiness } from '../../domain/readiness.js';
 import { isShardStream } from '../../domain/streams.js';
-import { runKey, shardCursorTtl, storedDone, storedLease, storedRanges, storedRun, toItem } from './cursor-item.js';
+import { memberOf, runKey, runOfKey, shardCursorTtl, storedDone, storedLease, storedRanges, storedRun, toItem } from './cursor-item.js';
 import { itemBytes } from './item-size.js';
 import { readyAtKey, readyIndexPk, readyNowKey } from './keys.js';
 import type { ReadyKeyChange } from './ready-index.js';
@@ -438,12 +438,12 @@ export function cursorAfterClaim(cursor: CursorState, change: ClaimChange): Curs
   for (const key of change.forgetDone) {
     // A key of `dn` (cursor-item.ts `completionKeys`): a run's removes every member still its.
     storedKeys?.delete(key);
-    if (!key.startsWith('r')) {
+    const run = runOfKey(key);
+    if (run === undefined) {
       done.delete(Number(key));
       continue;
     }
-    const [start, epoch] = key.slice(1).split('.').map(Number);
-    for (const [seq, entry] of done) if (entry.run?.start === start && (entry.epoch ?? 0) === epoch) done.delete(seq);
+    for (const [seq, entry] of done) if (memberOf(entry, run)) done.delete(seq);
   }
   const historyMark = change.history ? change.history.mark : cursor.historyMark;
   const readyKey = change.shard?.index ? change.shard.index.to : cursor.readyKey;

@@ -28,7 +28,7 @@ import { RANGE_MAX_MESSAGES, type DoneEntry } from '../../domain/cursor.js';
 import { markAfter, type Spill } from '../../domain/history.js';
 import { call, conditional } from './call.js';
 import { doneOfStored, later, storedDone, storedRun } from './cursor-item.js';
-import { historyChunkSk, historyPk, historyRunStragglerBounds, historyRunStragglerSk, historyStragglerSk } from './keys.js';
+import { historyChunkSk, historyPk, historyRunStragglerBounds, historyRunStragglerSk, historyRunStragglerStart, historyStragglerSk } from './keys.js';
 import { packHistory, unpackHistory } from './history-packing.js';
 
 /** What a claim applies to the cursor after its spill was written: the mark it moves from and to, and the `dn` entries it removes. */
@@ -129,7 +129,7 @@ export class HistoryStore {
     if (single.Item) found.push(doneOfStored(seq, single.Item.d as number));
     for (const run of runItems.Items ?? []) {
       const d = run.d as [number, number, number];
-      const start = Number(String(run.sk).slice(String(run.sk).indexOf('#r') + 2).split('.')[0]);
+      const start = historyRunStragglerStart(String(run.sk));
       if (start <= seq && seq < start + Number(d[2])) found.push({ ...doneOfStored(seq, d), run: { start, n: Number(d[2]) } });
     }
     return found.reduce<DoneEntry | undefined>((latest, entry) => (latest === undefined || later(entry, latest) ? entry : latest), undefined);

@@ -89,6 +89,8 @@ export const historyChunkSk = (createdAt: number, first: number): string => `${p
 export const historyStragglerSk = (createdAt: number, seq: number): string => `${padMs(createdAt)}#s${padSeq(seq)}`;
 /** A straggler run (a whole range's completions, one entry of `dn`: cursor-item.ts `runKey`): its first number and seek epoch. */
 export const historyRunStragglerSk = (createdAt: number, start: number, epoch: number): string => `${padMs(createdAt)}#r${padSeq(start)}.${epoch}`;
+/** The first sequence number of the straggler run whose sort key is `sk` (historyRunStragglerSk). */
+export const historyRunStragglerStart = (sk: string): number => Number(sk.slice(sk.indexOf('#r') + 2).split('.')[0]);
 /** The bounds of the straggler runs whose first number is in [from, to], any seek epoch. */
 export const historyRunStragglerBounds = (createdAt: number, from: number, to: number): { lo: string; hi: string } => ({
   lo: `${padMs(createdAt)}#r${padSeq(Math.max(0, from))}`,

@@ -297,8 +297,9 @@ export class QueueService {
           ...(first && carried ? { carried } : {}),
           // A sequenced shard held below a hole: nothing appends when the hole is filled; a waiting receive looks then.
           held: (topic, until) => this.notifier.wakeAt?.([topic], until),
-          // A short receive samples a wide group's ready-index buckets; a long poll's looks read them all.
-          ...(request.waitSeconds === 0 && !request.park ? { sample: true } : {}),
+          // A short receive samples a wide group's ready-index buckets; a long poll's looks read them all,
+          // or only the group's horizon while nothing was written to them (ready-horizon.ts).
+          ...(request.waitSeconds === 0 && !request.park ? { sample: true } : { waiting: true }),
           ...(heard.length > 0 ? { heard } : {}),
         },
         request.maxMessages,

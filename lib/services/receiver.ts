@@ -95,6 +95,12 @@ export interface ReceiveScope {
    */
   sample?: boolean;
   /**
+   * A waiting receive (a long-poll look, a parking receive): a wide group's ready index that was
+   * quiet at this container's last thorough read and has had nothing written since (its horizon)
+   * is not read again (docs/design.md, Ready index, "The horizon").
+   */
+  waiting?: boolean;
+  /**
    * Partition or notice streams the caller heard news on (a push job's stream): sampled first, as
    * named streams (partition-sampler.ts), so a topic of more than 8 of them reads them this look.
    */
@@ -330,6 +336,7 @@ export class Receiver {
         spread: () => this.random.fraction(),
         homeFirst,
         sample: scope.sample === true,
+        rest: scope.waiting === true,
         wanted: asked,
       });
       for (const stream of found) {

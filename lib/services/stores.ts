@@ -14,6 +14,7 @@ import { PendingOutputStore } from '../adapters/dynamodb/pending-outputs.js';
 import { ProducerStore } from '../adapters/dynamodb/producers.js';
 import { PushStateStore } from '../adapters/dynamodb/push-state.js';
 import { ReadyIndex } from '../adapters/dynamodb/ready-index.js';
+import { coverReadyWrites, ReadyHorizon } from '../adapters/dynamodb/ready-horizon.js';
 import { RedriveStore } from '../adapters/dynamodb/redrives.js';
 import { StreamLog } from '../adapters/dynamodb/stream-log.js';
 import { segmentWantsWake } from '../domain/wake-flag.js';
@@ -74,6 +75,9 @@ export function createStores(
   },
 ): Stores {
   const history = new HistoryStore(doc, table);
+  // Every ready-index write through `doc` covers its group's horizon first (ready-horizon.ts).
+  const horizon = new ReadyHorizon(doc, table, options.clock);
+  coverReadyWrites(doc, horizon);
   const catalog = new Catalog(doc, table, options.catalog);
   return {
     catalog,
@@ -84,7 +88,7 @@ export function createStores(
     }),
     cursors: new CursorStore(doc, table, history, new CursorCache({ now: options.clock.now.bind(options.clock), ...options.cursorCache })),
     history,
-    readyIndex: new ReadyIndex(doc, table),
+    readyIndex: new ReadyIndex(doc, table, horizon),
     outputs: new PendingOutputStore(doc, table),
     markers: new Markers(doc, table),
     deferred: new DeferredStore(doc, table),

@@ -124,6 +124,12 @@ export const readyBucketCount = (noticeStreams: number): number =>
  * (cursor-item.ts).
  */
 export const readyBucketPk = (group: string, stream: string, buckets: number): string => `R#${group}#${fnv1a32(stream) % buckets}`;
+/**
+ * The ready index's horizon of a group (ready-horizon.ts): one small item, `h` a time no entry of the
+ * group's ready index written since it was set is due after. Its own partition key: nothing that
+ * reads a group's cursors (`C#<group>`) meets it.
+ */
+export const readyHorizonKey = (group: string): { pk: string; sk: string } => ({ pk: `I#${group}`, sk: 'H' });
 /** The first `buckets` ready-index buckets of a group (what a receive asking for wide FIFO topics reads besides the home key). */
 export const readyBucketPks = (group: string, buckets: number): string[] => Array.from({ length: buckets }, (_, b) => `R#${group}#${b}`);
 /** Ready-index sort keys of shards with work now start with this; it sorts before every time. */

@@ -19,6 +19,7 @@ import type { CursorState } from '../../domain/cursor.js';
 import { shuffle } from '../../domain/shuffle.js';
 import { call, queryPages } from './call.js';
 import { cursorPk, readyAtKey, readyIndexPk, readyNowKey, readyNowKeyAt } from './keys.js';
+import { HORIZON_MARGIN_MS, QUIET_READ_EVERY_MS, type ReadyHorizon } from './ready-horizon.js';
 import { GSI1 } from './table.js';
 
 /** The index key for a ready time (undefined: idle): the shard's own "ready now" key for any time not after `now`. */
@@ -66,6 +67,13 @@ export interface ReadyAcrossOptions {
    * group's buckets with other topics' shards). Only these count as the first wave's offer; default: all.
    */
   wanted?: (stream: string) => boolean;
+  /**
+   * A waiting receive (a long-poll look, a parking receive): when this container's last thorough
+   * read of the group found nothing due and the group's horizon says nothing was written since
+   * (ready-horizon.ts), read the horizon instead of the keys (docs/design.md, Ready index, "The
+   * horizon"). Default false: read the keys.
+   */
+  rest?: boolean;
 }
 
 /** Buckets the second wave of a short receive reads at most: a 16-bucket group's 14 others, all of them. */
@@ -76,10 +84,14 @@ const ROTATIONS_KEPT = 1_000;
 export class ReadyIndex {
   /** Per group and bucket count: where the next sampled second wave starts in its buckets. */
   private readonly rotations = new Map<string, number>();
+  /** Per group and bucket count: when the last thorough read that found nothing due began (ms). */
+  private readonly quiet = new Map<string, number>();
 
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly table: string,
+    /** The groups' horizons (ready-horizon.ts): what lets a waiting receive of a quiet group skip the keys. */
+    private readonly horizon: Pick<ReadyHorizon, 'read'>,
   ) {}
 
   /**
@@ -108,9 +120,24 @@ export class ReadyIndex {
    * (docs/design.md, "No key every receive reads"). One
    * Query per key (two when a key has more than a page), each with its own spread; merged without
    * repeats (an entry moved from one key to another may show under both for a moment: the index is
-   * eventually consistent).
+   * eventually consistent). With `rest`, a group that was quiet at this container's last thorough
+   * read and has had no entry written since (its horizon, ready-horizon.ts) is not read: nothing.
    */
   async readyAcross(group: string, buckets: readonly string[], now: number, limit: number, options: ReadyAcrossOptions = {}): Promise<string[]> {
+    const { sample = false, rest = false } = options;
+    const key = `${group}\u0000${buckets.length}`;
+    const since = this.quiet.get(key);
+    // Only buckets make it worth it: a group without reads its home key, ½ RRU, for the horizon's 1.
+    if (rest && !sample && buckets.length > 0 && since !== undefined && now - since < QUIET_READ_EVERY_MS && (await this.horizon.read(group)) < since - HORIZON_MARGIN_MS) return [];
+    const found = await this.readAcross(group, buckets, now, limit, options);
+    if (this.quiet.size >= ROTATIONS_KEPT && !this.quiet.has(key)) this.quiet.clear();
+    // Only a thorough read (every key) that found nothing makes the group quiet; anything found ends it.
+    if (found.length > 0) this.quiet.delete(key);
+    else if (!sample) this.quiet.set(key, now);
+    return found;
+  }
+
+  private async readAcross(group: string, buckets: readonly string[], now: number, limit: number, options: ReadyAcrossOptions): Promise<string[]> {
     const { spread = Math.random, homeFirst = true, sample = false, wanted = () => true } = options;
     // The first FIRST_WAVE_BUCKETS of a random order are the first wave.
     const order = shuffle(buckets, spread);

@@ -1,0 +1,174 @@
+/**
+ * The ready index's horizon of a group (docs/design.md, Ready index, "The horizon"):
+ *
+ *   pk "I#<group>", sk "H"   {h: epoch ms, ttl: epoch s}
+ *
+ * Invariant: no entry of the group's ready index (`g1sk` of a shard cursor `C#<group>`) written
+ * since the item exists is due later than `h` — a ready-now key is due when it is written, a
+ * lease-expiry key at its time. Every write that sets `g1sk` covers its entry first
+ * ({@link coverReadyWrites}: a middleware on the document client, so that no writer, present or
+ * future, can leave it out): a conditional UpdateItem that raises `h` to the entry's due time plus
+ * {@link HORIZON_AHEAD_MS}, not sent while this container knows `h` at or past the due — about one
+ * write a minute per container and group while its shards keep being claimed or committed.
+ *
+ * What it is for: a waiting receive (a long-poll look, a parking receive) reads every one of a wide
+ * group's 16–64 bucket keys and its home key, 17–65 eventually consistent Queries, ½ RRU each even
+ * when empty. When this container's last such read of the group, begun at S, found nothing due, and
+ * `h < S − HORIZON_MARGIN_MS`, nothing can be due now: an entry written after S would be due after S
+ * (≥ its write time), past `h`; one written before S − margin is one the read at S saw (due, had it
+ * been due by `h`); so the look reads `h` (one consistent GetItem, 1 RRU) instead (ready-index.ts,
+ * `readyAcross`'s `rest`). The margin covers clock skew between containers and the index's
+ * propagation ("within a fraction of a second" under normal conditions). Entries written without a
+ * cover (by a version before this one) are found by the read every {@link QUIET_READ_EVERY_MS}.
+ */
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Clock } from '../../ports/clock.js';
+import { call, conditionalWithImage } from './call.js';
+import { groupOfCursorPk, readyAtOfKey, readyHorizonKey } from './keys.js';
+
+/** A cover raises `h` this far past the due it covers (ms): one write per container and group a minute while writes keep coming. */
+export const HORIZON_AHEAD_MS = 60_000;
+/** A look trusts a quiet read begun at S only when `h` is this much before S (ms): clock skew and the index's propagation. */
+export const HORIZON_MARGIN_MS = 10_000;
+/** A waiting receive reads the whole ready index at least this often (ms), whatever `h` says. */
+export const QUIET_READ_EVERY_MS = 300_000;
+/** The item outlives its `h` by this long (s): a group deleted or idle that long leaves nothing behind. */
+export const HORIZON_TTL_SECONDS = 7 * 24 * 3600;
+/** Groups whose `h` one container remembers; past this it starts again. */
+const GROUPS_KEPT = 10_000;
+
+export class ReadyHorizon {
+  /** Per group: a value `h` is known to be at or past (h never moves back while its item lives). */
+  private readonly known = new Map<string, number>();
+
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    readonly table: string,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Makes `h` at least `due` (and the present: a ready-now entry, due 0, is due when written) before an entry due then is written. One conditional
+   * write (`h` to `due` + {@link HORIZON_AHEAD_MS}) unless this container knows `h` is there already;
+   * a failed condition answers the `h` another writer left (no read).
+   */
+  async cover(group: string, due: number): Promise<void> {
+    const need = Math.max(due, this.clock.now());
+    if ((this.known.get(group) ?? -Infinity) >= need) return;
+    const h = need + HORIZON_AHEAD_MS;
+    const result = await conditionalWithImage(this.doc, {
+      TableName: this.table,
+      Key: readyHorizonKey(group),
+      UpdateExpression: 'SET h = :h, #ttl = :ttl',
+      ConditionExpression: 'attribute_not_exists(h) OR h < :need',
+      ExpressionAttributeNames: { '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':h': h, ':need': need, ':ttl': Math.ceil(h / 1000) + HORIZON_TTL_SECONDS },
+    });
+    this.remember(group, result.ok ? h : Number(result.old?.h ?? need));
+  }
+
+  /** `h` as it is now (consistent: a cover that returned is seen), 0 when the group has none. */
+  async read(group: string): Promise<number> {
+    const { Item } = await call(() => this.doc.send(new GetCommand({ TableName: this.table, Key: readyHorizonKey(group), ConsistentRead: true })));
+    const h = Item?.h === undefined ? 0 : Number(Item.h);
+    if (h > 0) this.remember(group, h);
+    return h;
+  }
+
+  private remember(group: string, h: number): void {
+    if (this.known.size >= GROUPS_KEPT && !this.known.has(group)) this.known.clear();
+    this.known.set(group, Math.max(h, this.known.get(group) ?? -Infinity));
+  }
+}
+
+/** A string attribute in document (`'x'`) or marshalled (`{ S: 'x' }`) shape. */
+const text = (v: unknown): string | undefined =>
+  typeof v === 'string' ? v : typeof v === 'object' && v !== null && typeof (v as { S?: unknown }).S === 'string' ? (v as { S: string }).S : undefined;
+
+
+/** One write of a request: an Update (its expression) or a Put (its item). */
+interface ItemWrite {
+  TableName?: string;
+  Key?: Record<string, unknown>;
+  Item?: Record<string, unknown>;
+  UpdateExpression?: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: Record<string, unknown>;
+}
+
+/**
+ * The ready-index keys an UpdateExpression SETs `g1sk` to (none for most writes). Every such SET
+ * must take one placeholder (`g1sk = :v`); any other form is refused, as a write whose due the
+ * horizon could not know.
+ */
+export function readyKeysSet(write: ItemWrite): string[] {
+  const expression = write.UpdateExpression ?? '';
+  const keys: string[] = [];
+  for (const m of expression.matchAll(/([#\w]+)\s*=\s*([^,\s]+(?:\([^)]*\))?)/g)) {
+    const name = (m[1] ?? '').startsWith('#') ? write.ExpressionAttributeNames?.[m[1] ?? ''] : m[1];
+    if (name !== 'g1sk') continue;
+    const operand = m[2] ?? '';
+    const value = /^:\w+$/.test(operand) ? text(write.ExpressionAttributeValues?.[operand]) : undefined;
+    if (value === undefined) throw new Error(`a ready-index write the horizon cannot read: SET g1sk = ${operand}`);
+    keys.push(value);
+  }
+  return keys;
+}
+
+/**
+ * Per (table, group): the latest due of the ready-index entries a request writes (an UpdateItem,
+ * a PutItem or a TransactWriteItems; shard cursors only: `C#<group>` items carrying `g1sk`). A
+ * ready-now key is due when it is written: 0 here, which {@link ReadyHorizon.cover} takes as its now.
+ */
+export function readyDuesOf(input: Record<string, unknown>): Array<{ table: string; group: string; due: number }> {
+  const writes: ItemWrite[] = [];
+  const items = input.TransactItems as Array<Record<string, ItemWrite | undefined>> | undefined;
+  if (Array.isArray(items)) for (const item of items) writes.push(...[item.Update, item.Put].filter((w): w is ItemWrite => w !== undefined));
+  else writes.push(input as ItemWrite);
+  const dues = new Map<string, { table: string; group: string; due: number }>();
+  for (const write of writes) {
+    const pk = text(write.Key?.pk ?? write.Item?.pk);
+    if (pk === undefined || !pk.startsWith('C#') || write.TableName === undefined) continue;
+    const keys = write.Item ? [text(write.Item.g1sk)].filter((k): k is string => k !== undefined) : readyKeysSet(write);
+    if (keys.length === 0) continue;
+    const group = groupOfCursorPk(pk);
+    const due = Math.max(...keys.map(readyAtOfKey));
+    const at = `${write.TableName}\u0000${group}`;
+    dues.set(at, { table: write.TableName, group, due: Math.max(due, dues.get(at)?.due ?? -Infinity) });
+  }
+  return [...dues.values()];
+}
+
+/** The horizons of each document client, per table: a client shared by several tables' stores covers each. */
+const horizonsOf = new WeakMap<object, Map<string, ReadyHorizon>>();
+const MIDDLEWARE = 'sluiceReadyHorizon';
+
+/**
+ * Covers every ready-index write sent through `doc` to `horizon`'s table: a middleware that, before
+ * a request that sets `g1sk` on a shard cursor is sent, awaits {@link ReadyHorizon.cover} of its
+ * group for the entry's due time. A request it cannot read (a `g1sk` set from anything but a
+ * placeholder) fails before it is sent.
+ */
+export function coverReadyWrites(doc: DynamoDBDocumentClient, horizon: ReadyHorizon): void {
+  let horizons = horizonsOf.get(doc);
+  if (!horizons) {
+    const known = new Map<string, ReadyHorizon>();
+    horizons = known;
+    horizonsOf.set(doc, known);
+    doc.middlewareStack.add(
+      (next) => async (args) => {
+        const input = (args as { input?: unknown }).input;
+        if (input && typeof input === 'object') {
+          await Promise.all(
+            readyDuesOf(input as Record<string, unknown>).map(async ({ table, group, due }) => {
+              await known.get(table)?.cover(group, due);
+            }),
+          );
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: MIDDLEWARE, priority: 'high' },
+    );
+  }
+  horizons.set(horizon.table, horizon);
+}

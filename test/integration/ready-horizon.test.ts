@@ -1,0 +1,204 @@
+/**
+ * The ready index's horizon (docs/design.md, Ready index, "The horizon"; ready-horizon.ts): every
+ * write of a shard cursor's ready-index entry first raises its group's `h` to the entry's due time,
+ * so a waiting receive whose last thorough read of a quiet group found nothing reads `h` (one
+ * GetItem) instead of the home key and 64 buckets while nothing was written since — and reads them
+ * all again when anything was (a lease handed out, a message left ready, a release), and at least
+ * every 5 minutes. On DynamoDB Local, with two "containers" (stores of their own) on one table.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { harness, newHarness, send, type Harness } from '../helpers/stores.js';
+import * as build from '../helpers/builders.js';
+import { whileAdvancing } from '../helpers/advancing.js';
+import { GSI1 } from '../../lib/adapters/dynamodb/table.js';
+import { readyAtOfKey, readyBucketCount, readyHorizonKey } from '../../lib/adapters/dynamodb/keys.js';
+import { HORIZON_AHEAD_MS, HORIZON_MARGIN_MS, QUIET_READ_EVERY_MS } from '../../lib/adapters/dynamodb/ready-horizon.js';
+import { Seeker } from '../../lib/services/seeker.js';
+import type { DeliveredMessage } from '../../lib/domain/model.js';
+
+/** The idle container (a long-polling consumer) and another one on the same table. */
+let idle: Harness;
+let other: Harness;
+/** Ready-index Queries and horizon reads sent by the idle container since the last reset. */
+let counts = { queries: 0, horizonReads: 0 };
+
+const HUGE = 256;
+const VISIBILITY_MS = 30_000;
+
+beforeEach(async () => {
+  idle = await newHarness();
+  // Its own stores (horizon, ready index, caches) and document client's requests, one table and clock.
+  other = harness(idle.doc, idle.table, { clock: idle.clock });
+  counts = { queries: 0, horizonReads: 0 };
+  idle.doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as Record<string, unknown> & { IndexName?: string; Key?: { pk?: string }; UpdateExpression?: string; ExpressionAttributeValues?: Record<string, unknown> };
+      if (context.commandName === 'QueryCommand' && input.IndexName === GSI1 && String(input.ExpressionAttributeValues?.[':pk'] ?? '').startsWith('R#g')) counts.queries++;
+      if (input.Key?.pk === readyHorizonKey('g').pk && input.UpdateExpression === undefined) counts.horizonReads++;
+      return next(args);
+    },
+    { step: 'initialize', name: 'countHorizonTest' },
+  );
+  await idle.admin.putTopic('huge', build.topic({ type: 'fifo', partitions: HUGE }));
+  await idle.admin.putGroup('g', build.group(['huge'], { deliveryMode: 'concurrent', visibilityTimeoutSeconds: VISIBILITY_MS / 1000, retryPolicy: { initialSeconds: 0 } }));
+});
+
+const horizon = async (): Promise<number> => {
+  const { Item } = await idle.doc.send(new GetCommand({ TableName: idle.table, Key: readyHorizonKey('g'), ConsistentRead: true }));
+  return Item?.h === undefined ? 0 : Number(Item.h);
+};
+/** A long poll of the idle container (1 s, the clock advanced while it waits). */
+const longPoll = (max = 100) => whileAdvancing(idle.clock, () => idle.queue.receive('g', { maxMessages: max, waitSeconds: 1, topics: undefined }));
+const shortReceive = (h: Harness, max: number) => h.queue.receive('g', { maxMessages: max, waitSeconds: 0, topics: undefined });
+/** Short receives of `h` until `count` messages came (a 256-stream topic's notices are sampled 8 streams a receive). */
+async function receiveUntil(h: Harness, count: number, max = count): Promise<DeliveredMessage[]> {
+  const got: DeliveredMessage[] = [];
+  for (let n = 0; n < 64 && got.length < count; n++) got.push(...(await shortReceive(h, Math.min(max, count - got.length))));
+  return got;
+}
+const commit = (h: Harness, ms: DeliveredMessage[]) => h.queue.commit('g', ms.map((m) => m.receiptHandle));
+const reset = () => (counts = { queries: 0, horizonReads: 0 });
+
+/** Past the horizon the last writes left (their due + a minute) and the margin: a look may rest. */
+const passHorizon = async () => idle.clock.advance(Math.max(0, (await horizon()) - idle.clock.now()) + HORIZON_MARGIN_MS + 1);
+
+/** Every shard cursor's ready-index key (`g1sk`), by stream. */
+async function readyKeys(): Promise<Map<string, string>> {
+  const { Items } = await idle.doc.send(new QueryCommand({ TableName: idle.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'C#g' }, ConsistentRead: true }));
+  return new Map((Items ?? []).filter((i) => i.g1sk !== undefined && String(i.sk).includes('/k:')).map((i) => [String(i.sk), String(i.g1sk)]));
+}
+
+/**
+ * Every ready-index key a step wrote (new, or changed from `before`) is due no later than `h` (a
+ * ready-now key: due when written, i.e. by `writtenAt`; the clock stands still within one step).
+ */
+async function expectCovered(before: Map<string, string>, writtenAt: number, what: string): Promise<number> {
+  const h = await horizon();
+  let changed = 0;
+  for (const [sk, key] of await readyKeys()) {
+    if (before.get(sk) === key) continue;
+    changed++;
+    const at = readyAtOfKey(key);
+    expect(h, `${what}: ${sk} ${key}`).toBeGreaterThanOrEqual(at === 0 ? writtenAt : at);
+  }
+  return changed;
+}
+
+describe('the ready index horizon', () => {
+  it('lets an idle long poll of a 64-bucket group read one item instead of 65 keys, until something is written, and reads every key every 5 minutes', async () => {
+    expect(readyBucketCount(HUGE)).toBe(64);
+    await idle.queue.sendBatch('huge', ['a', 'b', 'c'].map((key) => send(key, { shardKey: key })));
+    const got = await receiveUntil(idle, 3);
+    expect(got.map((m) => m.body).sort()).toEqual(['a', 'b', 'c']);
+    // The raises and claims moved `h` a minute past the present, which covers the leases' expiry.
+    expect(await horizon()).toBeGreaterThanOrEqual(idle.clock.now() + VISIBILITY_MS);
+    expect(await horizon()).toBeLessThanOrEqual(idle.clock.now() + VISIBILITY_MS + HORIZON_AHEAD_MS);
+    await commit(idle, got);
+    await passHorizon();
+
+    // The first look reads every key and finds nothing: the group is quiet.
+    reset();
+    expect(await longPoll()).toEqual([]);
+    expect(counts.queries).toBe(1 + 64);
+    // Every look after it reads the horizon alone, for up to 5 minutes.
+    for (let poll = 0; poll < 3; poll++) {
+      reset();
+      expect(await longPoll()).toEqual([]);
+      expect(counts.queries, `poll ${poll}`).toBe(0);
+      expect(counts.horizonReads, `poll ${poll}`).toBeGreaterThan(0);
+    }
+    idle.clock.advance(QUIET_READ_EVERY_MS);
+    reset();
+    expect(await longPoll()).toEqual([]);
+    expect(counts.queries).toBe(1 + 64);
+  });
+
+  it('reads every key again after another container leased a message that expires, left a shard ready or released one', async () => {
+    await passHorizon();
+    expect(await longPoll()).toEqual([]);
+    reset();
+    expect(await longPoll()).toEqual([]);
+    expect(counts.queries).toBe(0);
+
+    // Another container takes a message and never commits it: the idle one gets it after the lease.
+    await other.queue.send('huge', send('leased', { shardKey: 'x' }));
+    const [leased] = await receiveUntil(other, 1);
+    expect(leased?.body).toBe('leased');
+    expect(await longPoll()).toEqual([]);
+    idle.clock.advance(VISIBILITY_MS);
+    const back = await longPoll();
+    expect(back.map((m) => [m.body, m.deliveryCount])).toEqual([['leased', 2]]);
+    await commit(idle, back);
+    await passHorizon();
+    expect(await longPoll()).toEqual([]);
+    reset();
+    expect(await longPoll()).toEqual([]);
+    expect(counts.queries).toBe(0);
+
+    // Another container absorbs the notices of two messages of one shard and takes one: the shard is
+    // left ready now, and only the ready index can show it to the idle one.
+    await other.queue.sendBatch('huge', [send('y1', { shardKey: 'y' }), send('y2', { shardKey: 'y' })]);
+    const y1 = await receiveUntil(other, 1);
+    expect(y1.map((m) => m.body)).toEqual(['y1']);
+    await commit(other, y1);
+    const y2 = await longPoll();
+    expect(y2.map((m) => m.body)).toEqual(['y2']);
+    await commit(idle, y2);
+    await passHorizon();
+    expect(await longPoll()).toEqual([]);
+
+    // While another container holds a lease, no look rests (its expiry is within `h`); it gives the
+    // message back (visibility 0): ready now, found by the next look.
+    await other.queue.send('huge', send('z', { shardKey: 'z' }));
+    const [z] = await receiveUntil(other, 1);
+    for (let poll = 0; poll < 2; poll++) {
+      reset();
+      expect(await longPoll()).toEqual([]);
+      expect(counts.queries, `poll ${poll}`).toBeGreaterThanOrEqual(1 + 64);
+    }
+    await other.queue.changeVisibility('g', z!.receiptHandle, 0);
+    expect((await longPoll()).map((m) => [m.body, m.deliveryCount])).toEqual([['z', 2]]);
+  });
+
+  it('holds for every write of an entry: claims, commits, releases, visibility changes, dead letters and a seek leave no entry due after h', async () => {
+    await idle.admin.putTopic('dlq', build.topic());
+    await idle.admin.putGroup('g', build.group(['huge'], { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 30, retryPolicy: { initialSeconds: 0 }, maxDeliveries: 2, deadLetterTopic: 'dlq' }));
+    let at = idle.clock.now();
+    /** Index keys the steps changed, in all. */
+    let changed = 0;
+    const step = async (what: string, run: () => Promise<unknown>) => {
+      await passHorizon();
+      at = idle.clock.now();
+      const before = await readyKeys();
+      await run();
+      const moved = await expectCovered(before, at, what);
+      changed += moved;
+    };
+    await step('send', () => other.queue.sendBatch('huge', ['p', 'p', 'q', 'q', 'r', 'r', 's'].map((key, i) => send(`${key}${i}`, { shardKey: key }))));
+    let held: DeliveredMessage[] = [];
+    await step('claim of part of a shard', async () => (held = await receiveUntil(other, 2, 2)));
+    expect(held.length).toBe(2);
+    await step('commit leaving work', () => commit(other, held.slice(0, 1)));
+    await step('a longer lease', () => other.queue.changeVisibility('g', held[1]!.receiptHandle, 600));
+    await step('a shorter lease', () => other.queue.changeVisibility('g', held[1]!.receiptHandle, 5));
+    await step('release', () => other.queue.changeVisibility('g', held[1]!.receiptHandle, 0));
+    await step('claim of the rest', async () => (held = await shortReceive(idle, 100)));
+    expect(held.length).toBeGreaterThan(0);
+    // The lease runs out: claimed again past maxDeliveries, the message is dead-lettered.
+    await step('expiry and redelivery', async () => {
+      idle.clock.advance(VISIBILITY_MS + 1);
+      at = idle.clock.now();
+      held = await shortReceive(other, 100);
+    });
+    await step('dead letters', async () => {
+      idle.clock.advance(VISIBILITY_MS + 1);
+      at = idle.clock.now();
+      await shortReceive(idle, 100);
+    });
+    await step('seek to the earliest', () => new Seeker(other.stores, other.clock).seek('g', 'earliest', undefined));
+    await step('claims after the seek', () => shortReceive(idle, 100));
+    // The steps moved entries (claims, raises, dead letters, the seek): the check above was not idle.
+    expect(changed).toBeGreaterThanOrEqual(8);
+  });
+});

@@ -1,0 +1,55 @@
+/**
+ * Which ready-index entries a request writes, as the horizon's middleware reads them
+ * (ready-horizon.ts `readyDuesOf`): every SET of `g1sk` on a shard cursor, in an UpdateItem, a
+ * PutItem or a transaction, the latest due per group; a SET it cannot read is refused.
+ */
+import { describe, expect, it } from 'vitest';
+import { readyDuesOf, readyKeysSet } from '../../lib/adapters/dynamodb/ready-horizon.js';
+import { readyAtKey, readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
+
+const T = 'table';
+const update = (pk: string, expression: string, values: Record<string, unknown>, names?: Record<string, string>) => ({
+  TableName: T,
+  Key: { pk, sk: 't:x/k:a' },
+  UpdateExpression: expression,
+  ExpressionAttributeValues: values,
+  ...(names ? { ExpressionAttributeNames: names } : {}),
+});
+
+describe('readyDuesOf', () => {
+  it('reads a time key at its time and a ready-now key as due when written (0)', () => {
+    expect(readyDuesOf(update('C#g', 'SET nx = :n, g1pk = if_not_exists(rk, :home), g1sk = :k', { ':n': 1, ':home': 'R#g', ':k': readyAtKey(1_800_000_000_000) }))).toEqual([
+      { table: T, group: 'g', due: 1_800_000_000_000 },
+    ]);
+    expect(readyDuesOf(update('C#g', 'SET g1pk = :p, g1sk = :k', { ':p': 'R#g#3', ':k': readyNowKey('t:x/k:a') }))).toEqual([{ table: T, group: 'g', due: 0 }]);
+  });
+
+  it('ignores writes that set no entry, remove one, or are not cursors', () => {
+    expect(readyDuesOf(update('C#g', 'SET nx = :n REMOVE g1pk, g1sk', { ':n': 1 }))).toEqual([]);
+    expect(readyDuesOf(update('Q#g', 'SET g1pk = :p, g1sk = :k', { ':p': 'Q#g', ':k': readyAtKey(5) }))).toEqual([]);
+    expect(readyDuesOf({ TableName: T, Key: { pk: 'C#g', sk: 's' }, ConsistentRead: true })).toEqual([]);
+  });
+
+  it('reads aliased names, marshalled values, put items and every item of a transaction, the latest due per group', () => {
+    expect(readyKeysSet(update('C#g', 'SET #k = :k', { ':k': { S: readyAtKey(7) } }, { '#k': 'g1sk' }))).toEqual([readyAtKey(7)]);
+    const put = { Put: { TableName: T, Item: { pk: 'C#g', sk: 't:x/k:b', g1pk: 'R#g', g1sk: readyAtKey(9) } } };
+    const dues = readyDuesOf({
+      TransactItems: [
+        { Update: update('C#g', 'SET g1sk = :k', { ':k': readyAtKey(4) }) },
+        put,
+        { Update: update('C#h', 'SET g1sk = :k', { ':k': readyNowKey('s') }) },
+        { ConditionCheck: { TableName: T, Key: { pk: 'C#g', sk: 'n' }, ConditionExpression: 'g1sk = :k' } },
+      ],
+    });
+    expect(dues).toEqual([
+      { table: T, group: 'g', due: 9 },
+      { table: T, group: 'h', due: 0 },
+    ]);
+  });
+
+  it('refuses a SET of g1sk it cannot read (its due would be unknown)', () => {
+    expect(() => readyDuesOf(update('C#g', 'SET g1sk = if_not_exists(g1sk, :k)', { ':k': readyAtKey(1) }))).toThrow(/cannot read/);
+    expect(() => readyDuesOf(update('C#g', 'SET g1sk = :missing', {}))).toThrow(/cannot read/);
+  });
+
+});

@@ -23,6 +23,7 @@ import { startAwsModeReceiver, type AwsModeReceiver } from './aws-mode-receiver.
 import { startBenchSqs } from './doorbell-sqs.js';
 import { container } from '../functions/commons/container.js';
 import { DOORBELL_RECEIVE_EVERY_MS } from '../lib/client/consumer.js';
+import { QUIET_READ_EVERY_MS } from '../lib/adapters/dynamodb/ready-horizon.js';
 
 /** The SDK consumer's doorbell on the bench's SQS stand-in: any credentials do. */
 const BENCH_DOORBELL = { credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' }, region: 'us-east-1' };
@@ -154,14 +155,26 @@ export const LONG_POLL_ROWS = [
   { id: 'http-long-poll-fifo-p256', topic: 'idle-fifo-p256', body: { type: 'fifo', partitions: 256 }, what: 'a FIFO topic of 256 notice streams (`partitions: 256`): the ready index under the home key and the 64 bucket keys' },
 ] as const satisfies ReadonlyArray<{ id: IdleId; topic: string; body: Record<string, unknown>; what: string }>;
 
-/** A curl consumer: `warmupPolls + measuredPolls` long polls of `group` one after the other; the last `measuredPolls` counted. */
-export async function longPollWindow(receiver: AwsModeReceiver, group: string, profile: Pick<IdleProfile, 'warmupPolls' | 'measuredPolls'>, waitSeconds = WAIT_SECONDS): Promise<{ window: Snapshot; seconds: number }> {
+/**
+ * A curl consumer: `warmupPolls + measuredPolls` long polls of `group` one after the other; the last
+ * `measuredPolls` counted (`window`), the first ones too (`warmup`: the thorough read of the ready
+ * index a wide group's quiet looks skip, ready-horizon.ts, is there).
+ */
+export async function longPollWindow(
+  receiver: AwsModeReceiver,
+  group: string,
+  profile: Pick<IdleProfile, 'warmupPolls' | 'measuredPolls'>,
+  waitSeconds = WAIT_SECONDS,
+): Promise<{ window: Snapshot; seconds: number; warmup: Snapshot }> {
   const polls = profile.warmupPolls + profile.measuredPolls;
-  let before = receiver.meter.snapshot();
+  const start = receiver.meter.snapshot();
+  let before = start;
+  let warmup = diff(start, start);
   let t0 = performance.now();
   for (let i = 0; i < polls; i++) {
     if (i === profile.warmupPolls) {
       before = receiver.meter.snapshot();
+      warmup = diff(before, start);
       t0 = performance.now();
     }
     const res = await fetch(`${receiver.url}/v1/groups/${encodeURIComponent(group)}/receive`, {
@@ -172,7 +185,26 @@ export async function longPollWindow(receiver: AwsModeReceiver, group: string, p
     const got = (await res.json()) as { messages?: unknown[] };
     if (res.status !== 200 || (got.messages?.length ?? 0) > 0) throw new Error(`idle long poll of ${group} answered ${res.status} with ${got.messages?.length ?? 0} messages`);
   }
-  return { window: diff(receiver.meter.snapshot(), before), seconds: (performance.now() - t0) / 1000 };
+  return { window: diff(receiver.meter.snapshot(), before), seconds: (performance.now() - t0) / 1000, warmup };
+}
+
+/** The reads of `group`'s ready index in a snapshot: read units and Queries on its keys (`gsi1 R#<group>` and its buckets), and reads of its home key. */
+export function readyIndexReads(snapshot: Snapshot, group: string): { rru: number; queries: number; homeReads: number } {
+  const out = { rru: 0, queries: 0, homeReads: 0 };
+  for (const [key, counter] of Object.entries(snapshot.keys)) {
+    const unit = key.slice(key.indexOf('|') + 1);
+    if (unit !== `gsi1 R#${group}` && !unit.startsWith(`gsi1 R#${group}#`)) continue;
+    out.rru += counter.rcu;
+    out.queries += counter.reads;
+    if (unit === `gsi1 R#${group}`) out.homeReads += counter.reads;
+  }
+  return out;
+}
+
+/** One thorough read of `group`'s ready index as `warmup` measured it (each reads the home key once); undefined when it read none. */
+export function thoroughReadOf(warmup: Snapshot, group: string): { rru: number; queries: number } | undefined {
+  const { rru, queries, homeReads } = readyIndexReads(warmup, group);
+  return homeReads > 0 ? { rru: rru / homeReads, queries: queries / homeReads } : undefined;
 }
 
 /**
@@ -246,14 +278,25 @@ export async function measureIdle(env: IdleEnv, profile: IdleProfile): Promise<I
     const pushStorage = await groupStorageBytes(env.doc, env.table, 'idle-push-g');
     const rows: IdleRow[] = [];
     LONG_POLL_ROWS.forEach((row, i) => {
-      const c = polls[i] as { window: Snapshot; seconds: number };
+      const c = polls[i] as { window: Snapshot; seconds: number; warmup: Snapshot };
       const cc = countsOf(c.window, c.seconds, 0);
+      // A wide group's quiet looks read its horizon instead of its ready index (ready-horizon.ts), and
+      // the whole index again every QUIET_READ_EVERY_MS, which a window of a few polls may not hold:
+      // priced at the share of the window's time, as the warmup's thorough read measured it.
+      const wide = 'partitions' in row.body;
+      const thorough = wide ? thoroughReadOf(c.warmup, `${row.topic}-g`) : undefined;
+      const share = thorough ? (c.seconds * 1000) / QUIET_READ_EVERY_MS : 0;
+      const windowQueries = wide ? readyIndexReads(c.window, `${row.topic}-g`).queries : 0;
+      const counts = thorough ? { ...cc.counts, rru: cc.counts.rru + thorough.rru * share, dynamoCalls: cc.counts.dynamoCalls + thorough.queries * share } : cc.counts;
       rows.push(
         idleRow(
           row.id,
-          cc.counts,
+          counts,
           cc.byCommand,
-          `curl-style on ${row.what}: POST receive waitSeconds ${WAIT_SECONDS}, one after the other, SLUICE_NOTIFIER=activity; ${profile.measuredPolls} polls after ${profile.warmupPolls} (the first parks); the receive route's handler run in the receiver's own container behind a plain HTTP server, Lambda billed per request as timed there`,
+          `curl-style on ${row.what}: POST receive waitSeconds ${WAIT_SECONDS}, one after the other, SLUICE_NOTIFIER=activity; ${profile.measuredPolls} polls after ${profile.warmupPolls} (the first parks); the receive route's handler run in the receiver's own container behind a plain HTTP server, Lambda billed per request as timed there` +
+            (thorough
+              ? `; the group quiet, its looks read the ready index's horizon instead of its ${thorough.queries} keys (${windowQueries > 0 ? `the window's looks made ${windowQueries} of its Queries` : 'none read in the window'}), plus the thorough read every ${QUIET_READ_EVERY_MS / 60_000} min priced at the window's share (${share.toFixed(3)} × ${thorough.queries} Queries, ${thorough.rru.toFixed(1)} RRU, as the warmup measured it)`
+              : ''),
         ),
       );
     });

@@ -204,6 +204,13 @@ export function fifoUnitPlace(unit: string): FifoUnitPlace {
  */
 export const isCatalogUnit = (unit: string): boolean => unit === TOPIC_PK || unit === GROUP_PK;
 
+/**
+ * A group's ready-index horizon (`I#<group>`, ready-horizon.ts): written at most once a minute per
+ * container and group and read by waiting receives of a quiet group only, so its units follow
+ * containers and time, not messages (at 1,000 WCU/s, ≈ 60,000 containers of one group).
+ */
+export const isHorizonUnit = (unit: string): boolean => unit.startsWith('I#');
+
 /** The capacity units a row's tag touched, as the model's input. */
 export function unitLoads(counted: Snapshot, tag: string): UnitLoad[] {
   return Object.entries(counted.keys ?? {})
@@ -224,8 +231,9 @@ export function receiveRow(
   awsCallMs: number,
 ): ReceiveRow {
   const all = unitLoads(counted, tag);
-  // The model's units: per message. The catalog's items are read per container and cache period.
-  const loads = all.filter((l) => !isCatalogUnit(l.unit));
+  // The model's units: per message. The catalog's items are read per container and cache period, a
+  // group's horizon written per container and minute.
+  const loads = all.filter((l) => !isCatalogUnit(l.unit) && !isHorizonUnit(l.unit));
   const catalogRcu = all.filter((l) => isCatalogUnit(l.unit)).reduce((n, l) => n + l.rcu, 0);
   const m = run.messages;
   const d = dynamoTotals(counted, (t) => t === tag);

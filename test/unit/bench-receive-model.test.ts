@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { fifoReceiveCeiling, receiveCeiling, spreadReceiveCeiling, unitBounds, type UnitLoad } from '../../bench/capacity-model.js';
 import { indexKeyOfItem, indexWrites, isClaimUpdate, isRaiseUpdate, queryUnit, tableUnit, unitKind } from '../../bench/key-units.js';
 import { Meter, diff, emptyKey, type Snapshot } from '../../bench/meter.js';
-import { RECEIVE_TOPICS, backlogTarget, consumersOf, fifoUnitPlace, isCatalogUnit, isSteady, isStreamUnit, partitionOfUnit, receiveRow, steadyProducers, unitLoads } from '../../bench/scale-receive.js';
+import { RECEIVE_TOPICS, backlogTarget, consumersOf, fifoUnitPlace, isCatalogUnit, isHorizonUnit, isSteady, isStreamUnit, partitionOfUnit, receiveRow, steadyProducers, unitLoads } from '../../bench/scale-receive.js';
 import { advanceUpdate, claimUpdate, completionUpdate, raiseKnownUpdate } from '../../lib/adapters/dynamodb/cursor-updates.js';
 
 const unit = (over: Partial<UnitLoad>): UnitLoad => ({ unit: 'C#g @ t:x/p:0', kind: 'item', wcu: 0, rcu: 0, reads: 0, claims: 0, lostClaims: 0, ...over });
@@ -229,6 +229,20 @@ describe('receiveRow', () => {
     expect(row.catalogRcuPerConsumerSecond).toBeCloseTo(76, 9);
     expect(isCatalogUnit('GROUP')).toBe(true);
     expect(isCatalogUnit('S#t:x/k:GROUP')).toBe(false);
+  });
+
+  it('leaves a group\'s ready-index horizon out of the ceiling (written per container and minute, not per message)', () => {
+    const cursor = { ...emptyKey(), wcu: 30, writes: 25, failedWrites: 5, reads: 15, consistentReads: 15, claims: 10, lostClaims: 5 };
+    const run = { messages: 100, committed: 100, receives: 12, emptyReceives: 2, backlogBefore: 900, ranDry: false, errors: {} };
+    const base = { id: 'r', topic: 'fifo-hot', batch: 10, consumers: 64, commits: 'call' } as const;
+    const without = receiveRow(base, snapshot({ 'rx|C#g @ t:x/k:hot': cursor }, 60), 'rx', 2, run, 7.5);
+    // 64 containers covering ten times each (a row of ten minutes): per message that would bound the row
+    // at 1,000 ÷ 6.4 ≈ 156 msg/s, below the cursor's chain.
+    const row = receiveRow(base, snapshot({ 'rx|C#g @ t:x/k:hot': cursor, 'rx|I#g': { ...emptyKey(), wcu: 640, writes: 640 } }, 60), 'rx', 2, run, 7.5);
+    expect(row.awsCeilingMsgPerSecond).toBeCloseTo(without.awsCeilingMsgPerSecond, 9);
+    expect(row.topUnits.map((u) => u.unit)).toEqual(['C#g @ t:x/k:hot']);
+    expect(isHorizonUnit('I#g')).toBe(true);
+    expect(isHorizonUnit('S#t:x/k:I#g')).toBe(false);
   });
 
   it('reports nothing measured when nothing was received', () => {

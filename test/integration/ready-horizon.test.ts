@@ -7,12 +7,14 @@
  * every 5 minutes. On DynamoDB Local, with two "containers" (stores of their own) on one table.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { harness, newHarness, send, type Harness } from '../helpers/stores.js';
 import * as build from '../helpers/builders.js';
 import { whileAdvancing } from '../helpers/advancing.js';
 import { GSI1 } from '../../lib/adapters/dynamodb/table.js';
-import { readyAtOfKey, readyBucketCount, readyHorizonKey } from '../../lib/adapters/dynamodb/keys.js';
+import { readyAtOfKey, readyBucketCount, readyBucketPk, readyBucketPks, readyHorizonKey, readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
+import { claimUpdate } from '../../lib/adapters/dynamodb/cursor-updates.js';
+import { shardCursorTtl } from '../../lib/adapters/dynamodb/cursor-item.js';
 import { HORIZON_AHEAD_MS, HORIZON_MARGIN_MS, QUIET_READ_EVERY_MS } from '../../lib/adapters/dynamodb/ready-horizon.js';
 import { Seeker } from '../../lib/services/seeker.js';
 import type { DeliveredMessage } from '../../lib/domain/model.js';
@@ -201,4 +203,36 @@ describe('the ready index horizon', () => {
     // The steps moved entries (claims, raises, dead letters, the seek): the check above was not idle.
     expect(changed).toBeGreaterThanOrEqual(8);
   });
+
+  it('covers a claim that moves an entry to another key without changing it: a ready shard left under a bucket of a wider generation, brought into one a quiet look reads', async () => {
+    // Found by a review: the topic made again with 16 notice streams, a shard cursor still ready now
+    // under bucket 40 of the 64 the wider one had (no look of a 16-bucket group reads it). A claim that
+    // absorbs a notice raise and leaves readiness as it was moves the entry (SET g1pk only, g1sk kept).
+    const stream = 't:wide/k:x';
+    const bucket = readyBucketPk('g', stream, 16);
+    const keys = readyBucketPks('g', 16);
+    await idle.doc.send(
+      new PutCommand({
+        TableName: idle.table,
+        Item: { pk: 'C#g', sk: stream, nx: 1, ns: 1, kn: 9, fl: {}, dn: {}, cm: 0, dl: 0, ca: idle.clock.now(), rk: 'R#g#40', g1pk: 'R#g#40', g1sk: readyNowKey(stream), ttl: shardCursorTtl(idle.clock.now()) },
+      }),
+    );
+    await passHorizon();
+    expect(await idle.stores.readyIndex.readyAcross('g', keys, idle.clock.now(), 10, { rest: true })).toEqual([]);
+    idle.clock.advance(1_000);
+    const parts = claimUpdate('g', {
+      expectNext: 1,
+      next: 3,
+      segmentStart: 1,
+      grant: [],
+      close: [],
+      forgetDone: [],
+      shard: { expectKnown: 9, expectInFlight: 0, known: 10, now: idle.clock.now(), rekey: { pk: bucket, entry: true } },
+    });
+    expect(parts.UpdateExpression).not.toMatch(/g1sk/);
+    await other.doc.send(new UpdateCommand({ TableName: other.table, Key: { pk: 'C#g', sk: stream }, ...parts }));
+    idle.clock.advance(1_000);
+    expect(await idle.stores.readyIndex.readyAcross('g', keys, idle.clock.now(), 10, { rest: true })).toEqual([stream]);
+  });
 });
+

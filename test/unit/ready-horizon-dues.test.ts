@@ -47,6 +47,11 @@ describe('readyDuesOf', () => {
     ]);
   });
 
+  it('reads an entry moved to another key (g1pk set, g1sk kept) as due when moved', () => {
+    expect(readyDuesOf(update('C#g', 'SET kn = :k, g1pk = :b, rk = :b', { ':k': 3, ':b': 'R#g#5' }))).toEqual([{ table: T, group: 'g', due: 0 }]);
+    expect(readyDuesOf(update('C#g', 'SET g1pk = if_not_exists(rk, :home), g1sk = :k', { ':home': 'R#g', ':k': readyAtKey(8) }))).toEqual([{ table: T, group: 'g', due: 8 }]);
+  });
+
   it('refuses a SET of g1sk it cannot read (its due would be unknown)', () => {
     expect(() => readyDuesOf(update('C#g', 'SET g1sk = if_not_exists(g1sk, :k)', { ':k': readyAtKey(1) }))).toThrow(/cannot read/);
     expect(() => readyDuesOf(update('C#g', 'SET g1sk = :missing', {}))).toThrow(/cannot read/);

@@ -5,7 +5,8 @@
  *
  * Invariant: no entry of the group's ready index (`g1sk` of a shard cursor `C#<group>`) written
  * since the item exists is due later than `h` — a ready-now key is due when it is written, a
- * lease-expiry key at its time. Every write that sets `g1sk` covers its entry first
+ * lease-expiry key at its time; an entry moved to another index key, when it moves. Every write
+ * that sets `g1sk` or `g1pk` covers its entry first
  * ({@link coverReadyWrites}: a middleware on the document client, so that no writer, present or
  * future, can leave it out): a conditional UpdateItem that raises `h` to the entry's due time plus
  * {@link HORIZON_AHEAD_MS}, not sent while this container knows `h` at or past the due — about one
@@ -96,18 +97,23 @@ interface ItemWrite {
   ExpressionAttributeValues?: Record<string, unknown>;
 }
 
+/** The `name = operand` assignments of an UpdateExpression, names resolved. */
+function* assignments(write: ItemWrite): Generator<{ name: string | undefined; operand: string }> {
+  for (const m of (write.UpdateExpression ?? '').matchAll(/([#\w]+)\s*=\s*([^,\s]+(?:\([^)]*\))?)/g)) {
+    const name = (m[1] ?? '').startsWith('#') ? write.ExpressionAttributeNames?.[m[1] ?? ''] : m[1];
+    yield { name, operand: m[2] ?? '' };
+  }
+}
+
 /**
  * The ready-index keys an UpdateExpression SETs `g1sk` to (none for most writes). Every such SET
  * must take one placeholder (`g1sk = :v`); any other form is refused, as a write whose due the
  * horizon could not know.
  */
 export function readyKeysSet(write: ItemWrite): string[] {
-  const expression = write.UpdateExpression ?? '';
   const keys: string[] = [];
-  for (const m of expression.matchAll(/([#\w]+)\s*=\s*([^,\s]+(?:\([^)]*\))?)/g)) {
-    const name = (m[1] ?? '').startsWith('#') ? write.ExpressionAttributeNames?.[m[1] ?? ''] : m[1];
+  for (const { name, operand } of assignments(write)) {
     if (name !== 'g1sk') continue;
-    const operand = m[2] ?? '';
     const value = /^:\w+$/.test(operand) ? text(write.ExpressionAttributeValues?.[operand]) : undefined;
     if (value === undefined) throw new Error(`a ready-index write the horizon cannot read: SET g1sk = ${operand}`);
     keys.push(value);
@@ -116,9 +122,17 @@ export function readyKeysSet(write: ItemWrite): string[] {
 }
 
 /**
+ * Whether an UpdateExpression SETs `g1pk` (in any form): an entry it moves to another index key
+ * keeps its `g1sk`, which may be due already — under a key a quiet look did not find it under.
+ */
+export const movesReadyKey = (write: ItemWrite): boolean => [...assignments(write)].some(({ name }) => name === 'g1pk');
+
+/**
  * Per (table, group): the latest due of the ready-index entries a request writes (an UpdateItem,
  * a PutItem or a TransactWriteItems; shard cursors only: `C#<group>` items carrying `g1sk`). A
- * ready-now key is due when it is written: 0 here, which {@link ReadyHorizon.cover} takes as its now.
+ * ready-now key is due when it is written: 0 here, which {@link ReadyHorizon.cover} takes as its
+ * now; so is an entry moved to another key (`g1pk` set, `g1sk` left as it was: it may be due
+ * already, and it is new to the key it moves to).
  */
 export function readyDuesOf(input: Record<string, unknown>): Array<{ table: string; group: string; due: number }> {
   const writes: ItemWrite[] = [];
@@ -129,10 +143,17 @@ export function readyDuesOf(input: Record<string, unknown>): Array<{ table: stri
   for (const write of writes) {
     const pk = text(write.Key?.pk ?? write.Item?.pk);
     if (pk === undefined || !pk.startsWith('C#') || write.TableName === undefined) continue;
-    const keys = write.Item ? [text(write.Item.g1sk)].filter((k): k is string => k !== undefined) : readyKeysSet(write);
-    if (keys.length === 0) continue;
+    let due: number | undefined;
+    if (write.Item) {
+      const key = text(write.Item.g1sk);
+      if (key !== undefined) due = readyAtOfKey(key);
+    } else {
+      const keys = readyKeysSet(write);
+      if (keys.length > 0) due = Math.max(...keys.map(readyAtOfKey));
+      else if (movesReadyKey(write)) due = 0;
+    }
+    if (due === undefined) continue;
     const group = groupOfCursorPk(pk);
-    const due = Math.max(...keys.map(readyAtOfKey));
     const at = `${write.TableName}\u0000${group}`;
     dues.set(at, { table: write.TableName, group, due: Math.max(due, dues.get(at)?.due ?? -Infinity) });
   }
@@ -145,7 +166,7 @@ const MIDDLEWARE = 'sluiceReadyHorizon';
 
 /**
  * Covers every ready-index write sent through `doc` to `horizon`'s table: a middleware that, before
- * a request that sets `g1sk` on a shard cursor is sent, awaits {@link ReadyHorizon.cover} of its
+ * a request that sets `g1sk` or `g1pk` on a shard cursor is sent, awaits {@link ReadyHorizon.cover} of its
  * group for the entry's due time. A request it cannot read (a `g1sk` set from anything but a
  * placeholder) fails before it is sent.
  */

@@ -4,7 +4,8 @@
  * PutItem or a transaction, the latest due per group; a SET it cannot read is refused.
  */
 import { describe, expect, it } from 'vitest';
-import { readyDuesOf, readyKeysSet } from '../../lib/adapters/dynamodb/ready-horizon.js';
+import { COVER_SLACK_MS, HORIZON_AHEAD_MS, HORIZON_MARGIN_MS, readyDuesOf, readyKeysSet } from '../../lib/adapters/dynamodb/ready-horizon.js';
+import { DYNAMO_CONNECTION_TIMEOUT_MS, DYNAMO_MAX_ATTEMPTS, DYNAMO_REQUEST_TIMEOUT_MS } from '../../lib/adapters/dynamodb/client.js';
 import { readyAtKey, readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
 
 const T = 'table';
@@ -57,4 +58,16 @@ describe('readyDuesOf', () => {
     expect(() => readyDuesOf(update('C#g', 'SET g1sk = :missing', {}))).toThrow(/cannot read/);
   });
 
+});
+
+describe('the cover slack', () => {
+  it('outlasts the longest request of the stores\' client, retries and back-off included (a write let through by the check lands by h)', () => {
+    // The SDK's standard back-off: ≤ 20 s a wait, but 100 ms × 2^n (500 ms × 2^n when throttled) for
+    // the first retries: ≤ 1 s + 2 s for two.
+    const longest = DYNAMO_MAX_ATTEMPTS * (DYNAMO_CONNECTION_TIMEOUT_MS + DYNAMO_REQUEST_TIMEOUT_MS) + 3_000;
+    expect(longest).toBeLessThan(COVER_SLACK_MS);
+    // One cover a minute at most while writes keep coming; a quiet look waits out h and the margin.
+    expect(HORIZON_AHEAD_MS - COVER_SLACK_MS).toBeGreaterThanOrEqual(60_000);
+    expect(HORIZON_MARGIN_MS).toBeGreaterThanOrEqual(1_000);
+  });
 });

@@ -9,12 +9,17 @@ export interface DynamoConnection {
   maxAttempts?: number;
 }
 
+/** Attempts of one request, the SDK's retries included (each a connection of ≤ 2 s and a request of ≤ 5 s). */
+export const DYNAMO_MAX_ATTEMPTS = 3;
+export const DYNAMO_REQUEST_TIMEOUT_MS = 5000;
+export const DYNAMO_CONNECTION_TIMEOUT_MS = 2000;
+
 /** Builds the low-level and document clients once per container. */
 export function createDynamoClients(connection: DynamoConnection): { client: DynamoDBClient; doc: DynamoDBDocumentClient } {
   const config: DynamoDBClientConfig = {
     region: connection.region ?? 'us-east-1',
-    maxAttempts: connection.maxAttempts ?? 3,
-    requestHandler: { requestTimeout: connection.requestTimeoutMs ?? 5000, connectionTimeout: 2000 },
+    maxAttempts: connection.maxAttempts ?? DYNAMO_MAX_ATTEMPTS,
+    requestHandler: { requestTimeout: connection.requestTimeoutMs ?? DYNAMO_REQUEST_TIMEOUT_MS, connectionTimeout: DYNAMO_CONNECTION_TIMEOUT_MS },
   };
   if (connection.endpoint) {
     config.endpoint = connection.endpoint;

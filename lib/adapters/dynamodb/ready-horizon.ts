@@ -9,7 +9,8 @@
  * that sets `g1sk` or `g1pk` covers its entry first
  * ({@link coverReadyWrites}: a middleware on the document client, so that no writer, present or
  * future, can leave it out): a conditional UpdateItem that raises `h` to the entry's due time plus
- * {@link HORIZON_AHEAD_MS}, not sent while this container knows `h` at or past the due — about one
+ * {@link HORIZON_AHEAD_MS}, not sent while this container knows `h` at least {@link COVER_SLACK_MS}
+ * past the due (the longest a request of the stores' client takes, retries included) — about one
  * write a minute per container and group while its shards keep being claimed or committed.
  *
  * What it is for: a waiting receive (a long-poll look, a parking receive) reads every one of a wide
@@ -27,8 +28,16 @@ import type { Clock } from '../../ports/clock.js';
 import { call, conditionalWithImage } from './call.js';
 import { groupOfCursorPk, readyAtOfKey, readyHorizonKey } from './keys.js';
 
-/** A cover raises `h` this far past the due it covers (ms): one write per container and group a minute while writes keep coming. */
-export const HORIZON_AHEAD_MS = 60_000;
+/** A cover raises `h` this far past the due it covers (ms). */
+export const HORIZON_AHEAD_MS = 90_000;
+/**
+ * A cover is skipped only while `h` is known to be this far past the due (ms): the check runs once
+ * per request, before the SDK's own retries, and the write it lets through must land by `h`. The
+ * longest request of the stores' client: 3 attempts × (2 s to connect + 5 s to answer) and the
+ * SDK's back-off between them (≤ 3 s), < 30 s (client.ts; `test/unit/ready-horizon-dues.test.ts`).
+ * With {@link HORIZON_AHEAD_MS}: one cover a minute per container and group while writes keep coming.
+ */
+export const COVER_SLACK_MS = 30_000;
 /** A look trusts a quiet read begun at S only when `h` is this much before S (ms): clock skew and the index's propagation. */
 export const HORIZON_MARGIN_MS = 10_000;
 /** A waiting receive reads the whole ready index at least this often (ms), whatever `h` says. */
@@ -50,13 +59,15 @@ export class ReadyHorizon {
 
   /**
    * Makes `h` at least `due` (and the present: a ready-now entry, due 0, is due when written) before an entry due then is written. One conditional
-   * write (`h` to `due` + {@link HORIZON_AHEAD_MS}) unless this container knows `h` is there already;
+   * write (`h` to `due` + {@link HORIZON_AHEAD_MS}) unless this container knows `h` is there already
+   * with {@link COVER_SLACK_MS} to spare (the write it lets through may land that much later);
    * a failed condition answers the `h` another writer left (no read).
    */
   async cover(group: string, due: number): Promise<void> {
-    const need = Math.max(due, this.clock.now());
+    // What `h` must be at least: the due, and the slack a request of this client may take to land.
+    const need = Math.max(due, this.clock.now()) + COVER_SLACK_MS;
     if ((this.known.get(group) ?? -Infinity) >= need) return;
-    const h = need + HORIZON_AHEAD_MS;
+    const h = need - COVER_SLACK_MS + HORIZON_AHEAD_MS;
     const result = await conditionalWithImage(this.doc, {
       TableName: this.table,
       Key: readyHorizonKey(group),

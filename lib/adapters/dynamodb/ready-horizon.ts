@@ -171,7 +171,10 @@ export function readyDuesOf(input: Record<string, unknown>): Array<{ table: stri
   return [...dues.values()];
 }
 
-/** The horizons of each document client, per table: a client shared by several tables' stores covers each. */
+/**
+ * The horizons of each middleware stack, per table: a client shared by several tables' stores covers
+ * each, and document clients made from one low-level client share its stack.
+ */
 const horizonsOf = new WeakMap<object, Map<string, ReadyHorizon>>();
 const MIDDLEWARE = 'sluiceReadyHorizon';
 
@@ -182,11 +185,11 @@ const MIDDLEWARE = 'sluiceReadyHorizon';
  * placeholder) fails before it is sent.
  */
 export function coverReadyWrites(doc: DynamoDBDocumentClient, horizon: ReadyHorizon): void {
-  let horizons = horizonsOf.get(doc);
+  let horizons = horizonsOf.get(doc.middlewareStack);
   if (!horizons) {
     const known = new Map<string, ReadyHorizon>();
     horizons = known;
-    horizonsOf.set(doc, known);
+    horizonsOf.set(doc.middlewareStack, known);
     doc.middlewareStack.add(
       (next) => async (args) => {
         const input = (args as { input?: unknown }).input;

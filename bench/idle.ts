@@ -24,6 +24,8 @@ import { startBenchSqs } from './doorbell-sqs.js';
 import { container } from '../functions/commons/container.js';
 import { DOORBELL_RECEIVE_EVERY_MS } from '../lib/client/consumer.js';
 import { QUIET_READ_EVERY_MS } from '../lib/adapters/dynamodb/ready-horizon.js';
+import { readyIndexPk } from '../lib/adapters/dynamodb/keys.js';
+import { indexUnit } from './key-units.js';
 
 /** The SDK consumer's doorbell on the bench's SQS stand-in: any credentials do. */
 const BENCH_DOORBELL = { credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' }, region: 'us-east-1' };
@@ -193,10 +195,11 @@ export function readyIndexReads(snapshot: Snapshot, group: string): { rru: numbe
   const out = { rru: 0, queries: 0, homeReads: 0 };
   for (const [key, counter] of Object.entries(snapshot.keys)) {
     const unit = key.slice(key.indexOf('|') + 1);
-    if (unit !== `gsi1 R#${group}` && !unit.startsWith(`gsi1 R#${group}#`)) continue;
+    const home = indexUnit(readyIndexPk(group));
+    if (unit !== home && !unit.startsWith(`${home}#`)) continue;
     out.rru += counter.rcu;
     out.queries += counter.reads;
-    if (unit === `gsi1 R#${group}`) out.homeReads += counter.reads;
+    if (unit === home) out.homeReads += counter.reads;
   }
   return out;
 }

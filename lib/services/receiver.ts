@@ -148,7 +148,7 @@ const SHARD_START_WALK_SEGMENTS = 4;
 /** Plans of one claim: each lost race (the cursor changed) reads the cursor and plans again. */
 const CLAIM_ATTEMPTS = 3;
 /** Shards whose grant state one container remembers (see {@link ShardGrants}); the least recently granted is forgotten past this. */
-const RANGE_SEGMENTS_REMEMBERED = 1024;
+const GRANT_SHARDS_REMEMBERED = 1024;
 /** Rounds of writing expired ranges out that one claim makes before it leaves the shard to the next receive. */
 const RANGE_ROUNDS = 2;
 /**
@@ -1230,12 +1230,12 @@ export class Receiver {
     return { ok: true, delivered };
   }
 
-  /** This container's grant state on a shard, as the most recently used (the least recently used is forgotten past RANGE_SEGMENTS_REMEMBERED). */
+  /** This container's grant state on a shard, as the most recently used (the least recently used is forgotten past GRANT_SHARDS_REMEMBERED). */
   private grantsOf(memoKey: string): ShardGrants {
     const grants = this.shardGrants.get(memoKey) ?? {};
     this.shardGrants.delete(memoKey);
     this.shardGrants.set(memoKey, grants);
-    while (this.shardGrants.size > RANGE_SEGMENTS_REMEMBERED) this.shardGrants.delete(this.shardGrants.keys().next().value as string);
+    while (this.shardGrants.size > GRANT_SHARDS_REMEMBERED) this.shardGrants.delete(this.shardGrants.keys().next().value as string);
     return grants;
   }
 

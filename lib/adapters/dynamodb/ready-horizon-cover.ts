@@ -61,6 +61,8 @@ export const movesReadyKey = (write: ItemWrite): boolean => [...assignments(writ
  * already, and it is new to the key it moves to).
  */
 export function readyDuesOf(input: Record<string, unknown>): Array<{ table: string; group: string; due: number }> {
+  // Reads (most requests) write nothing: no parsing on their path.
+  if (input.UpdateExpression === undefined && input.Item === undefined && input.TransactItems === undefined) return [];
   const writes: ItemWrite[] = [];
   const items = input.TransactItems as Array<Record<string, ItemWrite | undefined>> | undefined;
   if (Array.isArray(items)) for (const item of items) writes.push(...[item.Update, item.Put].filter((w): w is ItemWrite => w !== undefined));

@@ -80,6 +80,8 @@ export interface ReadyAcrossOptions {
 export const SECOND_WAVE_SAMPLE = 14;
 /** Groups whose rotation one container remembers; past this it starts again (from a random bucket). */
 const ROTATIONS_KEPT = 1_000;
+/** Groups whose last quiet read one container remembers; past this it forgets them all (their next look reads every key). */
+const QUIET_GROUPS_KEPT = 1_000;
 
 export class ReadyIndex {
   /** Per group and bucket count: where the next sampled second wave starts in its buckets. */
@@ -130,7 +132,7 @@ export class ReadyIndex {
     // Only buckets make it worth it: a group without reads its home key, ½ RRU, for the horizon's 1.
     if (rest && !sample && buckets.length > 0 && since !== undefined && now - since < QUIET_READ_EVERY_MS && (await this.horizon.read(group)) < since - HORIZON_MARGIN_MS) return [];
     const found = await this.readAcross(group, buckets, now, limit, options);
-    if (this.quiet.size >= ROTATIONS_KEPT && !this.quiet.has(key)) this.quiet.clear();
+    if (this.quiet.size >= QUIET_GROUPS_KEPT && !this.quiet.has(key)) this.quiet.clear();
     // Only a thorough read (every key) that found nothing makes the group quiet; anything found ends it.
     if (found.length > 0) this.quiet.delete(key);
     else if (!sample) this.quiet.set(key, now);
